@@ -1,0 +1,66 @@
+/* Shared pieces of the kbpkg command line: the command table, output modes, helpers. */
+#ifndef KB_CLI_H
+#define KB_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "kbpkg/kbpkg.h"
+
+/* Process exit codes (documented in docs/cli.md). */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAILURE = 1,      /* the operation failed; the message says why */
+    CLI_EXIT_USAGE = 2,        /* bad command line */
+    CLI_EXIT_NOT_FOUND = 3,    /* package, version or compatible artifact not found */
+    CLI_EXIT_VERIFY = 4,       /* digest, signature or ABI check failed */
+    CLI_EXIT_INVALID_INPUT = 5 /* bad manifest, archive or configuration */
+};
+
+typedef struct cli {
+    kb_ctx *ctx;
+    bool json;    /* machine-readable output on stdout */
+    bool quiet;   /* nothing but errors */
+    bool verbose; /* debug log: HTTP requests, compiler command lines */
+    bool color;   /* terminal colors (never with NO_COLOR or off a terminal) */
+    bool tty;     /* stderr is a terminal: progress bars */
+    const char *argv0;
+} cli;
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(cli *c, int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;                       /* one line for `kbpkg help` */
+    const char *usage;                         /* "kbpkg probe [--json]" */
+    const char *help;                          /* the options, one per line */
+} cli_command;
+
+/* Command entry points, one file each in cli/ (cmd_<name>.c). */
+int cmd_help(cli *c, int argc, char **argv);
+
+/* The one table of commands (cli/commands.c). */
+extern const cli_command cli_commands[];
+extern const size_t cli_command_count;
+const cli_command *cli_find_command(const char *name);
+/* The closest command name to a typo, or NULL. */
+const char *cli_suggest_command(const char *name);
+
+/* Report the ctx's last error as "kbpkg: <message>" and map it to an exit code. */
+int cli_fail(cli *c, int code);
+/* Print "kbpkg: <formatted>" to stderr; returns exit_code. */
+int cli_error(cli *c, int exit_code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int cli_exit_code(int kb_code);
+/* Print a JSON value on stdout (indented, newline) and take ownership of it. */
+void cli_json_print(json_t *value);
+/* A plain line on stdout unless --quiet or --json. */
+void cli_say(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Terminal color wrappers: empty strings when colors are off. */
+const char *cli_color(cli *c, const char *sgr);
+
+/* Parse the common per-command flag --json / -h; returns 1 when handled. */
+bool cli_is_help_flag(const char *arg);
+int cli_print_command_help(const cli_command *cmd);
+
+#endif

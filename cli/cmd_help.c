@@ -1,0 +1,69 @@
+/* kbpkg help [COMMAND]: the command list, or one command's usage and options. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 31 || m > 31)
+        return 99;
+    size_t d[32][32];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[n][m];
+}
+
+const char *cli_suggest_command(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = 3; /* suggest only close matches */
+    for (size_t i = 0; i < cli_command_count; i++) {
+        size_t d = edit_distance(name, cli_commands[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = cli_commands[i].name;
+        }
+    }
+    return best;
+}
+
+int cmd_help(cli *c, int argc, char **argv)
+{
+    if (argc < 2) {
+        if (c->json) {
+            json_t *arr = json_array();
+            for (size_t i = 0; i < cli_command_count; i++)
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name",
+                                                     cli_commands[i].name, "summary",
+                                                     cli_commands[i].summary, "usage",
+                                                     cli_commands[i].usage));
+            cli_json_print(json_pack("{s:o}", "commands", arr));
+            return CLI_EXIT_OK;
+        }
+        printf("usage: kbpkg [global options] COMMAND [ARGS]\n\ncommands:\n");
+        for (size_t i = 0; i < cli_command_count; i++)
+            printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
+        printf("\nRun 'kbpkg help COMMAND' for a command's options, 'kbpkg --help' for the "
+               "global options.\n");
+        return CLI_EXIT_OK;
+    }
+    const cli_command *cmd = cli_find_command(argv[1]);
+    if (!cmd) {
+        const char *s = cli_suggest_command(argv[1]);
+        if (s)
+            return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1],
+                                   s);
+        return cli_usage_error(c, NULL, "unknown command '%s'", argv[1]);
+    }
+    return cli_print_command_help(cmd);
+}

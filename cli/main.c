@@ -1,0 +1,246 @@
+/* kbpkg entry point: global flags, the ctx and its callbacks, dispatch to one command. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_log(kb_log_level level, const char *message, void *payload)
+{
+    cli *c = payload;
+    static const char *labels[] = {"error", "warning", "", "debug"};
+    if (c->quiet && level > KB_LOG_ERROR)
+        return;
+    if (level == KB_LOG_INFO)
+        fprintf(stderr, "%s\n", message);
+    else
+        fprintf(stderr, "kbpkg: %s%s%s: %s\n", cli_color(c, level <= KB_LOG_WARN ? "33" : "2"),
+                labels[level], cli_color(c, "0"), message);
+}
+
+static void on_event(const kb_event *ev, void *payload)
+{
+    cli *c = payload;
+    if (c->json || c->quiet)
+        return;
+    if (ev->type == KB_EVENT_WARNING)
+        fprintf(stderr, "kbpkg: %swarning%s: %s%s%s\n", cli_color(c, "33"), cli_color(c, "0"),
+                ev->subject, *ev->subject ? ": " : "", ev->detail);
+    else
+        fprintf(stderr, "%s%s%s\n", ev->subject, *ev->subject && *ev->detail ? ": " : "",
+                ev->detail);
+}
+
+static int on_progress(const kb_progress *p, void *payload)
+{
+    cli *c = payload;
+    if (c->json || c->quiet || !c->tty)
+        return 0;
+    if (p->total)
+        fprintf(stderr, "\r\033[K%s %s %3u%%", p->task, p->item,
+                (unsigned)(p->done * 100 / p->total));
+    else
+        fprintf(stderr, "\r\033[K%s %s %llu bytes", p->task, p->item,
+                (unsigned long long)p->done);
+    if (p->finished)
+        fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    return 0;
+}
+
+static int print_general_help(void)
+{
+    printf("usage: kbpkg [global options] COMMAND [ARGS]\n\n"
+           "Ahead-of-time GPU kernel packages: probe, resolve, fetch, verify, load.\n\n"
+           "commands:\n");
+    for (size_t i = 0; i < cli_command_count; i++)
+        printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    printf("\nglobal options (before or after the command):\n"
+           "  --json             machine-readable output on stdout\n"
+           "  -q, --quiet        print nothing but errors\n"
+           "  -v, --verbose      also print HTTP requests and compiler command lines\n"
+           "  --no-color         never color the output (NO_COLOR is honoured too)\n"
+           "  --registry R       registry: layout folder, file://, oci://host/ns, https://\n"
+           "  --device D         pretend the machine has device D (repeatable): sm_86, "
+           "gfx1030@rocm5.2, none\n"
+           "  --cache DIR        cache folder (default $KBPKG_CACHE or ~/.cache/kbpkg)\n"
+           "  --offline          never open a network connection\n"
+           "  --insecure         allow plain http to non-loopback registries\n"
+           "  --set KEY=VALUE    set any configuration key for this run\n"
+           "  --version          print the version\n\n"
+           "Run 'kbpkg help COMMAND' for a command's options.\n");
+    return CLI_EXIT_OK;
+}
+
+/* Global flags that become ctx settings; the rest of argv goes to the command. */
+static int apply_setting_flag(cli *c, const char *flag, const char *value, char **devices)
+{
+    int rc = 0;
+    if (strcmp(flag, "--registry") == 0)
+        rc = kb_ctx_set(c->ctx, "registry", value);
+    else if (strcmp(flag, "--cache") == 0)
+        rc = kb_ctx_set(c->ctx, "cache.dir", value);
+    else if (strcmp(flag, "--device") == 0) {
+        size_t n = *devices ? strlen(*devices) + 1 : 0;
+        char *joined = realloc(*devices, n + strlen(value) + 1);
+        if (!joined)
+            return KB_ERR_NOMEM;
+        if (n)
+            joined[n - 1] = ',';
+        strcpy(joined + n, value);
+        *devices = joined;
+    } else if (strcmp(flag, "--set") == 0) {
+        const char *eq = strchr(value, '=');
+        if (!eq)
+            return cli_usage_error(c, NULL, "--set needs KEY=VALUE, got '%s'", value);
+        char *key = strndup(value, (size_t)(eq - value));
+        rc = key ? kb_ctx_set(c->ctx, key, eq + 1) : KB_ERR_NOMEM;
+        free(key);
+    }
+    return rc ? cli_fail(c, rc) : 0;
+}
+
+static bool takes_value(const char *arg)
+{
+    static const char *with_value[] = {"--registry", "--cache", "--device", "--set"};
+    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+        if (strcmp(arg, with_value[i]) == 0)
+            return true;
+    return false;
+}
+
+/* "--registry=R" style. */
+static bool takes_value_joined(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq)
+        return false;
+    char flag[32];
+    size_t n = (size_t)(eq - arg);
+    if (n >= sizeof(flag))
+        return false;
+    memcpy(flag, arg, n);
+    flag[n] = '\0';
+    return takes_value(flag);
+}
+
+/* Pull global flags out of argv (anywhere before "--"); compacts argv in place. */
+static int extract_global_flags(cli *c, int *argc, char **argv, bool *want_version)
+{
+    char *devices = NULL;
+    int out = 1, rc = 0;
+    bool passthrough = false;
+    for (int i = 1; i < *argc; i++) {
+        char *a = argv[i];
+        if (passthrough || a[0] != '-') {
+            argv[out++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            passthrough = true;
+            argv[out++] = a;
+        } else if (strcmp(a, "--json") == 0)
+            c->json = true;
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+            c->quiet = true;
+        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
+            c->verbose = true;
+        else if (strcmp(a, "--no-color") == 0)
+            c->color = false;
+        else if (strcmp(a, "--version") == 0 && out == 1)
+            *want_version = true;
+        else if (strcmp(a, "--offline") == 0 || strcmp(a, "--insecure") == 0) {
+            if ((rc = kb_ctx_set(c->ctx, a + 2, "true")))
+                break;
+        } else if (takes_value(a) || takes_value_joined(a)) {
+            const char *value;
+            char *flag = a;
+            char *eq = strchr(a, '=');
+            if (eq) {
+                *eq = '\0';
+                value = eq + 1;
+            } else if (i + 1 < *argc) {
+                value = argv[++i];
+            } else {
+                rc = cli_usage_error(c, NULL, "%s needs a value", a);
+                break;
+            }
+            if ((rc = apply_setting_flag(c, flag, value, &devices)))
+                break;
+        } else
+            argv[out++] = a;
+    }
+    if (!rc && devices) {
+        int set = kb_ctx_set(c->ctx, "probe.devices", devices);
+        rc = set ? cli_fail(c, set) : 0;
+    }
+    free(devices);
+    *argc = out;
+    argv[out] = NULL;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli c = {0};
+    c.argv0 = argv[0];
+    c.tty = isatty(2);
+    const char *no_color = getenv("NO_COLOR");
+    c.color = c.tty && !(no_color && *no_color);
+
+    kb_ctx_options opts = KB_CTX_OPTIONS_INIT;
+    opts.log = on_log;
+    opts.event = on_event;
+    opts.progress = on_progress;
+    opts.payload = &c;
+    int rc = kb_ctx_new(&c.ctx, &opts);
+    if (rc) {
+        fprintf(stderr, "kbpkg: cannot start: %s\n", kb_strerror(rc));
+        return CLI_EXIT_FAILURE;
+    }
+    bool want_version = false;
+    int exit_code = extract_global_flags(&c, &argc, argv, &want_version);
+    if (exit_code)
+        goto out;
+    kb_ctx_set_log_level(c.ctx, c.verbose ? KB_LOG_DEBUG : c.quiet ? KB_LOG_ERROR : KB_LOG_INFO);
+
+    if (want_version) {
+        if (c.json) {
+            json_t *v = json_pack("{s:s}", "version", kb_version());
+            cli_json_print(v);
+        } else
+            printf("kbpkg %s\n", kb_version());
+        goto out;
+    }
+    if (argc >= 2 && cli_is_help_flag(argv[1])) {
+        exit_code = print_general_help();
+        goto out;
+    }
+    if (argc < 2) {
+        print_general_help();
+        exit_code = CLI_EXIT_USAGE;
+        goto out;
+    }
+    const cli_command *cmd = cli_find_command(argv[1]);
+    if (!cmd) {
+        const char *s = cli_suggest_command(argv[1]);
+        if (s)
+            exit_code = cli_usage_error(&c, NULL, "unknown command '%s'; did you mean '%s'?",
+                                        argv[1], s);
+        else
+            exit_code = cli_usage_error(&c, NULL, "unknown command '%s'", argv[1]);
+        goto out;
+    }
+    if (argc >= 3 && cli_is_help_flag(argv[2])) {
+        exit_code = cli_print_command_help(cmd);
+        goto out;
+    }
+    exit_code = cmd->run(&c, argc - 1, argv + 1);
+out:
+    kb_ctx_free(c.ctx);
+    return exit_code;
+}

@@ -1,0 +1,139 @@
+/* Output helpers for commands: errors to stderr, exit codes, JSON and plain lines to stdout. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_exit_code(int kb_code)
+{
+    switch (kb_code) {
+    case KB_OK:
+        return CLI_EXIT_OK;
+    case KB_ERR_INVALID:
+        return CLI_EXIT_USAGE;
+    case KB_ERR_NOT_FOUND:
+    case KB_ERR_INCOMPATIBLE:
+        return CLI_EXIT_NOT_FOUND;
+    case KB_ERR_DIGEST:
+    case KB_ERR_SIGNATURE:
+    case KB_ERR_ABI:
+        return CLI_EXIT_VERIFY;
+    case KB_ERR_PARSE:
+    case KB_ERR_MANIFEST:
+    case KB_ERR_VERSION:
+    case KB_ERR_TARGET:
+    case KB_ERR_CONFIG:
+    case KB_ERR_ARCHIVE:
+    case KB_ERR_UNSAFE:
+        return CLI_EXIT_INVALID_INPUT;
+    default:
+        return CLI_EXIT_FAILURE;
+    }
+}
+
+int cli_fail(cli *c, int code)
+{
+    const kb_error *e = kb_ctx_last_error(c->ctx);
+    const char *msg = e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
+    fprintf(stderr, "kbpkg: %s\n", msg);
+    if (c->json) {
+        json_t *err = json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code),
+                                "message", msg);
+        if (err && e->code == code && e->path)
+            json_object_set_new(err, "path", json_string(e->path));
+        if (err && e->code == code && e->line)
+            json_object_set_new(err, "line", json_integer(e->line));
+        if (err && e->code == code && e->column)
+            json_object_set_new(err, "column", json_integer(e->column));
+        if (err && e->code == code && e->url)
+            json_object_set_new(err, "url", json_string(e->url));
+        cli_json_print(json_pack("{s:b,s:o}", "ok", 0, "error", err));
+    }
+    return cli_exit_code(code);
+}
+
+int cli_error(cli *c, int exit_code, const char *fmt, ...)
+{
+    (void)c;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kbpkg: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return exit_code;
+}
+
+int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
+{
+    (void)c;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("kbpkg: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    const cli_command *cmd = command ? cli_find_command(command) : NULL;
+    if (cmd)
+        fprintf(stderr, "usage: %s\n", cmd->usage);
+    else
+        fprintf(stderr, "Run 'kbpkg help' for the list of commands.\n");
+    return CLI_EXIT_USAGE;
+}
+
+void cli_json_print(json_t *value)
+{
+    if (!value)
+        return;
+    char *s = json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s) {
+        puts(s);
+        free(s);
+    }
+    json_decref(value);
+}
+
+void cli_say(cli *c, const char *fmt, ...)
+{
+    if (c->quiet || c->json)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+
+const char *cli_color(cli *c, const char *sgr)
+{
+    if (!c->color)
+        return "";
+    if (strcmp(sgr, "0") == 0)
+        return "\033[0m";
+    if (strcmp(sgr, "1") == 0)
+        return "\033[1m";
+    if (strcmp(sgr, "2") == 0)
+        return "\033[2m";
+    if (strcmp(sgr, "31") == 0)
+        return "\033[31m";
+    if (strcmp(sgr, "32") == 0)
+        return "\033[32m";
+    if (strcmp(sgr, "33") == 0)
+        return "\033[33m";
+    return "";
+}
+
+bool cli_is_help_flag(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_print_command_help(const cli_command *cmd)
+{
+    printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+    if (cmd->help && *cmd->help)
+        printf("\n%s\n", cmd->help);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,89 @@
+/* The context: options, callbacks and their dispatch. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+KB_EXTERN const char *kb_version(void)
+{
+    return KBPKG_VERSION_STRING;
+}
+
+KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options)
+{
+    if (!out)
+        return KB_ERR_INVALID;
+    *out = NULL;
+    if (options && options->version != KB_CTX_OPTIONS_VERSION)
+        return KB_ERR_INVALID;
+    kb_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return KB_ERR_NOMEM;
+    kb_ctx_options defaults = KB_CTX_OPTIONS_INIT;
+    ctx->opts = options ? *options : defaults;
+    ctx->err.message = "";
+    int rc = kb_config_init(ctx);
+    if (rc) {
+        kb_ctx_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return 0;
+}
+
+KB_EXTERN void kb_ctx_free(kb_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    kb_ctx_clear_error(ctx);
+    kb_config_free(ctx);
+    free(ctx);
+}
+
+KB_EXTERN void kb_ctx_set_log_level(kb_ctx *ctx, kb_log_level level)
+{
+    if (ctx)
+        ctx->opts.log_level = level;
+}
+
+void kb_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...)
+{
+    if (!ctx || !ctx->opts.log || level > ctx->opts.log_level)
+        return;
+    kb_buf b = KB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = kb_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (rc == 0)
+        ctx->opts.log(level, b.data, ctx->opts.payload);
+    kb_buf_free(&b);
+}
+
+void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
+{
+    if (!ctx || !ctx->opts.event)
+        return;
+    kb_buf b = KB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = fmt ? kb_buf_vprintf(&b, fmt, ap) : 0;
+    va_end(ap);
+    if (rc == 0) {
+        kb_event ev = {type, subject ? subject : "", b.data ? b.data : ""};
+        ctx->opts.event(&ev, ctx->opts.payload);
+    }
+    kb_buf_free(&b);
+}
+
+int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
+                       uint64_t total, int finished)
+{
+    if (!ctx || !ctx->opts.progress)
+        return 0;
+    kb_progress p = {task, item, done, total, finished};
+    if (ctx->opts.progress(&p, ctx->opts.payload))
+        return kb_error_set(ctx, KB_ERR_CANCELLED, "%s of %s cancelled", task, item);
+    return 0;
+}

@@ -1,0 +1,143 @@
+/* Internal core API shared by every module: ctx internals, errors, logging, buffers. */
+#ifndef KB_CORE_INTERNAL_H
+#define KB_CORE_INTERNAL_H
+
+#include "kbpkg/common.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define KB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors: each returns code so callers can `return kb_error_set(...)` ---- */
+int kb_error_set(kb_ctx *ctx, int code, const char *fmt, ...) KB_PRINTF(3, 4);
+int kb_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
+                      const char *fmt, ...) KB_PRINTF(6, 7);
+int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...)
+    KB_PRINTF(4, 5);
+/* Record an out-of-memory error (no allocation needed). */
+int kb_error_oom(kb_ctx *ctx);
+/* Prefix the current message with "<context>: " (keeps code, path, url). */
+void kb_error_prefix(kb_ctx *ctx, const char *fmt, ...) KB_PRINTF(2, 3);
+
+/* ---- callbacks ---- */
+void kb_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
+void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
+    KB_PRINTF(4, 5);
+/* Returns KB_ERR_CANCELLED (with the error set) when the callback asks to cancel. */
+int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
+                       uint64_t total, int finished);
+
+/* ---- config (core/config.c) ---- */
+/* Never NULL for a declared key; the effective value. */
+const char *kb_config_str(const kb_ctx *ctx, const char *key);
+bool kb_config_bool(const kb_ctx *ctx, const char *key);
+long kb_config_long(const kb_ctx *ctx, const char *key);
+/* Set a key at a layer, remembering where it came from. */
+int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_config_origin origin,
+                        const char *origin_path);
+int kb_config_init(kb_ctx *ctx);
+void kb_config_free(kb_ctx *ctx);
+
+/* ---- growable byte buffer, always NUL-terminated ---- */
+typedef struct kb_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} kb_buf;
+
+#define KB_BUF_INIT {NULL, 0, 0}
+int kb_buf_grow(kb_buf *b, size_t extra);
+int kb_buf_append(kb_buf *b, const void *data, size_t len);
+int kb_buf_puts(kb_buf *b, const char *s);
+int kb_buf_printf(kb_buf *b, const char *fmt, ...) KB_PRINTF(2, 3);
+int kb_buf_vprintf(kb_buf *b, const char *fmt, va_list ap);
+/* Hand over the data (caller frees); the buffer becomes empty. Never NULL on success. */
+char *kb_buf_detach(kb_buf *b);
+void kb_buf_reset(kb_buf *b);
+void kb_buf_free(kb_buf *b);
+
+/* ---- strings ---- */
+char *kb_strdup(const char *s);               /* NULL-safe */
+char *kb_strndup(const char *s, size_t n);
+char *kb_asprintf(const char *fmt, ...) KB_PRINTF(1, 2);
+bool kb_str_starts(const char *s, const char *prefix);
+bool kb_str_ends(const char *s, const char *suffix);
+/* Parse a non-negative decimal integer with no sign, no junk; false on overflow. */
+bool kb_parse_u64(const char *s, uint64_t *out);
+
+/* A list of owned strings. */
+typedef struct kb_strv {
+    char **items;
+    size_t len;
+    size_t cap;
+} kb_strv;
+#define KB_STRV_INIT {NULL, 0, 0}
+int kb_strv_push(kb_strv *v, const char *s);       /* copies s */
+int kb_strv_push_owned(kb_strv *v, char *s);       /* takes s */
+bool kb_strv_contains(const kb_strv *v, const char *s);
+void kb_strv_sort(kb_strv *v);
+void kb_strv_free(kb_strv *v);
+
+
+/* ---- files and paths (core/fs.c); errors name the path ---- */
+char *kb_path_join(const char *a, const char *b);
+int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode);
+int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
+/* Write to path.tmp.<pid>, fsync, rename over path, fsync the folder. */
+int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
+                         unsigned mode);
+int kb_rm_rf(kb_ctx *ctx, const char *path);
+bool kb_path_exists(const char *path);
+bool kb_is_dir(const char *path);
+/* mkdtemp under parent with the given prefix; *out owned. */
+int kb_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix);
+int kb_fsync_dir(const char *path);
+
+/* Advisory exclusive lock on a lock file (created): flock, waits. */
+typedef struct kb_lock {
+    int fd;
+} kb_lock;
+int kb_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path);
+void kb_lock_release(kb_lock *lock);
+
+/* ---- sha256 (core/hash.c, OpenSSL EVP) ---- */
+typedef struct kb_sha256 kb_sha256;
+kb_sha256 *kb_sha256_new(void);
+void kb_sha256_update(kb_sha256 *h, const void *data, size_t len);
+/* Writes 64 lowercase hex chars + NUL into hex; frees h. */
+void kb_sha256_finish(kb_sha256 *h, char hex[65]);
+void kb_sha256_free(kb_sha256 *h);
+void kb_sha256_hex(const void *data, size_t len, char hex[65]);
+int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out);
+
+/* ---- child processes (core/proc.c) ---- */
+typedef struct kb_proc_result {
+    int exit_code;   /* -1 when killed by a signal or timed out */
+    int signal;      /* the signal, when killed */
+    int timed_out;
+    kb_buf output;   /* stdout and stderr together */
+} kb_proc_result;
+/* Run argv (argv[0] searched in PATH) with an optional cwd and timeout (0: none). */
+int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,
+                unsigned timeout_ms);
+void kb_proc_result_free(kb_proc_result *res);
+/* Find an executable in PATH; *out owned; KB_ERR_NOT_FOUND when absent. */
+int kb_which(char **out, const char *name);
+
+/* ---- context internals ---- */
+struct kb_config_value;
+
+struct kb_ctx {
+    kb_ctx_options opts;
+    kb_error err;
+    char *err_message;
+    char *err_path;
+    char *err_url;
+    struct kb_config_value *config; /* one per key of the config table */
+    size_t config_len;
+};
+
+#endif

@@ -1,0 +1,7 @@
+/* kbpkg: ahead-of-time GPU kernel packages. Include this one header. */
+#ifndef KBPKG_KBPKG_H
+#define KBPKG_KBPKG_H
+
+#include "kbpkg/common.h"
+
+#endif

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install everything kbpkg needs to build, test and build kernels, from Debian 12's packages.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+PKGS=(
+  build-essential cmake pkg-config git
+  libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev libyaml-dev libjansson-dev
+  libcriterion-dev
+  docker-registry skopeo apache2-utils curl zstd libarchive-tools
+  hipcc libamdhip64-dev
+  clang libclang-rt-14-dev
+  python3 python3-numpy
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,8 @@
+/* Compiles the public headers alone (C99, -pedantic -Werror): no internal header leaks. */
+#include <kbpkg/kbpkg.h>
+
+int kb_headertest_dummy(void);
+int kb_headertest_dummy(void)
+{
+    return KB_OK;
+}

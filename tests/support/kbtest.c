@@ -1,0 +1,125 @@
+/* Test helpers: temp folders, fixture paths and running the kbpkg binary. */
+#define _GNU_SOURCE
+#include "kbtest.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *kbt_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *tmpl = kb_asprintf("%s/kbtest-XXXXXX", base && *base ? base : "/tmp");
+    cr_assert_not_null(tmpl);
+    cr_assert_not_null(mkdtemp(tmpl), "mkdtemp failed");
+    return tmpl;
+}
+
+void kbt_rmtree(const char *path)
+{
+    if (path)
+        kb_rm_rf(NULL, path);
+}
+
+static char *env_path(const char *var, const char *rel)
+{
+    const char *base = getenv(var);
+    cr_assert(base && *base, "%s is not set (run the tests through ctest)", var);
+    return kb_asprintf("%s/%s", base, rel);
+}
+
+char *kbt_data(const char *rel)
+{
+    return env_path("KB_TEST_DATA", rel);
+}
+
+char *kbt_source(const char *rel)
+{
+    return env_path("KB_SOURCE_DIR", rel);
+}
+
+void kbt_write(const char *path, const char *text)
+{
+    char *dir = kb_strdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        cr_assert_eq(kb_mkdir_p(NULL, dir, 0755), 0, "mkdir %s", dir);
+    }
+    free(dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp_fd(int fd)
+{
+    kb_buf b = KB_BUF_INIT;
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+        kb_buf_append(&b, chunk, (size_t)n);
+    kb_buf_grow(&b, 0);
+    return kb_buf_detach(&b);
+}
+
+kbt_run kbt_kbpkg(const char *const *env, const char *const *args)
+{
+    const char *bin = getenv("KBPKG_BIN");
+    cr_assert(bin && *bin, "KBPKG_BIN is not set (run the tests through ctest)");
+    char out_tmpl[] = "/tmp/kbt-outXXXXXX", err_tmpl[] = "/tmp/kbt-errXXXXXX";
+    int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    unlink(out_tmpl);
+    unlink(err_tmpl);
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **argv = calloc(n + 2, sizeof(*argv));
+    argv[0] = bin;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = args[i];
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    kbt_run r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), NULL, NULL};
+    lseek(out_fd, 0, SEEK_SET);
+    lseek(err_fd, 0, SEEK_SET);
+    r.out = slurp_fd(out_fd);
+    r.err = slurp_fd(err_fd);
+    close(out_fd);
+    close(err_fd);
+    return r;
+}
+
+void kbt_run_free(kbt_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+kb_ctx *kbt_ctx(void)
+{
+    kb_ctx_options o = KB_CTX_OPTIONS_INIT;
+    o.no_config_files = 1;
+    kb_ctx *ctx = NULL;
+    cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
+    return ctx;
+}

@@ -1,0 +1,34 @@
+/* Helpers shared by the Criterion suites: temp folders, running the CLI, fixture paths. */
+#ifndef KBTEST_H
+#define KBTEST_H
+
+#include <criterion/criterion.h>
+#include <stdbool.h>
+
+#include "core/internal.h"
+#include "kbpkg/kbpkg.h"
+
+/* A fresh temporary folder, removed by kbt_rmtree; the caller frees the string. */
+char *kbt_mkdtemp(void);
+void kbt_rmtree(const char *path);
+/* $KB_TEST_DATA/<rel>, owned by the caller. */
+char *kbt_data(const char *rel);
+/* $KB_SOURCE_DIR/<rel>, owned by the caller. */
+char *kbt_source(const char *rel);
+/* Write a file (creating parent folders). */
+void kbt_write(const char *path, const char *text);
+
+/* Run the built kbpkg with argv (NULL-terminated, without "kbpkg"); stdout and
+ * stderr are captured separately. env entries "K=V" are added for the child. */
+typedef struct kbt_run {
+    int exit_code;
+    char *out;
+    char *err;
+} kbt_run;
+kbt_run kbt_kbpkg(const char *const *env, const char *const *args);
+void kbt_run_free(kbt_run *r);
+
+/* A ctx with no callbacks and no config files. */
+kb_ctx *kbt_ctx(void);
+
+#endif
