@@ -7,6 +7,15 @@
 const cli_command cli_commands[] = {
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
+    {"probe", cmd_probe, "show the GPUs, CPU level and OS that kernels are chosen for",
+     "kbpkg probe [--json]",
+     "  --json      {host: {cpu, level, os, glibc},\n"
+     "               devices: [{backend, index, arch, name, memory_bytes, pci_id, runtime}],\n"
+     "               drivers: {cuda, hip_runtime, hip_driver},\n"
+     "               notes: [{source, message}], overridden}\n"
+     "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
+     "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
+     "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);
