@@ -11,11 +11,17 @@
 /* Heap types of mem_banks/N/properties (Linux kfd_topology.h): device memory, not system. */
 enum { HEAP_FB_PUBLIC = 1, HEAP_FB_PRIVATE = 2 };
 
+static const char *next_line(const char *line)
+{
+    const char *nl = strchr(line, '\n');
+    return nl ? nl + 1 : line + strlen(line);
+}
+
 /* Find "key value" in a properties file body; false when absent or not a number. */
 static bool property(const char *text, const char *key, uint64_t *out)
 {
     size_t klen = strlen(key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+    for (const char *line = text; *line; line = next_line(line)) {
         if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
             continue;
         char value[32];
