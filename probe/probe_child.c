@@ -46,7 +46,9 @@ static long monotonic_ms(void)
 }
 
 /* The child never returns: _exit skips atexit handlers and leak checks that belong to the
- * parent. A driver's own threads die with it. */
+ * parent. A driver's own threads die with it. dlopen after fork is not async-signal-safe: in
+ * a multithreaded embedder the child may deadlock on a lock another thread held, which the
+ * deadline turns into a note instead of a hang. */
 static void run_child(int fd, kb_probe_child_fn fn, const void *arg, void *result,
                       size_t result_size)
 {
