@@ -7,6 +7,10 @@
 const cli_command cli_commands[] = {
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
+    {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
+     "kbpkg targets [--json] [--device D] [TARGET...]",
+     "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
+     "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);
