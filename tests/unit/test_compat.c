@@ -388,3 +388,21 @@ Test(compat, ranks_keep_the_design_order)
     cr_expect_lt(kb_compat_rank_cmp(&b, &a), 0);
     cr_expect_eq(kb_compat_rank_cmp(&a, &a), 0);
 }
+
+Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
+{
+    kb_ctx *ctx = kbt_ctx();
+    kb_target t;
+    kb_host host = {"x86_64", "", "linux", "", NULL, 0};
+    kb_compat r;
+    cr_assert_eq(kb_target_parse(ctx, &t, "cpu-x86_64_v2-x86_64-linux"), 0);
+    kb_compat_check_host(&r, &t, &host, NULL);
+    cr_expect_eq(r.fit, KB_FIT_NONE);
+    cr_expect_str_eq(r.reason,
+                     "the host's CPU level is unknown (name it, e.g. --device x86_64_v3)");
+    kb_host arm = {"aarch64", "", "linux", "", NULL, 0};
+    cr_assert_eq(kb_target_parse(ctx, &t, "cpu-aarch64-aarch64-linux"), 0);
+    kb_compat_check_host(&r, &t, &arm, NULL);
+    cr_expect_eq(r.fit, KB_FIT_CPU, "%s", r.reason);
+    kb_ctx_free(ctx);
+}
