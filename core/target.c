@@ -500,11 +500,9 @@ int kb_target_parse(kb_ctx *ctx, kb_target *out, const char *id)
     const char *first = strchr(id, '-');
     const char *last = strrchr(id, '-');
     const char *before_last = NULL;
-    for (const char *p = last ? last - 1 : NULL; p && p > first; p--)
-        if (*p == '-') {
-            before_last = p;
-            break;
-        }
+    for (const char *p = last; first && p > first + 1 && !before_last; p--)
+        if (p[-1] == '-')
+            before_last = p - 1;
     if (!first || !before_last)
         return kb_error_set(ctx, KB_ERR_TARGET,
                             "bad target id '%s': expected BACKEND+RUNTIME-ARCH-HOSTARCH-OS, "

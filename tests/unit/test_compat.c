@@ -52,6 +52,10 @@ static const compat_case cases[] = {
     {"cuda13-sm_100a-x86_64-linux", "sm_100", X86, NOAL, false, KB_FIT_EXACT, "exactly sm_100"},
     {"cuda13-sm_100a-x86_64-linux", "sm_103", X86, NOAL, false, KB_FIT_NONE,
      "runs only on sm_100, not on sm_103"},
+    {"cuda13-compute_90a-x86_64-linux", "sm_90", X86, NOAL, false, KB_FIT_PTX,
+     "compute_90a PTX is JIT-compiled for sm_90 (arch-specific, exact)"},
+    {"cuda13-compute_90a-x86_64-linux", "sm_100", X86, NOAL, false, KB_FIT_NONE,
+     "compute_90a is arch-specific: it runs only on sm_90, not on sm_100"},
     /* PTX: any device >= XY, across majors */
     {"cuda13-compute_80-x86_64-linux", "sm_86", X86, NOAL, false, KB_FIT_PTX,
      "compute_80 PTX is JIT-compiled by the driver for sm_86 (80 <= 86"},

@@ -3,6 +3,7 @@
 
 #include "core/target.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,5 +414,83 @@ Test(target, check_api_errors_name_the_input)
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "rocm.aliases: alias 'gfx1031>gfx1030' is not DEVICE=TARGET (e.g. "
                      "gfx1031=gfx1030)");
+    kb_ctx_free(ctx);
+}
+
+/* Deterministic random ids and device lists glued from real pieces: the parsers never crash
+ * (ASan watches), and whatever they accept formats to a canonical form that parses back. */
+static unsigned next_random(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+/* Either pieces glued at random, or a valid id or device list with a few bytes mutated. */
+static void random_text(unsigned *state, char *buf, size_t size)
+{
+    static const char *pieces[] = {
+        "cuda",   "rocm", "metal",   "cpu",     "13",    "6",      "5",        "3",
+        "-",      "-",    "sm_",     "90",      "86",    "a",      "compute_", "gfx",
+        "1030",   "90a",  "11",      "generic", ":",     "xnack",  "sramecc",  "+",
+        "x86_64", "_v3",  "aarch64", "arm64",   "linux", "darwin", "apple",    "@",
+        ",",      ".",    "none",    " ",       "\xff",
+    };
+    static const char *seeds[] = {
+        "cuda13-sm_90a-x86_64-linux",         "rocm6-gfx90a:sramecc+:xnack--x86_64-linux",
+        "rocm6-gfx10-3-generic-x86_64-linux", "cpu-x86_64_v3-x86_64-linux",
+        "metal3-apple-arm64-darwin",          "sm_86@cuda12.4,gfx90a:xnack-@rocm6.1,x86_64_v3",
+    };
+    static const char alphabet[] = "-_:+@,.0123456789agsmx ";
+    size_t len = 0;
+    buf[0] = '\0';
+    if (next_random(state) % 2) {
+        snprintf(buf, size, "%s", seeds[next_random(state) % KB_ARRAY_LEN(seeds)]);
+        len = strlen(buf);
+        for (unsigned k = next_random(state) % 3; k > 0 && len > 1; k--) {
+            size_t at = next_random(state) % len;
+            char c = alphabet[next_random(state) % (sizeof(alphabet) - 1)];
+            if (next_random(state) % 2)
+                buf[at] = c;
+            else
+                memmove(buf + at, buf + at + 1, len-- - at);
+        }
+        return;
+    }
+    for (size_t i = 0, n = 1 + next_random(state) % 12; i < n; i++) {
+        const char *p = pieces[next_random(state) % KB_ARRAY_LEN(pieces)];
+        size_t pl = strlen(p);
+        if (len + pl + 1 > size)
+            break;
+        memcpy(buf + len, p, pl + 1);
+        len += pl;
+    }
+}
+
+Test(target, random_input_never_crashes_and_accepted_ids_are_canonical)
+{
+    kb_ctx *ctx = kbt_ctx();
+    unsigned state = 12345;
+    size_t accepted_ids = 0, accepted_lists = 0;
+    for (int i = 0; i < 200000; i++) {
+        char text[160], canonical[128], again[128];
+        random_text(&state, text, sizeof(text));
+        kb_target t;
+        if (kb_target_parse(ctx, &t, text) == 0) {
+            accepted_ids++;
+            kb_target_format(&t, canonical, sizeof(canonical));
+            cr_assert_eq(kb_target_canonical(ctx, canonical, again, sizeof(again)), 0, "%s",
+                         canonical);
+            cr_assert_str_eq(again, canonical, "from '%s'", text);
+        } else
+            cr_assert_neq(kb_ctx_last_error(ctx)->message[0], '\0', "'%s' fails silently", text);
+        kb_device *d;
+        size_t n;
+        if (kb_devices_parse(ctx, &d, &n, text) == 0) {
+            accepted_lists++;
+            kb_devices_free(d);
+        }
+    }
+    cr_expect_gt(accepted_ids, 0, "the generator never made a valid id");
+    cr_expect_gt(accepted_lists, 0, "the generator never made a valid device list");
     kb_ctx_free(ctx);
 }
