@@ -4,5 +4,6 @@
 
 #include "kbpkg/common.h"
 #include "kbpkg/target.h"
+#include "kbpkg/manifest.h"
 
 #endif
