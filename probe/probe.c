@@ -32,6 +32,24 @@ int kb_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d)
     return 0;
 }
 
+/* A CPU named in the device list ("sm_86,x86_64_v3") is the host's CPU level, as in
+ * kb_target_check; it wins over cpuid and probe.cpu. host.devices keeps only the GPUs. */
+static void take_cpu_from_devices(kb_host *h)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < h->device_count; i++) {
+        const kb_device *d = &h->devices[i];
+        if (d->backend != KB_BACKEND_CPU) {
+            h->devices[kept++] = *d;
+            continue;
+        }
+        snprintf(h->cpu_level, sizeof(h->cpu_level), "%.15s", d->arch);
+        snprintf(h->cpu_arch, sizeof(h->cpu_arch), "%s",
+                 kb_str_starts(d->arch, "x86_64") ? "x86_64" : "aarch64");
+    }
+    h->device_count = kept;
+}
+
 /* probe.devices replaces the GPU probe entirely: no driver is touched. */
 static int apply_device_override(kb_ctx *ctx, kb_probe_report *r, const char *spec)
 {
@@ -44,6 +62,7 @@ static int apply_device_override(kb_ctx *ctx, kb_probe_report *r, const char *sp
     }
     r->host.devices = devices;
     r->host.device_count = count;
+    take_cpu_from_devices(&r->host);
     r->overridden = true;
     return kb_probe_note_add(ctx, r, "override", "devices from probe.devices: %s", spec);
 }

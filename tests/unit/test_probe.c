@@ -409,6 +409,21 @@ Test(probe, device_override_none_means_no_gpu)
     kb_ctx_free(ctx);
 }
 
+Test(probe, cpu_in_the_device_list_is_the_host_level)
+{
+    kb_ctx *ctx = probe_ctx(NULL, NULL);
+    cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", "x86_64_v4"), 0);
+    cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "x86_64_v2,sm_89@cuda12.4"), 0);
+    kb_probe_report r;
+    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(r.host.device_count, 1, "the CPU is not a GPU device");
+    cr_expect_str_eq(r.host.devices[0].arch, "sm_89");
+    cr_expect_str_eq(r.host.cpu_level, "x86_64_v2");
+    cr_expect_str_eq(r.host.cpu_arch, "x86_64");
+    kb_probe_report_free(&r);
+    kb_ctx_free(ctx);
+}
+
 Test(probe, bad_device_override_is_an_error_naming_it)
 {
     kb_ctx *ctx = probe_ctx(NULL, NULL);
