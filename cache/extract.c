@@ -122,8 +122,8 @@ static int over_limit(extraction *x, const char *name, const char *limit, uint64
     char shown[256];
     printable_name(shown, sizeof(shown), name);
     return kb_error_set_path(x->ctx, KB_ERR_LIMIT, x->archive_path, 0, 0,
-                             "%s exceeds the %s limit (%llu) at entry '%s'", x->archive_path,
-                             limit, (unsigned long long)value, shown);
+                             "%s exceeds the %s limit (%llu) at entry '%s'", x->archive_path, limit,
+                             (unsigned long long)value, shown);
 }
 
 /* Check the name and return it without its trailing '/' (folders), owned. */
@@ -201,9 +201,9 @@ static bool allowed_top(const char *const *allowed, const char *clean, bool is_d
         size_t name_len = folder ? n - 1 : n;
         if (name_len != top || strncmp(allowed[i], clean, top) != 0)
             continue;
-        if (folder)
+        if (folder && (slash || is_dir))
             return true;
-        if (!slash && !is_dir)
+        if (!folder && !slash && !is_dir)
             return true; /* a single file, exactly */
     }
     return false;
@@ -298,10 +298,9 @@ static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_pa
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
     if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
-        int rc = kb_error_set_path(ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE
-                                                                     : KB_ERR_NOT_FOUND,
-                                   archive_path, 0, 0, "cannot open archive %s: %s",
-                                   archive_path, archive_error_string(a));
+        int rc = kb_error_set_path(
+            ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
+            0, "cannot open archive %s: %s", archive_path, archive_error_string(a));
         archive_read_free(a);
         return rc;
     }
@@ -398,14 +397,12 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
         return rc;
     char real_parent[PATH_MAX];
     if (!realpath(parent, real_parent))
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, parent, 0,
-                                 0, "cannot use %s as extraction folder: %s", parent,
-                                 strerror(errno));
+        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, parent, 0, 0,
+                                 "cannot use %s as extraction folder: %s", parent, strerror(errno));
     struct stat st;
     if (stat(archive_path, &st) != 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO,
-                                 archive_path, 0, 0, "cannot open archive %s: %s", archive_path,
-                                 strerror(errno));
+        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, archive_path,
+                                 0, 0, "cannot open archive %s: %s", archive_path, strerror(errno));
     extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
@@ -449,15 +446,15 @@ static int read_data_into(kb_ctx *ctx, struct archive *a, kb_buf *out, const cha
         total += (uint64_t)n;
         if (max_bytes && total > max_bytes)
             return kb_error_set_path(ctx, KB_ERR_LIMIT, archive_path, 0, 0,
-                                     "'%s' in %s is larger than %llu bytes", member,
-                                     archive_path, (unsigned long long)max_bytes);
+                                     "'%s' in %s is larger than %llu bytes", member, archive_path,
+                                     (unsigned long long)max_bytes);
         if (kb_buf_append(out, chunk, (size_t)n))
             return kb_error_oom(ctx);
     }
 }
 
-int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path,
-                           const char *member, uint64_t max_bytes)
+int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
+                           uint64_t max_bytes)
 {
     struct archive *a = NULL;
     int rc = open_reader(ctx, &a, archive_path);

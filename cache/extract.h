@@ -16,7 +16,9 @@ typedef struct kb_extract_limits {
 /* Defaults for binary artifacts: 4 GiB total, 100000 entries, 2 GiB per file, ratio 200,
  * names up to 1024 bytes. */
 #define KB_EXTRACT_LIMITS_DEFAULT                                                                  \
-    {4ULL << 30, 100000, 2ULL << 30, 200, 1024}
+    {                                                                                              \
+        4ULL << 30, 100000, 2ULL << 30, 200, 1024                                                  \
+    }
 
 /* Top-level names an artifact may hold: "name/" allows a folder and anything below it,
  * "name" allows one regular file. */
@@ -25,12 +27,15 @@ extern const char *const kb_extract_source_layout[];
 
 #define KB_EXTRACT_OPTS_VERSION 1
 typedef struct kb_extract_opts {
-    unsigned version;                /* KB_EXTRACT_OPTS_VERSION */
-    const char *const *allowed_top;  /* NULL-terminated; NULL allows any top-level name */
+    unsigned version;               /* KB_EXTRACT_OPTS_VERSION */
+    const char *const *allowed_top; /* NULL-terminated; NULL allows any top-level name */
     kb_extract_limits limits;
 } kb_extract_opts;
 
-#define KB_EXTRACT_OPTS_INIT {KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT}
+#define KB_EXTRACT_OPTS_INIT                                                                       \
+    {                                                                                              \
+        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT                                   \
+    }
 
 /*
  * Extract archive_path (.tar.zst, or any format/filter libarchive reads) into a new folder
@@ -46,8 +51,8 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
 
 /* Read one regular-file member (exact name, e.g. "kbpkg.json") into out. KB_ERR_NOT_FOUND when
  * absent, KB_ERR_LIMIT when larger than max_bytes. */
-int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path,
-                           const char *member, uint64_t max_bytes);
+int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
+                           uint64_t max_bytes);
 
 /* Member names in archive order (folders end with '/'), and file sizes (sizes may be NULL). */
 int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path);
