@@ -5,7 +5,8 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
+     ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "FILE      an ELF shared library, or a .tar.zst artifact (its lib/*.so are inspected)\n"
