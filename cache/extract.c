@@ -453,6 +453,28 @@ static int read_data_into(kb_ctx *ctx, struct archive *a, kb_buf *out, const cha
     }
 }
 
+/* What was read must be what an extraction would install: a second entry of the same name
+ * (which the extractor refuses) makes the read fail too. */
+static int refuse_later_duplicate(kb_ctx *ctx, struct archive *a, const char *archive_path,
+                                  const char *member)
+{
+    for (;;) {
+        struct archive_entry *ae;
+        int r = archive_read_next_header(a, &ae);
+        if (r == ARCHIVE_EOF)
+            return 0;
+        if (r != ARCHIVE_OK)
+            return kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                     "cannot read archive %s: %s", archive_path,
+                                     archive_error_string(a));
+        const char *name = archive_entry_pathname(ae);
+        if (name && strcmp(name, member) == 0)
+            return kb_error_set_path(ctx, KB_ERR_UNSAFE, archive_path, 0, 0,
+                                     "refusing entry '%s' of %s: duplicate entry", member,
+                                     archive_path);
+    }
+}
+
 int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
                            uint64_t max_bytes)
 {
@@ -486,6 +508,8 @@ int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, c
         rc = read_data_into(ctx, a, out, archive_path, member, max_bytes);
         if (!rc && kb_buf_grow(out, 0))
             rc = kb_error_oom(ctx);
+        if (!rc)
+            rc = refuse_later_duplicate(ctx, a, archive_path, member);
         break;
     }
     archive_read_free(a);

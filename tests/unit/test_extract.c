@@ -168,3 +168,17 @@ Test(extract, limits_per_file_and_missing_inputs)
     kbt_rmtree(base);
     free(base);
 }
+
+Test(extract, read_member_refuses_a_duplicated_member)
+{
+    char *archive = kbt_data("archives/malicious/duplicate.tar.zst");
+    kb_ctx *ctx = kbt_ctx();
+    kb_buf b = KB_BUF_INIT;
+    cr_expect_eq(kb_extract_read_member(&b, ctx, archive, "kbpkg.json", 4096), KB_ERR_UNSAFE);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'kbpkg.json' of"));
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "duplicate entry"));
+    cr_expect_eq(b.len, 0, "nothing handed out");
+    kb_buf_free(&b);
+    kb_ctx_free(ctx);
+    free(archive);
+}
