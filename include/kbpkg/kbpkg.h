@@ -3,6 +3,8 @@
 #define KBPKG_KBPKG_H
 
 #include "kbpkg/common.h"
+#include "kbpkg/target.h"
+#include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
 
 #endif
