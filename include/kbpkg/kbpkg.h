@@ -5,6 +5,7 @@
 #include "kbpkg/common.h"
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
+#include "kbpkg/inspect.h"
 #include "kbpkg/probe.h"
 
 #endif
