@@ -37,7 +37,8 @@ int kbt_free_port(void)
 static bool port_answers(int port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     bool ok = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
     close(s);
@@ -187,8 +188,7 @@ static bool read_request(int fd, kbt_http_request *req)
     return true;
 }
 
-const char *kbt_http_header(const kbt_http_request *req, const char *name, char *buf,
-                            size_t size)
+const char *kbt_http_header(const kbt_http_request *req, const char *name, char *buf, size_t size)
 {
     size_t n = strlen(name);
     for (const char *line = req->headers; *line;) {

@@ -52,7 +52,6 @@ void kbt_http_stop(kbt_http_server *srv);
 /* Write "HTTP/1.1 <status>" with extra header lines (each ending \r\n) and a body. */
 void kbt_http_reply(int fd, const char *status, const char *headers, const char *body);
 /* The value of a request header, or NULL (static buffer inside req's copy). */
-const char *kbt_http_header(const kbt_http_request *req, const char *name, char *buf,
-                            size_t size);
+const char *kbt_http_header(const kbt_http_request *req, const char *name, char *buf, size_t size);
 
 #endif

@@ -20,8 +20,7 @@ static fixture open_layout(void)
 {
     fixture f = {kbt_mkdtemp(), kbt_ctx(), NULL};
     char *hub = kb_asprintf("file://%s/hub", f.dir);
-    cr_assert_eq(kb_registry_open(&f.reg, f.ctx, hub), 0, "%s",
-                 kb_ctx_last_error(f.ctx)->message);
+    cr_assert_eq(kb_registry_open(&f.reg, f.ctx, hub), 0, "%s", kb_ctx_last_error(f.ctx)->message);
     free(hub);
     return f;
 }
@@ -42,9 +41,9 @@ static char *path_in(const fixture *f, const char *rel)
 static char *push_manifest(fixture *f, const char *repo, const char *tag, const char *layer_text)
 {
     char *layer_digest = NULL;
-    cr_assert_eq(kb_registry_blob_put_mem(&layer_digest, f->reg, repo, layer_text,
-                                          strlen(layer_text)),
-                 0, "%s", kb_ctx_last_error(f->ctx)->message);
+    cr_assert_eq(
+        kb_registry_blob_put_mem(&layer_digest, f->reg, repo, layer_text, strlen(layer_text)), 0,
+        "%s", kb_ctx_last_error(f->ctx)->message);
     kb_oci_manifest m = {0};
     m.artifact_type = kb_strdup("application/vnd.kbpkg.artifact.v1");
     cr_assert_eq(kb_oci_descriptor_empty_config(&m.config), 0);
@@ -157,10 +156,8 @@ Test(registry_layout, manifest_by_tag_and_digest_with_tags_and_catalog)
     cr_expect_str_eq(repos.items[1], "radeonflow/gemm");
     kb_strv_free(&repos);
 
-    cr_expect_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "9.9.9"),
-                 KB_ERR_NOT_FOUND);
-    cr_expect(strstr(kb_ctx_last_error(f.ctx)->message, "radeonflow/gemm:9.9.9 not found") !=
-                  NULL,
+    cr_expect_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "9.9.9"), KB_ERR_NOT_FOUND);
+    cr_expect(strstr(kb_ctx_last_error(f.ctx)->message, "radeonflow/gemm:9.9.9 not found") != NULL,
               "%s", kb_ctx_last_error(f.ctx)->message);
     cr_expect_eq(kb_registry_tags(&tags, f.reg, "nobody/here"), KB_ERR_NOT_FOUND);
     kb_strv_free(&tags);
@@ -180,11 +177,11 @@ Test(registry_layout, retag_replaces_and_keeps_foreign_entries)
     cr_assert_eq(kb_read_file(NULL, index_path, &idx), 0);
     json_t *j = json_loadb(idx.data, idx.len, 0, NULL);
     kb_buf_free(&idx);
-    json_array_append_new(
-        json_object_get(j, "manifests"),
-        json_pack("{s:s, s:s, s:i, s:{s:s, s:s}}", "mediaType", "application/x-future",
-                  "digest", d0, "size", 1, "annotations", KB_OCI_REF_NAME, "other/tool:v1",
-                  "com.example.note", "keep me"));
+    json_array_append_new(json_object_get(j, "manifests"),
+                          json_pack("{s:s, s:s, s:i, s:{s:s, s:s}}", "mediaType",
+                                    "application/x-future", "digest", d0, "size", 1, "annotations",
+                                    KB_OCI_REF_NAME, "other/tool:v1", "com.example.note",
+                                    "keep me"));
     json_object_set_new(j, "annotations", json_pack("{s:s}", "com.example.top", "yes"));
     char *text = json_dumps(j, 0);
     kbt_write(index_path, text);
@@ -234,8 +231,8 @@ Test(registry_layout, concurrent_writers_lose_no_tag)
             for (int t = 0; t < TAGS; t++) {
                 char tag[32];
                 snprintf(tag, sizeof(tag), "w%d-t%d", w, t);
-                failed |= kb_registry_manifest_put(NULL, f.reg, "a/b", tag, m->media_type,
-                                                   m->data, m->len) != 0;
+                failed |= kb_registry_manifest_put(NULL, f.reg, "a/b", tag, m->media_type, m->data,
+                                                   m->len) != 0;
             }
             _exit(failed);
         }
@@ -247,8 +244,7 @@ Test(registry_layout, concurrent_writers_lose_no_tag)
     }
     kb_strv tags = KB_STRV_INIT;
     cr_assert_eq(kb_registry_tags(&tags, f.reg, "a/b"), 0);
-    cr_expect_eq(tags.len, WRITERS * TAGS + 1, "every writer's tags survive: got %zu",
-                 tags.len);
+    cr_expect_eq(tags.len, WRITERS * TAGS + 1, "every writer's tags survive: got %zu", tags.len);
     kb_strv_free(&tags);
     kb_registry_manifest_free(m);
     free(d);
