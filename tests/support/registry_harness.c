@@ -236,13 +236,24 @@ static void serve(int listener, kbt_http_handler handler, void *state)
 
 void kbt_http_start(kbt_http_server *srv, kbt_http_handler handler, void *state)
 {
+    kbt_http_start_on(srv, 0, handler, state);
+    cr_assert(srv->pid > 0, "cannot start a scripted HTTP server");
+}
+
+void kbt_http_start_on(kbt_http_server *srv, int port, kbt_http_handler handler, void *state)
+{
     memset(srv, 0, sizeof(*srv));
     int s = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert(s >= 0);
     int one = 1;
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (bind(s, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(s); /* taken meanwhile: the caller picks another port */
+        return;
+    }
     cr_assert_eq(listen(s, 16), 0);
     socklen_t len = sizeof(a);
     getsockname(s, (struct sockaddr *)&a, &len);

@@ -48,6 +48,8 @@ typedef struct kbt_http_server {
 } kbt_http_server;
 
 void kbt_http_start(kbt_http_server *srv, kbt_http_handler handler, void *state);
+/* The same on a given port; srv->pid stays 0 when the port is taken. */
+void kbt_http_start_on(kbt_http_server *srv, int port, kbt_http_handler handler, void *state);
 void kbt_http_stop(kbt_http_server *srv);
 /* Write "HTTP/1.1 <status>" with extra header lines (each ending \r\n) and a body. */
 void kbt_http_reply(int fd, const char *status, const char *headers, const char *body);
