@@ -56,14 +56,20 @@ int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64
     w->fd = -1;
     w->max_size = max_size;
     w->dest = kb_strdup(dest);
-    w->part = kb_asprintf("%s.part", dest);
+    /* a resumable download keeps a stable name; a one-shot write gets a private one */
+    w->part = resume ? kb_asprintf("%s.part", dest) : kb_asprintf("%s.tmp-XXXXXX", dest);
     w->hash = kb_sha256_new();
     if (!w->dest || !w->part || !w->hash) {
         kb_blob_writer_close(w, true);
         return kb_error_oom(ctx);
     }
-    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
-    w->fd = open(w->part, flags, 0644);
+    if (resume) {
+        w->fd = open(w->part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    } else {
+        w->fd = mkstemp(w->part);
+        if (w->fd >= 0)
+            fchmod(w->fd, 0644);
+    }
     if (w->fd < 0) {
         int rc = io_fail(ctx, "create", w->part, errno);
         kb_blob_writer_close(w, true);

@@ -50,6 +50,7 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
  * only when the sha256 matches digest. max_size caps the bytes (0: no cap);
  * when exceeded the .part prefix is kept for a later resume and
  * KB_ERR_LIMIT returned. A mismatch deletes the .part: KB_ERR_DIGEST.
+ * Two processes must not download to the same dest at once (lock per blob).
  */
 int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
                               const char *dest, uint64_t max_size);
@@ -127,7 +128,11 @@ typedef struct kb_blob_writer {
     kb_buf *mem;      /* set: write into memory instead of a file */
 } kb_blob_writer;
 int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
-/* Opens <dest>.part; when resume and it exists, hashes its bytes and appends. */
+/*
+ * resume: open <dest>.part, hash what it holds and append (callers serialize
+ * downloads to one dest: the cache locks per blob). Otherwise a private
+ * <dest>.tmp-XXXXXX, so concurrent writers of the same blob never collide.
+ */
 int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64_t max_size,
                         bool resume);
 /* Start over (the server ignored the Range). */

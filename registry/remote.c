@@ -659,6 +659,16 @@ static int remote_manifest_get(kb_registry_manifest **out, kb_registry *r, const
     kb_registry_manifest *m = NULL;
     if (!rc && (!(m = calloc(1, sizeof(*m))) || kb_buf_grow(&resp.body, 0)))
         rc = kb_error_oom(r->ctx);
+    if (!rc && resp.docker_digest) {
+        /* the registry's word on the digest must match the bytes it sent */
+        char hex[65];
+        kb_sha256_hex(resp.body.data, resp.body.len, hex);
+        if (!kb_str_starts(resp.docker_digest, "sha256:") ||
+            strcmp(resp.docker_digest + 7, hex) != 0)
+            rc = kb_error_set_url(r->ctx, KB_ERR_DIGEST, url,
+                                  "GET %s: digest mismatch: the registry says %s, got sha256:%s",
+                                  url, resp.docker_digest, hex);
+    }
     if (!rc) {
         m->len = resp.body.len;
         m->data = kb_buf_detach(&resp.body);

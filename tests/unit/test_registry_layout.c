@@ -4,6 +4,7 @@
 #include "registry/registry.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -370,5 +371,58 @@ Test(registry_layout, public_list_api)
     kb_registry_list_free(list, n);
     cr_expect_eq(kb_registry_check(f.reg), 0);
     free(d);
+    close_layout(&f);
+}
+
+Test(registry_layout, concurrent_puts_of_one_blob_do_not_collide)
+{
+    fixture f = open_layout();
+    static char data[1 << 20];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (char)(i * 7);
+    char *src = path_in(&f, "same.bin");
+    cr_assert_eq(kb_write_file_atomic(NULL, src, data, sizeof(data), 0644), 0);
+    /* create the layout first so every writer races on the blob itself */
+    cr_assert_eq(kb_registry_blob_put_mem(NULL, f.reg, "a/b", "{}", 2), 0);
+    enum { WRITERS = 4 };
+    pid_t pids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        pids[w] = fork();
+        cr_assert(pids[w] >= 0);
+        if (pids[w] == 0) {
+            kb_ctx *ctx = kbt_ctx();
+            kb_registry *r = NULL;
+            char *hub = kb_asprintf("%s/hub", f.dir);
+            int rc = kb_registry_open(&r, ctx, hub);
+            /* bypass the exists check: every writer really writes */
+            char hex[65], digest[72];
+            kb_sha256_hex(data, sizeof(data), hex);
+            snprintf(digest, sizeof(digest), "sha256:%s", hex);
+            for (int i = 0; !rc && i < 5; i++)
+                rc = r->ops->blob_put(r, "a/b", digest, sizeof(data), src, NULL);
+            _exit(rc ? 1 : 0);
+        }
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int status = 0;
+        waitpid(pids[w], &status, 0);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", w);
+    }
+    char hex[65];
+    kb_sha256_hex(data, sizeof(data), hex);
+    char *digest = kb_asprintf("sha256:%s", hex);
+    kb_buf got = KB_BUF_INIT;
+    cr_expect_eq(kb_registry_blob_get_mem(&got, f.reg, "a/b", digest, sizeof(data)), 0, "%s",
+                 kb_ctx_last_error(f.ctx)->message);
+    kb_buf_free(&got);
+    char *blobs = path_in(&f, "hub/blobs/sha256");
+    kb_proc_result res = {0};
+    const char *argv[] = {"ls", "-a", blobs, NULL};
+    cr_assert_eq(kb_proc_run(NULL, &res, argv, NULL, 10000), 0);
+    cr_expect(strstr(res.output.data, ".tmp-") == NULL, "no temp files left: %s", res.output.data);
+    kb_proc_result_free(&res);
+    free(blobs);
+    free(digest);
+    free(src);
     close_layout(&f);
 }
