@@ -109,7 +109,6 @@ void kbt_registry_start(kbt_registry *reg, const char *user, const char *passwor
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 1);
         dup2(fd, 2);
-        setenv("OTEL_TRACES_EXPORTER", "none", 1);
         execl(KBT_DOCKER_REGISTRY, "docker-registry", "serve", cfg, (char *)NULL);
         _exit(127);
     }

@@ -1,4 +1,5 @@
-/* Registry: bearer tokens, credential scoping, retries and pagination against scripted servers. */
+/* Registry HTTP behaviour against scripted servers: bearer tokens, credential scoping, retries,
+ * cuts, pages. */
 #include "kbtest.h"
 #include "registry/registry.h"
 #include "registry_harness.h"
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct token_state {
     char realm_host[64]; /* the host the challenge names for the token service */
@@ -67,7 +69,7 @@ static void start_token_registry(kbt_http_server *srv, const char *realm_host)
     cr_assert_fail("could not start the token server");
 }
 
-Test(registry_auth, bearer_token_flow_with_basic_credentials)
+Test(registry_http, bearer_token_flow_with_basic_credentials)
 {
     kbt_http_server srv;
     start_token_registry(&srv, "127.0.0.1");
@@ -90,7 +92,7 @@ Test(registry_auth, bearer_token_flow_with_basic_credentials)
     kbt_http_stop(&srv);
 }
 
-Test(registry_auth, credentials_never_go_to_another_host)
+Test(registry_http, credentials_never_go_to_another_host)
 {
     kbt_http_server srv;
     /* the challenge sends us to "localhost": same machine, different host name */
@@ -130,7 +132,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-Test(registry_auth, retries_honour_retry_after)
+Test(registry_http, retries_honour_retry_after)
 {
     flaky_state st = {1};
     kbt_http_server srv;
@@ -170,7 +172,7 @@ static void paged_catalog(int fd, const kbt_http_request *req, void *state)
                    "{\"repositories\":[\"ns/a/b\",\"zz/x\"]}");
 }
 
-Test(registry_auth, catalog_follows_link_pages_and_strips_the_namespace)
+Test(registry_http, catalog_follows_link_pages_and_strips_the_namespace)
 {
     kbt_http_server srv;
     kbt_http_start(&srv, paged_catalog, NULL);
@@ -187,5 +189,97 @@ Test(registry_auth, catalog_follows_link_pages_and_strips_the_namespace)
     kb_registry_free(r);
     free(ref);
     kb_ctx_free(ctx);
+    kbt_http_stop(&srv);
+}
+
+/* Serves a 64 KiB blob, but the first answer stops halfway and drops the connection. */
+typedef struct cut_state {
+    int cuts_left;
+} cut_state;
+
+static void blob_bytes(char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (char)(i * 31 + 7);
+}
+
+#define CUT_BLOB_SIZE 65536
+
+static void cutting_registry(int fd, const kbt_http_request *req, void *state)
+{
+    cut_state *st = state;
+    static char blob[CUT_BLOB_SIZE];
+    blob_bytes(blob, sizeof(blob));
+    char range[64], head[256];
+    uint64_t from = 0;
+    if (kbt_http_header(req, "Range", range, sizeof(range)) && kb_str_starts(range, "bytes=")) {
+        char *dash = strchr(range, '-');
+        *dash = '\0';
+        kb_parse_u64(range + 6, &from);
+    }
+    int n;
+    if (from)
+        n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 206 Partial Content\r\nConnection: close\r\nContent-Length: %llu\r\n"
+                     "Content-Range: bytes %llu-%d/%d\r\n\r\n",
+                     (unsigned long long)(CUT_BLOB_SIZE - from), (unsigned long long)from,
+                     CUT_BLOB_SIZE - 1, CUT_BLOB_SIZE);
+    else
+        n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n",
+                     CUT_BLOB_SIZE);
+    size_t body = CUT_BLOB_SIZE - (size_t)from;
+    if (st->cuts_left-- > 0)
+        body /= 2; /* then close: the client sees a partial transfer */
+    if (write(fd, head, (size_t)n) < 0 || write(fd, blob + from, body) < 0)
+        return;
+}
+
+static void log_into(kb_log_level level, const char *message, void *payload)
+{
+    kb_buf_printf(payload, "%s\n", message);
+}
+
+Test(registry_http, a_cut_download_resumes_with_range_on_retry)
+{
+    cut_state st = {1};
+    kbt_http_server srv;
+    kbt_http_start(&srv, cutting_registry, &st);
+    kb_buf log = KB_BUF_INIT;
+    kb_ctx_options o = KB_CTX_OPTIONS_INIT;
+    o.no_config_files = 1;
+    o.log = log_into;
+    o.payload = &log;
+    o.log_level = KB_LOG_DEBUG;
+    kb_ctx *ctx = NULL;
+    cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
+    kb_ctx_set(ctx, "net.retries", "2");
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, srv.url), 0);
+    static char blob[CUT_BLOB_SIZE];
+    blob_bytes(blob, sizeof(blob));
+    char hex[65];
+    kb_sha256_hex(blob, sizeof(blob), hex);
+    char *digest = kb_asprintf("sha256:%s", hex);
+    char *dir = kbt_mkdtemp();
+    char *dest = kb_asprintf("%s/blob", dir);
+    cr_assert_eq(kb_registry_blob_get_file(r, "a/b", digest, dest, 0), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    char *want = kb_asprintf("(Range: bytes=%d-) -> 206", CUT_BLOB_SIZE / 2);
+    cr_expect(strstr(log.data, want) != NULL, "%s", log.data);
+    cr_expect(strstr(log.data, "retrying") != NULL, "%s", log.data);
+    kb_buf got = KB_BUF_INIT;
+    kb_read_file(NULL, dest, &got);
+    cr_expect_eq(got.len, sizeof(blob));
+    cr_expect_eq(memcmp(got.data, blob, sizeof(blob)), 0);
+    kb_buf_free(&got);
+    free(want);
+    free(dest);
+    kbt_rmtree(dir);
+    free(dir);
+    free(digest);
+    kb_registry_free(r);
+    kb_ctx_free(ctx);
+    kb_buf_free(&log);
     kbt_http_stop(&srv);
 }
