@@ -5,8 +5,28 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
+    {"config", cmd_config, "show or change settings and where they come from",
+     "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
+     "  list                 every setting, its value and its layer (and file)\n"
+     "  get KEY              one setting's value\n"
+     "  set KEY VALUE        write KEY into a config file (default: the user file)\n"
+     "  --user               <config.dir>/config.yaml\n"
+     "  --project            ./kbpkg.yaml\n"
+     "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
+    {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
+     "kbpkg inspect FILE [--json]",
+     "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
+     "                       inspected too)\n"
+     "  --json               machine-readable output"},
+    {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
+     "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
+     "                       exit 5 when any is invalid"},
+    {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
+     "kbpkg targets [--json] [--device D] [TARGET...]",
+     "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
+     "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);
