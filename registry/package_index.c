@@ -8,9 +8,9 @@
 #include <string.h>
 
 /*
- * Version ordering for tags. Kept local and small (x.y.z[-pre][+build],
- * numeric/alpha pre-release identifiers) until manifests/semver.c lands on
- * main; then this should call kb_semver_parse/kb_semver_cmp instead.
+ * Version ordering for tags (x.y.z[-pre], semver 2.0 precedence). Local on
+ * purpose: DESIGN.md lets registry/ use core/ only, and kb_semver_* lives in
+ * manifests/. If semver moves to core/, call it from here instead.
  */
 typedef struct tag_version {
     uint64_t n[3];
