@@ -7,5 +7,6 @@
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
 #include "kbpkg/probe.h"
+#include "kbpkg/registry.h"
 
 #endif
