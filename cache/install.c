@@ -80,11 +80,18 @@ static int weigh_candidates(kb_install_result *res, kb_ctx *ctx, const kb_pkg_in
         if (candidates_push(res, e->target, &c, false))
             return kb_error_oom(ctx);
     }
+    int best_score = 0;
+    for (size_t i = 0; i < res->candidate_count; i++)
+        if (res->candidates[i].compat.score > best_score)
+            best_score = res->candidates[i].compat.score;
     if (source && !o->target) {
         kb_compat c = {0};
         char *target = NULL;
         char why[200] = "";
-        if (!o->allow_build || !kb_config_bool(ctx, "build.allow"))
+        if (best_score > KB_FIT_LOCAL_BUILD * 100)
+            /* Not weighed further: discovering toolchains costs time a fit does not need. */
+            snprintf(c.reason, sizeof(c.reason), "not needed: a prebuilt artifact fits");
+        else if (!o->allow_build || !kb_config_bool(ctx, "build.allow"))
             snprintf(c.reason, sizeof(c.reason), "building from source is turned off");
         else if (kb_local_build_target(&target, why, sizeof(why), ctx, host) != 0)
             snprintf(c.reason, sizeof(c.reason), "cannot build here: %s", why);
@@ -124,14 +131,18 @@ static int no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host
     return rc;
 }
 
-static int download_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                          const char *name, const kb_pkg_entry *e)
+int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                           const char *name, kb_pkg_entry *e)
 {
+    *path_out = NULL;
+    int rc = kb_pkg_entry_resolve(e, r, name);
+    if (rc)
+        return rc;
     *path_out = kb_cache_blob_path(cache, e->layer_digest);
     if (!*path_out)
         return kb_error_oom(ctx);
     kb_lock lock;
-    int rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
+    rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
     if (rc)
         return rc;
     /* Another process may have fetched it while we waited for the lock. Blobs only ever appear
@@ -179,7 +190,7 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
         return 0;
     }
     char *blob = NULL;
-    rc = download_layer(&blob, ctx, r, cache, idx->name, entry);
+    rc = kb_install_fetch_layer(&blob, ctx, r, cache, idx->name, entry);
     if (!rc) {
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", idx->name, idx->version, entry->target);
@@ -210,6 +221,52 @@ static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_opts *o)
     return kb_registry_open(r, ctx, ref);
 }
 
+/* Offline with a remote registry: build from a source fetched earlier, no socket opened. */
+static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref,
+                       const kb_host *host, const kb_install_opts *o, bool install)
+{
+    kb_cache *cache = NULL;
+    char *digest = NULL, *blob = NULL;
+    char why[200] = "";
+    int rc = kb_cache_open(&cache, ctx);
+    if (!rc)
+        rc = kb_sources_find(&res->version, &digest, cache, ref->name, ref->constraint_text);
+    if (!rc && !o->allow_build)
+        rc = kb_error_set(ctx, KB_ERR_OFFLINE,
+                          "offline and --no-build: %s@%s can only be built from source here",
+                          ref->name, res->version);
+    if (!rc) {
+        res->name = kb_strdup(ref->name);
+        if (o->target)
+            res->target = kb_strdup(o->target);
+        else if (kb_local_build_target(&res->target, why, sizeof(why), ctx, host) != 0)
+            rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN, "offline: cannot build %s@%s here: %s",
+                              ref->name, res->version, why);
+    }
+    if (!rc) {
+        kb_compat c = {KB_FIT_LOCAL_BUILD, KB_FIT_LOCAL_BUILD * 100, ""};
+        snprintf(c.reason, sizeof(c.reason), "offline: build %s from the fetched source",
+                 res->target);
+        res->reason = kb_strdup(c.reason);
+        res->local_build = true;
+        rc = candidates_push(res, res->target, &c, true) ? kb_error_oom(ctx) : 0;
+        if (!rc)
+            res->candidates[0].taken = true;
+        kb_event_emit(ctx, KB_EVENT_TARGET_CHOSEN, res->name, "%s %s: %s", res->version,
+                      res->target, res->reason);
+    }
+    if (!rc && install) {
+        blob = kb_cache_blob_path(cache, digest);
+        rc = blob ? kb_local_build_from_blob(res, ctx, cache, ref->name, res->version, blob,
+                                             res->target, res->reason, NULL)
+                  : kb_error_oom(ctx);
+    }
+    free(blob);
+    free(digest);
+    kb_cache_close(cache);
+    return rc;
+}
+
 static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
                const kb_install_opts *opts, bool install)
 {
@@ -232,6 +289,17 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
         rc = kb_host_get(&probe, ctx);
     if (!rc)
         rc = open_registry(&r, ctx, o);
+    if (rc == KB_ERR_OFFLINE) {
+        kb_ctx_clear_error(ctx);
+        rc = run_offline(res, ctx, &ref, &probe->host, o, install);
+        kb_pkgref_clear(&ref);
+        if (rc) {
+            kb_install_result_free(res);
+            return rc;
+        }
+        *out = res;
+        return 0;
+    }
     if (!rc)
         rc = kb_pkg_pick_version(&res->version, r, ref.name, ref.constraint_text);
     if (!rc)

@@ -3,7 +3,7 @@
 #define KB_CACHE_REF_H
 
 #include "core/internal.h"
-#include "manifests/semver.h"
+#include "core/semver.h"
 
 typedef struct kb_pkgref {
     char *name;            /* org/name */

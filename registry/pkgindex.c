@@ -1,7 +1,7 @@
 /* kbpkg package indexes on OCI: parse, pick versions, resolve entries, publish with merge. */
 #include "registry/pkgindex.h"
 #include "core/target.h"
-#include "manifests/semver.h"
+#include "core/semver.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -43,12 +43,20 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
 {
     const char *type = json_string_value(json_object_get(desc, "artifactType"));
     json_t *ann = json_object_get(desc, "annotations");
+    const char *kind = json_string_value(json_object_get(ann, KB_ANN_KIND));
     const char *target = json_string_value(json_object_get(ann, KB_ANN_TARGET));
     const char *digest = json_string_value(json_object_get(desc, "digest"));
-    if (!type || !target || !digest || !kb_digest_valid(digest))
+    if (!target || !digest || !kb_digest_valid(digest))
         return false;
-    bool source = strcmp(type, KB_MT_KBPKG_SOURCE) == 0;
-    if (!source && strcmp(type, KB_MT_KBPKG_ARTIFACT) != 0)
+    bool source, artifact;
+    if (type) {
+        source = strcmp(type, KB_MT_KBPKG_SOURCE) == 0;
+        artifact = strcmp(type, KB_MT_KBPKG_ARTIFACT) == 0;
+    } else { /* mirrored by a tool that dropped artifactType */
+        source = kind && strcmp(kind, "source") == 0;
+        artifact = kind && strcmp(kind, "artifact") == 0;
+    }
+    if (!source && !artifact)
         return false;
     memset(e, 0, sizeof(*e));
     e->is_source = source;
@@ -241,7 +249,9 @@ static const char *oci_arch(const char *host_arch)
 
 static json_t *entry_annotations(const kb_publish_item *it)
 {
-    json_t *ann = json_pack("{s:s}", KB_ANN_TARGET, it->target);
+    bool source = strcmp(it->target, KB_SOURCE_TARGET) == 0;
+    json_t *ann = json_pack("{s:s,s:s}", KB_ANN_TARGET, it->target, KB_ANN_KIND,
+                            source ? "source" : "artifact");
     kb_target t;
     if (strcmp(it->target, KB_SOURCE_TARGET) != 0 && kb_target_parse(NULL, &t, it->target) == 0) {
         char runtime[32];
@@ -423,6 +433,19 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
     kb_ctx *ctx = r->ctx;
     if (index_digest_out)
         *index_digest_out = NULL;
+    kb_semver parsed;
+    if (!kb_repo_valid(name) || !strchr(name, '/'))
+        return kb_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (kb_semver_parse(ctx, &parsed, version) != 0)
+        return kb_error_set(ctx, KB_ERR_VERSION, "%s: cannot publish version '%s': %s", name,
+                            version, kb_ctx_last_error(ctx)->message);
+    if (count == 0)
+        return kb_error_set(ctx, KB_ERR_INVALID, "%s@%s: nothing to publish", name, version);
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[i].target, items[j].target) == 0)
+                return kb_error_set(ctx, KB_ERR_INVALID, "%s@%s: target %s given twice", name,
+                                    version, items[i].target);
     json_t *index = NULL;
     prepared *prep = calloc(count + 1, sizeof(*prep));
     kb_publish_status *st = calloc(count + 1, sizeof(*st));

@@ -15,6 +15,9 @@
 #define KB_ANN_ARCH "dev.kbpkg.arch"
 #define KB_ANN_RUNTIME "dev.kbpkg.runtime"
 #define KB_ANN_BUILD_KEY "dev.kbpkg.build-key"
+/* "artifact" | "source": skopeo copy --all drops artifactType from index entries, this
+ * annotation survives such a mirror. */
+#define KB_ANN_KIND "dev.kbpkg.kind"
 #define KB_SOURCE_TARGET "source"
 
 /* One entry of a package index: a target's artifact, or the source. */

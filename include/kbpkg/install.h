@@ -40,6 +40,12 @@ KB_EXTERN const char *kb_install_result_artifact_digest(const kb_install_result 
 KB_EXTERN int kb_install_result_local_build(const kb_install_result *r);
 KB_EXTERN int kb_install_result_was_installed(const kb_install_result *r); /* no-op install */
 
+/* Store the source artifact of "org/name[@constraint]" in the cache so that a later
+ * install can build it with no network (offline). *version_out (owned, free()) is the
+ * version fetched. registry NULL: the ctx's setting. */
+KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref,
+                              const char *registry);
+
 /* Candidates, best first: target, whether it was taken, fit rank name, reason. */
 KB_EXTERN size_t kb_install_result_candidate_count(const kb_install_result *r);
 KB_EXTERN int kb_install_result_candidate(const char **target, int *taken, const char **rank,
