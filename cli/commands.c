@@ -5,8 +5,18 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
-     ""},
+    {"config", cmd_config, "show or change settings and where they come from",
+     "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
+     "  list                 every setting, its value and its layer (and file)\n"
+     "  get KEY              one setting's value\n"
+     "  set KEY VALUE        write KEY into a config file (default: the user file)\n"
+     "  --user               <config.dir>/config.yaml\n"
+     "  --project            ./kbpkg.yaml\n"
+     "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
+     "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
+     "                       exit 5 when any is invalid"},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

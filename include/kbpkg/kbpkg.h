@@ -3,5 +3,6 @@
 #define KBPKG_KBPKG_H
 
 #include "kbpkg/common.h"
+#include "kbpkg/manifest.h"
 
 #endif
