@@ -40,6 +40,8 @@ int cmd_build(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
+int cmd_new(cli *c, int argc, char **argv);
+int cmd_test(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);
 
 /* The one table of commands (cli/commands.c). */

@@ -23,6 +23,12 @@ const cli_command cli_commands[] = {
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},
+    {"new", cmd_new, "create a new kernel package that builds and tests on CPU",
+     "kbpkg new org/name [DIR]", "  DIR                  where to create it (default: name)"},
+    {"test", cmd_test, "build and run a package's test on every target this machine runs",
+     "kbpkg test [DIR] [--target T]... [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  exit 1 when a test failed; targets that cannot run here are skipped with the reason"},
     {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
      "kbpkg toolchains [--json]", ""},
 };

@@ -89,6 +89,35 @@ KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
 KB_EXTERN void kb_build_result_free(kb_build_result *result);
 KB_EXTERN const char *kb_build_status_name(kb_build_status status);
 
+/* ---- package tests ---- */
+
+typedef struct kb_test_target_result {
+    char *target;
+    kb_build_status status; /* BUILT = passed, SKIPPED = cannot run here, FAILED */
+    char *message;          /* skip reason, or the output tail on failure */
+    char *output;           /* full output of the test program, NULL if it did not run */
+    double seconds;
+} kb_test_target_result;
+
+typedef struct kb_test_result {
+    kb_test_target_result *targets;
+    size_t count;
+    size_t passed, skipped, failed;
+} kb_test_result;
+
+/* Build and run the package test (manifest `test:`) for every declared target runnable on
+ * this machine: CPU levels the host has; GPU targets only where probe.devices names a
+ * matching device. Filters as in kb_build_options. 0 when the tests ran (see failed). */
+KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir,
+                              const char *const *targets, size_t target_count);
+KB_EXTERN void kb_test_result_free(kb_test_result *result);
+
+/* ---- scaffolding ---- */
+
+/* Write a new package org/name into dir (created; must not hold a kernel.yaml) that builds
+ * and tests on CPU out of the box. */
+KB_EXTERN int kb_package_new(kb_ctx *ctx, const char *name, const char *dir);
+
 #ifdef __cplusplus
 }
 #endif
