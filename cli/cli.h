@@ -41,6 +41,7 @@ int cmd_config(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
+int cmd_targets(cli *c, int argc, char **argv);
 int cmd_test(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);
 

@@ -25,6 +25,10 @@ const cli_command cli_commands[] = {
      "                       exit 5 when any is invalid"},
     {"new", cmd_new, "create a new kernel package that builds and tests on CPU",
      "kbpkg new org/name [DIR]", "  DIR                  where to create it (default: name)"},
+    {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
+     "kbpkg targets [--json] [--device D] [TARGET...]",
+     "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
+     "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
     {"test", cmd_test, "build and run a package's test on every target this machine runs",
      "kbpkg test [DIR] [--target T]... [--json]",
      "  --target T, -t T     only targets whose id is or starts with T\n"

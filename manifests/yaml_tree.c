@@ -78,6 +78,12 @@ static void stack_path(const builder *b, kb_buf *out)
         else if (parent->len >= 2)
             kb_buf_printf(out, "%s%s", out->len ? "." : "", parent->items[parent->len - 2]->value);
     }
+    /* the position being filled: a map value after its key, or the next sequence item */
+    const kb_ynode *top = b->depth ? b->stack[b->depth - 1] : NULL;
+    if (top && top->type == KB_YNODE_MAP && top->len % 2 == 1)
+        kb_buf_printf(out, "%s%s", out->len ? "." : "", top->items[top->len - 1]->value);
+    else if (top && top->type == KB_YNODE_SEQ)
+        kb_buf_printf(out, "[%zu]", top->len);
 }
 
 static int fail_at(builder *b, const yaml_mark_t *mark, const char *fmt, ...) KB_PRINTF(3, 4);

@@ -152,6 +152,16 @@ Test(builder, plan_lists_every_declared_target_with_reasons)
     kb_plan p;
     cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, NULL, 0), 0);
     cr_expect_eq(p.count, 7);
+    for (size_t i = 0; i < p.count; i++) {
+        if (p.items[i].skip)
+            continue; /* cuda13-sm_70 is refused by kb_target_parse too */
+        kb_target parsed;
+        char again[96];
+        cr_expect_eq(kb_target_parse(ctx, &parsed, p.items[i].target), 0, "%s: %s",
+                     p.items[i].target, kb_ctx_last_error(ctx)->message);
+        kb_target_format(&parsed, again, sizeof(again));
+        cr_expect_str_eq(again, p.items[i].target, "plan ids are canonical target ids");
+    }
     const kb_plan_item *it = find_item(&p, "cuda13-sm_80-x86_64-linux");
     cr_assert_not_null(it);
     cr_expect_null(it->skip);
