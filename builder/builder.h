@@ -7,27 +7,8 @@
 #include "kbpkg/build.h"
 #include "manifests/manifest.h"
 
-/* The reproducible archive writer is builder/archive.h (archive module). Until it is merged,
- * builder/pack_fallback.c provides the same two functions; it compiles to nothing once
- * the real header exists. */
-#if __has_include("builder/archive.h")
 #include "builder/archive.h"
-#else
-#define KB_BUILDER_ARCHIVE_FALLBACK 1
-typedef struct kb_archive_result {
-    char sha256[65];
-    uint64_t size;
-} kb_archive_result;
-typedef struct kb_archive_member {
-    const char *archive_path;
-    const char *file_path;
-} kb_archive_member;
-int kb_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                         const char *staging_dir, int64_t source_date_epoch);
-int kb_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                             const kb_archive_member *members, size_t count,
-                             int64_t source_date_epoch);
-#endif
+#include "builder/inspect.h"
 
 /* ---- toolchains (builder/toolchain.c) ---- */
 
@@ -171,10 +152,9 @@ int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_
 int kb_verify_exports(kb_ctx *ctx, const char *lib, const kb_strv *required);
 /* Highest GLIBC_/GLIBCXX_ versions the library needs ("" when none). */
 int kb_verify_glibc_needs(kb_ctx *ctx, const char *lib, char glibc[16], char glibcxx[16]);
-/* The GPU code section of the backend is there, and no other. */
-int kb_verify_gpu_sections(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
-/* Every gfx code object in the .hip_fatbin bundle is the target's arch. */
-int kb_verify_rocm_archs(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
+/* The embedded GPU code is exactly the target's: SASS sm_XY, PTX compute_XY or one gfx; none
+ * for CPU. A mismatch names what was found. */
+int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
 /* All of the above for one target (exports + kbpkg_kernel_info). */
 int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const kb_plan_item *item,
                       char glibc[16], char glibcxx[16]);

@@ -6,5 +6,6 @@
 #include "kbpkg/common.h"
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
+#include "kbpkg/inspect.h"
 
 #endif

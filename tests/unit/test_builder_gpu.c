@@ -1,5 +1,5 @@
 /* Builder on real GPU toolchains: CUDA sm_80 + PTX compute_80, ROCm gfx1030 + gfx1100 (through
- * the generated device-lib overlay). Skipped when nvcc/hipcc are absent. */
+ * the generated device-lib overlay), checked with the inspector. Skipped without nvcc/hipcc. */
 #include "kbtest.h"
 
 #include "builder/builder.h"
@@ -52,15 +52,28 @@ Test(builder_gpu, cuda_sass_and_ptx_targets, .timeout = 600)
                      r->targets[i].message);
         cr_expect(r->targets[i].size > 0);
     }
-    /* Each artifact holds a .nv_fatbin and the exports; SASS/PTX arch lists are checked by
-     * the inspector once it is merged. */
-    const kb_build_target_result *sass = result_for(r, "cuda13-sm_80");
-    cr_assert_not_null(sass);
-    char *cmd = kb_asprintf("cd '%s' && mkdir x && tar -C x -xf '%s' && readelf -S "
-                            "x/lib/libvec_add.so | grep -q nv_fatbin",
-                            tmp, sass->artifact);
-    cr_expect_eq(system(cmd), 0);
-    free(cmd);
+    /* The inspector lists exactly SASS sm_80 in one and PTX compute_80 in the other. */
+    const char *dirs[] = {"x", "y"}, *prefixes[] = {"cuda13-sm_80", "cuda13-compute_80"};
+    const char *found[] = {"holds SASS sm_80, expected only PTX compute_80",
+                           "holds PTX compute_80, expected only SASS sm_80"};
+    for (int k = 0; k < 2; k++) {
+        const kb_build_target_result *t = result_for(r, prefixes[k]);
+        cr_assert_not_null(t);
+        char *cmd = kb_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, dirs[k], dirs[k],
+                                t->artifact);
+        cr_assert_eq(system(cmd), 0);
+        free(cmd);
+        char *lib = kb_asprintf("%s/%s/lib/libvec_add.so", tmp, dirs[k]);
+        kb_plan_item item = {.backend = KB_BACKEND_CUDA};
+        snprintf(item.target, sizeof(item.target), "%s", t->target);
+        snprintf(item.arch, sizeof(item.arch), "%s", k == 0 ? "sm_80" : "compute_80");
+        cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+        snprintf(item.arch, sizeof(item.arch), "%s", k == 0 ? "compute_80" : "sm_80");
+        cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
+        cr_expect(strstr(kb_ctx_last_error(ctx)->message, found[k]), "%s",
+                  kb_ctx_last_error(ctx)->message);
+        free(lib);
+    }
     kb_build_result_free(r);
     kb_ctx_free(ctx);
     kbt_rmtree(tmp);
@@ -92,11 +105,11 @@ Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
     char *lib = kb_asprintf("%s/y/lib/libvec_add.so", tmp);
     snprintf(item.target, sizeof(item.target), "rocm5-gfx1100-x86_64-linux");
     snprintf(item.arch, sizeof(item.arch), "gfx1100");
-    cr_expect_eq(kb_verify_rocm_archs(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
     snprintf(item.arch, sizeof(item.arch), "gfx1030");
-    cr_expect_eq(kb_verify_rocm_archs(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message,
-                     "holds code objects for gfx1100, expected only gfx1030"),
+                     "holds AMDGCN gfx1100, expected only AMDGCN gfx1030"),
               "%s", kb_ctx_last_error(ctx)->message);
     free(lib);
     kb_build_result_free(r);
