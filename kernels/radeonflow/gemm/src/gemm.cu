@@ -1,0 +1,479 @@
+/* radeonflow/gemm on GPUs: mma.sync tensor-core kernel (CUDA sm_80+), SIMT tiled kernel (fp32,
+ * AMD). */
+#include "gemm_cpu.h"
+
+#include <stdint.h>
+
+#include "kb_gpu_compat.h"
+#include "kbpkg_kernel.h"
+#include "rf_gemm.h"
+
+namespace rf
+{
+
+/* ---- SIMT tiled kernel: 128x128 tile, BK 8, 256 threads, 8x8 outputs per thread ---- */
+constexpr int SIMT_BM = 128, SIMT_BN = 128, SIMT_BK = 8, SIMT_THREADS = 256;
+
+/* Raster tiles in groups of GROUP_M tile rows so neighbouring blocks share A and B in L2. */
+constexpr int GROUP_M = 8;
+
+__device__ __forceinline__ void tile_coords(int tiles_m, int tiles_n, int *tm, int *tn)
+{
+    int pid = blockIdx.x;
+    int per_group = GROUP_M * tiles_n;
+    int group = pid / per_group;
+    int first_m = group * GROUP_M;
+    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+    int in_group = pid % per_group;
+    *tm = first_m + in_group % rows;
+    *tn = in_group / rows;
+}
+
+template <typename T>
+__global__
+__launch_bounds__(SIMT_THREADS) void gemm_simt(int M, int N, int K, float alpha,
+                                               const typename kb_type<T>::storage *A, int lda,
+                                               const typename kb_type<T>::storage *B, int ldb,
+                                               float beta, typename kb_type<T>::storage *C, int ldc)
+{
+    /* A is stored transposed (k-major) so both operands are read as rows of the tile. */
+    __shared__ float As[SIMT_BK][SIMT_BM + 4];
+    __shared__ float Bs[SIMT_BK][SIMT_BN + 4];
+    int tiles_m = (M + SIMT_BM - 1) / SIMT_BM, tiles_n = (N + SIMT_BN - 1) / SIMT_BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * SIMT_BM, n0 = tn * SIMT_BN;
+    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[i][j] = 0.0f;
+
+    float ra[4], rb[4];
+    auto fetch = [&](int k0) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int idx = tid + i * SIMT_THREADS;
+            int r = idx / SIMT_BK, c = idx % SIMT_BK;
+            int gm = m0 + r, gk = k0 + c;
+            ra[i] = (gm < M && gk < K) ? kb_type<T>::load(A[(size_t)gm * lda + gk]) : 0.0f;
+            int br = idx / SIMT_BN, bc = idx % SIMT_BN;
+            int bk = k0 + br, bn = n0 + bc;
+            rb[i] = (bk < K && bn < N) ? kb_type<T>::load(B[(size_t)bk * ldb + bn]) : 0.0f;
+        }
+    };
+    auto stash = [&]() {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int idx = tid + i * SIMT_THREADS;
+            As[idx % SIMT_BK][idx / SIMT_BK] = ra[i];
+            Bs[idx / SIMT_BN][idx % SIMT_BN] = rb[i];
+        }
+    };
+
+    fetch(0);
+    for (int k0 = 0; k0 < K; k0 += SIMT_BK) {
+        __syncthreads();
+        stash();
+        __syncthreads();
+        if (k0 + SIMT_BK < K) /* the next tile's loads overlap this tile's math */
+            fetch(k0 + SIMT_BK);
+#pragma unroll
+        for (int k = 0; k < SIMT_BK; k++) {
+            float a[8], b[8];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a[i] = As[k][ty * 4 + i];
+                a[i + 4] = As[k][64 + ty * 4 + i];
+                b[i] = Bs[k][tx * 4 + i];
+                b[i + 4] = Bs[k][64 + tx * 4 + i];
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int gm = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+        if (gm >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            if (gn >= N)
+                continue;
+            size_t ci = (size_t)gm * ldc + gn;
+            float v = alpha * acc[i][j];
+            if (beta != 0.0f)
+                v += beta * kb_type<T>::load(C[ci]);
+            C[ci] = kb_type<T>::store(v);
+        }
+    }
+}
+
+template <typename T>
+static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<T>::storage *A,
+                       int lda, const typename kb_type<T>::storage *B, int ldb, float beta,
+                       typename kb_type<T>::storage *C, int ldc, kb_stream_t stream)
+{
+    long long tiles = (long long)((M + SIMT_BM - 1) / SIMT_BM) * ((N + SIMT_BN - 1) / SIMT_BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    gemm_simt<T><<<(unsigned)tiles, SIMT_THREADS, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta,
+                                                               C, ldc);
+    return kb_gpu_launch_status();
+}
+
+#if defined(KB_GPU_CUDA)
+/* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
+ * ---- */
+constexpr int MMA_THREADS = 256;
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* Copies bytes (0..16) from src and zero-fills the rest of the 16-byte chunk. */
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma_16816(float *d, const uint32_t *a, const uint32_t *b);
+template <>
+__device__ __forceinline__ void mma_16816<kb_bf16_tag>(float *d, const uint32_t *a,
+                                                       const uint32_t *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <>
+__device__ __forceinline__ void mma_16816<kb_f16_tag>(float *d, const uint32_t *a,
+                                                      const uint32_t *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/*
+ * Shared memory per stage: A as BM rows x BK halves (BK/8 chunks of 16 bytes; chunk swizzled
+ * by (row>>1)&3 for BK 32, by row&7 for BK 64) and B as BK rows x BN halves (BN/8 chunks,
+ * swizzled by row&7). The swizzles make the 8 row addresses of every ldmatrix phase hit 8
+ * distinct 16-byte bank groups.
+ */
+template <int BK> __device__ __forceinline__ int a_off(int row, int chunk)
+{
+    return BK == 32 ? row * BK + ((chunk ^ ((row >> 1) & 3)) << 3)
+                    : row * BK + ((chunk ^ (row & 7)) << 3);
+}
+template <int BN> __device__ __forceinline__ int b_off(int row, int chunk)
+{
+    return row * BN + ((chunk ^ (row & 7)) << 3);
+}
+
+/* Reads 8 consecutive halves [col, col+8) of a row with bounds checks (unaligned operands). */
+__device__ __forceinline__ uint4 load_chunk_scalar(const uint16_t *row, int col, int limit)
+{
+    uint16_t h[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        h[i] = (col + i < limit) ? row[col + i] : (uint16_t)0;
+    uint4 v;
+    v.x = h[0] | ((uint32_t)h[1] << 16);
+    v.y = h[2] | ((uint32_t)h[3] << 16);
+    v.z = h[4] | ((uint32_t)h[5] << 16);
+    v.w = h[6] | ((uint32_t)h[7] << 16);
+    return v;
+}
+
+template <int BM, int BN, int BK, bool AVEC, bool BVEC>
+__device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const uint16_t *A, int lda,
+                                           const uint16_t *B, int ldb, int M, int N, int K, int m0,
+                                           int n0, int k0)
+{
+    int tid = threadIdx.x;
+    constexpr int A_ROW_CHUNKS = BK / 8, A_CHUNKS = BM * A_ROW_CHUNKS;
+#pragma unroll
+    for (int c = tid; c < A_CHUNKS; c += MMA_THREADS) {
+        int row = c / A_ROW_CHUNKS, ch = c % A_ROW_CHUNKS;
+        int gm = m0 + row, gk = k0 + ch * 8;
+        uint16_t *dst = sa + a_off<BK>(row, ch);
+        if (AVEC) {
+            int left = K - gk;
+            int bytes = (gm < M && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            const uint16_t *src = bytes ? A + (size_t)gm * lda + gk : A;
+            cp_async_16(smem_addr(dst), src, bytes);
+        } else {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (gm < M)
+                v = load_chunk_scalar(A + (size_t)gm * lda, gk, K);
+            *reinterpret_cast<uint4 *>(dst) = v;
+        }
+    }
+    constexpr int B_ROW_CHUNKS = BN / 8, B_CHUNKS = BK * B_ROW_CHUNKS;
+#pragma unroll
+    for (int c = tid; c < B_CHUNKS; c += MMA_THREADS) {
+        int row = c / B_ROW_CHUNKS, ch = c % B_ROW_CHUNKS;
+        int gk = k0 + row, gn = n0 + ch * 8;
+        uint16_t *dst = sb + b_off<BN>(row, ch);
+        if (BVEC) {
+            int left = N - gn;
+            int bytes = (gk < K && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            const uint16_t *src = bytes ? B + (size_t)gk * ldb + gn : B;
+            cp_async_16(smem_addr(dst), src, bytes);
+        } else {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (gk < K)
+                v = load_chunk_scalar(B + (size_t)gk * ldb, gn, N);
+            *reinterpret_cast<uint4 *>(dst) = v;
+        }
+    }
+}
+
+template <int BM, int BN, int BK, int STAGES> struct mma_cfg {
+    static constexpr int WTM = BM / 2, WTN = BN / 4; /* warps: 2 along M, 4 along N */
+    static constexpr int MF = WTM / 16, NF = WTN / 8;
+    static constexpr int STAGE_HALVES = BM * BK + BK * BN;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_HALVES * 2;
+    /* two blocks per SM when their shared memory fits (227 KB) and registers allow */
+    static constexpr int MIN_BLOCKS =
+        (BM * BN <= 128 * 128 && 2 * SMEM_BYTES <= 227 * 1024) ? 2 : 1;
+};
+
+template <typename T, int BM, int BN, int BK, int STAGES, bool AVEC, bool BVEC>
+__global__ __launch_bounds__(MMA_THREADS, (mma_cfg<BM, BN, BK, STAGES>::MIN_BLOCKS)) void gemm_mma(
+    int M, int N, int K, float alpha, const uint16_t *__restrict__ A, int lda,
+    const uint16_t *__restrict__ B, int ldb, float beta, uint16_t *C, int ldc, bool c_pairs)
+{
+    typedef mma_cfg<BM, BN, BK, STAGES> cfg;
+    extern __shared__ __align__(128) uint16_t smem[];
+    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * BM, n0 = tn * BN;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int wm = warp >> 2, wn = warp & 3;
+
+    float acc[cfg::MF][cfg::NF][4];
+#pragma unroll
+    for (int i = 0; i < cfg::MF; i++)
+#pragma unroll
+        for (int j = 0; j < cfg::NF; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] = 0.0f;
+
+    int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles) {
+            uint16_t *sa = smem + s * cfg::STAGE_HALVES;
+            load_stage<BM, BN, BK, AVEC, BVEC>(sa, sa + BM * BK, A, lda, B, ldb, M, N, K, m0, n0,
+                                               s * BK);
+        }
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads(); /* stage kt is in; every warp is done with stage kt-1 */
+        int next = kt + STAGES - 1;
+        if (next < ktiles) {
+            uint16_t *sa = smem + (next % STAGES) * cfg::STAGE_HALVES;
+            load_stage<BM, BN, BK, AVEC, BVEC>(sa, sa + BM * BK, A, lda, B, ldb, M, N, K, m0, n0,
+                                               next * BK);
+        }
+        cp_async_commit();
+
+        const uint16_t *sa = smem + (kt % STAGES) * cfg::STAGE_HALVES;
+        const uint16_t *sb = sa + BM * BK;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            uint32_t af[cfg::MF][4], bfr[cfg::NF][2];
+#pragma unroll
+            for (int i = 0; i < cfg::MF; i++) {
+                int row = wm * cfg::WTM + i * 16 + (lane & 15);
+                int ch = (kk >> 3) + (lane >> 4);
+                ldmatrix_x4(af[i], smem_addr(sa + a_off<BK>(row, ch)));
+            }
+#pragma unroll
+            for (int j = 0; j < cfg::NF; j += 2) {
+                int krow = kk + (lane & 15);
+                int ch = (wn * cfg::WTN + j * 8) / 8 + (lane >> 4);
+                uint32_t r[4];
+                ldmatrix_x4_trans(r, smem_addr(sb + b_off<BN>(krow, ch)));
+                bfr[j][0] = r[0];
+                bfr[j][1] = r[1];
+                bfr[j + 1][0] = r[2];
+                bfr[j + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < cfg::MF; i++)
+#pragma unroll
+                for (int j = 0; j < cfg::NF; j++)
+                    mma_16816<T>(acc[i][j], af[i], bfr[j]);
+        }
+    }
+    cp_async_wait<0>();
+
+    /* Epilogue: the accumulator of lane (g = lane/4, t = lane%4) holds rows g, g+8 and
+     * columns 2t, 2t+1 of each 16x8 fragment. */
+    int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < cfg::MF; i++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int gm = m0 + wm * cfg::WTM + i * 16 + g + half * 8;
+            if (gm >= M)
+                continue;
+            uint16_t *crow = C + (size_t)gm * ldc;
+#pragma unroll
+            for (int j = 0; j < cfg::NF; j++) {
+                int gn = n0 + wn * cfg::WTN + j * 8 + t * 2;
+                float v0 = alpha * acc[i][j][half * 2], v1 = alpha * acc[i][j][half * 2 + 1];
+                if (c_pairs && gn + 1 < N) {
+                    uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
+                    if (beta != 0.0f) {
+                        uint32_t old = *p;
+                        v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
+                        v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
+                    }
+                    *p = (uint32_t)kb_type<T>::store(v0) | ((uint32_t)kb_type<T>::store(v1) << 16);
+                } else {
+                    if (gn < N) {
+                        if (beta != 0.0f)
+                            v0 += beta * kb_type<T>::load(crow[gn]);
+                        crow[gn] = kb_type<T>::store(v0);
+                    }
+                    if (gn + 1 < N) {
+                        if (beta != 0.0f)
+                            v1 += beta * kb_type<T>::load(crow[gn + 1]);
+                        crow[gn + 1] = kb_type<T>::store(v1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <typename T, int BM, int BN, int BK, int STAGES, bool AVEC, bool BVEC>
+static int launch_mma_variant(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                              const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                              kb_stream_t stream)
+{
+    typedef mma_cfg<BM, BN, BK, STAGES> cfg;
+    auto kernel = gemm_mma<T, BM, BN, BK, STAGES, AVEC, BVEC>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, cfg::SMEM_BYTES) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    bool c_pairs = ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0;
+    kernel<<<(unsigned)tiles, MMA_THREADS, cfg::SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, c_pairs);
+    return kb_gpu_launch_status();
+}
+
+/* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
+template <typename T, int BM, int BN, int BK, int STAGES>
+static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                      kb_stream_t stream)
+{
+    bool avec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
+    bool bvec = ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    if (avec && bvec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, true, true>(M, N, K, alpha, A, lda, B, ldb,
+                                                                     beta, C, ldc, stream);
+    if (avec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, true, false>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, stream);
+    if (bvec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, false, true>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, stream);
+    return launch_mma_variant<T, BM, BN, BK, STAGES, false, false>(M, N, K, alpha, A, lda, B, ldb,
+                                                                   beta, C, ldc, stream);
+}
+#endif
+
+/* The default configuration for 16-bit inputs (chosen from docs/perf-gpu-notes.md). */
+template <typename T>
+static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc, void *stream)
+{
+    int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
+    if (rc != 0 || M == 0 || N == 0)
+        return rc;
+#if defined(KB_GPU_CUDA)
+    return launch_mma<T, 128, 128, 32, 4>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                          (kb_stream_t)stream);
+#else
+    return launch_simt<T>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, (kb_stream_t)stream);
+#endif
+}
+
+} // namespace rf
+
+extern "C" {
+
+KBPKG_DEFINE_KERNEL_INFO(KB_GPU_BACKEND)
+
+KBPKG_EXPORT int rf_gemm_bf16(int M, int N, int K, float alpha, const kbpkg_bf16 *A, int lda,
+                              const kbpkg_bf16 *B, int ldb, float beta, kbpkg_bf16 *C, int ldc,
+                              void *stream)
+{
+    return rf::gemm_16bit<kb_bf16_tag>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+KBPKG_EXPORT int rf_gemm_f16(int M, int N, int K, float alpha, const kbpkg_f16 *A, int lda,
+                             const kbpkg_f16 *B, int ldb, float beta, kbpkg_f16 *C, int ldc,
+                             void *stream)
+{
+    return rf::gemm_16bit<kb_f16_tag>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+KBPKG_EXPORT int rf_gemm_f32(int M, int N, int K, float alpha, const float *A, int lda,
+                             const float *B, int ldb, float beta, float *C, int ldc, void *stream)
+{
+    int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
+    if (rc != 0 || M == 0 || N == 0)
+        return rc;
+    return rf::launch_simt<float>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                  (kb_stream_t)stream);
+}
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the first-party kernel packages with nvcc the way the builder does, runs each
+# package's check (SASS, forced PTX JIT, compute-sanitizer), then the GPU benchmarks.
+# Usage: tests/gpu/kernels_bench.sh [outdir]   (needs nvcc, a CUDA GPU, cuBLAS)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUTDIR=${1:-${OUT:-/tmp/kbpkg-gpu-out}}
+B=/tmp/kbpkg-gpu-build
+mkdir -p "$OUTDIR" "$B"
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$CUDA/bin:$PATH
+ARCHS="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
+       -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
+       -gencode arch=compute_80,code=compute_80"
+PKGS="radeonflow/gemm:gemm:gemm kbpkg-community/activation:activation:activation
+      kbpkg-community/rmsnorm:rmsnorm:rmsnorm"
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+nvcc --version | tail -1
+
+build_pkg() { # pkgdir libname source-stem
+    local d=$ROOT/kernels/$1 lib=$2 src=$3
+    nvcc -std=c++17 -O3 --threads 4 -I"$d/include" -Xcompiler -fPIC,-fvisibility=hidden \
+        -Xlinker --exclude-libs,ALL -shared $ARCHS \
+        -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$d/src/$src.cu" -o "$B/lib$lib.so" &&
+    nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$d/include" "$d/tests/check.c" \
+        "$d/src/${src}_cpu.c" -L"$B" -l"$lib" -Xlinker -rpath,"$B" -o "$B/check_$lib"
+}
+
+t0=$(date +%s)
+for p in $PKGS; do
+    IFS=: read -r dir lib src <<<"$p"
+    build_pkg "$dir" "$lib" "$src" >"$OUTDIR/build_$lib.log" 2>&1 &
+done
+nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I"$ROOT/kernels/radeonflow/gemm/include" \
+    -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
+    >"$OUTDIR/build_gemm_bench.log" 2>&1 &
+wait
+echo "builds took $(( $(date +%s) - t0 )) s"
+nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
+    -I"$ROOT/kernels/kbpkg-community/activation/include" \
+    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" "$ROOT/bench/gpu/mem_bench.cu" \
+    -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \
+    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; }
+
+summary=""
+note() { summary+="$1"$'\n'; echo "$1"; }
+for p in $PKGS; do
+    IFS=: read -r dir lib src <<<"$p"
+    if [ ! -x "$B/check_$lib" ]; then
+        note "$lib: BUILD FAILED"; tail -30 "$OUTDIR/build_$lib.log"; status=1; continue
+    fi
+    for mode in sass sass2 ptx-jit sanitizer; do
+        log=$OUTDIR/check_${lib}_$mode.log
+        case $mode in
+        sass|sass2) timeout 300 "$B/check_$lib" >"$log" 2>&1 ;;
+        ptx-jit) CUDA_FORCE_PTX_JIT=1 timeout 300 "$B/check_$lib" >"$log" 2>&1 ;;
+        sanitizer) timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                       "$B/check_$lib" >"$log" 2>&1 ;;
+        esac
+        rc=$?
+        note "$lib check [$mode]: rc=$rc $(grep -m1 -o 'seed [0-9]*' "$log") $(tail -1 "$log")"
+        [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$log"; }
+    done
+done
+
+echo "== GEMM vs cuBLAS"
+if [ -x "$B/gemm_bench" ]; then
+    grep -E "registers|spill" "$OUTDIR/build_gemm_bench.log" | sort | uniq -c | head -8
+    timeout 300 "$B/gemm_bench" 2>&1 | tee "$OUTDIR/gemm_bench.txt"
+else
+    echo "gemm_bench build FAILED"; grep -m20 error "$OUTDIR/build_gemm_bench.log"; status=1
+fi
+echo "== activation / rmsnorm vs copy bandwidth"
+[ -x "$B/mem_bench" ] && timeout 200 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
+echo "== summary"
+printf '%s' "$summary"
+exit $status
