@@ -33,7 +33,7 @@ for p in $PKGS; do
     IFS=: read -r dir lib src <<<"$p"
     build_pkg "$dir" "$lib" "$src" >"$OUTDIR/build_$lib.log" 2>&1 &
 done
-nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I"$ROOT/kernels/radeonflow/gemm/include" \
+nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
     -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
     >"$OUTDIR/build_gemm_bench.log" 2>&1 &
 wait
@@ -68,6 +68,7 @@ done
 echo "== GEMM vs cuBLAS"
 if [ -x "$B/gemm_bench" ]; then
     grep -E "registers|spill" "$OUTDIR/build_gemm_bench.log" | sort | uniq -c | head -8
+    echo "SASS of gemm_bench: $(cuobjdump --dump-sass "$B/gemm_bench" | grep -c HGMMA) HGMMA, $(cuobjdump --dump-sass "$B/gemm_bench" | grep -c ' HMMA') HMMA"
     timeout 300 "$B/gemm_bench" 2>&1 | tee "$OUTDIR/gemm_bench.txt"
 else
     echo "gemm_bench build FAILED"; grep -m20 error "$OUTDIR/build_gemm_bench.log"; status=1

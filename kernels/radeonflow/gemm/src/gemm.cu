@@ -409,6 +409,182 @@ static int launch_mma_variant(int M, int N, int K, float alpha, const uint16_t *
     return kb_gpu_launch_status();
 }
 
+/* ---- sm_90a: wgmma (m64n128k16) from 128B-swizzled shared memory, cp.async multistage ----
+ * Block 128x128x64, two warpgroups (each 64 rows x 128 columns), 4 stages. A is K-major
+ * (row-major A); B is MN-major (row-major B), read with the transpose-B flag. Experimental:
+ * timed by bench/gpu/gemm_bench.cu; the exports use it only once proven (docs/kernels.md). */
+constexpr int WG_BM = 128, WG_BN = 128, WG_BK = 64, WG_STAGES = 4;
+constexpr int WG_STAGE_BYTES = (WG_BM * WG_BK + WG_BK * WG_BN) * 2;
+constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024; /* + room to align to 1024 */
+
+/* Matrix descriptor: start, leading and stride byte offsets (>> 4), 128-byte swizzle. */
+__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((saddr >> 4) & 0x3fff) | ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);
+}
+
+template <typename T> __device__ __forceinline__ void wgmma_128(float *d, uint64_t da, uint64_t db);
+template <>
+__device__ __forceinline__ void wgmma_128<kb_bf16_tag>(float *d, uint64_t da, uint64_t db)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, "
+                 "%6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+                 "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, "
+                 "%39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
+                 "%55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db));
+#endif
+}
+template <>
+__device__ __forceinline__ void wgmma_128<kb_f16_tag>(float *d, uint64_t da, uint64_t db)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, "
+                 "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+                 "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, "
+                 "%39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
+                 "%55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db));
+#endif
+}
+
+template <typename T>
+__global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float alpha,
+                                                     const uint16_t *__restrict__ A, int lda,
+                                                     const uint16_t *__restrict__ B, int ldb,
+                                                     float beta, uint16_t *C, int ldc)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) uint8_t wg_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + WG_BN - 1) / WG_BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * WG_BM, n0 = tn * WG_BN;
+    int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+    float d[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        d[i] = 0.0f;
+
+    /* A stage: 128 rows x 128 bytes, chunk ^= row&7. B stage: 2 blocks of 64 columns, each
+     * 64 k-rows x 128 bytes, chunk ^= k&7. Each 8-row group is one 1024-byte swizzle atom. */
+    auto load = [&](int stage, int k0) {
+        uint8_t *sa = smem + stage * WG_STAGE_BYTES, *sb = sa + WG_BM * WG_BK * 2;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int c = tid + i * 256;
+            int row = c >> 3, ch = c & 7;
+            int gm = m0 + row, gk = k0 + ch * 8, left = K - gk;
+            int bytes = (gm < M && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            cp_async_16(smem_addr(sa + row * 128 + ((ch ^ (row & 7)) << 4)),
+                        bytes ? A + (size_t)gm * lda + gk : A, bytes);
+            int k = c >> 4, nch = c & 15, nb = nch >> 3, bch = nch & 7;
+            int gkk = k0 + k, gn = n0 + nch * 8, nleft = N - gn;
+            int bbytes = (gkk < K && nleft > 0) ? (nleft >= 8 ? 16 : nleft * 2) : 0;
+            cp_async_16(smem_addr(sb + nb * 8192 + k * 128 + ((bch ^ (k & 7)) << 4)),
+                        bbytes ? B + (size_t)gkk * ldb + gn : B, bbytes);
+        }
+    };
+
+    int ktiles = (K + WG_BK - 1) / WG_BK;
+#pragma unroll
+    for (int s = 0; s < WG_STAGES - 1; s++) {
+        if (s < ktiles)
+            load(s, s * WG_BK);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<WG_STAGES - 2>();
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        int next = kt + WG_STAGES - 1;
+        if (next < ktiles)
+            load(next % WG_STAGES, next * WG_BK);
+        cp_async_commit();
+        uint32_t sa = smem_addr(smem + (kt % WG_STAGES) * WG_STAGE_BYTES);
+        uint32_t sb = sa + WG_BM * WG_BK * 2;
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < WG_BK / 16; j++) {
+            uint64_t da = wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024);
+            uint64_t db = wg_desc(sb + j * 2048, 8192, 1024);
+            wgmma_128<T>(d, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    }
+    cp_async_wait<0>();
+
+    int warp = wtid >> 5, lane = wtid & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int nn = 0; nn < 16; nn++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int gm = m0 + wg * 64 + warp * 16 + g + half * 8;
+            int gn = n0 + nn * 8 + t * 2;
+            if (gm >= M)
+                continue;
+            uint16_t *crow = C + (size_t)gm * ldc;
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (gn + e < N) {
+                    float v = alpha * d[nn * 4 + half * 2 + e];
+                    if (beta != 0.0f)
+                        v += beta * kb_type<T>::load(crow[gn + e]);
+                    crow[gn + e] = kb_type<T>::store(v);
+                }
+            }
+        }
+    }
+#else
+    __trap(); /* built without sm_90a: launch_wgmma refuses before getting here */
+#endif
+}
+
+/* Needs 16-byte aligned rows; returns KBPKG_KERNEL_EUNSUPPORTED otherwise. */
+template <typename T>
+static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                        const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                        kb_stream_t stream)
+{
+    if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    auto kernel = gemm_wgmma<T>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, WG_SMEM_BYTES) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    long long tiles = (long long)((M + WG_BM - 1) / WG_BM) * ((N + WG_BN - 1) / WG_BN);
+    kernel<<<(unsigned)tiles, 256, WG_SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                                            ldc);
+    return kb_gpu_launch_status();
+}
+
 /* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
 template <typename T, int BM, int BN, int BK, int STAGES>
 static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
