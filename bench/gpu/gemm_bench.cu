@@ -69,13 +69,14 @@ static int exported(int M, int N, int K, float al, const uint16_t *A, int lda, c
 template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, const char *tname)
 {
     const variant<T> variants[] = {
-        {"rf_gemm (default)", exported<T>},
+        {"rf_gemm (sm_90a build)", exported<T>},
         {"mma 128x128x32 s4", rf::launch_mma<T, 128, 128, 32, 4>},
         {"mma 128x128x64 s3", rf::launch_mma<T, 128, 128, 64, 3>},
-        {"mma 128x128x64 s4", rf::launch_mma<T, 128, 128, 64, 4>},
-        {"mma 128x256x32 s4", rf::launch_mma<T, 128, 256, 32, 4>},
         {"mma 128x256x64 s3", rf::launch_mma<T, 128, 256, 64, 3>},
-        {"wgmma 128x128x64 s4", rf::launch_wgmma<T>},
+        {"wgmma 128x128x64", rf::launch_wgmma<T, 128, false>},
+        {"wgmma 128x128x64 pipe", rf::launch_wgmma<T, 128, true>},
+        {"wgmma 128x256x64", rf::launch_wgmma<T, 256, false>},
+        {"wgmma 128x256x64 pipe", rf::launch_wgmma<T, 256, true>},
     };
     cudaDataType_t ct = std::is_same<T, kb_bf16_tag>::value ? CUDA_R_16BF : CUDA_R_16F;
     int dt = std::is_same<T, kb_bf16_tag>::value ? B_BF16 : B_F16;
@@ -107,7 +108,7 @@ template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, c
     double t_cublas = bench_median_ms(cublas, 5, reps);
     cublas(0);
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
-    printf("%-22s %-5s %-20s %9.3f ms %7.1f TFLOP/s  1.000\n", sh.name, tname, "cuBLAS", t_cublas,
+    printf("%-22s %-5s %-24s %9.3f ms %7.1f TFLOP/s  1.000\n", sh.name, tname, "cuBLAS", t_cublas,
            flop / t_cublas / 1e9);
     for (const auto &v : variants) {
         auto ours = [&](int i) {
@@ -120,13 +121,13 @@ template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, c
         CK(cudaMemset(C[0], 0xff, nc * 2)); /* NaN poison: unwritten outputs show as error */
         if (v.fn(M, N, K, alpha, A[0], lda, B[0], ldb, beta, C[0], ldc, 0) ==
             KBPKG_KERNEL_EUNSUPPORTED) {
-            printf("%-22s %-5s %-20s unsupported here (unaligned rows)\n", sh.name, tname, v.name);
+            printf("%-22s %-5s %-24s unsupported here (unaligned rows)\n", sh.name, tname, v.name);
             continue;
         }
         CK(cudaDeviceSynchronize());
         double err = rel_err<T>(C[0], ref, (size_t)M * N);
         double t = bench_median_ms(ours, 5, reps);
-        printf("%-22s %-5s %-20s %9.3f ms %7.1f TFLOP/s  %.3f  relerr %.2e%s\n", sh.name, tname,
+        printf("%-22s %-5s %-24s %9.3f ms %7.1f TFLOP/s  %.3f  relerr %.2e%s\n", sh.name, tname,
                v.name, t, flop / t / 1e9, t_cublas / t, err, err > 2e-2 ? "  WRONG" : "");
     }
     for (int s = 0; s < sets; s++) {
@@ -152,7 +153,7 @@ int main(void)
         {"tall 32768x256x4096", 32768, 256, 4096, 0},
         {"skinny 16x8192x8192", 16, 8192, 8192, 0},
     };
-    printf("%-22s %-5s %-20s %12s %15s  %s\n", "shape", "type", "kernel", "median", "rate",
+    printf("%-22s %-5s %-24s %12s %15s  %s\n", "shape", "type", "kernel", "median", "rate",
            "vs cuBLAS");
     for (const auto &sh : shapes) {
         run_shape<kb_bf16_tag>(h, sh, "bf16");

@@ -34,8 +34,20 @@ for p in $PKGS; do
     build_pkg "$dir" "$lib" "$src" >"$OUTDIR/build_$lib.log" 2>&1 &
 done
 nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
-    -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
+    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
     >"$OUTDIR/build_gemm_bench.log" 2>&1 &
+# the sm_90a artifact (wgmma), one per wgmma configuration, each with its check
+G=$ROOT/kernels/radeonflow/gemm
+for cfg in 128:0 128:1 256:0 256:1; do
+    (IFS=: read -r bn pipe <<<"$cfg"; d=$B/sm90a_${bn}_$pipe; mkdir -p "$d" &&
+     nvcc -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
+        -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90a,code=sm_90a \
+        -DRF_GEMM_WG_BN=$bn -DRF_GEMM_WG_PIPE=$pipe \
+        -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" -o "$d/libgemm.so" &&
+     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
+        "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
+        >"$OUTDIR/build_sm90a_${cfg/:/_}.log" 2>&1 &
+done
 wait
 echo "builds took $(( $(date +%s) - t0 )) s"
 nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
@@ -65,6 +77,16 @@ for p in $PKGS; do
     done
 done
 
+for cfg in 128_0 128_1 256_0 256_1; do
+    d=$B/sm90a_$cfg
+    [ -x "$d/check" ] || { note "gemm sm_90a wgmma $cfg: BUILD FAILED"; status=1; continue; }
+    timeout 300 "$d/check" >"$OUTDIR/check_sm90a_$cfg.log" 2>&1; rc=$?
+    note "gemm sm_90a wgmma BN_PIPE=$cfg check: rc=$rc $(tail -1 "$OUTDIR/check_sm90a_$cfg.log")"
+    [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$OUTDIR/check_sm90a_$cfg.log"; }
+done
+timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/sm90a_256_1/check" \
+    >"$OUTDIR/check_sm90a_sanitizer.log" 2>&1
+note "gemm sm_90a wgmma 256_1 [sanitizer]: rc=$? $(tail -1 "$OUTDIR/check_sm90a_sanitizer.log")"
 echo "== GEMM vs cuBLAS"
 if [ -x "$B/gemm_bench" ]; then
     grep -E "registers|spill" "$OUTDIR/build_gemm_bench.log" | sort | uniq -c | head -8

@@ -409,13 +409,17 @@ static int launch_mma_variant(int M, int N, int K, float alpha, const uint16_t *
     return kb_gpu_launch_status();
 }
 
-/* ---- sm_90a: wgmma (m64n128k16) from 128B-swizzled shared memory, cp.async multistage ----
- * Block 128x128x64, two warpgroups (each 64 rows x 128 columns), 4 stages. A is K-major
- * (row-major A); B is MN-major (row-major B), read with the transpose-B flag. Experimental:
- * timed by bench/gpu/gemm_bench.cu; the exports use it only once proven (docs/kernels.md). */
-constexpr int WG_BM = 128, WG_BN = 128, WG_BK = 64, WG_STAGES = 4;
-constexpr int WG_STAGE_BYTES = (WG_BM * WG_BK + WG_BK * WG_BN) * 2;
-constexpr int WG_SMEM_BYTES = WG_STAGES * WG_STAGE_BYTES + 1024; /* + room to align to 1024 */
+/* ---- sm_90a: wgmma (m64nBNk16) from 128B-swizzled shared memory, cp.async multistage ----
+ * Block 128xBNx64, two warpgroups (each 64 rows x BN columns), 4 stages. A is K-major
+ * (row-major A); B is MN-major (row-major B), read with the transpose-B flag. PIPE keeps one
+ * wgmma group in flight while the next tile's is issued (loads then run 2 tiles ahead, not 3,
+ * so a stage is never overwritten while a wgmma may still read it). Used by the exports in
+ * builds for the sm_90a target (KBPKG_TARGET names sm_90a) when rows are 16-byte aligned. */
+constexpr int WG_BM = 128, WG_BK = 64, WG_STAGES = 4;
+template <int BN> struct wg_cfg {
+    static constexpr int STAGE_BYTES = (WG_BM * WG_BK + WG_BK * BN) * 2;
+    static constexpr int SMEM_BYTES = WG_STAGES * STAGE_BYTES + 1024; /* + room to align */
+};
 
 /* Matrix descriptor: start, leading and stride byte offsets (>> 4), 128-byte swizzle. */
 __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
@@ -424,11 +428,12 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32
            ((uint64_t)((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);
 }
 
-template <typename T> __device__ __forceinline__ void wgmma_128(float *d, uint64_t da, uint64_t db);
-template <>
-__device__ __forceinline__ void wgmma_128<kb_bf16_tag>(float *d, uint64_t da, uint64_t db)
-{
+template <typename T, int BN>
+__device__ __forceinline__ void wgmma_op(float *d, uint64_t da, uint64_t db);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <>
+__device__ __forceinline__ void wgmma_op<kb_bf16_tag, 128>(float *d, uint64_t da, uint64_t db)
+{
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, "
                  "%6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
@@ -447,12 +452,10 @@ __device__ __forceinline__ void wgmma_128<kb_bf16_tag>(float *d, uint64_t da, ui
                    "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
                    "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db));
-#endif
 }
 template <>
-__device__ __forceinline__ void wgmma_128<kb_f16_tag>(float *d, uint64_t da, uint64_t db)
+__device__ __forceinline__ void wgmma_op<kb_f16_tag, 128>(float *d, uint64_t da, uint64_t db)
 {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, "
                  "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
@@ -471,32 +474,109 @@ __device__ __forceinline__ void wgmma_128<kb_f16_tag>(float *d, uint64_t da, uin
                    "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
                    "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db));
-#endif
 }
+template <>
+__device__ __forceinline__ void wgmma_op<kb_bf16_tag, 256>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
+        "%26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+        "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+        "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, "
+        "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, "
+        "%113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+template <>
+__device__ __forceinline__ void wgmma_op<kb_f16_tag, 256>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
+        "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
+        "%27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, "
+        "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+        "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, "
+        "%81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, "
+        "%99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "
+        "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+#else
+template <typename T, int BN>
+__device__ __forceinline__ void wgmma_op(float *d, uint64_t da, uint64_t db)
+{
+}
+#endif
 
-template <typename T>
+template <typename T, int BN, bool PIPE>
 __global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float alpha,
                                                      const uint16_t *__restrict__ A, int lda,
                                                      const uint16_t *__restrict__ B, int ldb,
                                                      float beta, uint16_t *C, int ldc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef wg_cfg<BN> cfg;
+    constexpr int AHEAD = PIPE ? WG_STAGES - 2 : WG_STAGES - 1; /* tiles loaded ahead */
     extern __shared__ __align__(128) uint8_t wg_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
-    int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + WG_BN - 1) / WG_BN;
+    int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + BN - 1) / BN;
     int tm, tn;
     tile_coords(tiles_m, tiles_n, &tm, &tn);
-    int m0 = tm * WG_BM, n0 = tn * WG_BN;
+    int m0 = tm * WG_BM, n0 = tn * BN;
     int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
-    float d[64];
+    float d[BN / 2];
 #pragma unroll
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < BN / 2; i++)
         d[i] = 0.0f;
 
-    /* A stage: 128 rows x 128 bytes, chunk ^= row&7. B stage: 2 blocks of 64 columns, each
-     * 64 k-rows x 128 bytes, chunk ^= k&7. Each 8-row group is one 1024-byte swizzle atom. */
+    /* A stage: 128 rows x 128 bytes, chunk ^= row&7. B stage: BN/64 blocks of 64 columns,
+     * each 64 k-rows x 128 bytes, chunk ^= k&7. Each 8-row group is one 1024-byte atom. */
     auto load = [&](int stage, int k0) {
-        uint8_t *sa = smem + stage * WG_STAGE_BYTES, *sb = sa + WG_BM * WG_BK * 2;
+        uint8_t *sa = smem + stage * cfg::STAGE_BYTES, *sb = sa + WG_BM * WG_BK * 2;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             int c = tid + i * 256;
@@ -505,7 +585,12 @@ __global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float 
             int bytes = (gm < M && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
             cp_async_16(smem_addr(sa + row * 128 + ((ch ^ (row & 7)) << 4)),
                         bytes ? A + (size_t)gm * lda + gk : A, bytes);
-            int k = c >> 4, nch = c & 15, nb = nch >> 3, bch = nch & 7;
+        }
+        constexpr int ROW_CHUNKS = BN / 8;
+#pragma unroll
+        for (int i = 0; i < WG_BK * ROW_CHUNKS / 256; i++) {
+            int c = tid + i * 256;
+            int k = c / ROW_CHUNKS, nch = c % ROW_CHUNKS, nb = nch >> 3, bch = nch & 7;
             int gkk = k0 + k, gn = n0 + nch * 8, nleft = N - gn;
             int bbytes = (gkk < K && nleft > 0) ? (nleft >= 8 ? 16 : nleft * 2) : 0;
             cp_async_16(smem_addr(sb + nb * 8192 + k * 128 + ((bch ^ (k & 7)) << 4)),
@@ -515,36 +600,43 @@ __global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float 
 
     int ktiles = (K + WG_BK - 1) / WG_BK;
 #pragma unroll
-    for (int s = 0; s < WG_STAGES - 1; s++) {
+    for (int s = 0; s < AHEAD; s++) {
         if (s < ktiles)
             load(s, s * WG_BK);
         cp_async_commit();
     }
     for (int kt = 0; kt < ktiles; kt++) {
-        cp_async_wait<WG_STAGES - 2>();
+        cp_async_wait<AHEAD - 1>();
+        /* cp.async wrote through the generic proxy; wgmma reads through the async proxy */
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
-        int next = kt + WG_STAGES - 1;
+        int next = kt + AHEAD;
         if (next < ktiles)
             load(next % WG_STAGES, next * WG_BK);
         cp_async_commit();
-        uint32_t sa = smem_addr(smem + (kt % WG_STAGES) * WG_STAGE_BYTES);
+        uint32_t sa = smem_addr(smem + (kt % WG_STAGES) * cfg::STAGE_BYTES);
         uint32_t sb = sa + WG_BM * WG_BK * 2;
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < WG_BK / 16; j++) {
             uint64_t da = wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024);
             uint64_t db = wg_desc(sb + j * 2048, 8192, 1024);
-            wgmma_128<T>(d, da, db);
+            wgmma_op<T, BN>(d, da, db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        if (PIPE)
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        else
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     cp_async_wait<0>();
 
+    /* The accumulator of m64nN: per 8 columns nn, lane (g, t) of warp w holds rows
+     * 16w + g and 16w + g + 8, columns 2t and 2t + 1, as mma.sync's 16x8 fragment. */
     int warp = wtid >> 5, lane = wtid & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int nn = 0; nn < 16; nn++) {
+    for (int nn = 0; nn < BN / 8; nn++) {
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             int gm = m0 + wg * 64 + warp * 16 + g + half * 8;
@@ -564,24 +656,26 @@ __global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float 
         }
     }
 #else
-    __trap(); /* built without sm_90a: launch_wgmma refuses before getting here */
+    __trap(); /* not an sm_90a build: launch_wgmma is only called from sm_90a builds */
 #endif
 }
 
 /* Needs 16-byte aligned rows; returns KBPKG_KERNEL_EUNSUPPORTED otherwise. */
-template <typename T>
+template <typename T, int BN, bool PIPE>
 static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
                         const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                         kb_stream_t stream)
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    auto kernel = gemm_wgmma<T>;
-    if (kb_gpu_func_set_max_dyn_smem(kernel, WG_SMEM_BYTES) != kb_gpu_success)
+    auto kernel = gemm_wgmma<T, BN, PIPE>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, wg_cfg<BN>::SMEM_BYTES) != kb_gpu_success)
         return KBPKG_KERNEL_ELAUNCH;
-    long long tiles = (long long)((M + WG_BM - 1) / WG_BM) * ((N + WG_BN - 1) / WG_BN);
-    kernel<<<(unsigned)tiles, 256, WG_SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                            ldc);
+    long long tiles = (long long)((M + WG_BM - 1) / WG_BM) * ((N + BN - 1) / BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    kernel<<<(unsigned)tiles, 256, wg_cfg<BN>::SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B, ldb,
+                                                                     beta, C, ldc);
     return kb_gpu_launch_status();
 }
 
@@ -607,7 +701,38 @@ static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int l
 }
 #endif
 
-/* The default configuration for 16-bit inputs (chosen from docs/perf-gpu-notes.md). */
+#if defined(KB_GPU_CUDA)
+/* The wgmma configuration of sm_90a builds (bench/gpu/gemm_bench.cu times them all). */
+#ifndef RF_GEMM_WG_BN
+#define RF_GEMM_WG_BN 256
+#endif
+#ifndef RF_GEMM_WG_PIPE
+#define RF_GEMM_WG_PIPE 1
+#endif
+
+constexpr bool starts_with(const char *s, const char *w)
+{
+    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
+}
+constexpr bool contains(const char *s, const char *w)
+{
+    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
+}
+/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
+ * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
+constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
+
+static int sm_count(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 0;
+    return sms;
+}
+#endif
+
+/* The default configuration for 16-bit inputs, chosen from docs/perf-gpu-notes.md. */
 template <typename T>
 static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int lda,
                       const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc, void *stream)
@@ -615,11 +740,24 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
     int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
     if (rc != 0 || M == 0 || N == 0)
         return rc;
+    kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
-    return launch_mma<T, 128, 128, 32, 4>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                                          (kb_stream_t)stream);
+    if (kTargetIsSm90a) {
+        rc = launch_wgmma<T, RF_GEMM_WG_BN, RF_GEMM_WG_PIPE != 0>(M, N, K, alpha, A, lda, B, ldb,
+                                                                  beta, C, ldc, s);
+        if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the mma.sync kernel below */
+            return rc;
+    }
+    bool aligned =
+        ((uintptr_t)A & 15) == 0 && (lda & 7) == 0 && ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    long long wide_tiles = (long long)((M + 127) / 128) * ((N + 255) / 256);
+    /* 128x256 tiles read shared memory less per flop, but need enough tiles to fill the GPU
+     * and lose to 128x128 when a scalar-load operand doubles their load time */
+    if (aligned && wide_tiles >= 2LL * sm_count())
+        return launch_mma<T, 128, 256, 64, 3>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+    return launch_mma<T, 128, 128, 64, 3>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
 #else
-    return launch_simt<T>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, (kb_stream_t)stream);
+    return launch_simt<T>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
 #endif
 }
 
