@@ -5,8 +5,37 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
+    {"config", cmd_config, "show or change settings and where they come from",
+     "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
+     "  list                 every setting, its value and its layer (and file)\n"
+     "  get KEY              one setting's value\n"
+     "  set KEY VALUE        write KEY into a config file (default: the user file)\n"
+     "  --user               <config.dir>/config.yaml\n"
+     "  --project            ./kbpkg.yaml\n"
+     "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
+    {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
+     "kbpkg inspect FILE [--json]",
+     "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
+     "                       inspected too)\n"
+     "  --json               machine-readable output"},
+    {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
+     "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
+     "                       exit 5 when any is invalid"},
+    {"probe", cmd_probe, "show the GPUs, CPU level and OS that kernels are chosen for",
+     "kbpkg probe [--json]",
+     "  --json      {host: {cpu, level, os, glibc},\n"
+     "               devices: [{backend, index, arch, name, memory_bytes, pci_id, runtime}],\n"
+     "               drivers: {cuda, hip_runtime, hip_driver},\n"
+     "               notes: [{source, message}], overridden}\n"
+     "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
+     "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
+     "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
+    {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
+     "kbpkg targets [--json] [--device D] [TARGET...]",
+     "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
+     "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

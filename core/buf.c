@@ -19,6 +19,7 @@ int kb_buf_grow(kb_buf *b, size_t extra)
     char *p = realloc(b->data, cap);
     if (!p)
         return KB_ERR_NOMEM;
+    p[b->len] = '\0'; /* a fresh buffer is "" too, so detaching an empty one is safe */
     b->data = p;
     b->cap = cap;
     return 0;

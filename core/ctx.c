@@ -24,6 +24,8 @@ KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options)
     ctx->opts = options ? *options : defaults;
     ctx->err.message = "";
     int rc = kb_config_init(ctx);
+    if (!rc && !ctx->opts.no_config_files && (rc = kb_config_load_files(ctx)))
+        kb_log(ctx, KB_LOG_ERROR, "%s", ctx->err.message); /* the ctx dies with the record */
     if (rc) {
         kb_ctx_free(ctx);
         return rc;

@@ -40,6 +40,8 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
                         const char *origin_path);
 int kb_config_init(kb_ctx *ctx);
 void kb_config_free(kb_ctx *ctx);
+/* Layer the system, user and project config files over ctx (manifests/config_file.c). */
+int kb_config_load_files(kb_ctx *ctx);
 
 /* ---- growable byte buffer, always NUL-terminated ---- */
 typedef struct kb_buf {

@@ -15,11 +15,11 @@ typedef enum kb_backend {
 /* A parsed target id: BACKEND-ARCH-HOST, e.g. cuda13-sm_90-x86_64-linux. */
 typedef struct kb_target {
     kb_backend backend;
-    unsigned runtime_major;  /* 13 for cuda13, 5 for rocm5, 3 for metal3; 0 for cpu */
-    char arch[48];           /* sm_90, sm_90a, compute_80, gfx1030, gfx90a:xnack+, gfx11-generic,
-                                apple, x86_64_v3, aarch64 */
-    char host_arch[16];      /* x86_64, aarch64, arm64 */
-    char host_os[16];        /* linux, darwin */
+    unsigned runtime_major; /* 13 for cuda13, 5 for rocm5, 3 for metal3; 0 for cpu */
+    char arch[48];          /* sm_90, sm_90a, compute_80, gfx1030, gfx90a:xnack+, gfx11-generic,
+                               apple, x86_64_v3, aarch64 */
+    char host_arch[16];     /* x86_64, aarch64, arm64 */
+    char host_os[16];       /* linux, darwin */
 } kb_target;
 
 /* Parse/format target ids. Errors name the id and what is wrong with it. */
@@ -35,45 +35,48 @@ bool kb_arch_valid(kb_backend backend, const char *arch, char *why, size_t why_s
 
 /* A device a target may run on, from the probe or an override (KBPKG_DEVICES). */
 typedef struct kb_device {
-    kb_backend backend;           /* CUDA, ROCM, METAL or CPU */
-    char arch[48];                /* sm_86, gfx1031:xnack-, apple, x86_64_v3 */
-    unsigned runtime_major;       /* CUDA driver's major version, HIP runtime major */
+    kb_backend backend;     /* CUDA, ROCM, METAL or CPU */
+    char arch[48];          /* sm_86, gfx1031:xnack-, apple, x86_64_v3 */
+    unsigned runtime_major; /* CUDA driver's major version, HIP runtime major */
     unsigned runtime_minor;
-    bool runtime_any;             /* an override that named no runtime: any is new enough */
-    char name[128];               /* "NVIDIA H200", "" for overrides */
+    bool runtime_any; /* an override that named no runtime: any is new enough */
+    char name[128];   /* "NVIDIA H200", "" for overrides */
     uint64_t memory_bytes;
-    char pci_id[32];              /* 0000:01:00.0 */
-    int index;                    /* device ordinal within its backend */
+    char pci_id[32];            /* 0000:01:00.0 */
+    int index;                  /* device ordinal within its backend */
+    bool runtime_minor_unknown; /* an override that named only a major ("gfx1100@rocm6") */
 } kb_device;
 
 /* The host the resolver works for: CPU level and OS, plus the GPUs found. */
 typedef struct kb_host {
-    char cpu_arch[16];            /* x86_64, aarch64 */
-    char cpu_level[16];           /* x86_64_v2/v3/v4, or aarch64 */
-    char os[16];                  /* linux, darwin */
-    char glibc[16];               /* "2.36", "" when not glibc */
+    char cpu_arch[16];  /* x86_64, aarch64 */
+    char cpu_level[16]; /* x86_64_v2/v3/v4, or aarch64 */
+    char os[16];        /* linux, darwin */
+    char glibc[16];     /* "2.36", "" when not glibc */
     kb_device *devices;
     size_t device_count;
 } kb_host;
 
 /* Parse an override list "sm_86,gfx1031@rocm5.2,sm_90@cuda12.4" or "none". */
 int kb_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *spec);
+/* Free what kb_devices_parse returned (NULL is fine). */
+void kb_devices_free(kb_device *devices);
 
 /* How well a target fits; higher is better. Values leave room between the ranks of DESIGN.md. */
 typedef enum kb_fit {
-    KB_FIT_NONE = 0,        /* refused */
-    KB_FIT_CPU = 10,        /* CPU fallback */
-    KB_FIT_LOCAL_BUILD = 20,/* build from source for the device (the resolver's, not a target's) */
-    KB_FIT_PTX = 30,        /* PTX JIT */
-    KB_FIT_GENERIC = 40,    /* gfx11-generic and friends */
-    KB_FIT_FAMILY = 50,     /* same-major SASS; closer minor scores higher within the rank */
-    KB_FIT_EXACT = 60,      /* exact arch */
+    KB_FIT_NONE = 0,         /* refused */
+    KB_FIT_CPU = 10,         /* CPU fallback */
+    KB_FIT_LOCAL_BUILD = 20, /* build from source for the device (the resolver's, not a target's) */
+    KB_FIT_PTX = 30,         /* PTX JIT */
+    KB_FIT_GENERIC = 40,     /* gfx11-generic and friends */
+    KB_FIT_FAMILY = 50,      /* same-major SASS; closer minor scores higher within the rank */
+    KB_FIT_EXACT = 60,       /* exact arch */
 } kb_fit;
 
 typedef struct kb_compat {
     kb_fit fit;
-    int score;          /* total order among fits: fit*100 + closeness */
-    char reason[256];   /* one line, for --explain */
+    int score;        /* total order among fits: fit*100 + closeness */
+    char reason[256]; /* one line, for --explain */
 } kb_compat;
 
 /* Options that change compatibility: opt-in ROCm aliases (gfx1031=gfx1030), CPU fallback. */
@@ -88,6 +91,13 @@ void kb_compat_check(kb_compat *out, const kb_target *t, const kb_device *d,
 /* Can target t run on this host (any device, or the CPU)? Picks the best device. */
 void kb_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *host,
                           const kb_compat_opts *opts);
+
+/* Check an alias list "gfx1031=gfx1030,..." (kb_compat_opts.rocm_aliases, setting
+ * rocm.aliases): each side a known concrete gfx. False with the bad entry named in why. */
+bool kb_rocm_aliases_valid(const char *aliases, char *why, size_t why_size);
+
+/* Order two results best first (for qsort-style ranking): <0 when a ranks above b. */
+int kb_compat_rank_cmp(const kb_compat *a, const kb_compat *b);
 
 void kb_host_free(kb_host *host);
 

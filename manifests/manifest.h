@@ -22,6 +22,7 @@ typedef struct kb_backend_spec {
     kb_source *sources;
     size_t source_count;
     kb_strv flags;         /* extra compiler flags */
+    char ptx_target[24];   /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
 } kb_backend_spec;
 
 typedef struct kb_manifest {
@@ -37,6 +38,7 @@ typedef struct kb_manifest {
     kb_backend_spec backends[5]; /* indexed by kb_backend */
     char *test;            /* tests/check.c, or NULL */
     char *license_file;    /* LICENSE file in the package folder, or NULL */
+    char *version_text;    /* the version as written ("1.0.0-rc.1") */
 } kb_manifest;
 
 /* Parse and validate path (a kernel.yaml file or a folder holding one). Every error

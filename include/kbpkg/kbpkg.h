@@ -3,5 +3,10 @@
 #define KBPKG_KBPKG_H
 
 #include "kbpkg/common.h"
+#include "kbpkg/target.h"
+#include "kbpkg/manifest.h"
+#include "kbpkg/inspect.h"
+#include "kbpkg/probe.h"
+#include "kbpkg/registry.h"
 
 #endif

@@ -160,3 +160,13 @@ Test(core, process_output_exit_code_and_timeout)
     cr_expect_eq(kb_which(&path, "no-such-program-kbpkg"), KB_ERR_NOT_FOUND);
     kb_ctx_free(ctx);
 }
+
+Test(core, empty_buffer_detaches_as_empty_string)
+{
+    kb_buf b = KB_BUF_INIT;
+    cr_assert_eq(kb_buf_grow(&b, 0), 0);
+    cr_expect_str_eq(b.data, "");
+    char *s = kb_buf_detach(&b);
+    cr_expect_str_eq(s, "");
+    free(s);
+}

@@ -1,0 +1,104 @@
+/* kbpkg config list|get KEY|set KEY VALUE: settings, their values and where they came from. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *entry_json(const char *key, const char *value, kb_config_origin origin,
+                          const char *path)
+{
+    return json_pack("{s:s,s:s,s:s,s:o}", "key", key, "value", value, "origin",
+                     kb_config_origin_name(origin), "path", path ? json_string(path) : json_null());
+}
+
+static int config_list(cli *c)
+{
+    json_t *all = c->json ? json_array() : NULL;
+    const char *key, *value, *path;
+    kb_config_origin origin;
+    for (size_t i = 0; kb_config_entry(&key, &value, &origin, &path, c->ctx, i) == 0; i++) {
+        if (all)
+            json_array_append_new(all, entry_json(key, value, origin, path));
+        else
+            cli_say(c, "%-26s %-32s (%s%s%s)", key, value, kb_config_origin_name(origin),
+                    path ? ": " : "", path ? path : "");
+    }
+    if (all)
+        cli_json_print(all);
+    return CLI_EXIT_OK;
+}
+
+static int config_get(cli *c, const char *want)
+{
+    const char *key, *value, *path;
+    kb_config_origin origin;
+    for (size_t i = 0; kb_config_entry(&key, &value, &origin, &path, c->ctx, i) == 0; i++) {
+        if (strcmp(key, want) != 0)
+            continue;
+        if (c->json)
+            cli_json_print(entry_json(key, value, origin, path));
+        else
+            printf("%s\n", value);
+        return CLI_EXIT_OK;
+    }
+    return cli_error(c, CLI_EXIT_INVALID_INPUT, "unknown configuration key '%s'", want);
+}
+
+/* --user (default), --project or --system; returns -1 for anything else. */
+static int layer_flag(const char *arg, kb_config_origin *layer)
+{
+    if (strcmp(arg, "--user") == 0)
+        *layer = KB_CONFIG_USER;
+    else if (strcmp(arg, "--project") == 0)
+        *layer = KB_CONFIG_PROJECT;
+    else if (strcmp(arg, "--system") == 0)
+        *layer = KB_CONFIG_SYSTEM;
+    else
+        return -1;
+    return 0;
+}
+
+static int config_set(cli *c, int argc, char **argv)
+{
+    kb_config_origin layer = KB_CONFIG_USER;
+    const char *words[2];
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] && layer_flag(argv[i], &layer))
+            return cli_usage_error(c, "config", "unknown option '%s'", argv[i]);
+        else if (argv[i][0] != '-' || !argv[i][1]) {
+            if (n == 2)
+                return cli_usage_error(c, "config", "config set takes KEY VALUE");
+            words[n++] = argv[i];
+        }
+    }
+    if (n != 2)
+        return cli_usage_error(c, "config", "config set takes KEY VALUE");
+    int rc = kb_config_write(c->ctx, layer, words[0], words[1]);
+    if (rc)
+        return cli_fail(c, rc);
+    char *path = NULL;
+    if (kb_config_file_path(&path, c->ctx, layer) == 0) {
+        if (c->json)
+            cli_json_print(json_pack("{s:s,s:s,s:s,s:s}", "key", words[0], "value", words[1],
+                                     "origin", kb_config_origin_name(layer), "path", path));
+        else
+            cli_say(c, "%s = %s (%s: %s)", words[0], words[1], kb_config_origin_name(layer), path);
+    }
+    free(path);
+    return CLI_EXIT_OK;
+}
+
+int cmd_config(cli *c, int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(c, "config", "config needs a subcommand (list, get, set)");
+    if (strcmp(argv[1], "list") == 0 && argc == 2)
+        return config_list(c);
+    if (strcmp(argv[1], "get") == 0 && argc == 3)
+        return config_get(c, argv[2]);
+    if (strcmp(argv[1], "set") == 0)
+        return config_set(c, argc - 1, argv + 1);
+    return cli_usage_error(c, "config", "bad config command");
+}

@@ -1,0 +1,123 @@
+/* Pure checks on kernel.yaml values: names, paths, URLs, digests, PTX archs. */
+#include "manifests/manifest_check.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool name_part_ok(const char *s, size_t n)
+{
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '.' && c != '_' && c != '-')
+            return false;
+    }
+    /* "." and ".." would name folders above the package in the cache layout */
+    return !(n <= 2 && s[0] == '.' && s[n - 1] == '.');
+}
+
+bool kb_package_name_ok(const char *name)
+{
+    const char *slash = strchr(name, '/');
+    if (!slash || strchr(slash + 1, '/'))
+        return false;
+    return name_part_ok(name, (size_t)(slash - name)) && name_part_ok(slash + 1, strlen(slash + 1));
+}
+
+bool kb_package_path_ok(const char *path)
+{
+    if (!*path || path[0] == '/')
+        return false;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return false;
+        if (n == 0) /* "a//b" or a trailing '/' */
+            return false;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return true;
+}
+
+bool kb_c_identifier_ok(const char *s)
+{
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s + 1; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return true;
+}
+
+bool kb_source_url_ok(const char *url)
+{
+    static const char *schemes[] = {"https://", "http://", "file://"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(schemes); i++)
+        if (kb_str_starts(url, schemes[i]) && url[strlen(schemes[i])] != '\0')
+            return !strpbrk(url, " \t\r\n");
+    return false;
+}
+
+bool kb_sha256_hex_ok(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+            return false;
+    return n == 64;
+}
+
+bool kb_ptx_arch_canonical(const char *arch, char *out, size_t size)
+{
+    const char *digits;
+    if (kb_str_starts(arch, "sm_"))
+        digits = arch + 3;
+    else if (kb_str_starts(arch, "compute_"))
+        digits = arch + 8;
+    else
+        return false;
+    uint64_t n;
+    if (digits[0] == '0' || !kb_parse_u64(digits, &n) || n < 75 || n > 999)
+        return false;
+    snprintf(out, size, "sm_%llu", (unsigned long long)n);
+    return true;
+}
+
+char *kb_url_file_name(const char *url)
+{
+    size_t end = strcspn(url, "?#");
+    size_t start = end;
+    while (start > 0 && url[start - 1] != '/')
+        start--;
+    const char *scheme_end = strstr(url, "://");
+    /* "https://host" has no path: the host is not a file name */
+    if (start == end || (scheme_end && url + start <= scheme_end + 3))
+        return NULL;
+    char *name = kb_strndup(url + start, end - start);
+    if (name && !kb_package_path_ok(name)) {
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+const char *kb_backend_display_name(kb_backend b)
+{
+    switch (b) {
+    case KB_BACKEND_CUDA:
+        return "CUDA";
+    case KB_BACKEND_ROCM:
+        return "ROCm";
+    case KB_BACKEND_METAL:
+        return "Metal";
+    case KB_BACKEND_CPU:
+        return "CPU";
+    default:
+        return "known";
+    }
+}

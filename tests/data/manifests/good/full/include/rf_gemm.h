@@ -1,0 +1,1 @@
+/* fixture: include/rf_gemm.h */

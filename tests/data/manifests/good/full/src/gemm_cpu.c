@@ -1,0 +1,1 @@
+/* fixture: src/gemm_cpu.c */

@@ -1,0 +1,1 @@
+/* fixture: tests/check.c */
