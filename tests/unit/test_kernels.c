@@ -3,6 +3,7 @@
 #include "kbtest.h"
 
 #include "kernels/common/kbpkg_kernel.h"
+#include "manifests/manifest.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -227,5 +228,26 @@ Test(kernels, vendored_headers_match_common)
             free(got), free(ppath), free(prel);
         }
         free(want), free(common_path), free(rel);
+    }
+}
+
+/* Every first-party kernel.yaml passes the strict parser with its files present, and its
+ * exports match what the CPU library defines. */
+Test(kernels, manifests_load_with_files)
+{
+    for (size_t i = 0; i < sizeof pkgs / sizeof pkgs[0]; i++) {
+        char *rel = fmt("kernels/%s/kernel.yaml", pkgs[i].dir, "");
+        char *path = kbt_source(rel);
+        kb_ctx *ctx = kbt_ctx();
+        kb_manifest *m = NULL;
+        int rc = kb_manifest_load(ctx, &m, path, true);
+        cr_assert_eq(rc, 0, "%s: %s", path, kb_ctx_last_error(ctx)->message);
+        cr_expect_str_eq(m->name, pkgs[i].name);
+        cr_expect_eq(m->abi, 1);
+        cr_expect(m->exports.len >= 3, "%s declares %zu exports", path, m->exports.len);
+        cr_expect(m->backends[KB_BACKEND_CUDA].present && m->backends[KB_BACKEND_CPU].present);
+        kb_manifest_free(m);
+        kb_ctx_free(ctx);
+        free(path), free(rel);
     }
 }
