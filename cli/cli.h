@@ -42,6 +42,7 @@ int cmd_help(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
+int cmd_probe(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);
 int cmd_test(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);

@@ -31,6 +31,15 @@ const cli_command cli_commands[] = {
      "                       exit 5 when any is invalid"},
     {"new", cmd_new, "create a new kernel package that builds and tests on CPU",
      "kbpkg new org/name [DIR]", "  DIR                  where to create it (default: name)"},
+    {"probe", cmd_probe, "show the GPUs, CPU level and OS that kernels are chosen for",
+     "kbpkg probe [--json]",
+     "  --json      {host: {cpu, level, os, glibc},\n"
+     "               devices: [{backend, index, arch, name, memory_bytes, pci_id, runtime}],\n"
+     "               drivers: {cuda, hip_runtime, hip_driver},\n"
+     "               notes: [{source, message}], overridden}\n"
+     "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
+     "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
+     "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"

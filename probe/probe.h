@@ -14,9 +14,10 @@ typedef struct kb_probe_report {
     kb_host host;
     kb_probe_note *notes;
     size_t note_count;
-    char cuda_driver[16];  /* "13.0", "" when none */
-    char hip_runtime[16];  /* "5.2", "" when none */
-    bool overridden;       /* devices came from probe.devices */
+    char cuda_driver[16]; /* "13.0", "" when none */
+    char hip_runtime[16]; /* "5.2", "" when none */
+    bool overridden;      /* devices came from probe.devices */
+    char hip_driver[16];  /* hipDriverGetVersion as "major.minor", "" when none (added) */
 } kb_probe_report;
 
 /* Probe per the ctx settings (probe.devices, probe.cpu, probe.sysfs_root, probe.cuda_lib,

@@ -7,5 +7,7 @@
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
+#include "kbpkg/probe.h"
+#include "kbpkg/registry.h"
 
 #endif

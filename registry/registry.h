@@ -1,0 +1,178 @@
+/* Internal registry API: one interface over OCI registries (HTTP) and OCI layout folders. */
+#ifndef KB_REGISTRY_REGISTRY_H
+#define KB_REGISTRY_REGISTRY_H
+
+#include "core/internal.h"
+#include "kbpkg/registry.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* OCI and Docker media types kbpkg reads and writes. */
+#define KB_MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define KB_MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define KB_MT_OCI_EMPTY "application/vnd.oci.empty.v1+json"
+#define KB_MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define KB_MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define KB_OCI_REF_NAME "org.opencontainers.image.ref.name"
+
+/* Largest manifest or index accepted, as docker-registry 2.8 does. */
+#define KB_MANIFEST_MAX ((size_t)4 * 1024 * 1024)
+/* Blobs larger than this are uploaded in PATCH chunks of this size. */
+#define KB_UPLOAD_CHUNK_DEFAULT ((uint64_t)8 * 1024 * 1024)
+
+/*
+ * Repositories are "org/name"; a remote registry opened as oci://host/ns
+ * prefixes its namespace ("ns/org/name") itself, so callers never see it.
+ */
+
+/* A manifest or index as the registry holds it: exact bytes, type and digest. */
+typedef struct kb_registry_manifest {
+    char *data; /* NUL-terminated for convenience; len bytes */
+    size_t len;
+    char *media_type; /* from Content-Type / the layout index / the JSON */
+    char *digest;     /* "sha256:<hex>" of data */
+} kb_registry_manifest;
+
+void kb_registry_manifest_free(kb_registry_manifest *m);
+
+/* Which transport serves r ("layout" or "remote") and its base ("/path", "http://h:p"). */
+const char *kb_registry_kind(const kb_registry *r);
+const char *kb_registry_base(const kb_registry *r);
+
+/* Is the blob there? KB_ERR_NOT_FOUND (error set, naming the URL/path) when not. */
+int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
+                            const char *digest);
+
+/*
+ * Download a blob to dest: stream into "<dest>.part" while hashing, resume
+ * a partial .part with Range, retry transient errors, and rename onto dest
+ * only when the sha256 matches digest. max_size caps the bytes (0: no cap);
+ * when exceeded the .part prefix is kept for a later resume and
+ * KB_ERR_LIMIT returned. A mismatch deletes the .part: KB_ERR_DIGEST.
+ * Two processes must not download to the same dest at once (lock per blob).
+ */
+int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
+                              const char *dest, uint64_t max_size);
+/* Fetch a small blob into memory (verified); max_size must be given. */
+int kb_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
+                             size_t max_size);
+
+/* Upload; skipped when the blob already exists. *digest_out ("sha256:...") may be NULL. */
+int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo,
+                              const char *path);
+int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
+                             size_t len);
+/* Blobs above this size use the chunked (PATCH) upload; 0 restores the default. */
+void kb_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size);
+
+/* Fetch by tag or "sha256:..." digest; a digest reference is verified. */
+int kb_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
+                             const char *reference);
+/* Store under a tag or its digest. *digest_out may be NULL. */
+int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo,
+                             const char *reference, const char *media_type, const void *data,
+                             size_t len);
+
+/* Tags of repo (sorted); repositories ("org/name", sorted). */
+int kb_registry_tags(kb_strv *out, kb_registry *r, const char *repo);
+int kb_registry_catalog(kb_strv *out, kb_registry *r);
+
+/* ---- helpers shared by the transports (registry/util.c) ---- */
+
+/* "sha256:<64 hex>" -> points at the hex; NULL when malformed. */
+const char *kb_digest_hex(const char *digest);
+bool kb_digest_valid(const char *digest);
+/* A tag per the distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}. */
+bool kb_tag_valid(const char *tag);
+/* org/name: lowercase path components separated by '/', as the spec allows. */
+bool kb_repo_valid(const char *repo);
+
+/* The parsed registry reference (kb_registry_open). */
+typedef struct kb_registry_url {
+    bool layout;     /* a folder */
+    char *path;      /* layout: the folder */
+    char *base;      /* remote: "https://host:port" */
+    char *host;      /* remote: "host" or "host:port" */
+    char *namespace; /* remote: "" or "ns" (no slashes at the ends) */
+} kb_registry_url;
+int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure);
+void kb_registry_url_free(kb_registry_url *u);
+bool kb_host_is_loopback(const char *host);
+
+/* WWW-Authenticate: Bearer realm="...",service="...",scope="..." */
+typedef struct kb_auth_challenge {
+    char *scheme; /* "Bearer", "Basic" */
+    char *realm;
+    char *service;
+    char *scope;
+} kb_auth_challenge;
+int kb_auth_challenge_parse(kb_auth_challenge *out, const char *header);
+void kb_auth_challenge_free(kb_auth_challenge *c);
+
+/* OCI error body -> "CODE: message" of the first error; NULL when not one. Owned. */
+char *kb_oci_error_summary(const char *body, size_t len);
+
+/* Verifying writer: a .part file hashed as it grows (registry/blobfile.c). */
+typedef struct kb_blob_writer {
+    kb_ctx *ctx;
+    char *dest;
+    char *part;
+    int fd;
+    struct kb_sha256 *hash;
+    uint64_t written; /* bytes in .part, including a resumed prefix */
+    uint64_t max_size;
+    bool over_limit;
+    const char *item; /* progress item (the digest) */
+    int error;        /* first write error */
+    kb_buf *mem;      /* set: write into memory instead of a file */
+} kb_blob_writer;
+int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
+/*
+ * resume: open <dest>.part, hash what it holds and append (callers serialize
+ * downloads to one dest: the cache locks per blob). Otherwise a private
+ * <dest>.tmp-XXXXXX, so concurrent writers of the same blob never collide.
+ */
+int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64_t max_size,
+                        bool resume);
+/* Start over (the server ignored the Range). */
+int kb_blob_writer_truncate(kb_blob_writer *w);
+/* Returns 0, KB_ERR_LIMIT (the part holds exactly max_size bytes), or an IO error. */
+int kb_blob_writer_write(kb_blob_writer *w, const void *data, size_t len);
+/* Verify against digest; rename into place, or delete the part on mismatch. */
+int kb_blob_writer_commit(kb_blob_writer *w, const char *digest, const char *what);
+/* Close; keep_part: leave the .part for a resume, else delete it. */
+void kb_blob_writer_close(kb_blob_writer *w, bool keep_part);
+
+/* ---- transports ---- */
+typedef struct kb_registry_ops {
+    const char *kind;
+    int (*blob_exists)(uint64_t *size_out, kb_registry *r, const char *repo, const char *digest);
+    int (*blob_get)(kb_registry *r, const char *repo, const char *digest, kb_blob_writer *w);
+    /* exactly one of path / data is set; digest and size already computed */
+    int (*blob_put)(kb_registry *r, const char *repo, const char *digest, uint64_t size,
+                    const char *path, const void *data);
+    int (*manifest_get)(kb_registry_manifest **out, kb_registry *r, const char *repo,
+                        const char *reference);
+    int (*manifest_put)(kb_registry *r, const char *repo, const char *reference,
+                        const char *media_type, const void *data, size_t len, const char *digest);
+    int (*tags)(kb_strv *out, kb_registry *r, const char *repo);
+    int (*catalog)(kb_strv *out, kb_registry *r);
+    int (*ping)(kb_registry *r);
+    void (*free)(kb_registry *r);
+} kb_registry_ops;
+
+struct kb_registry {
+    kb_ctx *ctx;
+    const kb_registry_ops *ops;
+    kb_registry_url url;
+    char *user;
+    char *password;
+    uint64_t chunk_size;
+    void *impl; /* transport state */
+};
+
+int kb_layout_init(kb_registry *r);
+int kb_remote_init(kb_registry *r);
+
+#endif
