@@ -157,6 +157,11 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
     }
     free(slot->value);
     free(slot->origin_path);
+    if (kb_str_starts(key, "probe.") && ctx->probe_cache && ctx->probe_cache_free) {
+        /* The cached probe no longer answers for these settings. */
+        ctx->probe_cache_free(ctx->probe_cache);
+        ctx->probe_cache = NULL;
+    }
     slot->value = v;
     slot->origin_path = p;
     slot->origin = origin;
