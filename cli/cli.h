@@ -39,6 +39,9 @@ typedef struct cli_command {
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
+int cmd_key(cli *c, int argc, char **argv);
+int cmd_login(cli *c, int argc, char **argv);
+int cmd_logout(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);

@@ -13,13 +13,26 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
-     ""},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
      "                       inspected too)\n"
      "  --json               machine-readable output"},
+    {"key", cmd_key, "create, trust, list, revoke and export package signing keys",
+     "kbpkg key generate [--name N] | trust FILE | list | revoke ID [--reason R] | export ID",
+     "  generate [--name N]  a new ed25519 key; prints its id (the default when none is)\n"
+     "  trust FILE           trust signatures by the ed25519 public key in a PEM file\n"
+     "  list                 every key: id, private/public, default, revoked (--json)\n"
+     "  revoke ID            never trust ID again (--reason R is recorded)\n"
+     "  export ID            print ID's public key (PEM) to share"},
+    {"login", cmd_login, "check and store a user and password for a registry",
+     "kbpkg login REGISTRY [--username U] [--password-stdin]",
+     "  REGISTRY             oci://host[:port] (credentials are kept per host)\n"
+     "  --username U         the user (default $KBPKG_REGISTRY_USER)\n"
+     "  --password-stdin     read the password from stdin instead of prompting"},
+    {"logout", cmd_logout, "forget the credentials stored for a registry", "kbpkg logout REGISTRY",
+     "  REGISTRY             oci://host[:port]"},
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},

@@ -8,5 +8,6 @@
 #include "kbpkg/inspect.h"
 #include "kbpkg/probe.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/trust.h"
 
 #endif
