@@ -13,7 +13,8 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
+     ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
