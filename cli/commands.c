@@ -20,8 +20,9 @@ const cli_command cli_commands[] = {
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
-     "kbpkg fetch --source org/name[@constraint]...",
-     "--source     the source artifact (what 'install --offline' builds from)"},
+     "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "--source          the source artifact (what 'install --offline' builds from)\n"
+     "--allow-unsigned  accept a package without a trusted signature"},
     {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
