@@ -260,7 +260,23 @@ static int archive_read_failure(extraction *x, struct archive *a)
                              archive_error_string(a) ? archive_error_string(a) : "unknown error");
 }
 
-static int copy_data(extraction *x, struct archive *in, struct archive *out, const char *name)
+/* A failed write names the file on disk; a full disk (ENOSPC, EDQUOT) or a file size limit
+ * (EFBIG from RLIMIT_FSIZE) gets its own code so callers and users can tell it from damage. */
+static int write_failure(extraction *x, struct archive *out, const char *what, const char *dest)
+{
+    int err = archive_errno(out);
+    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
+               : err == EFBIG                 ? KB_ERR_LIMIT
+                                              : KB_ERR_IO;
+    const char *why = err == ENOSPC || err == EDQUOT ? "no space left on device"
+                      : err == EFBIG                 ? "file too large (file size limit reached)"
+                                                     : archive_error_string(out);
+    return kb_error_set_path(x->ctx, code, dest, 0, 0, "cannot %s %s from %s: %s", what, dest,
+                             x->archive_path, why ? why : "write failed");
+}
+
+static int copy_data(extraction *x, struct archive *in, struct archive *out, const char *name,
+                     const char *dest)
 {
     const kb_extract_limits *lim = &x->opts->limits;
     uint64_t file_bytes = 0;
@@ -284,9 +300,7 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
         if (rc)
             return rc;
         if (archive_write_data_block(out, block, len, offset) != ARCHIVE_OK)
-            return kb_error_set_path(x->ctx, KB_ERR_IO, x->archive_path, 0, 0,
-                                     "cannot write '%s' from %s: %s", name, x->archive_path,
-                                     archive_error_string(out));
+            return write_failure(x, out, "write", dest);
     }
 }
 
@@ -325,16 +339,18 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
     archive_entry_set_gid(ae, 0);
     archive_entry_set_fflags(ae, 0, 0);
     int rc = 0;
-    if (archive_write_header(out, ae) != ARCHIVE_OK)
-        rc = kb_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
-                               "refusing entry '%s' of %s: %s", clean, x->archive_path,
-                               archive_error_string(out));
+    if (archive_write_header(out, ae) != ARCHIVE_OK) {
+        int err = archive_errno(out);
+        rc = err == ENOSPC || err == EDQUOT || err == EFBIG
+                 ? write_failure(x, out, "create", target)
+                 : kb_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
+                                     "refusing entry '%s' of %s: %s", clean, x->archive_path,
+                                     archive_error_string(out));
+    }
     if (!rc && !is_dir)
-        rc = copy_data(x, in, out, name);
+        rc = copy_data(x, in, out, name, target);
     if (!rc && archive_write_finish_entry(out) != ARCHIVE_OK)
-        rc = kb_error_set_path(x->ctx, KB_ERR_IO, x->archive_path, 0, 0,
-                               "cannot finish '%s' from %s: %s", clean, x->archive_path,
-                               archive_error_string(out));
+        rc = write_failure(x, out, "finish", target);
     free(target);
     return rc;
 }

@@ -4,10 +4,13 @@
 #include "cache/ref.h"
 #include "kbpkg/registry.h"
 #include "kbpkg/trust.h"
+#include "registry/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *kb_fit_name(kb_fit fit)
 {
@@ -124,11 +127,67 @@ static int no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host
         kb_buf_printf(&b, "%s%s", i ? ", " : "", host->devices[i].arch);
     kb_buf_puts(&b, "); the registry has:");
     for (size_t i = 0; i < res->candidate_count; i++)
-        kb_buf_printf(&b, "\n  %s: %s", res->candidates[i].target, res->candidates[i].compat.reason);
+        kb_buf_printf(&b, "\n  %s: %s", res->candidates[i].target,
+                      res->candidates[i].compat.reason);
     if (res->candidate_count == 0)
         kb_buf_puts(&b, " no artifacts");
     int rc = kb_error_set(ctx, KB_ERR_INCOMPATIBLE, "%s", b.data ? b.data : "no fit");
     kb_buf_free(&b);
+    return rc;
+}
+
+/* A process killed after the last byte but before the rename leaves a .part as long as the
+ * blob: resuming it would ask for a Range past the end (416). Check it here instead: adopt it
+ * when its digest matches, else drop it. Returns true when the blob is now in place. */
+static bool settle_full_part(kb_ctx *ctx, const char *part, const char *path, const kb_pkg_entry *e)
+{
+    struct stat st;
+    if (!e->layer_size || stat(part, &st) != 0 || (uint64_t)st.st_size < e->layer_size)
+        return false;
+    char hex[65];
+    const char *want = kb_digest_hex(e->layer_digest);
+    bool whole = (uint64_t)st.st_size == e->layer_size &&
+                 kb_sha256_file(NULL, part, hex, NULL) == 0 && want && strcmp(hex, want) == 0;
+    if (whole && rename(part, path) == 0) {
+        char *dir = kb_path_join(path, "..");
+        if (dir)
+            kb_fsync_dir(dir);
+        free(dir);
+        return true;
+    }
+    kb_log(ctx, KB_LOG_WARN, "discarded %s: a partial download that does not match %s", part,
+           e->layer_digest);
+    unlink(part);
+    return false;
+}
+
+/* A .part left by a killed or cut download is resumed; if the whole then fails its digest,
+ * the prefix was bad (written by something else, or a different blob): it is gone by now, so
+ * fetch once more from the start rather than fail the install. */
+static int fetch_blob(kb_ctx *ctx, kb_registry *r, const char *name, const kb_pkg_entry *e,
+                      const char *path)
+{
+    char *part = kb_asprintf("%s.part", path);
+    if (!part)
+        return kb_error_oom(ctx);
+    if (settle_full_part(ctx, part, path, e)) {
+        free(part);
+        return 0;
+    }
+    bool resumed = kb_path_exists(part);
+    free(part);
+    kb_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target, e->layer_digest,
+                  (unsigned long long)e->layer_size);
+    kb_cache_test_pause("download");
+    int rc = kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
+    if (rc == KB_ERR_DIGEST && resumed) {
+        kb_log(ctx, KB_LOG_WARN,
+               "%s: discarded a partial download that did not match; "
+               "downloading %s again",
+               name, e->layer_digest);
+        kb_ctx_clear_error(ctx);
+        rc = kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
+    }
     return rc;
 }
 
@@ -142,18 +201,16 @@ int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cach
     *path_out = kb_cache_blob_path(cache, e->layer_digest);
     if (!*path_out)
         return kb_error_oom(ctx);
-    kb_lock lock;
-    rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
-    if (rc)
-        return rc;
+    kb_lock hold = {-1}, lock = {-1};
+    rc = kb_cache_hold(cache, &hold);
+    if (!rc)
+        rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
     /* Another process may have fetched it while we waited for the lock. Blobs only ever appear
      * under their name after their digest was verified, so presence is enough. */
-    if (!kb_path_exists(*path_out)) {
-        kb_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target,
-                      e->layer_digest, (unsigned long long)e->layer_size);
-        rc = kb_registry_blob_get_file(r, name, e->layer_digest, *path_out, e->layer_size);
-    }
+    if (!rc && !kb_path_exists(*path_out))
+        rc = fetch_blob(ctx, r, name, e, *path_out);
     kb_lock_release(&lock);
+    kb_lock_release(&hold);
     return rc;
 }
 
@@ -180,10 +237,9 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
     if (rc)
         return rc;
     if (expect_layer_digest && strcmp(expect_layer_digest, entry->layer_digest) != 0)
-        return kb_error_set(ctx, KB_ERR_DIGEST,
-                            "%s@%s %s: the lockfile pins %s but the registry now serves %s",
-                            idx->name, idx->version, entry->target, expect_layer_digest,
-                            entry->layer_digest);
+        return kb_error_set(
+            ctx, KB_ERR_DIGEST, "%s@%s %s: the lockfile pins %s but the registry now serves %s",
+            idx->name, idx->version, entry->target, expect_layer_digest, entry->layer_digest);
     res->artifact_digest = kb_strdup(entry->layer_digest);
     res->dir = kb_cache_pkg_dir(cache, idx->name, idx->version, entry->target);
     if (already_installed(cache, idx->name, idx->version, entry->target, entry->layer_digest)) {
@@ -191,7 +247,11 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
         return 0;
     }
     char *blob = NULL;
-    rc = kb_install_fetch_layer(&blob, ctx, r, cache, idx->name, entry);
+    /* Held from download to install: gc would otherwise see an unreferenced blob in between. */
+    kb_lock hold = {-1};
+    rc = kb_cache_hold(cache, &hold);
+    if (!rc)
+        rc = kb_install_fetch_layer(&blob, ctx, r, cache, idx->name, entry);
     if (!rc) {
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", idx->name, idx->version, entry->target);
@@ -201,15 +261,16 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
                                   entry->layer_digest))
                 res->was_installed = true;
             else {
-                kb_install_info info = {idx->name,      idx->version,          entry->target,
-                                        entry->layer_digest, idx->digest,
-                                        kb_registry_base(r), reason, false};
+                kb_install_info info = {
+                    idx->name,   idx->version,        entry->target, entry->layer_digest,
+                    idx->digest, kb_registry_base(r), reason,        false};
                 rc = kb_cache_install_artifact(NULL, cache, blob, &info);
             }
             kb_lock_release(&lock);
         }
         free(key);
     }
+    kb_lock_release(&hold);
     free(blob);
     if (!rc && !res->was_installed)
         kb_event_emit(ctx, KB_EVENT_INSTALLED, idx->name, "%s %s", idx->version, entry->target);
@@ -423,7 +484,7 @@ KB_EXTERN int kb_install_result_candidate(const char **target, int *taken, const
         *taken = c->taken;
     if (rank)
         *rank = c->local_build && c->compat.fit != KB_FIT_NONE ? "local-build"
-                                                              : kb_fit_name(c->compat.fit);
+                                                               : kb_fit_name(c->compat.fit);
     if (reason)
         *reason = c->compat.reason;
     return 0;

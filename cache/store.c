@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,8 +57,7 @@ char *kb_cache_blob_path(const kb_cache *c, const char *digest)
     return kb_asprintf("%s/blobs/sha256/%s", c->root, hex ? hex + 1 : digest);
 }
 
-char *kb_cache_pkg_dir(const kb_cache *c, const char *name, const char *version,
-                       const char *target)
+char *kb_cache_pkg_dir(const kb_cache *c, const char *name, const char *version, const char *target)
 {
     return kb_asprintf("%s/pkgs/%s/%s/%s", c->root, name, version, target);
 }
@@ -78,6 +78,57 @@ int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key)
     int rc = kb_lock_acquire(c->ctx, lock, path);
     free(path);
     return rc;
+}
+
+static char *hold_lock_path(const kb_cache *c)
+{
+    return kb_asprintf("%s/locks/cache.lock", c->root);
+}
+
+int kb_cache_hold(kb_cache *c, kb_lock *lock)
+{
+    char *path = hold_lock_path(c);
+    if (!path)
+        return kb_error_oom(c->ctx);
+    int rc = 0;
+    lock->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock->fd < 0)
+        rc = kb_error_set_path(c->ctx, KB_ERR_IO, path, 0, 0, "cannot open lock %s: %s", path,
+                               strerror(errno));
+    while (!rc && flock(lock->fd, LOCK_SH) != 0) {
+        if (errno == EINTR)
+            continue;
+        rc = kb_error_set_path(c->ctx, KB_ERR_IO, path, 0, 0, "cannot lock %s: %s", path,
+                               strerror(errno));
+        close(lock->fd);
+        lock->fd = -1;
+    }
+    free(path);
+    return rc;
+}
+
+static bool phase_listed(const char *list, const char *phase)
+{
+    size_t n = strlen(phase);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if ((len == n && strncmp(p, phase, n) == 0) || (len == 3 && strncmp(p, "all", 3) == 0))
+            return true;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+void kb_cache_test_pause(const char *phase)
+{
+    const char *list = getenv("KBPKG_TEST_PAUSE_AT");
+    if (!list || !*list || !phase_listed(list, phase))
+        return;
+    struct timespec ts = {0, KB_TEST_PAUSE_MS * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 /* ---- walking an installed folder ---- */
@@ -105,8 +156,8 @@ static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn
     closedir(d);
     kb_strv_sort(&names);
     for (size_t i = 0; !rc && i < names.len; i++) {
-        char *child_rel = rel[0] ? kb_asprintf("%s/%s", rel, names.items[i])
-                                 : kb_strdup(names.items[i]);
+        char *child_rel =
+            rel[0] ? kb_asprintf("%s/%s", rel, names.items[i]) : kb_strdup(names.items[i]);
         char *child_abs = child_rel ? kb_path_join(root, child_rel) : NULL;
         if (!child_abs)
             rc = kb_error_oom(ctx);
@@ -169,8 +220,7 @@ static int check_field(kb_ctx *ctx, json_t *meta, const char *field, const char 
         return kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0, "%s has no '%s'", path, field);
     if (want && strcmp(got, want) != 0)
         return kb_error_set_path(ctx, KB_ERR_ABI, path, 0, 0,
-                                 "%s says %s '%s' but the index says '%s'", path, field, got,
-                                 want);
+                                 "%s says %s '%s' but the index says '%s'", path, field, got, want);
     return 0;
 }
 
@@ -191,8 +241,7 @@ static int check_artifact_meta(kb_ctx *ctx, const char *dir, const kb_install_in
     if (!rc) {
         json_t *ex = json_object_get(meta, "exports");
         if (!json_is_array(ex))
-            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0, "%s has no exports list",
-                                   path);
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0, "%s has no exports list", path);
         else
             *exports_out = json_incref(ex);
     }
@@ -216,8 +265,7 @@ static char *find_library(const char *dir)
     return found;
 }
 
-static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info,
-                        json_t *exports)
+static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info, json_t *exports)
 {
     hash_walk w = {ctx, json_object(), 0};
     int rc = w.files ? walk_files(ctx, dir, "", hash_and_sync, &w) : kb_error_oom(ctx);
@@ -225,13 +273,12 @@ static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *inf
         json_decref(w.files);
         return rc;
     }
-    json_t *rec = json_pack("{s:i,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I,s:I,s:O,s:o}",
-                            "record", 1, "name", info->name, "version", info->version,
-                            "target", info->target, "artifact_digest", info->artifact_digest,
-                            "index_digest", info->index_digest, "registry", info->registry,
-                            "reason", info->reason, "local_build", info->local_build,
-                            "installed_at", (json_int_t)time(NULL), "bytes",
-                            (json_int_t)w.bytes, "exports", exports, "files", w.files);
+    json_t *rec = json_pack(
+        "{s:i,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I,s:I,s:O,s:o}", "record", 1, "name",
+        info->name, "version", info->version, "target", info->target, "artifact_digest",
+        info->artifact_digest, "index_digest", info->index_digest, "registry", info->registry,
+        "reason", info->reason, "local_build", info->local_build, "installed_at",
+        (json_int_t)time(NULL), "bytes", (json_int_t)w.bytes, "exports", exports, "files", w.files);
     if (!rec)
         return kb_error_oom(ctx);
     char *text = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -265,11 +312,13 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     if (out_dir)
         *out_dir = NULL;
     char *final = kb_cache_pkg_dir(c, info->name, info->version, info->target);
-    char *parent = final ? kb_asprintf("%s/pkgs/%s/%s", c->root, info->name, info->version)
-                         : NULL;
+    char *parent = final ? kb_asprintf("%s/pkgs/%s/%s", c->root, info->name, info->version) : NULL;
     char *tmp = NULL;
     json_t *exports = NULL;
-    int rc = parent ? kb_mkdir_p(ctx, parent, 0755) : kb_error_oom(ctx);
+    kb_lock hold = {-1};
+    int rc = parent ? kb_cache_hold(c, &hold) : kb_error_oom(ctx);
+    if (!rc)
+        rc = kb_mkdir_p(ctx, parent, 0755);
     if (!rc) {
         kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
         opts.allowed_top = kb_extract_artifact_layout;
@@ -277,8 +326,10 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
         if (rc)
             kb_error_prefix(ctx, "installing %s@%s %s", info->name, info->version, info->target);
     }
-    if (!rc)
+    if (!rc) {
+        kb_cache_test_pause("extract");
         rc = check_artifact_meta(ctx, tmp, info, &exports);
+    }
     if (!rc) {
         char *lib = find_library(tmp);
         if (!lib)
@@ -288,12 +339,17 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     }
     if (!rc)
         rc = write_record(ctx, tmp, info, exports);
-    if (!rc)
+    if (!rc) {
+        kb_cache_test_pause("record");
         rc = publish_dir(ctx, tmp, final);
-    if (!rc)
+    }
+    if (!rc) {
         kb_fsync_dir(parent);
+        kb_cache_test_pause("rename");
+    }
     if (tmp)
         kb_rm_rf(NULL, tmp); /* after an exchange it holds the previous install */
+    kb_lock_release(&hold);
     if (!rc && out_dir) {
         *out_dir = final;
         final = NULL;
@@ -363,6 +419,9 @@ int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir)
     return rc;
 }
 
+/* An uninstall renames <target> to <target>.removing.<pid> before deleting it. */
+#define REMOVING_MARK ".removing."
+
 static int list_subdirs(kb_strv *out, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -370,8 +429,8 @@ static int list_subdirs(kb_strv *out, const char *dir)
         return errno == ENOENT ? 0 : KB_ERR_IO;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue; /* ".", "..", and in-progress .kbpkg-extract-* folders */
+        if (e->d_name[0] == '.' || strstr(e->d_name, REMOVING_MARK))
+            continue; /* ".", "..", in-progress .kbpkg-extract-* and <target>.removing.* */
         char *p = kb_path_join(dir, e->d_name);
         if (p && kb_is_dir(p))
             kb_strv_push(out, e->d_name);
@@ -431,8 +490,7 @@ int kb_cache_list(kb_installed **out, size_t *count, kb_cache *c, const char *na
                     char *tdir = kb_path_join(vdir, targets.items[t]);
                     kb_installed p;
                     /* A folder without a readable record is not an install; gc removes it. */
-                    if (tdir && kb_cache_read_install(&p, c, tdir) == 0 &&
-                        list_push(&l, &p) != 0) {
+                    if (tdir && kb_cache_read_install(&p, c, tdir) == 0 && list_push(&l, &p) != 0) {
                         kb_installed_clear(&p);
                         rc = KB_ERR_NOMEM;
                     }
@@ -541,10 +599,13 @@ int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const cha
             continue;
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", list[i].name, list[i].version, list[i].target);
-        rc = key ? kb_cache_lock(c, &lock, "install", key) : kb_error_oom(c->ctx);
+        kb_lock hold = {-1};
+        rc = key ? kb_cache_hold(c, &hold) : kb_error_oom(c->ctx);
+        if (!rc)
+            rc = kb_cache_lock(c, &lock, "install", key);
         if (!rc) {
             /* Rename away first so a reader never sees a half-removed install. */
-            char *doomed = kb_asprintf("%s.removing.%ld", list[i].dir, (long)getpid());
+            char *doomed = kb_asprintf("%s" REMOVING_MARK "%ld", list[i].dir, (long)getpid());
             if (doomed && rename(list[i].dir, doomed) == 0) {
                 rc = kb_rm_rf(c->ctx, doomed);
                 (*removed)++;
@@ -560,6 +621,7 @@ int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const cha
             free(vdir);
             free(ndir);
         }
+        kb_lock_release(&hold);
         free(key);
     }
     kb_installed_list_free(list, n);
@@ -581,22 +643,102 @@ static bool referenced(const kb_installed *list, size_t n, const kb_strv *keep, 
     return false;
 }
 
+/* Bytes under path (files only), for gc's report. */
+static uint64_t tree_bytes(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return (uint64_t)st.st_size;
+    uint64_t total = 0;
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *child = kb_path_join(path, e->d_name);
+        total += child ? tree_bytes(child) : 0;
+        free(child);
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
+static bool is_install_leftover(const char *name)
+{
+    return kb_str_starts(name, ".kbpkg-extract-") || strstr(name, REMOVING_MARK) != NULL;
+}
+
+/* pkgs/<org>/<name>/<version>/: extraction and removal folders live beside the targets
+ * (depth 3). Folders emptied on the way up are removed too. */
+static void sweep_leftovers(const char *dir, int depth, size_t *removed, uint64_t *bytes)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    kb_strv names = KB_STRV_INIT;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            kb_strv_push(&names, e->d_name);
+    closedir(d);
+    for (size_t i = 0; i < names.len; i++) {
+        char *path = kb_path_join(dir, names.items[i]);
+        if (!path || !kb_is_dir(path)) {
+            free(path);
+            continue;
+        }
+        if (depth == 3 && is_install_leftover(names.items[i])) {
+            uint64_t size = tree_bytes(path);
+            if (kb_rm_rf(NULL, path) == 0) {
+                (*removed)++;
+                *bytes += size;
+            }
+        } else if (depth < 3) {
+            sweep_leftovers(path, depth + 1, removed, bytes);
+            remove_if_empty(path);
+        }
+        free(path);
+    }
+    kb_strv_free(&names);
+}
+
+static bool is_partial_blob(const char *name)
+{
+    return kb_str_ends(name, ".part") || strstr(name, ".tmp-") != NULL;
+}
+
 int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_strv *keep)
 {
     *removed = 0;
     *bytes_freed = 0;
-    kb_installed *list = NULL;
-    size_t n = 0;
-    int rc = kb_cache_list(&list, &n, c, NULL);
+    /* Exclusive: no install is running, so every temporary file below is a dead one's. */
+    kb_lock excl = {-1};
+    char *lock_path = hold_lock_path(c);
+    int rc = lock_path ? kb_lock_acquire(c->ctx, &excl, lock_path) : kb_error_oom(c->ctx);
+    free(lock_path);
     if (rc)
         return rc;
+    kb_installed *list = NULL;
+    size_t n = 0;
+    rc = kb_cache_list(&list, &n, c, NULL);
+    if (rc) {
+        kb_lock_release(&excl);
+        return rc;
+    }
+    char *pkgs = kb_path_join(c->root, "pkgs");
+    if (pkgs)
+        sweep_leftovers(pkgs, 0, removed, bytes_freed);
+    free(pkgs);
     char *blobs = kb_path_join(c->root, "blobs/sha256");
     DIR *d = blobs ? opendir(blobs) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (referenced(list, n, keep, e->d_name) && !kb_str_ends(e->d_name, ".part"))
+        if (referenced(list, n, keep, e->d_name) && !is_partial_blob(e->d_name))
             continue;
         char *p = kb_path_join(blobs, e->d_name);
         struct stat st;
@@ -610,5 +752,6 @@ int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_st
         closedir(d);
     free(blobs);
     kb_installed_list_free(list, n);
+    kb_lock_release(&excl);
     return 0;
 }

@@ -23,6 +23,16 @@ char *kb_cache_pkg_dir(const kb_cache *c, const char *name, const char *version,
                        const char *target);
 /* A lock file under locks/ for the given key (a digest or name@version/target). */
 int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key);
+/* locks/cache.lock held shared by every process that may leave temporary files in the cache
+ * (.part downloads, .kbpkg-extract-* folders, .removing.* folders) for as long as it may; gc
+ * holds it exclusive, so every such file gc sees belongs to a process that died. */
+int kb_cache_hold(kb_cache *c, kb_lock *lock);
+
+/* Test hook: when the environment variable KBPKG_TEST_PAUSE_AT lists phase (comma-separated
+ * phase names, or "all"), sleep KB_TEST_PAUSE_MS there so a crash test can land a SIGKILL in
+ * it. Phases: download, extract, record, rename. Unset (always, outside tests): no effect. */
+#define KB_TEST_PAUSE_MS 100
+void kb_cache_test_pause(const char *phase);
 
 /* Where an installed package came from; written as kbpkg-install.json beside it. */
 typedef struct kb_install_info {
@@ -71,7 +81,9 @@ int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p);
 int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,
                        const char *target);
 /* Remove blobs that no install references and that keep (digests: lockfile pins, fetched
- * source artifacts) does not name, and partial downloads. */
+ * source artifacts) does not name, partial downloads (.part, .tmp-*), and what killed installs
+ * and uninstalls left under pkgs/ (.kbpkg-extract-*, *.removing.*, empty folders). Waits for
+ * running installs (kb_cache_hold); *removed and *bytes_freed count blobs and leftovers. */
 int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_strv *keep);
 
 /* Blobs gc must keep: fetched source artifacts (sources/ records). */

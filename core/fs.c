@@ -22,11 +22,13 @@ char *kb_path_join(const char *a, const char *b)
 
 static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
 {
+    /* EFBIG: the process's file size limit (RLIMIT_FSIZE) or the file system's. */
     int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
+               : err == EFBIG                 ? KB_ERR_LIMIT
                : err == ENOENT                ? KB_ERR_NOT_FOUND
                                               : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s", what, path,
-                             strerror(err));
+    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
+                             err == EFBIG ? " (file size limit reached)" : "");
 }
 
 int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
@@ -50,8 +52,7 @@ int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
     }
     free(p);
     if (!kb_is_dir(path))
-        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder",
-                                 path);
+        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder", path);
     return 0;
 }
 
@@ -103,8 +104,7 @@ static char *parent_of(const char *path)
     return kb_strndup(path, (size_t)(slash - path));
 }
 
-int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
-                         unsigned mode)
+int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
 {
     char *tmp = kb_asprintf("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)

@@ -11,8 +11,11 @@
 
 static int io_fail(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    return kb_error_set_path(ctx, err == ENOSPC ? KB_ERR_NOSPACE : KB_ERR_IO, path, 0, 0,
-                             "cannot %s %s: %s", what, path, strerror(err));
+    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
+               : err == EFBIG                 ? KB_ERR_LIMIT /* RLIMIT_FSIZE */
+                                              : KB_ERR_IO;
+    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
+                             err == EFBIG ? " (file size limit reached)" : "");
 }
 
 static int write_all(int fd, const void *data, size_t len)
