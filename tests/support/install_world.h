@@ -26,8 +26,8 @@ void kbt_world_free(kbt_world *w);
 void kbt_world_use_registry(kbt_world *w, const char *url);
 
 /* Repack the built artifact as name@version (its kbpkg.json rewritten), with pad_bytes of
- * random bytes in include/pad.bin, and publish it to registry (a folder or URL). Returns the
- * layer digest "sha256:<hex>" (owned). */
+ * base64 random text in include/pad.bin (the blob is about 3/4 of that), and publish it to registry
+ * (a folder or URL). Returns the layer digest "sha256:<hex>" (owned). */
 char *kbt_world_publish(kbt_world *w, const char *registry, const char *name, const char *version,
                         size_t pad_bytes);
 
