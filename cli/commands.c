@@ -19,13 +19,25 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
-     ""},
+    {"farm", cmd_farm, "build and publish every target a registry does not hold yet",
+     "kbpkg farm DIR... [--registry R] [-j N] [--out DIR] [--json]",
+     "  DIR...               package folders, or folders searched for kernel.yaml (hidden,\n"
+     "                       build* and dist folders are skipped)\n"
+     "  -j N                 build N targets of a package at a time\n"
+     "  --out DIR            where builds go (default: <cache>/farm)\n"
+     "  a target whose build key the registry holds is not built again;\n"
+     "  exit 1 when any row failed"},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
      "                       inspected too)\n"
      "  --json               machine-readable output"},
+    {"lock", cmd_lock, "pin package versions and artifact digests in kbpkg.lock",
+     "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry R]",
+     "  --target T, -t T     pin only these targets (ids or prefixes); default: every\n"
+     "                       artifact, so the lockfile works on any machine\n"
+     "  --file F             write F instead of ./kbpkg.lock"},
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},
@@ -40,6 +52,16 @@ const cli_command cli_commands[] = {
      "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
      "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
      "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
+    {"publish", cmd_publish, "push a package's artifacts and source to a registry",
+     "kbpkg publish DIR [--registry R] [--out DIR] [--force] [--target T]... [--json]",
+     "  --out DIR            where built artifacts are (default: DIR/dist, as kbpkg build);\n"
+     "                       when none of this version is there (or they are stale), builds\n"
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  --force              replace a target published with different bytes"},
+    {"sync", cmd_sync, "install exactly what kbpkg.lock pins", "kbpkg sync [--file F] [--offline]",
+     "  --file F             read F instead of ./kbpkg.lock\n"
+     "  --offline            use only the cache: pinned artifacts already installed are kept,\n"
+     "                       anything missing is an error"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"

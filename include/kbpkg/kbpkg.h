@@ -7,7 +7,9 @@
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
+#include "kbpkg/lock.h"
 #include "kbpkg/probe.h"
+#include "kbpkg/publish.h"
 #include "kbpkg/registry.h"
 
 #endif
