@@ -27,12 +27,26 @@ const cli_command cli_commands[] = {
      "  --out DIR            where builds go (default: <cache>/farm)\n"
      "  a target whose build key the registry holds is not built again;\n"
      "  exit 1 when any row failed"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
+     "kbpkg fetch --source org/name[@constraint]...",
+     "--source     the source artifact (what 'install --offline' builds from)"},
+    {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
+     ""},
+    {"info", cmd_info, "versions, summary and targets of a package in the registry",
+     "kbpkg info org/name[@constraint] [--json]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
      "                       inspected too)\n"
      "  --json               machine-readable output"},
+    {"install", cmd_install, "install the best artifact of a package for this machine",
+     "kbpkg install org/name[@constraint]... [--target T] [--no-build] [--allow-unsigned]",
+     "--target T        install this target id whatever the machine has (cross installs)\n"
+     "--no-build        fail instead of building from source when no artifact fits\n"
+     "--allow-unsigned  accept packages without a trusted signature (prints a warning)\n"
+     "--device D, --registry R, --offline: see 'kbpkg --help'"},
+    {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
     {"lock", cmd_lock, "pin package versions and artifact digests in kbpkg.lock",
      "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry R]",
      "  --target T, -t T     pin only these targets (ids or prefixes); default: every\n"
@@ -58,10 +72,15 @@ const cli_command cli_commands[] = {
      "                       when none of this version is there (or they are stale), builds\n"
      "  --target T, -t T     only targets whose id is or starts with T\n"
      "  --force              replace a target published with different bytes"},
+    {"resolve", cmd_resolve, "say which target this machine would install, and why",
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
+     "--explain    every candidate with the reason it was taken or refused"},
+    {"search", cmd_search, "find packages in the registry by name",
+     "kbpkg search [TERM] [--json]", ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins", "kbpkg sync [--file F] [--offline]",
      "  --file F             read F instead of ./kbpkg.lock\n"
-     "  --offline            use only the cache: pinned artifacts already installed are kept,\n"
-     "                       anything missing is an error"},
+     "  --offline            open no network connection: pinned artifacts already installed\n"
+     "                       are kept; one missing from a remote registry is an error"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
@@ -72,6 +91,10 @@ const cli_command cli_commands[] = {
      "  exit 1 when a test failed; targets that cannot run here are skipped with the reason"},
     {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
      "kbpkg toolchains [--json]", ""},
+    {"uninstall", cmd_uninstall, "remove installed packages",
+     "kbpkg uninstall org/name[@version]... [--target T]", ""},
+    {"verify", cmd_verify, "re-hash installed files against their install records",
+     "kbpkg verify [org/name] [--json]", ""},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

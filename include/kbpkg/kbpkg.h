@@ -11,5 +11,9 @@
 #include "kbpkg/probe.h"
 #include "kbpkg/publish.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/cache.h"
+#include "kbpkg/info.h"
+#include "kbpkg/install.h"
+#include "kbpkg/kernel.h"
 
 #endif
