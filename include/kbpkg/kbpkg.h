@@ -15,5 +15,6 @@
 #include "kbpkg/info.h"
 #include "kbpkg/install.h"
 #include "kbpkg/kernel.h"
+#include "kbpkg/trust.h"
 
 #endif
