@@ -1,6 +1,7 @@
 /* kb_farm: build and publish every target of many packages that the registry does not hold yet,
  * deciding by build key before building anything. */
 #include "cache/publish.h"
+#include "cache/install.h"
 #include "kbpkg/registry.h"
 
 #include <dirent.h>
@@ -318,7 +319,7 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
         rc = find_packages(ctx, &pkgs, paths[i], 0);
     kb_registry *r = NULL;
     if (!rc)
-        rc = kb_registry_open(&r, ctx, o->registry ? o->registry : kb_config_str(ctx, "registry"));
+        rc = kb_cache_open_registry(&r, ctx, o->registry);
     kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
     if (!rc && !rep)
         rc = kb_error_oom(ctx);

@@ -4,6 +4,7 @@
 #include "cache/install.h"
 #include "cache/lockfile.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/trust.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,11 +102,14 @@ static int fetch_pinned_index(kb_pkg_index **idx, kb_ctx *ctx, kb_registry *r,
 }
 
 static int install_pin(kb_ctx *ctx, kb_registry *r, kb_cache *cache, const kb_lock_package *p,
-                       const kb_lock_pin *pin, const char *reason)
+                       const kb_lock_pin *pin, const char *reason, bool allow_unsigned)
 {
     kb_pkg_index *idx = NULL;
     kb_install_result res = {0};
     int rc = fetch_pinned_index(&idx, ctx, r, p);
+    /* A pinned digest says which bytes, not who made them: the signature policy still holds. */
+    if (!rc)
+        rc = kb_trust_check(ctx, r, p->name, p->version, idx->digest, allow_unsigned);
     kb_pkg_entry *e = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, pin->target);
     if (!rc && !e)
         rc = kb_error_set(ctx, KB_ERR_DIGEST,
@@ -130,7 +134,7 @@ static int need_registry(kb_registry **r, kb_ctx *ctx, const char *ref, const kb
 {
     if (*r)
         return 0;
-    int rc = kb_registry_open(r, ctx, ref);
+    int rc = kb_cache_open_registry(r, ctx, ref);
     if (rc == KB_ERR_OFFLINE)
         rc = kb_error_set(ctx, KB_ERR_OFFLINE,
                           "offline: %s@%s %s (%s) is not installed and %s is not reachable "
@@ -140,7 +144,8 @@ static int need_registry(kb_registry **r, kb_ctx *ctx, const char *ref, const kb
 }
 
 static int sync_one(kb_ctx *ctx, kb_sync_report *rep, kb_registry **r, kb_cache *cache,
-                    const char *ref, const kb_lock_package *p, const kb_host *host)
+                    const kb_sync_options *o, const char *ref, const kb_lock_package *p,
+                    const kb_host *host)
 {
     const kb_lock_pin *pin = NULL;
     kb_compat why = {0};
@@ -158,7 +163,7 @@ static int sync_one(kb_ctx *ctx, kb_sync_report *rep, kb_registry **r, kb_cache 
     if (!rc)
         rc = need_registry(r, ctx, ref, p, pin);
     if (!rc)
-        rc = install_pin(ctx, *r, cache, p, pin, reason);
+        rc = install_pin(ctx, *r, cache, p, pin, reason, o->allow_unsigned != 0);
     if (!rc)
         rc = row_add(rep, p, pin, "installed", dir) ? kb_error_oom(ctx) : 0;
     free(reason);
@@ -186,7 +191,7 @@ KB_EXTERN int kb_sync(kb_sync_report **out, kb_ctx *ctx, const kb_lockfile *lock
     if (!rc)
         rc = kb_cache_open(&cache, ctx);
     for (size_t i = 0; !rc && i < lock->count; i++)
-        rc = sync_one(ctx, rep, &r, cache, ref, &lock->packages[i], &probe->host);
+        rc = sync_one(ctx, rep, &r, cache, o, ref, &lock->packages[i], &probe->host);
     kb_registry_free(r);
     kb_cache_close(cache);
     if (rc) {

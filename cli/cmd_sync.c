@@ -1,4 +1,4 @@
-/* kbpkg sync [--file F]: install exactly what kbpkg.lock pins (offline when the cache has it). */
+/* kbpkg sync [--file F] [--allow-unsigned]: install exactly what kbpkg.lock pins. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -32,10 +32,13 @@ static void print_text(cli *c, const kb_sync_report *r)
 int cmd_sync(cli *c, int argc, char **argv)
 {
     const char *file = KB_LOCKFILE_NAME;
+    kb_sync_options o = KB_SYNC_OPTIONS_INIT;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
             file = argv[++i];
+        else if (strcmp(argv[i], "--allow-unsigned") == 0)
+            o.allow_unsigned = 1;
         else
             rc = cli_usage_error(c, "sync", "unknown or incomplete option '%s'", argv[i]);
     }
@@ -44,7 +47,7 @@ int cmd_sync(cli *c, int argc, char **argv)
     if (!rc) {
         int err = kb_lockfile_load(&lock, c->ctx, file);
         if (!err)
-            err = kb_sync(&r, c->ctx, lock, NULL);
+            err = kb_sync(&r, c->ctx, lock, &o);
         if (err)
             rc = cli_fail(c, err);
     }

@@ -92,8 +92,10 @@ const cli_command cli_commands[] = {
      "--explain    every candidate with the reason it was taken or refused"},
     {"search", cmd_search, "find packages in the registry by name",
      "kbpkg search [TERM] [--json]", ""},
-    {"sync", cmd_sync, "install exactly what kbpkg.lock pins", "kbpkg sync [--file F] [--offline]",
+    {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
+     "kbpkg sync [--file F] [--offline] [--allow-unsigned]",
      "  --file F             read F instead of ./kbpkg.lock\n"
+     "  --allow-unsigned     accept packages without a trusted signature (prints a warning)\n"
      "  --offline            open no network connection: pinned artifacts already installed\n"
      "                       are kept; one missing from a remote registry is an error"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",

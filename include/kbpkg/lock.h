@@ -56,11 +56,12 @@ KB_EXTERN int kb_lockfile_artifact(const char **target, const char **manifest_di
 typedef struct kb_sync_options {
     unsigned int version; /* KB_SYNC_OPTIONS_VERSION */
     const char *registry; /* NULL: the registry the lockfile names */
+    int allow_unsigned;   /* accept an index with no trusted signature (trust.require_signatures) */
 } kb_sync_options;
 
 #define KB_SYNC_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        KB_SYNC_OPTIONS_VERSION, NULL                                                              \
+        KB_SYNC_OPTIONS_VERSION, NULL, 0                                                           \
     }
 
 typedef struct kb_sync_report kb_sync_report;
@@ -68,7 +69,8 @@ typedef struct kb_sync_report kb_sync_report;
 /*
  * For each locked package, take the best pinned target for this host and install exactly the
  * pinned bytes: the index is fetched by its pinned digest and the artifact must have its pinned
- * layer digest (else KB_ERR_DIGEST naming package, target, expected and received). A package
+ * layer digest (else KB_ERR_DIGEST naming package, target, expected and received), and the
+ * index must pass the signature policy (kb_trust_check: KB_ERR_SIGNATURE). A package
  * whose pinned artifact is already installed is left alone without touching the registry, so
  * sync works offline once it ran; offline with something missing is KB_ERR_OFFLINE naming it.
  */

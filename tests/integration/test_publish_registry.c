@@ -23,7 +23,9 @@ static void open_session(session *s)
     s->ref = kb_asprintf("oci://127.0.0.1:%d/kbtest", s->srv.port);
     s->lockfile = kb_asprintf("%s/kbpkg.lock", s->tmp);
     char *cache = kb_asprintf("%s/cache", s->tmp);
+    char *config = kb_asprintf("%s/config", s->tmp);
     cr_assert_eq(kb_ctx_set(s->ctx, "cache.dir", cache), 0);
+    cr_assert_eq(kb_ctx_set(s->ctx, "config.dir", config), 0); /* keys/ and credentials */
     cr_assert_eq(kb_ctx_set(s->ctx, "registry", s->ref), 0);
     cr_assert_eq(kb_ctx_set(s->ctx, "probe.devices", "none"), 0);
     cr_assert_eq(kb_ctx_set(s->ctx, "probe.cpu", "x86_64_v3"), 0);
@@ -34,6 +36,7 @@ static void open_session(session *s)
     free(cmd);
     free(src);
     free(cache);
+    free(config);
 }
 
 static void close_session(session *s)
@@ -79,9 +82,20 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
 {
     session s;
     open_session(&s);
+    /* With a default key, publish signs the index and sync's signature check passes. */
+    kb_trust_key *key = NULL;
+    cr_assert_eq(kb_trust_key_generate(&key, s.ctx, "publisher"), 0, "%s", msg(&s));
+    kb_trust_key_free(key);
     char *d1 = publish(&s, "published", 3);
     char *d2 = publish(&s, "unchanged", 3);
     cr_expect_str_eq(d2, d1, "republishing the same bytes keeps the index");
+    kb_registry *reg = NULL;
+    kb_trust_verdict verdict;
+    cr_assert_eq(kb_registry_open(&reg, s.ctx, s.ref), 0, "%s", msg(&s));
+    cr_assert_eq(kb_trust_verify_index(s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1, &verdict), 0);
+    cr_expect_eq(verdict.status, KB_TRUST_SIGNED_TRUSTED, "the publish hook signed: %s",
+                 verdict.detail);
+    kb_registry_free(reg);
 
     const char *refs[] = {"kbtest/cpu-add@0.1"};
     kb_lockfile *lock = NULL;
@@ -161,10 +175,15 @@ Test(publish_registry, sync_refuses_a_tampered_blob)
             layer = l;
     }
     cr_assert_not_null(layer);
+    /* No signing key here: a remote registry's unsigned index is refused by default. */
+    kb_sync_report *rep = NULL;
+    cr_expect_eq(kb_sync(&rep, s.ctx, lock, NULL), KB_ERR_SIGNATURE, "%s", msg(&s));
+    cr_expect(strstr(msg(&s), "kbtest/cpu-add"), "%s", msg(&s));
     char *blob = kbt_registry_blob_data(&s.srv, layer);
     kbt_write(blob, "other bytes under the pinned digest");
-    kb_sync_report *rep = NULL;
-    cr_expect_eq(kb_sync(&rep, s.ctx, lock, NULL), KB_ERR_DIGEST);
+    kb_sync_options so = KB_SYNC_OPTIONS_INIT;
+    so.allow_unsigned = 1;
+    cr_expect_eq(kb_sync(&rep, s.ctx, lock, &so), KB_ERR_DIGEST);
     cr_expect(kb_str_starts(msg(&s), "kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (pinned "),
               "%s", msg(&s));
     cr_expect(strstr(msg(&s), layer), "%s", msg(&s));
