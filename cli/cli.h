@@ -36,12 +36,16 @@ typedef struct cli_command {
 } cli_command;
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
+int cmd_build(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
+int cmd_new(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);
+int cmd_test(cli *c, int argc, char **argv);
+int cmd_toolchains(cli *c, int argc, char **argv);
 
 /* The one table of commands (cli/commands.c). */
 extern const cli_command cli_commands[];

@@ -5,6 +5,12 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
+    {"build", cmd_build, "compile, verify and package a kernel package for its targets",
+     "kbpkg build [DIR] [--target T]... [-j N] [--out DIR] [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T (cpu, cuda13-sm_80)\n"
+     "  -j N                 build N targets at a time (default: build.jobs, else cores)\n"
+     "  --out DIR            where artifacts go (default: DIR/dist)\n"
+     "  exit 1 when any target failed; skipped targets say why"},
     {"config", cmd_config, "show or change settings and where they come from",
      "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
      "  list                 every setting, its value and its layer (and file)\n"
@@ -23,6 +29,8 @@ const cli_command cli_commands[] = {
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},
+    {"new", cmd_new, "create a new kernel package that builds and tests on CPU",
+     "kbpkg new org/name [DIR]", "  DIR                  where to create it (default: name)"},
     {"probe", cmd_probe, "show the GPUs, CPU level and OS that kernels are chosen for",
      "kbpkg probe [--json]",
      "  --json      {host: {cpu, level, os, glibc},\n"
@@ -36,6 +44,12 @@ const cli_command cli_commands[] = {
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
      "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
+    {"test", cmd_test, "build and run a package's test on every target this machine runs",
+     "kbpkg test [DIR] [--target T]... [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  exit 1 when a test failed; targets that cannot run here are skipped with the reason"},
+    {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
+     "kbpkg toolchains [--json]", ""},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

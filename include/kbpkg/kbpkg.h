@@ -2,6 +2,7 @@
 #ifndef KBPKG_KBPKG_H
 #define KBPKG_KBPKG_H
 
+#include "kbpkg/build.h"
 #include "kbpkg/common.h"
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
