@@ -1,8 +1,12 @@
-/* libFuzzer target: OCI image manifest and image index JSON parsers (registry/oci.c), plus the
- * invariant that what parses serializes to canonical bytes that parse to the same thing. */
+/* libFuzzer target: OCI image manifest and image index JSON parsers (registry/oci.c) and the
+ * package-index reader (registry/pkgindex.c) on the same bytes. Invariants: what oci.c parses
+ * serializes to canonical bytes that parse to the same thing; what pkgindex.c keeps is safe to
+ * use as cache path components (kb_cache_pkg_dir joins name, version and target). */
 #include "fuzz_common.h"
 #include "registry/oci.h"
-#include "registry/package_index.h"
+#include "core/semver.h"
+#include "core/target.h"
+#include "registry/pkgindex.h"
 
 static void check_descriptor_same(const kb_oci_descriptor *a, const kb_oci_descriptor *b)
 {
@@ -14,18 +18,6 @@ static void check_descriptor_same(const kb_oci_descriptor *a, const kb_oci_descr
         const char *v = kb_oci_annotation(&b->annotations, a->annotations.keys.items[i]);
         FUZZ_CHECK(v && strcmp(v, a->annotations.values.items[i]) == 0, "annotation %s changed",
                    a->annotations.keys.items[i]);
-    }
-}
-
-/* What kb_package_index_get reads from each entry: must be safe on any descriptor. */
-static void read_entry_annotations(const kb_oci_descriptor *d)
-{
-    static const char *const keys[] = {KB_ANN_KIND,   KB_ANN_TARGET,  KB_ANN_BACKEND,
-                                       KB_ANN_ARCH,   KB_ANN_RUNTIME, KB_ANN_BUILD_KEY,
-                                       KB_ANN_VERSION};
-    for (size_t i = 0; i < KB_ARRAY_LEN(keys); i++) {
-        const char *v = kb_oci_annotation(&d->annotations, keys[i]);
-        FUZZ_CHECK(!v || strlen(v) < (size_t)-1, "unreachable");
     }
 }
 
@@ -65,8 +57,6 @@ static void fuzz_index(kb_ctx *ctx, const uint8_t *data, size_t size)
         fuzz_check_error(ctx, rc);
         return;
     }
-    for (size_t i = 0; i < ix.manifest_count; i++)
-        read_entry_annotations(&ix.manifests[i]);
     kb_buf bytes = KB_BUF_INIT;
     FUZZ_CHECK(kb_oci_index_serialize(&bytes, ctx, &ix) == 0, "index does not serialize");
     kb_oci_index again;
@@ -85,11 +75,50 @@ static void fuzz_index(kb_ctx *ctx, const uint8_t *data, size_t size)
     kb_oci_index_clear(&ix);
 }
 
+/* A path component from a registry: no '/', not "." or "..", not empty. */
+static bool safe_component(const char *s)
+{
+    return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+static void fuzz_pkgindex(kb_ctx *ctx, const uint8_t *data, size_t size)
+{
+    kb_pkg_index *idx = NULL;
+    int rc = kb_pkg_index_parse(&idx, ctx, "fuzz-pkgindex", (const char *)data, size);
+    if (rc) {
+        fuzz_check_error(ctx, rc);
+        FUZZ_CHECK(idx == NULL, "failed parse returned an index");
+        return;
+    }
+    if (idx->name) {
+        const char *slash = strchr(idx->name, '/');
+        FUZZ_CHECK(slash && strchr(slash + 1, '/') == NULL, "index name '%s' is not org/name",
+                   idx->name);
+        char org[256];
+        snprintf(org, sizeof(org), "%.*s", (int)(slash - idx->name), idx->name);
+        FUZZ_CHECK(safe_component(org) && safe_component(slash + 1),
+                   "index name '%s' escapes the cache", idx->name);
+    }
+    kb_semver v;
+    FUZZ_CHECK(!idx->version || kb_semver_parse(ctx, &v, idx->version) == 0,
+               "index version '%s' is not a version", idx->version);
+    for (size_t i = 0; i < idx->count; i++) {
+        const kb_pkg_entry *e = &idx->entries[i];
+        FUZZ_CHECK(e->target && e->manifest_digest, "entry %zu lacks target or digest", i);
+        FUZZ_CHECK(kb_pkg_index_find(idx, e->target) != NULL, "entry %s not found", e->target);
+        kb_target t;
+        if (kb_target_parse(ctx, &t, e->target) == 0)
+            FUZZ_CHECK(safe_component(e->target), "target '%s' escapes the cache", e->target);
+    }
+    kb_pkg_index_free(idx);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kb_ctx *ctx = fuzz_ctx();
     fuzz_manifest(ctx, data, size);
     fuzz_index(ctx, data, size);
+    fuzz_pkgindex(ctx, data, size);
     kb_ctx_free(ctx);
     return 0;
 }
