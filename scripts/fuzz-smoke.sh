@@ -29,7 +29,7 @@ for fuzzer in "$dir"/fuzz/fuzz_*; do
   target="${name#fuzz_}"
   corpus="$src/tests/fuzz/corpus/$target"
   dict="$src/tests/fuzz/dict/$target.dict"
-  args=(-max_total_time="$seconds" -jobs=1 -workers=1 -print_final_stats=1
+  args=(-max_total_time="$seconds" -print_final_stats=1
         -artifact_prefix="$work/$name-" -timeout=10 -rss_limit_mb=2048)
   [ -f "$dict" ] && args+=(-dict="$dict")
   mkdir -p "$work/$target"
@@ -40,7 +40,7 @@ for fuzzer in "$dir"/fuzz/fuzz_*; do
     tail -n 40 "$work/$name.log" >&2
     failed+=("$name")
   else
-    grep -E "stat::number_of_executed_units|cov:" "$work/$name.log" | tail -n 2 || true
+    grep -E "DONE" "$work/$name.log" | tail -n 1 || true
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
