@@ -70,11 +70,29 @@ typedef struct transfer {
     bool sink_checked;
     int sink_rc;     /* the writer's error (limit, IO) */
     int progress_rc; /* cancelled by the progress callback */
+    /* stall watch: curl's low-speed check averages over seconds of history, so a burst
+     * followed by silence outlived net.timeout_s by several seconds; we time the silence */
+    curl_off_t last_bytes;  /* dlnow + ulnow at the last change */
+    struct timespec active; /* when bytes last moved (or a header arrived) */
+    bool stalled;
 } transfer;
 
 static remote *R(kb_registry *r)
 {
     return r->impl;
+}
+
+static void mark_active(transfer *t)
+{
+    clock_gettime(CLOCK_MONOTONIC, &t->active);
+}
+
+static double seconds_idle(const transfer *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->active.tv_sec) +
+           (double)(now.tv_nsec - t->active.tv_nsec) / 1e9;
 }
 
 static void resp_free(http_resp *resp)
@@ -128,6 +146,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     transfer *t = userdata;
     http_resp *resp = t->resp;
     size_t len = size * nmemb;
+    mark_active(t);
     if (len > 5 && strncmp(line, "HTTP/", 5) == 0) {
         /* a new response (after a redirect or 100 Continue): forget the previous one */
         const char *sp = memchr(line, ' ', len);
@@ -214,6 +233,13 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 {
     transfer *t = userdata;
     const http_req *req = t->req;
+    if (dlnow + ulnow != t->last_bytes) {
+        t->last_bytes = dlnow + ulnow;
+        mark_active(t);
+    } else if (seconds_idle(t) >= (double)R(t->r)->timeout_s) {
+        t->stalled = true;
+        return 1;
+    }
     if (!req->progress_task)
         return 0;
     bool upload = req->has_body;
@@ -361,10 +387,26 @@ static void sleep_ms(unsigned ms)
 
 static int fetch_token(kb_registry *r, const char *challenge_header);
 
+/* The last failure's message, saying that retries were spent on it. */
+static int gave_up(kb_registry *r, int rc, long attempts)
+{
+    if (attempts < 2)
+        return rc;
+    const kb_error *e = kb_ctx_last_error(r->ctx);
+    char *last = kb_strdup(e->message);
+    char *url = kb_strdup(e->url);
+    if (last)
+        rc = kb_error_set_url(r->ctx, rc, url, "%s (gave up after %ld attempts)", last, attempts);
+    free(last);
+    free(url);
+    return rc;
+}
+
 /* One attempt: perform and classify. Returns 0 with resp filled, or an error. */
 static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CURLcode *cc)
 {
     transfer t = {.r = r, .req = req, .resp = resp};
+    mark_active(&t);
     uint64_t range_from = req->sink ? req->sink->written : 0;
     struct curl_slist *headers = request_headers(r, req, range_from);
     setup_curl(R(r)->curl, r, req, &t);
@@ -376,6 +418,10 @@ static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CU
                (unsigned long long)range_from, resp->status);
     else
         kb_log(r->ctx, KB_LOG_DEBUG, "%s %s -> %ld", req->method, req->url, resp->status);
+    if (t.stalled)
+        return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
+                                "%s %s: no data for %ld s (net.timeout_s)", req->method, req->url,
+                                R(r)->timeout_s);
     if (t.progress_rc)
         return kb_error_set_url(r->ctx, KB_ERR_CANCELLED, req->url, "%s %s: cancelled", req->method,
                                 req->url);
@@ -400,8 +446,12 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
         bool last = attempt >= R(r)->retries;
         if (rc && rc != KB_ERR_NETWORK && rc != KB_ERR_TIMEOUT)
             return rc; /* cancelled, size cap, disk */
-        if (rc && (!curl_transient(cc) || last))
+        if (rc == KB_ERR_TIMEOUT)
+            cc = CURLE_OPERATION_TIMEDOUT; /* our stall watch aborted it: as transient */
+        if (rc && !curl_transient(cc))
             return rc;
+        if (rc && last)
+            return gave_up(r, rc, attempt + 1);
         if (!rc && resp->status == 401 && req->auth == AUTH_REGISTRY && !token_tried &&
             resp->www_authenticate && strncasecmp(resp->www_authenticate, "Bearer", 6) == 0) {
             token_tried = true;
@@ -412,8 +462,10 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
             continue;
         }
         bool retry_status = resp->status >= 500 || resp->status == 429;
-        if (!rc && (!retry_status || last))
+        if (!rc && !retry_status)
             return status_ok(resp->status) || resp->status == 416 ? 0 : http_error(r, req, resp);
+        if (!rc && last)
+            return gave_up(r, http_error(r, req, resp), attempt + 1);
         unsigned ms = backoff_ms(resp, attempt);
         kb_log(r->ctx, KB_LOG_DEBUG, "%s %s: retrying in %u ms (%ld of %ld)", req->method, req->url,
                ms, attempt + 1, R(r)->retries);
