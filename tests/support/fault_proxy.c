@@ -268,49 +268,95 @@ static int connect_upstream(int port)
     return s;
 }
 
-/* Read the request body from the client (what came with the head first), forwarding up to
- * limit bytes upstream. Returns false when either side fails. */
-static bool pump_request_body(int client, int up, const http_head *h, uint64_t len, uint64_t limit)
+/* Request body bytes still to come from the client, and what to do with them. */
+typedef struct body_pump {
+    int client;
+    int up;          /* -1: read and drop */
+    uint64_t left;   /* bytes the client has yet to send (after what came with the head) */
+    uint64_t budget; /* bytes still to forward upstream */
+    bool early;      /* upstream answered before taking the whole body */
+} body_pump;
+
+/* Upstream has something to say (an early answer, or it closed): stop feeding it. */
+static bool upstream_spoke(int up)
 {
-    uint64_t done = 0;
-    size_t first = h->nextra < len ? h->nextra : (size_t)len;
-    if (first) {
-        size_t n = first < limit ? first : (size_t)limit;
-        if (up >= 0 && n && !send_all(up, h->extra, n))
-            return false;
-        done = first;
-    }
-    char buf[65536];
-    while (done < len && done < limit) {
-        size_t want = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-        ssize_t n = recv(client, buf, want, 0);
-        if (n < 0 && errno == EINTR)
+    struct pollfd pfd = {up, POLLIN, 0};
+    return poll(&pfd, 1, 0) > 0;
+}
+
+/* Wait until upstream can take bytes or speaks; false when it speaks (or on timeout). */
+static bool upstream_writable(int up)
+{
+    struct pollfd pfd = {up, POLLIN | POLLOUT, 0};
+    if (poll(&pfd, 1, IO_TIMEOUT_S * 1000) <= 0)
+        return false;
+    return !(pfd.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+static bool forward(body_pump *bp, const char *data, size_t len)
+{
+    size_t n = len < bp->budget ? len : (size_t)bp->budget;
+    while (bp->up >= 0 && !bp->early && n) {
+        if (!upstream_writable(bp->up)) {
+            bp->early = true; /* the server answered early (an upload it refuses) */
+            break;
+        }
+        ssize_t w = send(bp->up, data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
-        if (n <= 0)
+        if (w <= 0)
             return false;
-        size_t fwd = done + (uint64_t)n > limit ? (size_t)(limit - done) : (size_t)n;
-        if (up >= 0 && fwd && !send_all(up, buf, fwd))
-            return false;
-        done += (uint64_t)n;
+        data += w;
+        n -= (size_t)w;
+        bp->budget -= (uint64_t)w;
     }
     return true;
 }
 
-/* Everything upstream sends until it closes (we asked for Connection: close). */
-static bool read_to_eof(int fd, kb_buf *out)
+/*
+ * Move the request body: what came with the head first, then from the client, up to the
+ * budget upstream. Stops early when upstream answers before taking it all (it must be read
+ * at once: the server resets the connection soon after, losing its answer); drain_body then
+ * reads and drops the rest. False when the client or upstream fails.
+ */
+static bool pump_body(body_pump *bp, const http_head *h)
 {
+    size_t first = h->nextra < bp->left ? h->nextra : (size_t)bp->left;
+    if (!forward(bp, h->extra, first))
+        return false;
+    bp->left -= first;
     char buf[65536];
-    for (;;) {
-        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    while (bp->left && bp->budget && !bp->early) {
+        if (bp->up >= 0 && upstream_spoke(bp->up)) {
+            bp->early = true;
+            break;
+        }
+        size_t want = bp->left < sizeof(buf) ? (size_t)bp->left : sizeof(buf);
+        ssize_t n = recv(bp->client, buf, want, 0);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
+        if (n <= 0)
             return false;
-        if (n == 0)
-            return true;
-        if (kb_buf_append(out, buf, (size_t)n))
+        bp->left -= (uint64_t)n;
+        if (!forward(bp, buf, (size_t)n))
             return false;
     }
+    return true;
+}
+
+static bool drain_body(body_pump *bp)
+{
+    char buf[65536];
+    while (bp->left) {
+        size_t want = bp->left < sizeof(buf) ? (size_t)bp->left : sizeof(buf);
+        ssize_t n = recv(bp->client, buf, want, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        bp->left -= (uint64_t)n;
+    }
+    return true;
 }
 
 /* Undo Transfer-Encoding: chunked into out. */
@@ -339,37 +385,61 @@ typedef struct upstream_answer {
     bool no_body; /* HEAD, 204, 304: pass Content-Length through untouched */
 } upstream_answer;
 
+/* Once the head is in: is the body complete? Fills a->body when it is. */
+static bool answer_complete(upstream_answer *a, const kb_buf *all, bool eof)
+{
+    const char *body = all->data + a->head.len;
+    size_t blen = all->len - a->head.len;
+    char te[64], cl[32];
+    uint64_t want = 0;
+    kb_buf_reset(&a->body);
+    if (a->no_body)
+        return true;
+    if (head_header(&a->head, "Transfer-Encoding", te, sizeof(te)) && strcasestr(te, "chunked"))
+        return dechunk(body, blen, &a->body);
+    if (head_header(&a->head, "Content-Length", cl, sizeof(cl)) && kb_parse_u64(cl, &want)) {
+        if (blen < want)
+            return false;
+        blen = (size_t)want;
+    } else if (!eof) {
+        return false; /* delimited by the end of the connection */
+    }
+    return kb_buf_append(&a->body, body, blen) == 0;
+}
+
+/*
+ * Read one answer. Upstream is asked to keep the connection alive: with "Connection: close"
+ * Go's server closes without draining a request body it did not want (an upload it refuses
+ * early), and the reset that follows destroys its answer before we read it.
+ */
 static bool read_answer(int up, const char *method, upstream_answer *a)
 {
     memset(a, 0, sizeof(*a));
     kb_buf all = KB_BUF_INIT;
-    bool ok = read_to_eof(up, &all) && all.len > 0;
-    char *end = ok ? memmem(all.data, all.len, "\r\n\r\n", 4) : NULL;
-    if (!end) {
-        kb_buf_free(&all);
-        return false;
-    }
-    a->head.len = (size_t)(end + 4 - all.data);
-    a->head.raw = kb_strndup(all.data, a->head.len);
-    sscanf(all.data, "HTTP/%*s %d", &a->status);
-    a->no_body = strcmp(method, "HEAD") == 0 || a->status == 204 || a->status == 304;
-    const char *body = all.data + a->head.len;
-    size_t blen = all.len - a->head.len;
-    char te[64], cl[32];
-    uint64_t want = 0;
-    if (a->no_body) {
-        ok = true;
-    } else if (head_header(&a->head, "Transfer-Encoding", te, sizeof(te)) &&
-               strcasestr(te, "chunked")) {
-        ok = dechunk(body, blen, &a->body);
-    } else {
-        if (head_header(&a->head, "Content-Length", cl, sizeof(cl)) && kb_parse_u64(cl, &want) &&
-            want < blen)
-            blen = (size_t)want;
-        ok = kb_buf_append(&a->body, body, blen) == 0;
+    char buf[65536];
+    bool done = false, eof = false;
+    while (!done && !eof) {
+        ssize_t n = recv(up, buf, sizeof(buf), 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        eof = n == 0;
+        if (n > 0 && kb_buf_append(&all, buf, (size_t)n))
+            break;
+        if (!a->head.raw) {
+            char *end = all.len ? memmem(all.data, all.len, "\r\n\r\n", 4) : NULL;
+            if (!end)
+                continue;
+            a->head.len = (size_t)(end + 4 - all.data);
+            a->head.raw = kb_strndup(all.data, a->head.len);
+            sscanf(all.data, "HTTP/%*s %d", &a->status);
+            a->no_body = strcmp(method, "HEAD") == 0 || a->status == 204 || a->status == 304;
+        }
+        done = answer_complete(a, &all, eof);
     }
     kb_buf_free(&all);
-    return ok;
+    return done;
 }
 
 static void answer_free(upstream_answer *a)
@@ -452,7 +522,7 @@ static void answer_status(int client, const kbt_fault_rule *f)
         send_all(client, body, strlen(body));
 }
 
-/* Rebuild the request for upstream: same line and headers, Connection: close. */
+/* Rebuild the request for upstream: same line and headers (keep-alive: see read_answer). */
 static void upstream_request(kb_buf *out, const http_head *h, bool drop_range)
 {
     static const char *const skip[] = {"Connection", "Keep-Alive", "Proxy-Connection", NULL};
@@ -462,7 +532,7 @@ static void upstream_request(kb_buf *out, const http_head *h, bool drop_range)
     kb_buf_append(out, h->raw, (size_t)(eol - h->raw + 2));
     /* Host stays the proxy's, so the registry's upload Locations come back through us */
     copy_headers(out, h, drop_range ? skip_range : skip);
-    kb_buf_puts(out, "Connection: close\r\n\r\n");
+    kb_buf_puts(out, "\r\n");
 }
 
 static void serve_conn(kbt_proxy *p, int client)
@@ -493,7 +563,9 @@ static void serve_conn(kbt_proxy *p, int client)
         f.kind = KBT_FAULT_STATUS, f.status = 501, f.retry_after = 0;
     }
     if (f.kind == KBT_FAULT_STATUS) {
-        pump_request_body(client, -1, &h, body_len, 0);
+        body_pump drop = {client, -1, body_len, 0, false};
+        pump_body(&drop, &h);
+        drain_body(&drop);
         answer_status(client, &f);
         status = f.status;
         goto done;
@@ -509,15 +581,16 @@ static void serve_conn(kbt_proxy *p, int client)
     upstream_request(&req, &h, f.kind == KBT_FAULT_IGNORE_RANGE);
     bool ok = send_all(up, req.data, req.len);
     kb_buf_free(&req);
-    uint64_t limit = f.kind == KBT_FAULT_CUT_REQUEST ? f.offset : UINT64_MAX;
-    ok = ok && pump_request_body(client, up, &h, body_len, limit);
-    if (f.kind == KBT_FAULT_CUT_REQUEST) {
+    body_pump bp = {client, up, body_len, f.kind == KBT_FAULT_CUT_REQUEST ? f.offset : UINT64_MAX,
+                    false};
+    ok = ok && pump_body(&bp, &h);
+    if (f.kind == KBT_FAULT_CUT_REQUEST && !bp.early) {
         reset_close(up); /* upstream sees its body cut short */
         up = -1;
         reset = true;
         goto done;
     }
-    if (!ok || !read_answer(up, method, &a)) {
+    if (!ok || !read_answer(up, method, &a) || !drain_body(&bp)) {
         reset = true;
         goto done;
     }
@@ -729,4 +802,16 @@ size_t kbt_proxy_entries(kbt_proxy *p)
     size_t n = p->nlog;
     pthread_mutex_unlock(&p->mu);
     return n;
+}
+
+void kbt_proxy_dump(kbt_proxy *p)
+{
+    lock_idle(p);
+    for (size_t i = 0; i < p->nlog; i++) {
+        const kbt_proxy_entry *e = &p->log[i];
+        fprintf(stderr, "proxy: %s %.80s%s%s -> %d, %llu body bytes%s\n", e->method, e->path,
+                *e->range ? " Range: " : "", e->range, e->status, (unsigned long long)e->body_sent,
+                e->faulted ? " [fault]" : "");
+    }
+    pthread_mutex_unlock(&p->mu);
 }

@@ -74,5 +74,7 @@ uint64_t kbt_proxy_body_bytes(kbt_proxy *p, const char *method, const char *path
 /* A copy of the index-th logged request; false past the end. */
 bool kbt_proxy_entry_at(kbt_proxy *p, size_t index, kbt_proxy_entry *out);
 size_t kbt_proxy_entries(kbt_proxy *p);
+/* The log to stderr, one request a line: to see what a failing test went through. */
+void kbt_proxy_dump(kbt_proxy *p);
 
 #endif
