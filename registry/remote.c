@@ -662,13 +662,10 @@ static int send_chunk(char **location, kb_registry *r, const char *method, const
     return rc;
 }
 
-static int remote_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
-                           const char *path, const void *data)
+/* One upload session: POST, PATCH chunks in order, final PUT. */
+static int upload_once(kb_registry *r, const char *repo, const char *digest, uint64_t size, int fd,
+                       const void *data)
 {
-    int fd = -1;
-    if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
-                                 strerror(errno));
     char *location = NULL;
     int rc = start_upload(&location, r, repo);
     uint64_t chunk = r->chunk_size ? r->chunk_size : KB_UPLOAD_CHUNK_DEFAULT;
@@ -684,10 +681,65 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
         rc = kb_error_oom(r->ctx);
     if (!rc)
         rc = send_chunk(NULL, r, "PUT", final, digest, fd, data, sent, size - sent, 201);
-    if (!rc)
-        kb_progress_report(r->ctx, "upload", digest, size, size, 1);
     free(final);
     free(location);
+    return rc;
+}
+
+/* Failures a fresh upload session can get past: the old one is dead or its state unknown. */
+static bool upload_restartable(int rc)
+{
+    return rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT || rc == KB_ERR_HTTP ||
+           rc == KB_ERR_REGISTRY || rc == KB_ERR_NOT_FOUND;
+}
+
+/* Did the registry store it after all (the answer to the final PUT was what got lost)? */
+static bool blob_arrived(kb_registry *r, const char *repo, const char *digest, uint64_t size)
+{
+    kb_error saved = *kb_ctx_last_error(r->ctx);
+    char *message = kb_strdup(saved.message);
+    char *url = kb_strdup(saved.url);
+    uint64_t have = 0;
+    bool there = remote_blob_exists(&have, r, repo, digest) == 0 && have == size;
+    if (!there && message) /* keep the upload's own failure as the error */
+        kb_error_set_url(r->ctx, saved.code, url, "%s", message);
+    free(message);
+    free(url);
+    return there;
+}
+
+/*
+ * A cut mid-upload leaves the session at an offset only the server knows (docker-registry
+ * then answers 404 BLOB_UPLOAD_INVALID to every retry of that request), so the request-level
+ * retries cannot finish it: the whole upload is restarted in a new session, at most twice and
+ * only when net.retries allows retries at all.
+ */
+static int remote_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
+                           const char *path, const void *data)
+{
+    int fd = -1;
+    if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
+                                 strerror(errno));
+    long restarts = R(r)->retries < 2 ? R(r)->retries : 2;
+    int rc = upload_once(r, repo, digest, size, fd, data);
+    for (long i = 0; rc && upload_restartable(rc); i++) {
+        if (blob_arrived(r, repo, digest, size)) {
+            kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: the registry has it; its answer was lost",
+                   digest);
+            kb_ctx_clear_error(r->ctx);
+            rc = 0;
+            break;
+        }
+        if (i >= restarts)
+            break;
+        kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: upload failed (%s); starting a new session", digest,
+               kb_ctx_last_error(r->ctx)->message);
+        kb_ctx_clear_error(r->ctx);
+        rc = upload_once(r, repo, digest, size, fd, data);
+    }
+    if (!rc)
+        kb_progress_report(r->ctx, "upload", digest, size, size, 1);
     if (fd >= 0)
         close(fd);
     return rc;
