@@ -5,6 +5,12 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
+    {"build", cmd_build, "compile, verify and package a kernel package for its targets",
+     "kbpkg build [DIR] [--target T]... [-j N] [--out DIR] [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T (cpu, cuda13-sm_80)\n"
+     "  -j N                 build N targets at a time (default: build.jobs, else cores)\n"
+     "  --out DIR            where artifacts go (default: DIR/dist)\n"
+     "  exit 1 when any target failed; skipped targets say why"},
     {"config", cmd_config, "show or change settings and where they come from",
      "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
      "  list                 every setting, its value and its layer (and file)\n"
@@ -13,16 +19,31 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
+     "kbpkg fetch --source org/name[@constraint]...",
+     "--source     the source artifact (what 'install --offline' builds from)"},
+    {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
      ""},
+    {"info", cmd_info, "versions, summary and targets of a package in the registry",
+     "kbpkg info org/name[@constraint] [--json]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
      "                       inspected too)\n"
      "  --json               machine-readable output"},
+    {"install", cmd_install, "install the best artifact of a package for this machine",
+     "kbpkg install org/name[@constraint]... [--target T] [--no-build] [--allow-unsigned]",
+     "--target T        install this target id whatever the machine has (cross installs)\n"
+     "--no-build        fail instead of building from source when no artifact fits\n"
+     "--allow-unsigned  accept packages without a trusted signature (prints a warning)\n"
+     "--device D, --registry R, --offline: see 'kbpkg --help'"},
+    {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},
+    {"new", cmd_new, "create a new kernel package that builds and tests on CPU",
+     "kbpkg new org/name [DIR]", "  DIR                  where to create it (default: name)"},
     {"probe", cmd_probe, "show the GPUs, CPU level and OS that kernels are chosen for",
      "kbpkg probe [--json]",
      "  --json      {host: {cpu, level, os, glibc},\n"
@@ -32,10 +53,25 @@ const cli_command cli_commands[] = {
      "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
      "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
      "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
+    {"resolve", cmd_resolve, "say which target this machine would install, and why",
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
+     "--explain    every candidate with the reason it was taken or refused"},
+    {"search", cmd_search, "find packages in the registry by name",
+     "kbpkg search [TERM] [--json]", ""},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
      "TARGET...    check only these target ids; exit 3 when one does not fit --device"},
+    {"test", cmd_test, "build and run a package's test on every target this machine runs",
+     "kbpkg test [DIR] [--target T]... [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  exit 1 when a test failed; targets that cannot run here are skipped with the reason"},
+    {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
+     "kbpkg toolchains [--json]", ""},
+    {"uninstall", cmd_uninstall, "remove installed packages",
+     "kbpkg uninstall org/name[@version]... [--target T]", ""},
+    {"verify", cmd_verify, "re-hash installed files against their install records",
+     "kbpkg verify [org/name] [--json]", ""},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

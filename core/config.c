@@ -75,6 +75,13 @@ static const cfg_key config_table[] = {
     {"rocm.aliases", CFG_STRING, "", NULL, "KBPKG_ROCM_ALIASES",
      "opt-in arch aliases, e.g. gfx1031=gfx1030,gfx1032=gfx1030"},
     {"build.jobs", CFG_INT, "0", NULL, "KBPKG_JOBS", "parallel build jobs (0: one per core)"},
+    {"build.nvcc", CFG_STRING, "", NULL, "KBPKG_NVCC",
+     "the nvcc to build CUDA targets with (empty: PATH, then /usr/local/cuda/bin)"},
+    {"build.hipcc", CFG_STRING, "", NULL, "KBPKG_HIPCC",
+     "the hipcc to build ROCm targets with (empty: PATH, then /opt/rocm/bin)"},
+    {"build.cc", CFG_STRING, "", NULL, "KBPKG_CC", "the C compiler for CPU targets (empty: cc)"},
+    {"build.rocm_device_libs", CFG_STRING, "", NULL, "KBPKG_ROCM_DEVICE_LIBS",
+     "ROCm device-library folder (oclc_*.bc); empty: ROCM_PATH or the distribution's"},
     {"build.allow", CFG_BOOL, "true", NULL, "KBPKG_BUILD",
      "build from source when no artifact fits"},
     {"net.timeout_s", CFG_INT, "30", NULL, "KBPKG_TIMEOUT",
@@ -150,6 +157,11 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
     }
     free(slot->value);
     free(slot->origin_path);
+    if (kb_str_starts(key, "probe.") && ctx->probe_cache && ctx->probe_cache_free) {
+        /* The cached probe no longer answers for these settings. */
+        ctx->probe_cache_free(ctx->probe_cache);
+        ctx->probe_cache = NULL;
+    }
     slot->value = v;
     slot->origin_path = p;
     slot->origin = origin;

@@ -39,6 +39,8 @@ KB_EXTERN void kb_ctx_free(kb_ctx *ctx)
     if (!ctx)
         return;
     kb_ctx_clear_error(ctx);
+    if (ctx->probe_cache && ctx->probe_cache_free)
+        ctx->probe_cache_free(ctx->probe_cache);
     kb_config_free(ctx);
     free(ctx);
 }

@@ -140,6 +140,10 @@ struct kb_ctx {
     char *err_url;
     struct kb_config_value *config; /* one per key of the config table */
     size_t config_len;
+    /* The probe's result, kept for the ctx's life so a warm kb_kernel_open does not
+     * re-initialise GPU drivers; owned by whoever set it, freed through the function. */
+    void *probe_cache;
+    void (*probe_cache_free)(void *);
 };
 
 #endif

@@ -4,7 +4,7 @@
 
 #include "core/internal.h"
 #include "core/target.h"
-#include "manifests/semver.h"
+#include "core/semver.h"
 
 /* One source file, local (path) or remote (url + sha256). */
 typedef struct kb_source {

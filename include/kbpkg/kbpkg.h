@@ -2,11 +2,16 @@
 #ifndef KBPKG_KBPKG_H
 #define KBPKG_KBPKG_H
 
+#include "kbpkg/build.h"
 #include "kbpkg/common.h"
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
 #include "kbpkg/probe.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/cache.h"
+#include "kbpkg/info.h"
+#include "kbpkg/install.h"
+#include "kbpkg/kernel.h"
 
 #endif

@@ -1,7 +1,7 @@
 /* Registry: the OCI Distribution client against a real docker-registry on loopback. */
 #include "kbtest.h"
 #include "registry/oci.h"
-#include "registry/package_index.h"
+#include "registry/pkgindex.h"
 #include "registry/registry.h"
 #include "registry_harness.h"
 
@@ -367,31 +367,32 @@ Test(registry_remote, package_version_round_trip)
     open_session(&s, NULL, NULL, "hub");
     char *archive = kb_asprintf("%s/a.tar.zst", s.tmp);
     kbt_write(archive, "sm_86 archive bytes");
-    kb_package_artifact art = {.target = "cuda13-sm_86-x86_64-linux",
-                               .backend = "cuda",
-                               .arch = "sm_86",
-                               .runtime = "cuda13",
-                               .archive_path = archive};
+    kb_publish_item item = {archive, "cuda13-sm_86-x86_64-linux", NULL, "{}"};
     char *digest = NULL;
-    cr_assert_eq(kb_package_push(&digest, s.reg, "radeonflow/gemm", "0.3.0", &art, 1), 0, "%s",
+    cr_assert_eq(kb_pkg_publish(s.reg, "radeonflow/gemm", "0.3.0", NULL, &item, 1, false, NULL,
+                                &digest),
+                 0, "%s", msg(&s));
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, s.reg, "radeonflow/gemm", "latest", NULL), 0, "%s",
                  msg(&s));
-    kb_package_index *ix = NULL;
-    cr_assert_eq(kb_package_index_get(&ix, s.reg, "radeonflow/gemm", "latest"), 0, "%s", msg(&s));
     cr_expect_str_eq(ix->digest, digest);
     cr_assert_eq(ix->count, 1);
-    char *out = kb_asprintf("%s/out", s.tmp);
-    cr_assert_eq(kb_package_fetch(s.reg, "radeonflow/gemm", &ix->entries[0], out, 0), 0, "%s",
+    cr_assert_eq(kb_pkg_entry_resolve(&ix->entries[0], s.reg, "radeonflow/gemm"), 0, "%s",
                  msg(&s));
+    char *out = kb_asprintf("%s/out", s.tmp);
+    cr_assert_eq(kb_registry_blob_get_file(s.reg, "radeonflow/gemm", ix->entries[0].layer_digest,
+                                           out, 0),
+                 0, "%s", msg(&s));
     kb_buf b = KB_BUF_INIT;
     kb_read_file(NULL, out, &b);
     cr_expect_str_eq(b.data, "sm_86 archive bytes");
     kb_buf_free(&b);
     kb_strv v = KB_STRV_INIT;
-    cr_assert_eq(kb_package_versions(&v, s.reg, "radeonflow/gemm"), 0);
+    cr_assert_eq(kb_pkg_versions(&v, s.reg, "radeonflow/gemm"), 0);
     cr_assert_eq(v.len, 1);
     cr_expect_str_eq(v.items[0], "0.3.0");
     kb_strv_free(&v);
-    kb_package_index_free(ix);
+    kb_pkg_index_free(ix);
     free(out);
     free(digest);
     free(archive);

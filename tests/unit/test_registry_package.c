@@ -1,7 +1,8 @@
-/* Registry: kbpkg package versions as OCI indexes (push, read back, versions, latest, fetch). */
+/* Registry: kbpkg package versions as OCI indexes (publish, merge, force, read back, versions,
+ * latest, resolve entries, skip foreign content). */
 #include "kbtest.h"
 #include "registry/oci.h"
-#include "registry/package_index.h"
+#include "registry/pkgindex.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ typedef struct fixture {
     char *gfx;
     char *src;
 } fixture;
+
+static const char *cfg = "{\"name\":\"radeonflow/gemm\"}";
 
 static fixture setup(void)
 {
@@ -41,55 +44,62 @@ static void teardown(fixture *f)
     free(f->src);
 }
 
+static const char *msg(fixture *f)
+{
+    return kb_ctx_last_error(f->ctx)->message;
+}
+
 static char *publish(fixture *f, const char *version)
 {
-    const char *cfg = "{\"name\":\"radeonflow/gemm\"}";
-    kb_package_artifact arts[] = {
-        {"cuda13-sm_90-x86_64-linux", "cuda", "sm_90", "cuda13", "bk1", cfg, strlen(cfg), f->sm90},
-        {"rocm5-gfx1030-x86_64-linux", "rocm", "gfx1030", "rocm5", "bk2", NULL, 0, f->gfx},
-        {NULL, NULL, NULL, NULL, NULL, NULL, 0, f->src},
+    kb_publish_item items[] = {
+        {f->sm90, "cuda13-sm_90-x86_64-linux", "bk1", cfg},
+        {f->gfx, "rocm5-gfx1030-x86_64-linux", "bk2", cfg},
+        {f->src, "source", NULL, cfg},
     };
     char *digest = NULL;
-    cr_assert_eq(kb_package_push(&digest, f->reg, "radeonflow/gemm", version, arts, 3), 0, "%s",
-                 kb_ctx_last_error(f->ctx)->message);
+    cr_assert_eq(kb_pkg_publish(f->reg, "radeonflow/gemm", version, "Tiled GEMM", items, 3, false,
+                                NULL, &digest),
+                 0, "%s", msg(f));
     return digest;
 }
 
-Test(registry_package, push_read_back_and_fetch)
+Test(registry_package, publish_read_back_and_fetch)
 {
     fixture f = setup();
     char *digest = publish(&f, "1.0.0");
-    kb_package_index *ix = NULL;
-    cr_assert_eq(kb_package_index_get(&ix, f.reg, "radeonflow/gemm", "1.0.0"), 0);
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0, "%s",
+                 msg(&f));
     cr_expect_str_eq(ix->digest, digest);
+    cr_expect_str_eq(ix->summary, "Tiled GEMM");
     cr_assert_eq(ix->count, 3);
-    const kb_package_entry *e = kb_package_index_find(ix, "cuda13-sm_90-x86_64-linux");
+    kb_pkg_entry *e = (kb_pkg_entry *)kb_pkg_index_find(ix, "cuda13-sm_90-x86_64-linux");
     cr_assert_not_null(e);
-    cr_expect_str_eq(e->backend, "cuda");
-    cr_expect_str_eq(e->arch, "sm_90");
-    cr_expect_str_eq(e->runtime, "cuda13");
     cr_expect_str_eq(e->build_key, "bk1");
     cr_expect_not(e->is_source);
-    const kb_package_entry *s = kb_package_index_find(ix, NULL);
+    const kb_pkg_entry *s = kb_pkg_index_find(ix, "source");
     cr_assert_not_null(s);
     cr_expect(s->is_source);
-    cr_expect_null(kb_package_index_find(ix, "metal3-apple-arm64-darwin"));
+    cr_expect_null(kb_pkg_index_find(ix, "metal3-apple-arm64-darwin"));
 
+    cr_assert_eq(kb_pkg_entry_resolve(e, f.reg, "radeonflow/gemm"), 0, "%s", msg(&f));
+    char hex[65];
+    kb_sha256_hex("cuda archive", 12, hex);
+    cr_expect_str_eq(e->layer_digest + 7, hex);
+    cr_expect_eq(e->layer_size, 12);
     char *out = kb_asprintf("%s/got", f.dir);
-    cr_assert_eq(kb_package_fetch(f.reg, "radeonflow/gemm", e, out, 0), 0, "%s",
-                 kb_ctx_last_error(f.ctx)->message);
+    cr_assert_eq(kb_registry_blob_get_file(f.reg, "radeonflow/gemm", e->layer_digest, out, 0), 0);
     kb_buf b = KB_BUF_INIT;
     kb_read_file(NULL, out, &b);
     cr_expect_str_eq(b.data, "cuda archive");
     kb_buf_free(&b);
-    cr_expect_eq(kb_package_fetch(f.reg, "radeonflow/gemm", s, out, 3), KB_ERR_LIMIT);
 
-    /* the child manifest carries its config and type; the index its platform */
+    /* the child manifest carries its config and type; the index its platform and kind */
     kb_registry_manifest *m = NULL;
     cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", e->manifest_digest), 0);
     kb_oci_manifest om = {0};
     cr_assert_eq(kb_oci_manifest_parse(&om, f.ctx, m->data, m->len, "child"), 0);
-    cr_expect_str_eq(om.artifact_type, KB_ARTIFACT_TYPE);
+    cr_expect_str_eq(om.artifact_type, KB_MT_KBPKG_ARTIFACT);
     cr_expect_str_eq(om.config.media_type, KB_MT_KBPKG_CONFIG);
     cr_expect_str_eq(om.layers[0].media_type, KB_MT_KBPKG_LAYER);
     kb_oci_manifest_clear(&om);
@@ -97,10 +107,70 @@ Test(registry_package, push_read_back_and_fetch)
     cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "1.0.0"), 0);
     cr_expect(strstr(m->data, "\"platform\":{\"architecture\":\"amd64\",\"os\":\"linux\"}"), "%s",
               m->data);
+    cr_expect(strstr(m->data, "\"dev.kbpkg.kind\":\"source\""), "%s", m->data);
+    cr_expect(strstr(m->data, "\"dev.kbpkg.arch\":\"gfx1030\""), "%s", m->data);
+    cr_expect(strstr(m->data, "\"dev.kbpkg.runtime\":\"rocm5\""), "%s", m->data);
     kb_registry_manifest_free(m);
     free(out);
-    kb_package_index_free(ix);
+    kb_pkg_index_free(ix);
     free(digest);
+    teardown(&f);
+}
+
+Test(registry_package, republish_same_bytes_is_a_no_op_and_more_targets_merge)
+{
+    fixture f = setup();
+    kb_publish_item one[] = {{f.sm90, "cuda13-sm_90-x86_64-linux", "bk1", cfg}};
+    kb_publish_status st[2];
+    char *d1 = NULL, *d2 = NULL, *d3 = NULL;
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d1),
+                 0, "%s", msg(&f));
+    cr_expect_eq(st[0], KB_PUBLISH_NEW);
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d2),
+                 0);
+    cr_expect_eq(st[0], KB_PUBLISH_SAME);
+    cr_expect_str_eq(d1, d2, "same bytes, same index");
+    kb_publish_item two[] = {{f.gfx, "rocm5-gfx1030-x86_64-linux", "bk2", cfg}};
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, two, 1, false, st, &d3),
+                 0);
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
+    cr_expect_eq(ix->count, 2, "the second publish merged into the index");
+    cr_expect_str_eq(ix->digest, d3);
+    kb_pkg_index_free(ix);
+    free(d1);
+    free(d2);
+    free(d3);
+    teardown(&f);
+}
+
+Test(registry_package, different_bytes_are_refused_unless_forced)
+{
+    fixture f = setup();
+    char *d1 = publish(&f, "1.0.0");
+    kbt_write(f.sm90, "rebuilt cuda archive");
+    kb_publish_item one[] = {{f.sm90, "cuda13-sm_90-x86_64-linux", "bk1", cfg}};
+    kb_publish_status st[1];
+    cr_expect_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, NULL),
+                 KB_ERR_EXISTS);
+    cr_expect(strstr(msg(&f), "radeonflow/gemm@1.0.0 cuda13-sm_90-x86_64-linux is already "
+                              "published with different bytes"),
+              "%s", msg(&f));
+    cr_expect(strstr(msg(&f), "--force"), "%s", msg(&f));
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
+    cr_expect_str_eq(ix->digest, d1, "a refused publish changes nothing");
+    kb_pkg_index_free(ix);
+    char *d2 = NULL;
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, true, st, &d2),
+                 0);
+    cr_expect_eq(st[0], KB_PUBLISH_REPLACED);
+    cr_expect_str_neq(d1, d2);
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
+    cr_expect_eq(ix->count, 3, "forcing one target keeps the others");
+    kb_pkg_index_free(ix);
+    free(d1);
+    free(d2);
     teardown(&f);
 }
 
@@ -124,18 +194,29 @@ Test(registry_package, versions_sorted_and_latest_is_highest_release)
     kb_registry_manifest_free(m);
 
     kb_strv v = KB_STRV_INIT;
-    cr_assert_eq(kb_package_versions(&v, f.reg, "radeonflow/gemm"), 0);
+    cr_assert_eq(kb_pkg_versions(&v, f.reg, "radeonflow/gemm"), 0);
     cr_assert_eq(v.len, 5);
-    cr_expect_str_eq(v.items[0], "1.0.0");
-    cr_expect_str_eq(v.items[1], "1.1.0");
+    cr_expect_str_eq(v.items[0], "2.0.0-rc.1");
+    cr_expect_str_eq(v.items[1], "1.10.0");
     cr_expect_str_eq(v.items[2], "1.2.0");
-    cr_expect_str_eq(v.items[3], "1.10.0");
-    cr_expect_str_eq(v.items[4], "2.0.0-rc.1");
+    cr_expect_str_eq(v.items[3], "1.1.0");
+    cr_expect_str_eq(v.items[4], "1.0.0");
     kb_strv_free(&v);
-    kb_package_index *ix = NULL;
-    cr_assert_eq(kb_package_index_get(&ix, f.reg, "radeonflow/gemm", "latest"), 0);
+    char *picked = NULL;
+    cr_assert_eq(kb_pkg_pick_version(&picked, f.reg, "radeonflow/gemm", "^1.1"), 0);
+    cr_expect_str_eq(picked, "1.10.0");
+    free(picked);
+    cr_assert_eq(kb_pkg_pick_version(&picked, f.reg, "radeonflow/gemm", "*"), 0);
+    cr_expect_str_eq(picked, "1.10.0", "a pre-release is not picked by '*'");
+    free(picked);
+    cr_expect_eq(kb_pkg_pick_version(&picked, f.reg, "radeonflow/gemm", "^3"), KB_ERR_NOT_FOUND);
+    cr_expect(strstr(msg(&f), "no version of radeonflow/gemm matches '^3' (the registry has "
+                              "2.0.0-rc.1, 1.10.0"),
+              "%s", msg(&f));
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "latest", NULL), 0);
     cr_expect_str_eq(ix->digest, d10, "latest is 1.10.0, not the pre-release");
-    kb_package_index_free(ix);
+    kb_pkg_index_free(ix);
     free(d100);
     free(d120);
     free(d110);
@@ -144,24 +225,56 @@ Test(registry_package, versions_sorted_and_latest_is_highest_release)
     teardown(&f);
 }
 
-Test(registry_package, bad_versions_and_empty_pushes_are_refused)
+Test(registry_package, bad_versions_and_empty_publishes_are_refused)
 {
     fixture f = setup();
-    kb_package_artifact a = {.target = "cpu-x86_64_v3-x86_64-linux", .archive_path = f.src};
-    cr_expect_eq(kb_package_push(NULL, f.reg, "radeonflow/gemm", "1.0", &a, 1), KB_ERR_VERSION);
-    cr_expect_str_eq(kb_ctx_last_error(f.ctx)->message,
-                     "cannot publish radeonflow/gemm: '1.0' is not a semantic version usable as "
-                     "a tag");
-    cr_expect_eq(kb_package_push(NULL, f.reg, "radeonflow/gemm", "01.0.0", &a, 1), KB_ERR_VERSION);
-    cr_expect_eq(kb_package_push(NULL, f.reg, "radeonflow/gemm", "1.0.0", &a, 0), KB_ERR_INVALID);
-    a.archive_path = "/nonexistent/a.tar.zst";
-    cr_expect_eq(kb_package_push(NULL, f.reg, "radeonflow/gemm", "1.0.0", &a, 1), KB_ERR_NOT_FOUND);
-    cr_expect(kb_str_starts(kb_ctx_last_error(f.ctx)->message,
-                            "publishing radeonflow/gemm 1.0.0 cpu-x86_64_v3-x86_64-linux: "),
-              "%s", kb_ctx_last_error(f.ctx)->message);
+    kb_publish_item a = {f.src, "cpu-x86_64_v3-x86_64-linux", NULL, cfg};
+    cr_expect_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0", NULL, &a, 1, false, NULL, NULL),
+                 KB_ERR_VERSION);
+    cr_expect(kb_str_starts(msg(&f), "radeonflow/gemm: cannot publish version '1.0': "), "%s",
+              msg(&f));
+    cr_expect_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "01.0.0", NULL, &a, 1, false, NULL, NULL),
+                 KB_ERR_VERSION);
+    cr_expect_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, &a, 0, false, NULL, NULL),
+                 KB_ERR_INVALID);
+    cr_expect_eq(kb_pkg_publish(f.reg, "Radeon/Gemm", "1.0.0", NULL, &a, 1, false, NULL, NULL),
+                 KB_ERR_INVALID);
+    a.path = "/nonexistent/a.tar.zst";
+    cr_expect_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, &a, 1, false, NULL, NULL),
+                 KB_ERR_NOT_FOUND);
+    cr_expect(strstr(msg(&f), "/nonexistent/a.tar.zst"), "%s", msg(&f));
     kb_strv tags = KB_STRV_INIT;
     cr_expect_eq(kb_registry_tags(&tags, f.reg, "radeonflow/gemm"), KB_ERR_NOT_FOUND,
                  "nothing tagged after a failed publish");
     kb_strv_free(&tags);
+    teardown(&f);
+}
+
+Test(registry_package, foreign_manifests_in_an_index_are_skipped)
+{
+    fixture f = setup();
+    const char *idx =
+        "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.index.v1+json\","
+        "\"manifests\":["
+        "{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"size\":10,"
+        "\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}},"
+        "{\"mediaType\":\"application/x-unknown\",\"digest\":\"sha256:"
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"size\":3,"
+        "\"artifactType\":\"application/x-other\",\"annotations\":{\"dev.kbpkg.target\":\"x\"}},"
+        "{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:"
+        "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\",\"size\":5,"
+        "\"annotations\":{\"dev.kbpkg.target\":\"cpu-x86_64_v3-x86_64-linux\","
+        "\"dev.kbpkg.kind\":\"artifact\",\"vendor.x\":\"y\"}},"
+        "17,\"junk\"],\"annotations\":{\"dev.kbpkg.name\":\"a/b\"}}";
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", idx, strlen(idx)), 0, "%s", msg(&f));
+    cr_expect_eq(ix->count, 1, "only the kbpkg entry (found by its kind annotation) is kept");
+    cr_expect_str_eq(ix->entries[0].target, "cpu-x86_64_v3-x86_64-linux");
+    cr_expect_str_eq(ix->name, "a/b");
+    kb_pkg_index_free(ix);
+    cr_expect_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", "[1]", 3), KB_ERR_PARSE);
+    cr_expect_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", "{\"manifests\":3}", 15), KB_ERR_PARSE);
+    cr_expect(strstr(msg(&f), "idx: an OCI index needs a 'manifests' array"), "%s", msg(&f));
     teardown(&f);
 }

@@ -1,5 +1,5 @@
 /* Semantic versions (semver 2.0): parsing, precedence, and cargo-style constraints. */
-#include "manifests/semver.h"
+#include "core/semver.h"
 
 #include <ctype.h>
 #include <stdio.h>

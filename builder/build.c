@@ -1,0 +1,549 @@
+/* The build runner: plan a package's targets, compile/verify/package them in parallel worker
+ * threads, and report per target. Callbacks run on the caller's thread only. */
+#include "builder/builder.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One target's work, filled by a worker thread; the worker owns its own ctx. */
+typedef struct build_job {
+    const kb_manifest *m;
+    const kb_plan_item *item;
+    const char *source_digest;
+    const char *work_root;
+    const char *out_dir;
+    const char *overlay; /* ROCm device-lib overlay, or NULL */
+    int overlay_rc;      /* the overlay could not be made: the error below */
+    const char *overlay_error;
+    int64_t epoch;
+    /* results */
+    int rc;
+    char *message;
+    char *artifact;
+    char sha256[65];
+    uint64_t size;
+    double seconds;
+    char build_key[65];
+    kb_buf log;
+} build_job;
+
+typedef struct build_pool {
+    build_job *jobs;
+    size_t count;
+    size_t next;     /* next job to hand out */
+    size_t finished; /* jobs done, not yet reported */
+    bool *done;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+} build_pool;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_worker_log(kb_log_level level, const char *message, void *payload)
+{
+    build_job *job = payload;
+    kb_buf_printf(&job->log, "%s\n", message);
+}
+
+static int package_target(kb_ctx *ctx, build_job *job, const char *work, const kb_strv *flags,
+                          const char *lib)
+{
+    char glibc[16] = "", glibcxx[16] = "";
+    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx);
+    char *staging = kb_path_join(work, "stage");
+    char *name = kb_artifact_name(job->m, job->item->target);
+    char *out = name ? kb_path_join(job->out_dir, name) : NULL;
+    if (!rc && (!staging || !out))
+        rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = kb_mkdir_p(ctx, staging, 0755);
+    kb_pkg_meta meta = {job->m,
+                        job->item->target,
+                        job->item->tc,
+                        flags,
+                        job->source_digest,
+                        job->build_key,
+                        glibc[0] ? glibc : NULL,
+                        glibcxx[0] ? glibcxx : NULL};
+    if (!rc)
+        rc = kb_stage_artifact(ctx, staging, &meta, lib);
+    kb_archive_result res;
+    if (!rc)
+        rc = kb_archive_write_dir(&res, ctx, out, staging, job->epoch);
+    if (!rc) {
+        memcpy(job->sha256, res.sha256, sizeof(job->sha256));
+        job->size = res.size;
+        job->artifact = out;
+        out = NULL;
+    }
+    free(staging);
+    free(name);
+    free(out);
+    return rc;
+}
+
+/* Compile, verify, package. Runs on a worker thread with its own ctx. */
+static int run_job_in(kb_ctx *ctx, build_job *job)
+{
+    const kb_plan_item *item = job->item;
+    if (item->backend == KB_BACKEND_ROCM && job->overlay_rc)
+        return kb_error_set(ctx, job->overlay_rc, "%s", job->overlay_error);
+    kb_strv flags = KB_STRV_INIT;
+    if (kb_compile_flags(job->m, item, &flags)) {
+        kb_strv_free(&flags);
+        return kb_error_oom(ctx);
+    }
+    kb_build_key(job->build_key, job->source_digest, item->target, item->tc->id, &flags);
+    /* A fixed-name folder per target: nothing random reaches the binary. */
+    char *work = kb_path_join(job->work_root, item->target);
+    char *lockpath = work ? kb_asprintf("%s.lock", work) : NULL;
+    char lib_name[128];
+    kb_lib_name(job->m->name, lib_name, sizeof(lib_name));
+    char *lib = work ? kb_asprintf("%s/lib%s.so", work, lib_name) : NULL;
+    kb_lock lock = {-1};
+    int rc = (!work || !lockpath || !lib) ? kb_error_oom(ctx) : 0;
+    if (!rc)
+        rc = kb_mkdir_p(ctx, job->work_root, 0755);
+    if (!rc)
+        rc = kb_lock_acquire(ctx, &lock, lockpath);
+    if (!rc)
+        rc = kb_rm_rf(ctx, work);
+    if (!rc)
+        rc = kb_mkdir_p(ctx, work, 0755);
+    const char *overlay = NULL;
+    if (item->backend == KB_BACKEND_ROCM && kb_strv_contains(&item->tc->overlay_archs, item->arch))
+        overlay = job->overlay;
+    if (!rc)
+        rc = kb_compile_target(ctx, job->m, item, work, overlay, lib, &job->log);
+    if (!rc)
+        rc = package_target(ctx, job, work, &flags, lib);
+    if (lock.fd >= 0)
+        kb_lock_release(&lock);
+    free(work);
+    free(lockpath);
+    free(lib);
+    kb_strv_free(&flags);
+    return rc;
+}
+
+static void run_job(build_job *job)
+{
+    double start = now_s();
+    kb_ctx_options o = KB_CTX_OPTIONS_INIT;
+    o.no_config_files = 1;
+    o.log = on_worker_log;
+    o.payload = job;
+    o.log_level = KB_LOG_DEBUG;
+    kb_ctx *ctx = NULL;
+    if (kb_ctx_new(&ctx, &o) != 0) {
+        job->rc = KB_ERR_NOMEM;
+        job->message = kb_strdup("cannot create a worker context");
+        return;
+    }
+    job->rc = run_job_in(ctx, job);
+    if (job->rc)
+        job->message = kb_strdup(kb_ctx_last_error(ctx)->message);
+    kb_ctx_free(ctx);
+    job->seconds = now_s() - start;
+}
+
+static void *worker_main(void *arg)
+{
+    build_pool *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        size_t i = pool->next < pool->count ? pool->next++ : pool->count;
+        pthread_mutex_unlock(&pool->lock);
+        if (i == pool->count)
+            return NULL;
+        run_job(&pool->jobs[i]);
+        pthread_mutex_lock(&pool->lock);
+        pool->done[i] = true;
+        pool->finished++;
+        pthread_cond_signal(&pool->changed);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+static unsigned job_count(kb_ctx *ctx, const kb_build_options *o)
+{
+    if (o && o->jobs)
+        return o->jobs;
+    long n = kb_config_long(ctx, "build.jobs");
+    if (n > 0)
+        return (unsigned)n;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (unsigned)cores : 1;
+}
+
+static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job, size_t done, size_t total)
+{
+    if (job->log.len)
+        kb_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
+    if (job->rc == 0)
+        kb_event_emit(ctx, KB_EVENT_BUILD_DONE, m->name, "%s built in %.1fs (%s)",
+                      job->item->target, job->seconds, job->sha256);
+    else
+        kb_event_emit(ctx, KB_EVENT_BUILD_FAILED, m->name, "%s failed: %.*s", job->item->target,
+                      job->message ? (int)strcspn(job->message, "\n") : 13,
+                      job->message ? job->message : "unknown error");
+    kb_progress_report(ctx, "build", m->name, done, total, done == total);
+}
+
+/* Run every job on min(jobs, count) threads; events are emitted here, in order of completion. */
+static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t count,
+                    unsigned threads)
+{
+    build_pool pool = {jobs,
+                       count,
+                       0,
+                       0,
+                       calloc(count + 1, sizeof(bool)),
+                       PTHREAD_MUTEX_INITIALIZER,
+                       PTHREAD_COND_INITIALIZER};
+    bool *reported = calloc(count + 1, sizeof(bool));
+    if (threads > count)
+        threads = (unsigned)count;
+    pthread_t *tids = calloc(threads + 1, sizeof(*tids));
+    if (!pool.done || !reported || !tids) {
+        free(pool.done);
+        free(reported);
+        free(tids);
+        return kb_error_oom(ctx);
+    }
+    for (size_t i = 0; i < count; i++)
+        kb_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s", jobs[i].item->target);
+    unsigned started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&tids[started], NULL, worker_main, &pool) != 0)
+            break;
+    if (started == 0) /* no thread at all: do the work here */
+        worker_main(&pool);
+    size_t seen = 0;
+    while (seen < count) {
+        pthread_mutex_lock(&pool.lock);
+        while (pool.finished == seen)
+            pthread_cond_wait(&pool.changed, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+        for (size_t i = 0; i < count; i++) {
+            pthread_mutex_lock(&pool.lock);
+            bool ready = pool.done[i] && !reported[i];
+            pthread_mutex_unlock(&pool.lock);
+            if (ready) {
+                reported[i] = true;
+                report_job(ctx, m, &jobs[i], ++seen, count);
+            }
+        }
+    }
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_mutex_destroy(&pool.lock);
+    pthread_cond_destroy(&pool.changed);
+    free(pool.done);
+    free(reported);
+    free(tids);
+    return 0;
+}
+
+static int fill_target(kb_build_target_result *t, const kb_plan_item *item, const build_job *job)
+{
+    t->target = kb_strdup(item->target);
+    if (item->skip) {
+        t->status = KB_BUILD_SKIPPED;
+        t->message = kb_strdup(item->skip);
+        return t->target && t->message ? 0 : KB_ERR_NOMEM;
+    }
+    t->status = job->rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
+    t->seconds = job->seconds;
+    t->size = job->size;
+    memcpy(t->sha256, job->sha256, sizeof(t->sha256));
+    t->build_key = job->build_key[0] ? kb_strdup(job->build_key) : NULL;
+    t->artifact = kb_strdup(job->artifact);
+    t->message = kb_strdup(job->message);
+    return t->target ? 0 : KB_ERR_NOMEM;
+}
+
+static bool needs_overlay(const kb_plan *plan)
+{
+    for (size_t i = 0; i < plan->count; i++) {
+        const kb_plan_item *it = &plan->items[i];
+        if (it->tc && it->backend == KB_BACKEND_ROCM &&
+            kb_strv_contains(&it->tc->overlay_archs, it->arch))
+            return true;
+    }
+    return false;
+}
+
+/* Everything one run of the plan needs, created before the workers start. */
+typedef struct build_run {
+    kb_manifest *m;
+    kb_toolchains tcs;
+    kb_plan plan;
+    char source_digest[65];
+    char *out_dir;
+    char *work_root;
+    char *overlay;
+    int overlay_rc;
+    char *overlay_error;
+} build_run;
+
+static void build_run_free(build_run *r)
+{
+    kb_plan_free(&r->plan);
+    kb_toolchains_free(&r->tcs);
+    kb_manifest_free(r->m);
+    free(r->out_dir);
+    free(r->work_root);
+    free(r->overlay);
+    free(r->overlay_error);
+}
+
+static char *default_work_root(kb_ctx *ctx, const char *work_dir, const kb_manifest *m)
+{
+    char ver[160];
+    kb_pkg_version(&m->version, ver, sizeof(ver));
+    char *pkg = kb_strdup(m->name);
+    char *slash = pkg ? strchr(pkg, '/') : NULL;
+    if (slash)
+        *slash = '-';
+    char *root = NULL;
+    if (pkg && work_dir)
+        root = kb_asprintf("%s/%s-%s", work_dir, pkg, ver);
+    else if (pkg)
+        root = kb_asprintf("%s/builds/%s-%s", kb_config_str(ctx, "cache.dir"), pkg, ver);
+    free(pkg);
+    return root;
+}
+
+/* The backends a filtered build can touch: "cpu..." needs only cc. */
+static unsigned needed_backends(const char *const *filters, size_t count)
+{
+    if (count == 0)
+        return ~0u;
+    unsigned mask = 0;
+    for (size_t i = 0; i < count; i++)
+        for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
+            if (kb_str_starts(filters[i], kb_backend_name((kb_backend)b)))
+                mask |= 1u << b;
+    return mask ? mask : ~0u;
+}
+
+static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *const *filters,
+                       size_t filter_count, const char *out_dir, const char *work_dir)
+{
+    memset(r, 0, sizeof(*r));
+    int rc = kb_manifest_load(ctx, &r->m, dir, true);
+    if (!rc)
+        rc = kb_toolchains_discover_some(ctx, &r->tcs, needed_backends(filters, filter_count));
+    char arch[16], os[16], level[16];
+    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kb_host_cpu_level(ctx, level, sizeof(level));
+    kb_plan_host host = {arch, os, level};
+    if (!rc)
+        rc = kb_plan_make(ctx, &r->plan, r->m, &r->tcs, &host, filters, filter_count);
+    if (!rc)
+        rc = kb_source_digest(ctx, r->source_digest, r->m);
+    if (!rc) {
+        r->out_dir = out_dir ? kb_strdup(out_dir) : kb_path_join(r->m->dir, "dist");
+        r->work_root = default_work_root(ctx, work_dir, r->m);
+        if (!r->out_dir || !r->work_root)
+            rc = kb_error_oom(ctx);
+    }
+    if (!rc)
+        rc = kb_mkdir_p(ctx, r->out_dir, 0755);
+    if (!rc && needs_overlay(&r->plan)) {
+        /* A failure here fails the gfx targets that need it, with this message; never a
+         * silent skip. */
+        r->overlay_rc = kb_rocm_overlay(ctx, &r->overlay, &r->tcs.tc[KB_BACKEND_ROCM],
+                                        kb_config_str(ctx, "cache.dir"));
+        if (r->overlay_rc) {
+            r->overlay_error = kb_strdup(kb_ctx_last_error(ctx)->message);
+            kb_ctx_clear_error(ctx);
+        }
+    }
+    return rc;
+}
+
+static void init_job(build_job *job, const build_run *r, const kb_plan_item *item, int64_t epoch)
+{
+    memset(job, 0, sizeof(*job));
+    job->m = r->m;
+    job->item = item;
+    job->source_digest = r->source_digest;
+    job->work_root = r->work_root;
+    job->out_dir = r->out_dir;
+    job->overlay = r->overlay;
+    job->overlay_rc = r->overlay_rc;
+    job->overlay_error = r->overlay_error;
+    job->epoch = epoch;
+}
+
+static int collect(kb_ctx *ctx, kb_build_result *res, const build_run *r, build_job *jobs,
+                   build_job **by_item)
+{
+    char ver[160];
+    kb_pkg_version(&r->m->version, ver, sizeof(ver));
+    res->package = kb_strdup(r->m->name);
+    res->version = kb_strdup(ver);
+    res->source_digest = kb_strdup(r->source_digest);
+    res->targets = calloc(r->plan.count + 1, sizeof(*res->targets));
+    if (!res->package || !res->version || !res->source_digest || !res->targets)
+        return kb_error_oom(ctx);
+    (void)jobs;
+    for (size_t i = 0; i < r->plan.count; i++) {
+        kb_build_target_result *t = &res->targets[res->count++];
+        if (fill_target(t, &r->plan.items[i], by_item[i]))
+            return kb_error_oom(ctx);
+        if (t->status == KB_BUILD_BUILT)
+            res->built++;
+        else if (t->status == KB_BUILD_SKIPPED)
+            res->skipped++;
+        else
+            res->failed++;
+    }
+    return 0;
+}
+
+static int64_t build_epoch(const kb_ctx *ctx)
+{
+    /* Default 0 (config table): a fixed value, so two farms or two days give the same bytes;
+     * a manifest mtime would change with every git checkout. */
+    return (int64_t)kb_config_long(ctx, "source_date_epoch");
+}
+
+static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned threads)
+{
+    size_t n = r->plan.count;
+    build_job *jobs = calloc(n + 1, sizeof(*jobs));
+    build_job **by_item = calloc(n + 1, sizeof(*by_item));
+    if (!jobs || !by_item) {
+        free(jobs);
+        free(by_item);
+        return kb_error_oom(ctx);
+    }
+    size_t count = 0;
+    int64_t epoch = build_epoch(ctx);
+    for (size_t i = 0; i < n; i++) {
+        const kb_plan_item *item = &r->plan.items[i];
+        if (item->skip) {
+            kb_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, r->m->name, "%s skipped: %s", item->target,
+                          item->skip);
+            continue;
+        }
+        init_job(&jobs[count], r, item, epoch);
+        by_item[i] = &jobs[count++];
+    }
+    int rc = count ? run_pool(ctx, r->m, jobs, count, threads) : 0;
+    if (!rc)
+        rc = collect(ctx, res, r, jobs, by_item);
+    for (size_t i = 0; i < count; i++) {
+        free(jobs[i].message);
+        free(jobs[i].artifact);
+        kb_buf_free(&jobs[i].log);
+    }
+    free(jobs);
+    free(by_item);
+    return rc;
+}
+
+KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
+                       const kb_build_options *o)
+{
+    *out = NULL;
+    if (o && o->version != KB_BUILD_OPTIONS_VERSION)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_build: options version %u, expected %u",
+                            o->version, KB_BUILD_OPTIONS_VERSION);
+    build_run r;
+    int rc = prepare_run(ctx, &r, dir, o ? o->targets : NULL, o ? o->target_count : 0,
+                         o ? o->out_dir : NULL, o ? o->work_dir : NULL);
+    kb_build_result *res = rc ? NULL : calloc(1, sizeof(*res));
+    if (!rc && !res)
+        rc = kb_error_oom(ctx);
+    if (!rc && !(o && o->no_source_artifact)) {
+        uint64_t size = 0;
+        rc = kb_write_source_artifact(ctx, &res->source_artifact, res->source_sha256, &size, r.m,
+                                      r.out_dir, build_epoch(ctx));
+    }
+    if (!rc)
+        rc = run_plan(ctx, res, &r, job_count(ctx, o));
+    build_run_free(&r);
+    if (rc) {
+        kb_build_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
+int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
+                    const char *target_id, const char *out_dir)
+{
+    *artifact_path = NULL;
+    kb_build_options o = KB_BUILD_OPTIONS_INIT;
+    const char *filters[] = {target_id};
+    o.targets = filters;
+    o.target_count = 1;
+    o.jobs = 1;
+    o.out_dir = out_dir;
+    o.no_source_artifact = 1;
+    kb_build_result *res = NULL;
+    int rc = kb_build(ctx, &res, package_dir, &o);
+    if (rc)
+        return rc;
+    const kb_build_target_result *t = NULL;
+    for (size_t i = 0; i < res->count && !t; i++)
+        if (strcmp(res->targets[i].target, target_id) == 0)
+            t = &res->targets[i];
+    if (!t)
+        rc = kb_error_set(ctx, KB_ERR_TARGET, "%s is not a full target id of %s", target_id,
+                          res->package);
+    else if (t->status == KB_BUILD_SKIPPED)
+        rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot build %s here: %s", target_id, t->message);
+    else if (t->status == KB_BUILD_FAILED)
+        rc = kb_error_set(ctx, KB_ERR_BUILD, "%s", t->message);
+    else if (!(*artifact_path = kb_strdup(t->artifact)))
+        rc = kb_error_oom(ctx);
+    kb_build_result_free(res);
+    return rc;
+}
+
+KB_EXTERN void kb_build_result_free(kb_build_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->count; i++) {
+        kb_build_target_result *t = &res->targets[i];
+        free(t->target);
+        free(t->artifact);
+        free(t->build_key);
+        free(t->message);
+    }
+    free(res->targets);
+    free(res->package);
+    free(res->version);
+    free(res->source_artifact);
+    free(res->source_digest);
+    free(res);
+}
+
+KB_EXTERN const char *kb_build_status_name(kb_build_status status)
+{
+    switch (status) {
+    case KB_BUILD_BUILT:
+        return "built";
+    case KB_BUILD_SKIPPED:
+        return "skipped";
+    case KB_BUILD_FAILED:
+        return "failed";
+    }
+    return "unknown";
+}

@@ -1,0 +1,169 @@
+/* Builder internals: toolchains, build plans, compile commands, packaging, verification. */
+#ifndef KB_BUILDER_BUILDER_H
+#define KB_BUILDER_BUILDER_H
+
+#include "core/internal.h"
+#include "core/target.h"
+#include "kbpkg/build.h"
+#include "manifests/manifest.h"
+
+#include "builder/archive.h"
+#include "builder/inspect.h"
+
+/* ---- toolchains (builder/toolchain.c) ---- */
+
+/* One discovered compiler. Indexed by backend in kb_toolchains. */
+typedef struct kb_toolchain {
+    kb_backend backend;
+    const char *name; /* static: "nvcc", "hipcc", "cc", "metal" */
+    bool found;
+    char *path;    /* the executable */
+    char *version; /* "13.0" */
+    char *id;      /* name-version-<12 hex of sha256(path)> */
+    char *note;    /* why missing, or a remark */
+    kb_strv archs; /* buildable archs, sorted */
+    /* hipcc only */
+    char *clang;           /* the clang hipcc drives (makes the gfx overlay bitcode) */
+    char *device_libs;     /* the ROCm device-library folder (oclc_*.bc) */
+    kb_strv overlay_archs; /* archs buildable only through the generated overlay (gfx1100) */
+} kb_toolchain;
+
+typedef struct kb_toolchains {
+    kb_toolchain tc[5]; /* indexed by kb_backend; tc[0] unused */
+} kb_toolchains;
+
+/* Discover every toolchain per the settings build.nvcc, build.hipcc, build.cc (empty: search). */
+int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out);
+/* Only the backends whose bit (1u << kb_backend) is set; the others stay found = false. */
+int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask);
+void kb_toolchains_free(kb_toolchains *t);
+bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch);
+
+/* Pure parsers of `--version` outputs (tested on fake outputs). */
+bool kb_parse_nvcc_version(const char *text, char *out, size_t size);  /* "13.0" */
+bool kb_parse_hipcc_version(const char *text, char *out, size_t size); /* "5.2.21153" */
+/* hipcc's clang: major version and InstalledDir ("15", "/usr/bin"). */
+bool kb_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t dir_size);
+bool kb_parse_cc_version(const char *text, char *out, size_t size); /* "12.2.0" */
+/* Tokens sm_XY / compute_XY of `nvcc --list-gpu-code/--list-gpu-arch`, appended to out. */
+int kb_parse_nvcc_arch_list(const char *text, kb_strv *out);
+/* The CUDA archs a given nvcc major builds when it cannot list them (CUDA 13: sm_75+). */
+int kb_nvcc_default_archs(unsigned major, kb_strv *out);
+/* gfx archs from the device-lib file names (oclc_isa_version_1030.bc -> gfx1030), plus the
+ * gfx11 archs clang >= 15 knows whose isa-version file is missing (-> overlay). */
+int kb_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_strv *archs,
+                            kb_strv *overlay);
+/* CPU levels cc can target on a host arch: x86_64 -> x86_64_v2..v4; aarch64 -> aarch64. */
+int kb_cpu_levels(const char *host_arch, kb_strv *out);
+/* The host's best CPU level (probe.cpu setting wins): x86_64_v3, aarch64. */
+void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size);
+/* Host arch and os as target ids spell them: x86_64 / linux. */
+void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size);
+
+/* ---- ROCm device-lib overlay (builder/rocm_overlay.c) ---- */
+
+/* A folder under cache_dir holding symlinks to every original device library plus the
+ * generated oclc_isa_version_<N>.bc for each overlay arch; *out owned. */
+int kb_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char *cache_dir);
+/* "gfx1100" -> 11000 (__oclc_ISA_version); false for names it cannot read. */
+bool kb_gfx_isa_version(const char *arch, unsigned *out);
+
+/* ---- build plan (builder/plan.c) ---- */
+
+typedef struct kb_plan_item {
+    char target[96]; /* cuda13-sm_80-x86_64-linux */
+    kb_backend backend;
+    char arch[48];          /* sm_80, compute_80, gfx1030, x86_64_v3, apple */
+    const kb_toolchain *tc; /* NULL when skipped */
+    char *skip;             /* why it cannot be built here, NULL when it can */
+} kb_plan_item;
+
+typedef struct kb_plan {
+    kb_plan_item *items;
+    size_t count;
+} kb_plan;
+
+typedef struct kb_plan_host {
+    const char *arch;      /* x86_64 */
+    const char *os;        /* linux */
+    const char *cpu_level; /* x86_64_v3 */
+} kb_plan_host;
+
+/* Every target the manifest declares, each with its toolchain or a skip reason, filtered by
+ * ids/prefixes (none: all). A filter matching nothing is KB_ERR_TARGET naming it. */
+int kb_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolchains *tcs,
+                 const kb_plan_host *host, const char *const *filters, size_t filter_count);
+void kb_plan_free(kb_plan *p);
+/* "cuda13-sm_80" matches "cuda13-sm_80-x86_64-linux"; "cpu" matches every cpu target. */
+bool kb_target_matches(const char *target, const char *filter);
+
+/* ---- compile (builder/compile.c) ---- */
+
+/* "radeonflow/gemm" -> "gemm"; '-' and '.' -> '_' ("rms.norm-x" -> "rms_norm_x"). */
+void kb_lib_name(const char *package, char *out, size_t size);
+/* The path-independent flags of one target (recorded in kbpkg.json and the build key). */
+int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out);
+/* Compile the target's sources into lib_path. work_dir: a fixed-name folder for temp files.
+ * On failure KB_ERR_BUILD with the trimmed compiler output; *log gets the command lines. */
+int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                      const char *work_dir, const char *overlay_dir, const char *lib_path,
+                      kb_buf *log);
+/* Keep the first max_lines lines that matter (errors first) of compiler output; owned. */
+char *kb_trim_compiler_output(const char *text, size_t max_lines);
+
+/* ---- packaging (builder/package.c) ---- */
+
+/* The files of the source artifact: kernel.yaml, include/, src/, tests/, LICENSE, README*,
+ * as package-relative paths, sorted. url sources must already be in the folder. */
+int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m);
+/* sha256 over "path\0size\0sha256\n" of every source file: the canonical listing digest. */
+int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
+/* sha256 of "source:<digest>\ntarget:<t>\ntoolchain:<id>\nflags:<f1> <f2>...\n". */
+void kb_build_key(char hex[65], const char *source_digest, const char *target,
+                  const char *toolchain_id, const kb_strv *flags);
+/* "<org>-<name>-<version>-<suffix>.tar.zst" */
+char *kb_artifact_name(const kb_manifest *m, const char *suffix);
+/* "1.2.3" or "1.2.3-rc.1": no build metadata, which must not reach file names. */
+void kb_pkg_version(const kb_semver *v, char *out, size_t size);
+
+/* What kbpkg.json records about one built target. */
+typedef struct kb_pkg_meta {
+    const kb_manifest *manifest;
+    const char *target;
+    const kb_toolchain *toolchain;
+    const kb_strv *flags;
+    const char *source_digest;
+    const char *build_key;
+    const char *glibc;   /* highest GLIBC_ version needed, NULL/"" when none */
+    const char *glibcxx; /* highest GLIBCXX_ version needed */
+} kb_pkg_meta;
+
+int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta);
+/* Fill staging with kbpkg.json, lib/lib<name>.so, include/<header>, LICENSE. */
+int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
+                      const char *lib_path);
+/* Write <org>-<name>-<version>-source.tar.zst of kb_source_files into out_dir. */
+int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
+                             const kb_manifest *m, const char *out_dir, int64_t epoch);
+
+/* ---- verification (builder/verify.c) ---- */
+
+/* Every name in required is a defined, default-visibility dynamic symbol; no STB_GNU_UNIQUE. */
+int kb_verify_exports(kb_ctx *ctx, const char *lib, const kb_strv *required);
+/* Highest GLIBC_/GLIBCXX_ versions the library needs ("" when none). */
+int kb_verify_glibc_needs(kb_ctx *ctx, const char *lib, char glibc[16], char glibcxx[16]);
+/* The embedded GPU code is exactly the target's: SASS sm_XY, PTX compute_XY or one gfx; none
+ * for CPU. A mismatch names what was found. */
+int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
+/* All of the above for one target (exports + kbpkg_kernel_info). */
+int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const kb_plan_item *item,
+                      char glibc[16], char glibcxx[16]);
+
+/* ---- one target, end to end (builder/build.c) ---- */
+
+/* Build one target of the package in package_dir (a folder or unpacked source artifact) into
+ * out_dir; *artifact_path owned. For the fetcher's cache-miss builds. */
+int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
+                    const char *target_id, const char *out_dir);
+
+#endif

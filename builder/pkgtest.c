@@ -1,0 +1,227 @@
+/* kb_package_test: build the package's test program per runnable target and run it. */
+#include "builder/builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TEST_RUN_TIMEOUT_MS (10u * 60u * 1000u)
+#define TEST_TAIL_LINES 20
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* x86_64_v3 -> 3; aarch64 -> 1; unknown -> 0. */
+static int cpu_rank(const char *level)
+{
+    if (kb_str_starts(level, "x86_64_v"))
+        return (int)strtol(level + 8, NULL, 10);
+    return strcmp(level, "aarch64") == 0 ? 1 : 0;
+}
+
+/* Why this target cannot run here, or NULL when it can. */
+static char *not_runnable(const kb_plan_item *item, const char *host_level)
+{
+    if (item->backend != KB_BACKEND_CPU)
+        return kb_asprintf("%s tests run only on CPU targets for now (GPU runs need the probe "
+                           "module and a device)",
+                           kb_backend_name(item->backend));
+    if (item->skip)
+        return kb_strdup(item->skip);
+    bool x86 = kb_str_starts(item->arch, "x86_64_v");
+    if (x86 != kb_str_starts(host_level, "x86_64_v") || cpu_rank(item->arch) == 0 ||
+        cpu_rank(item->arch) > cpu_rank(host_level))
+        return kb_asprintf("this CPU is %s; %s cannot run here", host_level, item->arch);
+    return NULL;
+}
+
+static char *tail_lines(const char *text, size_t n)
+{
+    size_t len = strlen(text), lines = 0;
+    while (len && (text[len - 1] == '\n'))
+        len--;
+    size_t i = len;
+    while (i > 0 && lines < n)
+        if (text[--i] == '\n')
+            lines++;
+    if (text[i] == '\n')
+        i++;
+    return kb_strndup(text + i, len - i);
+}
+
+static int build_cpu_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                          const char *exe, kb_buf *output)
+{
+    kb_strv argv = KB_STRV_INIT;
+    kb_strv_push(&argv, item->tc->path);
+    kb_strv_push(&argv, "-O2");
+    if (kb_str_starts(item->arch, "x86_64_v")) {
+        char march[32];
+        snprintf(march, sizeof(march), "-march=x86-64-%s", item->arch + 7);
+        kb_strv_push(&argv, march);
+    }
+    char def[160];
+    snprintf(def, sizeof(def), "-DKBPKG_TARGET=\"%s\"", item->target);
+    kb_strv_push(&argv, def);
+    kb_strv_push(&argv, "-Iinclude");
+    kb_strv_push(&argv, "-Isrc");
+    kb_strv_push(&argv, m->test);
+    const kb_backend_spec *spec = &m->backends[KB_BACKEND_CPU];
+    for (size_t i = 0; i < spec->source_count; i++)
+        kb_strv_push(&argv, spec->sources[i].path);
+    kb_strv_push(&argv, "-o");
+    kb_strv_push(&argv, exe);
+    kb_strv_push(&argv, "-lm");
+    const char **args = calloc(argv.len + 1, sizeof(*args));
+    int rc = args ? 0 : kb_error_oom(ctx);
+    for (size_t i = 0; args && i < argv.len; i++)
+        args[i] = argv.items[i];
+    kb_proc_result r;
+    if (!rc)
+        rc = kb_proc_run(ctx, &r, args, m->dir, TEST_RUN_TIMEOUT_MS);
+    if (!rc) {
+        kb_buf_append(output, r.output.data, r.output.len);
+        if (r.exit_code != 0) {
+            char *trim = kb_trim_compiler_output(r.output.data, TEST_TAIL_LINES);
+            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: building %s failed:\n%s", item->target,
+                              m->test, trim ? trim : "");
+            free(trim);
+        }
+        kb_proc_result_free(&r);
+    }
+    free(args);
+    kb_strv_free(&argv);
+    return rc;
+}
+
+static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
+                    const kb_plan_item *item, const char *work_root)
+{
+    double start = now_s();
+    char *work = kb_path_join(work_root, item->target);
+    char *exe = work ? kb_path_join(work, "check") : NULL;
+    kb_buf output = KB_BUF_INIT;
+    int rc = exe ? kb_mkdir_p(ctx, work, 0755) : kb_error_oom(ctx);
+    if (!rc)
+        rc = build_cpu_test(ctx, m, item, exe, &output);
+    if (!rc) {
+        const char *argv[] = {exe, NULL};
+        kb_proc_result r;
+        kb_buf_reset(&output);
+        rc = kb_proc_run(ctx, &r, argv, m->dir, TEST_RUN_TIMEOUT_MS);
+        if (!rc) {
+            t->output = kb_strdup(r.output.data);
+            if (r.exit_code != 0) {
+                char *tail = tail_lines(r.output.data, TEST_TAIL_LINES);
+                rc = r.timed_out
+                         ? kb_error_set(ctx, KB_ERR_TIMEOUT, "%s: the test timed out", item->target)
+                         : kb_error_set(ctx, KB_ERR_BUILD, "%s: the test exited %d%s:\n%s",
+                                        item->target, r.exit_code, r.signal ? " (signal)" : "",
+                                        tail ? tail : "");
+                free(tail);
+            }
+            kb_proc_result_free(&r);
+        }
+    }
+    t->status = rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
+    if (rc)
+        t->message = kb_strdup(kb_ctx_last_error(ctx)->message);
+    kb_ctx_clear_error(ctx);
+    t->seconds = now_s() - start;
+    kb_buf_free(&output);
+    free(work);
+    free(exe);
+}
+
+static int plan_tests(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
+                      const char *dir, const char *const *targets, size_t count, char *level,
+                      size_t level_size)
+{
+    char arch[16], os[16];
+    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kb_host_cpu_level(ctx, level, level_size);
+    kb_plan_host host = {arch, os, level};
+    int rc = kb_manifest_load(ctx, m, dir, true);
+    if (!rc && !(*m)->test)
+        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, (*m)->path, 0, 0,
+                               "%s declares no test (add `test: tests/check.c`)", (*m)->name);
+    if (!rc)
+        rc = kb_toolchains_discover_some(ctx, tcs, 1u << KB_BACKEND_CPU);
+    if (!rc)
+        rc = kb_plan_make(ctx, plan, *m, tcs, &host, targets, count);
+    return rc;
+}
+
+KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir,
+                              const char *const *targets, size_t target_count)
+{
+    *out = NULL;
+    kb_manifest *m = NULL;
+    kb_toolchains tcs;
+    memset(&tcs, 0, sizeof(tcs));
+    kb_plan plan = {NULL, 0};
+    char level[16];
+    int rc = plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level));
+    kb_test_result *res = rc ? NULL : calloc(1, sizeof(*res));
+    if (res)
+        res->targets = calloc(plan.count + 1, sizeof(*res->targets));
+    if (!rc && (!res || !res->targets))
+        rc = kb_error_oom(ctx);
+    char *work_root = NULL;
+    if (!rc) {
+        work_root = kb_asprintf("%s/builds/tests/%s", kb_config_str(ctx, "cache.dir"), m->name);
+        rc = work_root ? 0 : kb_error_oom(ctx);
+    }
+    for (size_t i = 0; !rc && i < plan.count; i++) {
+        const kb_plan_item *item = &plan.items[i];
+        kb_test_target_result *t = &res->targets[res->count++];
+        t->target = kb_strdup(item->target);
+        char *why = not_runnable(item, level);
+        if (why) {
+            t->status = KB_BUILD_SKIPPED;
+            t->message = why;
+            res->skipped++;
+            kb_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, m->name, "test %s skipped: %s", item->target,
+                          why);
+            continue;
+        }
+        kb_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "test %s", item->target);
+        run_one(ctx, t, m, item, work_root);
+        if (t->status == KB_BUILD_BUILT)
+            res->passed++;
+        else
+            res->failed++;
+        kb_event_emit(ctx,
+                      t->status == KB_BUILD_BUILT ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED,
+                      m->name, "test %s %s (%.1fs)", item->target,
+                      t->status == KB_BUILD_BUILT ? "passed" : "failed", t->seconds);
+    }
+    free(work_root);
+    kb_plan_free(&plan);
+    kb_toolchains_free(&tcs);
+    kb_manifest_free(m);
+    if (rc) {
+        kb_test_result_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
+KB_EXTERN void kb_test_result_free(kb_test_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->count; i++) {
+        free(res->targets[i].target);
+        free(res->targets[i].message);
+        free(res->targets[i].output);
+    }
+    free(res->targets);
+    free(res);
+}

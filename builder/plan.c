@@ -1,0 +1,178 @@
+/* Build plans: the targets a manifest declares, each paired with its toolchain or a skip reason. */
+#include "builder/builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool kb_target_matches(const char *target, const char *filter)
+{
+    size_t n = strlen(filter);
+    return strncmp(target, filter, n) == 0 && (target[n] == '\0' || target[n] == '-');
+}
+
+static bool wanted(const char *target, const char *const *filters, size_t count)
+{
+    if (count == 0)
+        return true;
+    for (size_t i = 0; i < count; i++)
+        if (kb_target_matches(target, filters[i]))
+            return true;
+    return false;
+}
+
+/* The runtime part of a target id: cuda13, rocm5 (from the toolchain's major version). */
+static void runtime_prefix(char *out, size_t size, kb_backend b, const kb_toolchain *tc)
+{
+    unsigned major = tc && tc->found && tc->version ? (unsigned)strtoul(tc->version, NULL, 10) : 0;
+    if (b == KB_BACKEND_CUDA)
+        snprintf(out, size, "cuda%u", major ? major : 13);
+    else if (b == KB_BACKEND_ROCM)
+        snprintf(out, size, "rocm%u", major ? major : 5);
+    else if (b == KB_BACKEND_METAL)
+        snprintf(out, size, "metal3");
+    else
+        snprintf(out, size, "cpu");
+}
+
+static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const char *arch,
+                    const kb_toolchain *tc)
+{
+    kb_plan_item *grown = realloc(p->items, (p->count + 1) * sizeof(*grown));
+    if (!grown)
+        return KB_ERR_NOMEM;
+    p->items = grown;
+    kb_plan_item *it = &p->items[p->count];
+    memset(it, 0, sizeof(*it));
+    char runtime[16];
+    runtime_prefix(runtime, sizeof(runtime), b, tc);
+    it->backend = b;
+    snprintf(it->arch, sizeof(it->arch), "%s", arch);
+    if (b == KB_BACKEND_METAL)
+        snprintf(it->target, sizeof(it->target), "metal3-apple-arm64-darwin");
+    else
+        snprintf(it->target, sizeof(it->target), "%s-%s-%s-%s", runtime, arch, host->arch,
+                 host->os);
+    for (size_t i = 0; i < p->count; i++)
+        if (strcmp(p->items[i].target, it->target) == 0)
+            return 0; /* declared twice (cpu host level == v2 fallback): keep one */
+    p->count++;
+    if (!tc || !tc->found)
+        it->skip = kb_strdup(tc && tc->note ? tc->note : "no toolchain for this backend");
+    else if (!kb_toolchain_can_build(tc, arch))
+        it->skip = kb_asprintf("%s %s cannot build %s", tc->name, tc->version, arch);
+    else
+        it->tc = tc;
+    return (it->skip || it->tc) ? 0 : KB_ERR_NOMEM;
+}
+
+/* "sm_80" or "compute_80" -> "compute_80". */
+static void ptx_arch(char *out, size_t size, const char *ptx)
+{
+    if (kb_str_starts(ptx, "sm_"))
+        snprintf(out, size, "compute_%s", ptx + 3);
+    else
+        snprintf(out, size, "%s", ptx);
+}
+
+/* CPU: the declared levels, or the host's level plus x86_64_v2 as the portable fallback
+ * (a v3-only artifact would leave pre-Haswell and many VM hosts with nothing). */
+static int add_cpu_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolchains *tcs,
+                         const kb_plan_host *host)
+{
+    const kb_toolchain *cc = &tcs->tc[KB_BACKEND_CPU];
+    int rc = 0;
+    for (size_t i = 0; !rc && i < spec->archs.len; i++)
+        rc = add_item(p, host, KB_BACKEND_CPU, spec->archs.items[i], cc);
+    if (spec->archs.len)
+        return rc;
+    if (strcmp(host->arch, "x86_64") == 0) {
+        const char *level =
+            kb_str_starts(host->cpu_level, "x86_64_v") && strcmp(host->cpu_level, "x86_64_v1") != 0
+                ? host->cpu_level
+                : "x86_64_v2";
+        rc = add_item(p, host, KB_BACKEND_CPU, level, cc);
+        if (!rc)
+            rc = add_item(p, host, KB_BACKEND_CPU, "x86_64_v2", cc);
+        return rc;
+    }
+    return add_item(p, host, KB_BACKEND_CPU, host->arch, cc);
+}
+
+static int add_backend_items(kb_plan *p, const kb_manifest *m, kb_backend b,
+                             const kb_toolchains *tcs, const kb_plan_host *host)
+{
+    const kb_backend_spec *spec = &m->backends[b];
+    if (!spec->present)
+        return 0;
+    const kb_toolchain *tc = &tcs->tc[b];
+    int rc = 0;
+    switch (b) {
+    case KB_BACKEND_CUDA:
+    case KB_BACKEND_ROCM:
+        for (size_t i = 0; !rc && i < spec->archs.len; i++)
+            rc = add_item(p, host, b, spec->archs.items[i], tc);
+        if (!rc && b == KB_BACKEND_CUDA && spec->ptx) {
+            char arch[48];
+            ptx_arch(arch, sizeof(arch), spec->ptx);
+            rc = add_item(p, host, b, arch, tc);
+        }
+        return rc;
+    case KB_BACKEND_METAL:
+        return add_item(p, host, b, "apple", tc);
+    case KB_BACKEND_CPU:
+        return add_cpu_items(p, spec, tcs, host);
+    default:
+        return 0;
+    }
+}
+
+int kb_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolchains *tcs,
+                 const kb_plan_host *host, const char *const *filters, size_t filter_count)
+{
+    memset(out, 0, sizeof(*out));
+    kb_plan all = {NULL, 0};
+    static const kb_backend order[] = {KB_BACKEND_CUDA, KB_BACKEND_ROCM, KB_BACKEND_METAL,
+                                       KB_BACKEND_CPU};
+    for (size_t i = 0; i < KB_ARRAY_LEN(order); i++)
+        if (add_backend_items(&all, m, order[i], tcs, host)) {
+            kb_plan_free(&all);
+            return kb_error_oom(ctx);
+        }
+    for (size_t f = 0; f < filter_count; f++) {
+        bool hit = false;
+        for (size_t i = 0; i < all.count && !hit; i++)
+            hit = kb_target_matches(all.items[i].target, filters[f]);
+        if (!hit) {
+            kb_buf declared = KB_BUF_INIT;
+            for (size_t i = 0; i < all.count; i++)
+                kb_buf_printf(&declared, "%s%s", i ? ", " : "", all.items[i].target);
+            int rc =
+                kb_error_set(ctx, KB_ERR_TARGET, "target '%s' is not declared by %s (declared: %s)",
+                             filters[f], m->name, declared.data ? declared.data : "none");
+            kb_buf_free(&declared);
+            kb_plan_free(&all);
+            return rc;
+        }
+    }
+    /* Keep the wanted items in place, free the others. */
+    size_t kept = 0;
+    for (size_t i = 0; i < all.count; i++) {
+        if (wanted(all.items[i].target, filters, filter_count))
+            all.items[kept++] = all.items[i];
+        else
+            free(all.items[i].skip);
+    }
+    all.count = kept;
+    *out = all;
+    return 0;
+}
+
+void kb_plan_free(kb_plan *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        free(p->items[i].skip);
+    free(p->items);
+    p->items = NULL;
+    p->count = 0;
+}

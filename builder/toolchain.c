@@ -1,0 +1,554 @@
+/* Toolchain discovery: nvcc, hipcc (and its clang + device libs), cc, xcrun metal; versions and
+ * the archs each can build. */
+#include "builder/builder.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#define VERSION_TIMEOUT_MS 20000
+
+/* Copy the version-looking token starting at p ("13.0," -> "13.0"). */
+static bool copy_version_token(const char *p, char *out, size_t size)
+{
+    size_t n = 0;
+    while (p[n] && (isdigit((unsigned char)p[n]) || p[n] == '.'))
+        n++;
+    while (n && p[n - 1] == '.')
+        n--;
+    if (n == 0 || !isdigit((unsigned char)p[0]) || n >= size)
+        return false;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return true;
+}
+
+bool kb_parse_nvcc_version(const char *text, char *out, size_t size)
+{
+    /* "Cuda compilation tools, release 13.0, V13.0.88" */
+    const char *p = text ? strstr(text, "release ") : NULL;
+    return p && copy_version_token(p + strlen("release "), out, size);
+}
+
+bool kb_parse_hipcc_version(const char *text, char *out, size_t size)
+{
+    /* "HIP version: 5.2.21153-0" */
+    const char *p = text ? strstr(text, "HIP version:") : NULL;
+    if (!p)
+        return false;
+    p += strlen("HIP version:");
+    while (*p == ' ')
+        p++;
+    return copy_version_token(p, out, size);
+}
+
+bool kb_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t dir_size)
+{
+    const char *v = text ? strstr(text, "clang version ") : NULL;
+    const char *d = text ? strstr(text, "InstalledDir: ") : NULL;
+    if (!v || !d)
+        return false;
+    char ver[32];
+    if (!copy_version_token(v + strlen("clang version "), ver, sizeof(ver)))
+        return false;
+    *major = (unsigned)strtoul(ver, NULL, 10);
+    d += strlen("InstalledDir: ");
+    size_t n = strcspn(d, "\r\n");
+    if (n == 0 || n >= dir_size)
+        return false;
+    memcpy(dir, d, n);
+    dir[n] = '\0';
+    return *major > 0;
+}
+
+bool kb_parse_cc_version(const char *text, char *out, size_t size)
+{
+    if (!text)
+        return false;
+    /* clang: "... clang version 14.0.6"; gcc: "cc (Debian 12.2.0-14) 12.2.0": the last
+     * version-looking token of the first line. */
+    const char *v = strstr(text, "clang version ");
+    if (v)
+        return copy_version_token(v + strlen("clang version "), out, size);
+    size_t line = strcspn(text, "\n");
+    bool found = false;
+    for (size_t i = 0; i < line; i++) {
+        if ((i == 0 || text[i - 1] == ' ') && isdigit((unsigned char)text[i]) &&
+            strchr(text + i, '.') && copy_version_token(text + i, out, size))
+            found = strchr(out, '.') != NULL || found;
+    }
+    return found && strchr(out, '.') != NULL;
+}
+
+int kb_parse_nvcc_arch_list(const char *text, kb_strv *out)
+{
+    const char *p = text;
+    while (p && *p) {
+        while (*p && !isalnum((unsigned char)*p))
+            p++;
+        size_t n = 0;
+        while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_'))
+            n++;
+        if (n && n < 32 && (kb_str_starts(p, "sm_") || kb_str_starts(p, "compute_"))) {
+            char tok[32];
+            memcpy(tok, p, n);
+            tok[n] = '\0';
+            if (!kb_strv_contains(out, tok) && kb_strv_push(out, tok))
+                return KB_ERR_NOMEM;
+        }
+        p += n;
+    }
+    return 0;
+}
+
+int kb_nvcc_default_archs(unsigned major, kb_strv *out)
+{
+    /* What each CUDA major builds, for an nvcc too old for --list-gpu-code. */
+    static const unsigned all[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
+    unsigned lowest = major >= 13 ? 75 : major >= 12 ? 50 : major >= 11 ? 35 : 30;
+    for (size_t i = 0; i < KB_ARRAY_LEN(all); i++) {
+        if (all[i] < lowest || (major < 12 && all[i] >= 89) || (major < 11 && all[i] >= 80))
+            continue;
+        char sm[16], compute[16];
+        snprintf(sm, sizeof(sm), "sm_%u", all[i]);
+        snprintf(compute, sizeof(compute), "compute_%u", all[i]);
+        if (kb_strv_push(out, sm) || kb_strv_push(out, compute))
+            return KB_ERR_NOMEM;
+    }
+    return 0;
+}
+
+int kb_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_strv *archs,
+                            kb_strv *overlay)
+{
+    static const char prefix[] = "oclc_isa_version_";
+    for (size_t i = 0; i < file_names->len; i++) {
+        const char *f = file_names->items[i];
+        if (!kb_str_starts(f, prefix) || !kb_str_ends(f, ".bc"))
+            continue;
+        size_t n = strlen(f) - strlen(prefix) - 3;
+        char arch[32];
+        if (n == 0 || n > 8)
+            continue;
+        snprintf(arch, sizeof(arch), "gfx%.*s", (int)n, f + strlen(prefix));
+        if (!kb_strv_contains(archs, arch) && kb_strv_push(archs, arch))
+            return KB_ERR_NOMEM;
+    }
+    /* RDNA3: clang 15 generates code for these but ROCm 5.2's device libs predate them; the
+     * only arch-specific library is the one-constant isa-version file, which we generate. */
+    static const char *const gfx11[] = {"gfx1100", "gfx1101", "gfx1102", "gfx1103"};
+    for (size_t i = 0; clang_major >= 15 && i < KB_ARRAY_LEN(gfx11); i++) {
+        if (kb_strv_contains(archs, gfx11[i]))
+            continue;
+        if (kb_strv_push(archs, gfx11[i]) || kb_strv_push(overlay, gfx11[i]))
+            return KB_ERR_NOMEM;
+    }
+    kb_strv_sort(archs);
+    return 0;
+}
+
+int kb_cpu_levels(const char *host_arch, kb_strv *out)
+{
+    if (strcmp(host_arch, "x86_64") == 0) {
+        if (kb_strv_push(out, "x86_64_v2") || kb_strv_push(out, "x86_64_v3") ||
+            kb_strv_push(out, "x86_64_v4"))
+            return KB_ERR_NOMEM;
+    } else if (strcmp(host_arch, "aarch64") == 0 || strcmp(host_arch, "arm64") == 0) {
+        if (kb_strv_push(out, "aarch64"))
+            return KB_ERR_NOMEM;
+    }
+    return 0;
+}
+
+void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size)
+{
+    struct utsname u;
+    if (uname(&u) != 0) {
+        snprintf(arch, arch_size, "unknown");
+        snprintf(os, os_size, "unknown");
+        return;
+    }
+    snprintf(arch, arch_size, "%s", strcmp(u.machine, "amd64") == 0 ? "x86_64" : u.machine);
+    snprintf(os, os_size, "%s", strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux");
+}
+
+void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size)
+{
+    const char *forced = kb_config_str(ctx, "probe.cpu");
+    if (forced && *forced) {
+        snprintf(out, size, "%s", forced);
+        return;
+    }
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx2"))
+        snprintf(out, size, "x86_64_v4");
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi2"))
+        snprintf(out, size, "x86_64_v3");
+    else if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt"))
+        snprintf(out, size, "x86_64_v2");
+    else
+        snprintf(out, size, "x86_64_v1");
+#elif defined(__aarch64__)
+    snprintf(out, size, "aarch64");
+#else
+    snprintf(out, size, "unknown");
+#endif
+}
+
+/* Run `exe args...` and keep its output; false when it does not run or exits non-zero. */
+static bool capture(kb_ctx *ctx, const char *const *argv, kb_buf *out)
+{
+    kb_proc_result r;
+    if (kb_proc_run(ctx, &r, argv, NULL, VERSION_TIMEOUT_MS) != 0) {
+        kb_ctx_clear_error(ctx);
+        kb_proc_result_free(&r);
+        return false;
+    }
+    bool ok = r.exit_code == 0;
+    if (ok) {
+        *out = r.output;
+        r.output = (kb_buf)KB_BUF_INIT;
+    }
+    kb_proc_result_free(&r);
+    return ok;
+}
+
+/* The setting (an explicit path), else PATH, else fallback; NULL when none. */
+static char *locate(const kb_ctx *ctx, const char *setting, const char *name, const char *fallback)
+{
+    const char *forced = kb_config_str(ctx, setting);
+    char *path = NULL;
+    if (forced && *forced)
+        return kb_which(&path, forced) == 0 ? path : NULL;
+    if (kb_which(&path, name) == 0)
+        return path;
+    if (fallback && kb_which(&path, fallback) == 0)
+        return path;
+    return NULL;
+}
+
+static int set_identity(kb_toolchain *tc)
+{
+    char digest[65];
+    kb_sha256_hex(tc->path, strlen(tc->path), digest);
+    tc->id = kb_asprintf("%s-%s-%.12s", tc->name, tc->version, digest);
+    return tc->id ? 0 : KB_ERR_NOMEM;
+}
+
+static void mark_missing(kb_toolchain *tc, const char *fmt, const char *arg)
+{
+    tc->found = false;
+    free(tc->note);
+    tc->note = kb_asprintf(fmt, arg);
+}
+
+static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
+{
+    tc->path = locate(ctx, "build.nvcc", "nvcc", "/usr/local/cuda/bin/nvcc");
+    if (!tc->path) {
+        mark_missing(tc, "%s not found in PATH or /usr/local/cuda/bin", "nvcc");
+        return 0;
+    }
+    kb_buf out = KB_BUF_INIT;
+    const char *argv[] = {tc->path, "--version", NULL};
+    char ver[32];
+    if (!capture(ctx, argv, &out) || !kb_parse_nvcc_version(out.data, ver, sizeof(ver))) {
+        kb_buf_free(&out);
+        mark_missing(tc, "%s --version did not report a CUDA release", tc->path);
+        return 0;
+    }
+    kb_buf_free(&out);
+    tc->version = kb_strdup(ver);
+    const char *codes[] = {tc->path, "--list-gpu-code", NULL};
+    const char *virt[] = {tc->path, "--list-gpu-arch", NULL};
+    if (capture(ctx, codes, &out))
+        kb_parse_nvcc_arch_list(out.data, &tc->archs);
+    kb_buf_free(&out);
+    if (capture(ctx, virt, &out))
+        kb_parse_nvcc_arch_list(out.data, &tc->archs);
+    kb_buf_free(&out);
+    if (tc->archs.len == 0)
+        kb_nvcc_default_archs((unsigned)strtoul(ver, NULL, 10), &tc->archs);
+    kb_strv_sort(&tc->archs);
+    tc->found = true;
+    return set_identity(tc);
+}
+
+static const char *const device_lib_dirs[] = {
+    "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/aarch64-linux-gnu/amdgcn/bitcode",
+    "/opt/rocm/amdgcn/bitcode", "/opt/rocm/lib/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode"};
+
+static int list_dir(const char *dir, kb_strv *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return KB_ERR_NOT_FOUND;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && kb_strv_push(out, e->d_name)) {
+            closedir(d);
+            return KB_ERR_NOMEM;
+        }
+    closedir(d);
+    kb_strv_sort(out);
+    return 0;
+}
+
+static char *find_device_libs(const kb_ctx *ctx)
+{
+    const char *forced = kb_config_str(ctx, "build.rocm_device_libs");
+    if (forced && *forced)
+        return kb_is_dir(forced) ? kb_strdup(forced) : NULL;
+    const char *rocm = getenv("ROCM_PATH");
+    if (rocm && *rocm) {
+        char *p = kb_asprintf("%s/amdgcn/bitcode", rocm);
+        if (p && kb_is_dir(p))
+            return p;
+        free(p);
+    }
+    for (size_t i = 0; i < KB_ARRAY_LEN(device_lib_dirs); i++)
+        if (kb_is_dir(device_lib_dirs[i]))
+            return kb_strdup(device_lib_dirs[i]);
+    return NULL;
+}
+
+/* hipcc's clang: InstalledDir/clang-<major>, else InstalledDir/clang. */
+static char *find_hip_clang(unsigned major, const char *dir)
+{
+    char *cand = kb_asprintf("%s/clang-%u", dir, major);
+    char *found = NULL;
+    if (cand && kb_which(&found, cand) == 0) {
+        free(cand);
+        return found;
+    }
+    free(cand);
+    cand = kb_asprintf("%s/clang", dir);
+    if (cand && kb_which(&found, cand) != 0)
+        found = NULL;
+    free(cand);
+    return found;
+}
+
+static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
+{
+    tc->path = locate(ctx, "build.hipcc", "hipcc", "/opt/rocm/bin/hipcc");
+    if (!tc->path) {
+        mark_missing(tc, "%s not found in PATH or /opt/rocm/bin", "hipcc");
+        return 0;
+    }
+    kb_buf out = KB_BUF_INIT;
+    const char *argv[] = {tc->path, "--version", NULL};
+    char ver[32], clang_dir[512];
+    unsigned major = 0;
+    if (!capture(ctx, argv, &out) || !kb_parse_hipcc_version(out.data, ver, sizeof(ver))) {
+        kb_buf_free(&out);
+        mark_missing(tc, "%s --version did not report a HIP version", tc->path);
+        return 0;
+    }
+    bool have_clang = kb_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
+    kb_buf_free(&out);
+    tc->version = kb_strdup(ver);
+    tc->clang = have_clang ? find_hip_clang(major, clang_dir) : NULL;
+    tc->device_libs = find_device_libs(ctx);
+    if (!tc->device_libs) {
+        mark_missing(tc, "%s: no ROCm device libraries (oclc_isa_version_*.bc) found", tc->path);
+        return 0;
+    }
+    kb_strv files = KB_STRV_INIT;
+    int rc = list_dir(tc->device_libs, &files);
+    if (rc == 0)
+        rc = kb_rocm_archs_from_libs(&files, tc->clang ? major : 0, &tc->archs, &tc->overlay_archs);
+    kb_strv_free(&files);
+    if (rc == KB_ERR_NOMEM)
+        return kb_error_oom(ctx);
+    if (tc->overlay_archs.len)
+        tc->note = kb_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
+                               tc->overlay_archs.items[0]);
+    tc->found = true;
+    return set_identity(tc);
+}
+
+static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
+{
+    tc->path = locate(ctx, "build.cc", "cc", "gcc");
+    if (!tc->path) {
+        mark_missing(tc, "%s not found in PATH", "cc");
+        return 0;
+    }
+    kb_buf out = KB_BUF_INIT;
+    const char *argv[] = {tc->path, "--version", NULL};
+    char ver[32];
+    if (!capture(ctx, argv, &out) || !kb_parse_cc_version(out.data, ver, sizeof(ver))) {
+        kb_buf_free(&out);
+        mark_missing(tc, "%s --version did not report a version", tc->path);
+        return 0;
+    }
+    kb_buf_free(&out);
+    tc->version = kb_strdup(ver);
+    char arch[16], os[16];
+    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
+    if (kb_cpu_levels(arch, &tc->archs))
+        return kb_error_oom(ctx);
+    tc->found = true;
+    return set_identity(tc);
+}
+
+static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
+{
+#if defined(__APPLE__)
+    char *xcrun = NULL;
+    if (kb_which(&xcrun, "xcrun") != 0) {
+        mark_missing(tc, "%s not found (install the Xcode command line tools)", "xcrun");
+        return 0;
+    }
+    kb_buf out = KB_BUF_INIT;
+    const char *argv[] = {xcrun, "-sdk", "macosx", "metal", "--version", NULL};
+    char ver[32];
+    bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver));
+    kb_buf_free(&out);
+    tc->path = xcrun;
+    if (!ok) {
+        mark_missing(tc, "%s metal --version failed", xcrun);
+        return 0;
+    }
+    tc->version = kb_strdup(ver);
+    if (kb_strv_push(&tc->archs, "apple"))
+        return kb_error_oom(ctx);
+    tc->found = true;
+    return set_identity(tc);
+#else
+    mark_missing(tc, "%s: Metal targets build only on macOS (xcrun metal)", "metal");
+    return 0;
+#endif
+}
+
+int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out)
+{
+    return kb_toolchains_discover_some(ctx, out, ~0u);
+}
+
+int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask)
+{
+    memset(out, 0, sizeof(*out));
+    static const struct {
+        kb_backend backend;
+        const char *name;
+        int (*discover)(kb_ctx *, kb_toolchain *);
+    } kinds[] = {{KB_BACKEND_CUDA, "nvcc", discover_nvcc},
+                 {KB_BACKEND_ROCM, "hipcc", discover_hipcc},
+                 {KB_BACKEND_METAL, "metal", discover_metal},
+                 {KB_BACKEND_CPU, "cc", discover_cc}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(kinds); i++) {
+        kb_toolchain *tc = &out->tc[kinds[i].backend];
+        tc->backend = kinds[i].backend;
+        tc->name = kinds[i].name;
+        if (!(backend_mask & (1u << kinds[i].backend)))
+            continue; /* not needed: probing nvcc/hipcc costs seconds */
+        int rc = kinds[i].discover(ctx, tc);
+        if (rc) {
+            kb_toolchains_free(out);
+            return rc;
+        }
+        if (tc->found)
+            kb_log(ctx, KB_LOG_DEBUG, "toolchain %s %s at %s", tc->name, tc->version, tc->path);
+        else
+            kb_log(ctx, KB_LOG_DEBUG, "toolchain %s: %s", tc->name, tc->note);
+    }
+    return 0;
+}
+
+static void toolchain_free(kb_toolchain *tc)
+{
+    free(tc->path);
+    free(tc->version);
+    free(tc->id);
+    free(tc->note);
+    free(tc->clang);
+    free(tc->device_libs);
+    kb_strv_free(&tc->archs);
+    kb_strv_free(&tc->overlay_archs);
+    memset(tc, 0, sizeof(*tc));
+}
+
+void kb_toolchains_free(kb_toolchains *t)
+{
+    for (size_t i = 0; i < KB_ARRAY_LEN(t->tc); i++)
+        toolchain_free(&t->tc[i]);
+}
+
+bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch)
+{
+    return tc && tc->found && kb_strv_contains(&tc->archs, arch);
+}
+
+static int copy_info(kb_toolchain_info *info, const kb_toolchain *tc)
+{
+    info->name = kb_strdup(tc->name);
+    info->backend = kb_strdup(kb_backend_name(tc->backend));
+    info->found = tc->found;
+    info->version = kb_strdup(tc->version);
+    info->path = kb_strdup(tc->path);
+    info->id = kb_strdup(tc->id);
+    info->note = kb_strdup(tc->note);
+    info->archs = tc->archs.len ? calloc(tc->archs.len, sizeof(char *)) : NULL;
+    if (!info->name || !info->backend || (tc->archs.len && !info->archs))
+        return KB_ERR_NOMEM;
+    for (size_t i = 0; i < tc->archs.len; i++) {
+        if (!(info->archs[i] = kb_strdup(tc->archs.items[i])))
+            return KB_ERR_NOMEM;
+        info->arch_count++;
+    }
+    return 0;
+}
+
+KB_EXTERN int kb_toolchains_list(kb_ctx *ctx, kb_toolchain_list **out)
+{
+    *out = NULL;
+    kb_toolchains tcs;
+    int rc = kb_toolchains_discover(ctx, &tcs);
+    if (rc)
+        return rc;
+    kb_toolchain_list *list = calloc(1, sizeof(*list));
+    if (list)
+        list->items = calloc(KB_ARRAY_LEN(tcs.tc), sizeof(*list->items));
+    static const kb_backend order[] = {KB_BACKEND_CUDA, KB_BACKEND_ROCM, KB_BACKEND_METAL,
+                                       KB_BACKEND_CPU};
+    for (size_t i = 0; list && list->items && i < KB_ARRAY_LEN(order); i++) {
+        if ((rc = copy_info(&list->items[list->count++], &tcs.tc[order[i]])))
+            break;
+    }
+    kb_toolchains_free(&tcs);
+    if (!list || !list->items || rc) {
+        kb_toolchain_list_free(list);
+        return kb_error_oom(ctx);
+    }
+    *out = list;
+    return 0;
+}
+
+KB_EXTERN void kb_toolchain_list_free(kb_toolchain_list *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->count; i++) {
+        kb_toolchain_info *t = &list->items[i];
+        free(t->name);
+        free(t->backend);
+        free(t->version);
+        free(t->path);
+        free(t->id);
+        free(t->note);
+        for (size_t j = 0; j < t->arch_count; j++)
+            free(t->archs[j]);
+        free(t->archs);
+    }
+    free(list->items);
+    free(list);
+}

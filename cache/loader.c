@@ -1,0 +1,220 @@
+/* kb_kernel_open: pick the best installed target for this host, dlopen it, check its ABI. */
+#define _GNU_SOURCE
+#include "cache/host.h"
+#include "cache/install.h"
+#include "cache/ref.h"
+#include "cache/store.h"
+#include "kbpkg/kernel.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The struct every package library returns from kbpkg_kernel_info() (kernels/common). */
+typedef struct loader_kernel_info {
+    int abi;
+    const char *name;
+    const char *version;
+    const char *target;
+    int backend;
+} loader_kernel_info;
+
+#define LOADER_KERNEL_ABI 1
+
+struct kb_kernel {
+    void *handle;
+    kb_installed install;
+    char *reason;
+};
+
+typedef struct candidate {
+    const kb_installed *p;
+    kb_semver version;
+    kb_compat compat;
+} candidate;
+
+/* Highest version first, then the best fit. */
+static bool better(const candidate *a, const candidate *b)
+{
+    int v = kb_semver_cmp(&a->version, &b->version);
+    if (v != 0)
+        return v > 0;
+    return a->compat.score > b->compat.score;
+}
+
+static int pick_installed(candidate *best, kb_ctx *ctx, const kb_installed *list, size_t n,
+                          const kb_pkgref *ref, const kb_host *host)
+{
+    kb_compat_opts opts;
+    kb_host_compat_opts(&opts, ctx);
+    best->p = NULL;
+    for (size_t i = 0; i < n; i++) {
+        candidate c = {&list[i], {0}, {0}};
+        kb_target t;
+        if (kb_semver_parse(NULL, &c.version, list[i].version) != 0 ||
+            !kb_constraint_match(ref->constraint, &c.version) ||
+            kb_target_parse(NULL, &t, list[i].target) != 0)
+            continue;
+        kb_compat_check_host(&c.compat, &t, host, &opts);
+        if (c.compat.fit == KB_FIT_NONE)
+            continue;
+        if (!best->p || better(&c, best))
+            *best = c;
+    }
+    return best->p ? 0 : KB_ERR_NOT_FOUND;
+}
+
+static int check_library(kb_ctx *ctx, kb_kernel *k)
+{
+    const kb_installed *p = &k->install;
+    const loader_kernel_info *(*info_fn)(void) = NULL;
+    *(void **)&info_fn = dlsym(k->handle, "kbpkg_kernel_info");
+    if (!info_fn)
+        return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                 "%s does not export kbpkg_kernel_info()", p->library);
+    const loader_kernel_info *info = info_fn();
+    if (!info || info->abi != LOADER_KERNEL_ABI)
+        return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                 "%s: kernel ABI %d, this kbpkg loads ABI %d", p->library,
+                                 info ? info->abi : -1, LOADER_KERNEL_ABI);
+    const char *fields[][3] = {{"name", info->name, p->name},
+                               {"version", info->version, p->version},
+                               {"target", info->target, p->target}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(fields); i++)
+        if (!fields[i][1] || strcmp(fields[i][1], fields[i][2]) != 0)
+            return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                     "%s reports %s '%s', the install says '%s'", p->library,
+                                     fields[i][0], fields[i][1] ? fields[i][1] : "(null)",
+                                     fields[i][2]);
+    for (size_t i = 0; i < p->exports.len; i++)
+        if (!dlsym(k->handle, p->exports.items[i]))
+            return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                     "%s does not export %s, which %s@%s declares", p->library,
+                                     p->exports.items[i], p->name, p->version);
+    return 0;
+}
+
+static int load_candidate(kb_kernel **out, kb_ctx *ctx, candidate *best)
+{
+    kb_kernel *k = calloc(1, sizeof(*k));
+    if (!k)
+        return kb_error_oom(ctx);
+    /* Move the chosen record into the handle (the caller's list forgets it). */
+    k->install = *best->p;
+    memset((kb_installed *)best->p, 0, sizeof(kb_installed));
+    k->reason = kb_strdup(best->compat.reason);
+    int rc = 0;
+    if (!k->install.library)
+        rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.dir, 0, 0,
+                               "%s holds no lib/lib*.so", k->install.dir);
+    if (!rc) {
+        /* RTLD_LOCAL: two versions of one package can live side by side. */
+        k->handle = dlopen(k->install.library, RTLD_NOW | RTLD_LOCAL);
+        if (!k->handle)
+            rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.library, 0, 0,
+                                   "cannot load %s: %s", k->install.library, dlerror());
+    }
+    if (!rc)
+        rc = check_library(ctx, k);
+    if (rc) {
+        kb_kernel_close(k);
+        return rc;
+    }
+    *out = k;
+    return 0;
+}
+
+static int open_installed(kb_kernel **out, kb_ctx *ctx, kb_cache *cache, const kb_pkgref *ref,
+                          const kb_host *host)
+{
+    kb_installed *list = NULL;
+    size_t n = 0;
+    int rc = kb_cache_list(&list, &n, cache, ref->name);
+    if (rc)
+        return rc;
+    candidate best;
+    rc = pick_installed(&best, ctx, list, n, ref, host);
+    if (rc)
+        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND,
+                          n ? "no installed target of %s@%s fits this machine (%zu installed)"
+                            : "%s@%s is not installed",
+                          ref->name, ref->constraint_text, n);
+    else
+        rc = load_candidate(out, ctx, &best);
+    kb_installed_list_free(list, n);
+    return rc;
+}
+
+KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref_text, unsigned flags, kb_kernel **out)
+{
+    if (!ctx || !ref_text || !out)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
+    *out = NULL;
+    kb_pkgref ref;
+    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    if (rc)
+        return rc;
+    const kb_probe_report *probe = NULL;
+    kb_cache *cache = NULL;
+    rc = kb_host_get(&probe, ctx);
+    if (!rc)
+        rc = kb_cache_open(&cache, ctx);
+    if (!rc)
+        rc = open_installed(out, ctx, cache, &ref, &probe->host);
+    if (rc == KB_ERR_NOT_FOUND && (flags & KB_OPEN_INSTALL)) {
+        kb_install_opts o = KB_INSTALL_OPTS_INIT;
+        o.allow_build = (flags & KB_OPEN_BUILD) != 0;
+        o.allow_unsigned = (flags & KB_OPEN_ALLOW_UNSIGNED) != 0;
+        kb_install_result *res = NULL;
+        rc = kb_install_package(&res, ctx, ref_text, &o);
+        kb_install_result_free(res);
+        if (!rc)
+            rc = open_installed(out, ctx, cache, &ref, &probe->host);
+    }
+    kb_cache_close(cache);
+    kb_pkgref_clear(&ref);
+    return rc;
+}
+
+KB_EXTERN void *kb_kernel_sym(const kb_kernel *k, const char *symbol)
+{
+    if (!k || !symbol || !kb_strv_contains(&k->install.exports, symbol))
+        return NULL;
+    return dlsym(k->handle, symbol);
+}
+
+KB_EXTERN const char *kb_kernel_target(const kb_kernel *k)
+{
+    return k ? k->install.target : NULL;
+}
+
+KB_EXTERN const char *kb_kernel_name(const kb_kernel *k)
+{
+    return k ? k->install.name : NULL;
+}
+
+KB_EXTERN const char *kb_kernel_version(const kb_kernel *k)
+{
+    return k ? k->install.version : NULL;
+}
+
+KB_EXTERN const char *kb_kernel_path(const kb_kernel *k)
+{
+    return k ? k->install.dir : NULL;
+}
+
+KB_EXTERN const char *kb_kernel_reason(const kb_kernel *k)
+{
+    return k ? k->reason : NULL;
+}
+
+KB_EXTERN void kb_kernel_close(kb_kernel *k)
+{
+    if (!k)
+        return;
+    if (k->handle)
+        dlclose(k->handle);
+    kb_installed_clear(&k->install);
+    free(k->reason);
+    free(k);
+}

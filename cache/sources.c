@@ -1,0 +1,196 @@
+/* Fetched source artifacts: what `kbpkg fetch --source` keeps so installs can build offline. */
+#include "cache/host.h"
+#include "cache/install.h"
+#include "cache/ref.h"
+#include "kbpkg/registry.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *record_dir(const kb_cache *cache, const char *name)
+{
+    return kb_asprintf("%s/sources/%s", cache->root, name);
+}
+
+int kb_sources_record(kb_cache *cache, const char *name, const char *version,
+                      const char *source_digest, const char *index_digest, const char *registry)
+{
+    kb_ctx *ctx = cache->ctx;
+    char *dir = record_dir(cache, name);
+    char *path = dir ? kb_asprintf("%s/%s.json", dir, version) : NULL;
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:s?,s:s?}", "name", name, "version", version,
+                            "source_digest", source_digest, "index_digest", index_digest,
+                            "registry", registry);
+    char *text = rec ? json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    int rc = path && text ? kb_mkdir_p(ctx, dir, 0755) : kb_error_oom(ctx);
+    if (!rc)
+        rc = kb_write_file_atomic(ctx, path, text, strlen(text), 0644);
+    free(text);
+    json_decref(rec);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+typedef void (*record_fn)(json_t *rec, void *arg);
+
+/* Every record under sources/ (all packages, or one). */
+static void each_record(kb_cache *cache, const char *name, record_fn fn, void *arg)
+{
+    char *base = kb_asprintf("%s/sources", cache->root);
+    DIR *orgs = base ? opendir(base) : NULL;
+    struct dirent *o;
+    while (orgs && (o = readdir(orgs))) {
+        if (o->d_name[0] == '.')
+            continue;
+        char *orgdir = kb_path_join(base, o->d_name);
+        DIR *names = orgdir ? opendir(orgdir) : NULL;
+        struct dirent *n;
+        while (names && (n = readdir(names))) {
+            if (n->d_name[0] == '.')
+                continue;
+            char *full = kb_asprintf("%s/%s", o->d_name, n->d_name);
+            if (full && (!name || strcmp(full, name) == 0)) {
+                char *vdir = kb_path_join(orgdir, n->d_name);
+                DIR *vs = vdir ? opendir(vdir) : NULL;
+                struct dirent *v;
+                while (vs && (v = readdir(vs))) {
+                    if (!kb_str_ends(v->d_name, ".json"))
+                        continue;
+                    char *p = kb_path_join(vdir, v->d_name);
+                    json_error_t jerr;
+                    json_t *rec = p ? json_load_file(p, 0, &jerr) : NULL;
+                    if (rec)
+                        fn(rec, arg);
+                    json_decref(rec);
+                    free(p);
+                }
+                if (vs)
+                    closedir(vs);
+                free(vdir);
+            }
+            free(full);
+        }
+        if (names)
+            closedir(names);
+        free(orgdir);
+    }
+    if (orgs)
+        closedir(orgs);
+    free(base);
+}
+
+static void collect_digest(json_t *rec, void *arg)
+{
+    const char *d = json_string_value(json_object_get(rec, "source_digest"));
+    if (d)
+        kb_strv_push(arg, d);
+}
+
+int kb_cache_kept_blobs(kb_strv *out, kb_cache *c)
+{
+    each_record(c, NULL, collect_digest, out);
+    return 0;
+}
+
+typedef struct find_best {
+    kb_constraint *constraint;
+    kb_semver best;
+    char *version;
+    char *digest;
+    kb_strv seen;
+} find_best;
+
+static void consider(json_t *rec, void *arg)
+{
+    find_best *f = arg;
+    const char *v = json_string_value(json_object_get(rec, "version"));
+    const char *d = json_string_value(json_object_get(rec, "source_digest"));
+    kb_semver sv;
+    if (!v || !d || kb_semver_parse(NULL, &sv, v) != 0)
+        return;
+    kb_strv_push(&f->seen, v);
+    if (!kb_constraint_match(f->constraint, &sv))
+        return;
+    if (f->version && kb_semver_cmp(&sv, &f->best) <= 0)
+        return;
+    free(f->version);
+    free(f->digest);
+    f->version = kb_strdup(v);
+    f->digest = kb_strdup(d);
+    f->best = sv;
+}
+
+int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, const char *name,
+                    const char *constraint_text)
+{
+    *version_out = *digest_out = NULL;
+    find_best f = {0};
+    int rc = kb_constraint_parse(cache->ctx, &f.constraint, constraint_text);
+    if (rc)
+        return rc;
+    each_record(cache, name, consider, &f);
+    kb_constraint_free(f.constraint);
+    if (!f.version) {
+        kb_buf have = KB_BUF_INIT;
+        kb_strv_sort(&f.seen);
+        for (size_t i = 0; i < f.seen.len; i++)
+            kb_buf_printf(&have, "%s%s", i ? ", " : "", f.seen.items[i]);
+        rc = kb_error_set(cache->ctx, KB_ERR_NOT_FOUND,
+                          "offline: no fetched source of %s matches '%s' (%s); run 'kbpkg fetch "
+                          "--source %s' while online",
+                          name, constraint_text, f.seen.len ? have.data : "none fetched", name);
+        kb_buf_free(&have);
+        kb_strv_free(&f.seen);
+        return rc;
+    }
+    kb_strv_free(&f.seen);
+    *version_out = f.version;
+    *digest_out = f.digest;
+    return 0;
+}
+
+KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_text,
+                              const char *registry)
+{
+    if (!version_out || !ctx || !ref_text)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_fetch_source: NULL argument");
+    *version_out = NULL;
+    kb_pkgref ref;
+    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    if (rc)
+        return rc;
+    kb_registry *r = NULL;
+    kb_cache *cache = NULL;
+    kb_pkg_index *idx = NULL;
+    char *version = NULL, *blob = NULL;
+    rc = kb_registry_open(&r, ctx, registry ? registry : kb_config_str(ctx, "registry"));
+    if (!rc)
+        rc = kb_cache_open(&cache, ctx);
+    if (!rc)
+        rc = kb_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
+    if (!rc)
+        rc = kb_pkg_index_fetch(&idx, r, ref.name, version, NULL);
+    kb_pkg_entry *src = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, KB_SOURCE_TARGET);
+    if (!rc && !src)
+        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "%s@%s was published without a source artifact",
+                          ref.name, version);
+    if (!rc)
+        rc = kb_install_fetch_layer(&blob, ctx, r, cache, ref.name, src);
+    if (!rc)
+        rc = kb_sources_record(cache, ref.name, version, src->layer_digest, idx->digest,
+                               kb_registry_base(r));
+    if (!rc) {
+        *version_out = version;
+        version = NULL;
+    }
+    free(blob);
+    free(version);
+    kb_pkg_index_free(idx);
+    kb_cache_close(cache);
+    kb_registry_free(r);
+    kb_pkgref_clear(&ref);
+    return rc;
+}

@@ -1,0 +1,614 @@
+/* The local cache: paths, locks, atomic installs with records, listing, verify, gc. */
+#define _GNU_SOURCE
+#include "cache/store.h"
+#include "cache/extract.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const cache_subdirs[] = {"blobs/sha256", "pkgs", "builds", "locks"};
+
+int kb_cache_open(kb_cache **out, kb_ctx *ctx)
+{
+    *out = NULL;
+    kb_cache *c = calloc(1, sizeof(*c));
+    if (!c)
+        return kb_error_oom(ctx);
+    c->ctx = ctx;
+    c->root = kb_strdup(kb_config_str(ctx, "cache.dir"));
+    if (!c->root) {
+        free(c);
+        return kb_error_oom(ctx);
+    }
+    for (size_t i = 0; i < KB_ARRAY_LEN(cache_subdirs); i++) {
+        char *d = kb_path_join(c->root, cache_subdirs[i]);
+        int rc = d ? kb_mkdir_p(ctx, d, 0755) : kb_error_oom(ctx);
+        free(d);
+        if (rc) {
+            kb_error_prefix(ctx, "cache %s", c->root);
+            kb_cache_close(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return 0;
+}
+
+void kb_cache_close(kb_cache *c)
+{
+    if (!c)
+        return;
+    free(c->root);
+    free(c);
+}
+
+char *kb_cache_blob_path(const kb_cache *c, const char *digest)
+{
+    const char *hex = strchr(digest, ':');
+    return kb_asprintf("%s/blobs/sha256/%s", c->root, hex ? hex + 1 : digest);
+}
+
+char *kb_cache_pkg_dir(const kb_cache *c, const char *name, const char *version,
+                       const char *target)
+{
+    return kb_asprintf("%s/pkgs/%s/%s/%s", c->root, name, version, target);
+}
+
+int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key)
+{
+    /* Lock names are flat: '/' and ':' become '_' so a key never makes a path. */
+    char *flat = kb_asprintf("%s-%s", kind, key);
+    if (!flat)
+        return kb_error_oom(c->ctx);
+    for (char *p = flat; *p; p++)
+        if (*p == '/' || *p == ':' || *p == '@')
+            *p = '_';
+    char *path = kb_asprintf("%s/locks/%s.lock", c->root, flat);
+    free(flat);
+    if (!path)
+        return kb_error_oom(c->ctx);
+    int rc = kb_lock_acquire(c->ctx, lock, path);
+    free(path);
+    return rc;
+}
+
+/* ---- walking an installed folder ---- */
+
+typedef int (*walk_fn)(const char *rel, const char *abs, void *arg);
+
+static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn, void *arg)
+{
+    char *dir = rel[0] ? kb_path_join(root, rel) : kb_strdup(root);
+    if (!dir)
+        return kb_error_oom(ctx);
+    DIR *d = opendir(dir);
+    if (!d) {
+        int rc = kb_error_set_path(ctx, KB_ERR_IO, dir, 0, 0, "cannot open folder %s: %s", dir,
+                                   strerror(errno));
+        free(dir);
+        return rc;
+    }
+    kb_strv names = KB_STRV_INIT;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc = kb_strv_push(&names, e->d_name) ? kb_error_oom(ctx) : 0;
+    closedir(d);
+    kb_strv_sort(&names);
+    for (size_t i = 0; !rc && i < names.len; i++) {
+        char *child_rel = rel[0] ? kb_asprintf("%s/%s", rel, names.items[i])
+                                 : kb_strdup(names.items[i]);
+        char *child_abs = child_rel ? kb_path_join(root, child_rel) : NULL;
+        if (!child_abs)
+            rc = kb_error_oom(ctx);
+        else if (kb_is_dir(child_abs))
+            rc = walk_files(ctx, root, child_rel, fn, arg);
+        else
+            rc = fn(child_rel, child_abs, arg);
+        free(child_rel);
+        free(child_abs);
+    }
+    kb_strv_free(&names);
+    free(dir);
+    return rc;
+}
+
+typedef struct hash_walk {
+    kb_ctx *ctx;
+    json_t *files;
+    uint64_t bytes;
+} hash_walk;
+
+static int hash_and_sync(const char *rel, const char *abs, void *arg)
+{
+    hash_walk *w = arg;
+    if (strcmp(rel, KB_INSTALL_RECORD) == 0)
+        return 0;
+    /* fsync each file before the rename makes the install visible. */
+    int fd = open(abs, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    char hex[65];
+    uint64_t size = 0;
+    int rc = kb_sha256_file(w->ctx, abs, hex, &size);
+    if (rc)
+        return rc;
+    w->bytes += size;
+    return json_object_set_new(w->files, rel, json_string(hex)) ? kb_error_oom(w->ctx) : 0;
+}
+
+/* ---- the artifact's own metadata ---- */
+
+static int read_json_file(json_t **out, kb_ctx *ctx, const char *path)
+{
+    json_error_t jerr;
+    *out = json_load_file(path, 0, &jerr);
+    if (!*out)
+        return kb_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line,
+                                 (unsigned)jerr.column, "%s:%d:%d: %s", path, jerr.line,
+                                 jerr.column, jerr.text);
+    return 0;
+}
+
+static int check_field(kb_ctx *ctx, json_t *meta, const char *field, const char *want,
+                       const char *path)
+{
+    const char *got = json_string_value(json_object_get(meta, field));
+    if (!got)
+        return kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0, "%s has no '%s'", path, field);
+    if (want && strcmp(got, want) != 0)
+        return kb_error_set_path(ctx, KB_ERR_ABI, path, 0, 0,
+                                 "%s says %s '%s' but the index says '%s'", path, field, got,
+                                 want);
+    return 0;
+}
+
+static int check_artifact_meta(kb_ctx *ctx, const char *dir, const kb_install_info *info,
+                               json_t **exports_out)
+{
+    char *path = kb_path_join(dir, "kbpkg.json");
+    if (!path)
+        return kb_error_oom(ctx);
+    json_t *meta = NULL;
+    int rc = read_json_file(&meta, ctx, path);
+    if (!rc)
+        rc = check_field(ctx, meta, "name", info->name, path);
+    if (!rc)
+        rc = check_field(ctx, meta, "version", info->version, path);
+    if (!rc)
+        rc = check_field(ctx, meta, "target", info->target, path);
+    if (!rc) {
+        json_t *ex = json_object_get(meta, "exports");
+        if (!json_is_array(ex))
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0, "%s has no exports list",
+                                   path);
+        else
+            *exports_out = json_incref(ex);
+    }
+    json_decref(meta);
+    free(path);
+    return rc;
+}
+
+static char *find_library(const char *dir)
+{
+    char *lib = kb_path_join(dir, "lib");
+    DIR *d = lib ? opendir(lib) : NULL;
+    char *found = NULL;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)))
+        if (kb_str_starts(e->d_name, "lib") && kb_str_ends(e->d_name, ".so"))
+            found = kb_path_join(lib, e->d_name);
+    if (d)
+        closedir(d);
+    free(lib);
+    return found;
+}
+
+static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info,
+                        json_t *exports)
+{
+    hash_walk w = {ctx, json_object(), 0};
+    int rc = w.files ? walk_files(ctx, dir, "", hash_and_sync, &w) : kb_error_oom(ctx);
+    if (rc) {
+        json_decref(w.files);
+        return rc;
+    }
+    json_t *rec = json_pack("{s:i,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I,s:I,s:O,s:o}",
+                            "record", 1, "name", info->name, "version", info->version,
+                            "target", info->target, "artifact_digest", info->artifact_digest,
+                            "index_digest", info->index_digest, "registry", info->registry,
+                            "reason", info->reason, "local_build", info->local_build,
+                            "installed_at", (json_int_t)time(NULL), "bytes",
+                            (json_int_t)w.bytes, "exports", exports, "files", w.files);
+    if (!rec)
+        return kb_error_oom(ctx);
+    char *text = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(rec);
+    char *path = kb_path_join(dir, KB_INSTALL_RECORD);
+    rc = text && path ? kb_write_file_atomic(ctx, path, text, strlen(text), 0644)
+                      : kb_error_oom(ctx);
+    free(text);
+    free(path);
+    return rc;
+}
+
+/* Swap the new folder into place; the previous install (if any) ends up in tmp and is removed. */
+static int publish_dir(kb_ctx *ctx, const char *tmp, const char *final)
+{
+    if (rename(tmp, final) == 0)
+        return 0;
+    if (errno != EEXIST && errno != ENOTEMPTY)
+        return kb_error_set_path(ctx, KB_ERR_IO, final, 0, 0, "cannot rename %s to %s: %s", tmp,
+                                 final, strerror(errno));
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) != 0)
+        return kb_error_set_path(ctx, KB_ERR_IO, final, 0, 0, "cannot replace %s: %s", final,
+                                 strerror(errno));
+    return 0;
+}
+
+int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_path,
+                              const kb_install_info *info)
+{
+    kb_ctx *ctx = c->ctx;
+    if (out_dir)
+        *out_dir = NULL;
+    char *final = kb_cache_pkg_dir(c, info->name, info->version, info->target);
+    char *parent = final ? kb_asprintf("%s/pkgs/%s/%s", c->root, info->name, info->version)
+                         : NULL;
+    char *tmp = NULL;
+    json_t *exports = NULL;
+    int rc = parent ? kb_mkdir_p(ctx, parent, 0755) : kb_error_oom(ctx);
+    if (!rc) {
+        kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
+        opts.allowed_top = kb_extract_artifact_layout;
+        rc = kb_extract_archive(&tmp, ctx, artifact_path, parent, &opts);
+        if (rc)
+            kb_error_prefix(ctx, "installing %s@%s %s", info->name, info->version, info->target);
+    }
+    if (!rc)
+        rc = check_artifact_meta(ctx, tmp, info, &exports);
+    if (!rc) {
+        char *lib = find_library(tmp);
+        if (!lib)
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, artifact_path, 0, 0,
+                                   "artifact %s holds no lib/lib*.so", artifact_path);
+        free(lib);
+    }
+    if (!rc)
+        rc = write_record(ctx, tmp, info, exports);
+    if (!rc)
+        rc = publish_dir(ctx, tmp, final);
+    if (!rc)
+        kb_fsync_dir(parent);
+    if (tmp)
+        kb_rm_rf(NULL, tmp); /* after an exchange it holds the previous install */
+    if (!rc && out_dir) {
+        *out_dir = final;
+        final = NULL;
+    }
+    json_decref(exports);
+    free(tmp);
+    free(parent);
+    free(final);
+    return rc;
+}
+
+/* ---- reading records ---- */
+
+void kb_installed_clear(kb_installed *p)
+{
+    free(p->name);
+    free(p->version);
+    free(p->target);
+    free(p->dir);
+    free(p->artifact_digest);
+    free(p->index_digest);
+    free(p->registry);
+    free(p->reason);
+    free(p->library);
+    kb_strv_free(&p->exports);
+    memset(p, 0, sizeof(*p));
+}
+
+static char *json_str_dup(json_t *obj, const char *key)
+{
+    return kb_strdup(json_string_value(json_object_get(obj, key)));
+}
+
+int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir)
+{
+    memset(out, 0, sizeof(*out));
+    char *path = kb_path_join(dir, KB_INSTALL_RECORD);
+    json_t *rec = NULL;
+    int rc = path ? read_json_file(&rec, c->ctx, path) : kb_error_oom(c->ctx);
+    if (!rc) {
+        out->name = json_str_dup(rec, "name");
+        out->version = json_str_dup(rec, "version");
+        out->target = json_str_dup(rec, "target");
+        out->artifact_digest = json_str_dup(rec, "artifact_digest");
+        out->index_digest = json_str_dup(rec, "index_digest");
+        out->registry = json_str_dup(rec, "registry");
+        out->reason = json_str_dup(rec, "reason");
+        out->local_build = json_is_true(json_object_get(rec, "local_build"));
+        out->bytes = (uint64_t)json_integer_value(json_object_get(rec, "bytes"));
+        out->dir = kb_strdup(dir);
+        out->library = find_library(dir);
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(rec, "exports"), i, v)
+        {
+            if (json_is_string(v))
+                kb_strv_push(&out->exports, json_string_value(v));
+        }
+        if (!out->name || !out->version || !out->target)
+            rc = kb_error_set_path(c->ctx, KB_ERR_PARSE, path, 0, 0,
+                                   "%s lacks name, version or target", path);
+    }
+    if (rc)
+        kb_installed_clear(out);
+    json_decref(rec);
+    free(path);
+    return rc;
+}
+
+static int list_subdirs(kb_strv *out, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : KB_ERR_IO;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue; /* ".", "..", and in-progress .kbpkg-extract-* folders */
+        char *p = kb_path_join(dir, e->d_name);
+        if (p && kb_is_dir(p))
+            kb_strv_push(out, e->d_name);
+        free(p);
+    }
+    closedir(d);
+    kb_strv_sort(out);
+    return 0;
+}
+
+typedef struct install_list {
+    kb_installed *items;
+    size_t len, cap;
+} install_list;
+
+static int list_push(install_list *l, kb_installed *p)
+{
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        kb_installed *n = realloc(l->items, cap * sizeof(*n));
+        if (!n)
+            return KB_ERR_NOMEM;
+        l->items = n;
+        l->cap = cap;
+    }
+    l->items[l->len++] = *p;
+    return 0;
+}
+
+/* pkgs/<org>/<name>/<version>/<target>: four levels of sorted folders. */
+int kb_cache_list(kb_installed **out, size_t *count, kb_cache *c, const char *name_filter)
+{
+    *out = NULL;
+    *count = 0;
+    install_list l = {0};
+    kb_strv orgs = KB_STRV_INIT;
+    char *pkgs = kb_path_join(c->root, "pkgs");
+    int rc = pkgs ? list_subdirs(&orgs, pkgs) : KB_ERR_NOMEM;
+    for (size_t a = 0; !rc && a < orgs.len; a++) {
+        char *orgdir = kb_path_join(pkgs, orgs.items[a]);
+        kb_strv names = KB_STRV_INIT;
+        list_subdirs(&names, orgdir);
+        for (size_t b = 0; !rc && b < names.len; b++) {
+            char *full = kb_asprintf("%s/%s", orgs.items[a], names.items[b]);
+            if (name_filter && strcmp(full, name_filter) != 0) {
+                free(full);
+                continue;
+            }
+            char *namedir = kb_path_join(orgdir, names.items[b]);
+            kb_strv versions = KB_STRV_INIT;
+            list_subdirs(&versions, namedir);
+            for (size_t v = 0; !rc && v < versions.len; v++) {
+                char *vdir = kb_path_join(namedir, versions.items[v]);
+                kb_strv targets = KB_STRV_INIT;
+                list_subdirs(&targets, vdir);
+                for (size_t t = 0; !rc && t < targets.len; t++) {
+                    char *tdir = kb_path_join(vdir, targets.items[t]);
+                    kb_installed p;
+                    /* A folder without a readable record is not an install; gc removes it. */
+                    if (tdir && kb_cache_read_install(&p, c, tdir) == 0 &&
+                        list_push(&l, &p) != 0) {
+                        kb_installed_clear(&p);
+                        rc = KB_ERR_NOMEM;
+                    }
+                    free(tdir);
+                }
+                kb_strv_free(&targets);
+                free(vdir);
+            }
+            kb_strv_free(&versions);
+            free(namedir);
+            free(full);
+        }
+        kb_strv_free(&names);
+        free(orgdir);
+    }
+    kb_strv_free(&orgs);
+    free(pkgs);
+    kb_ctx_clear_error(c->ctx);
+    if (rc) {
+        kb_installed_list_free(l.items, l.len);
+        return rc == KB_ERR_NOMEM ? kb_error_oom(c->ctx)
+                                  : kb_error_set(c->ctx, rc, "cannot list %s", c->root);
+    }
+    *out = l.items;
+    *count = l.len;
+    return 0;
+}
+
+void kb_installed_list_free(kb_installed *list, size_t count)
+{
+    for (size_t i = 0; list && i < count; i++)
+        kb_installed_clear(&list[i]);
+    free(list);
+}
+
+/* ---- verify ---- */
+
+typedef struct verify_walk {
+    kb_ctx *ctx;
+    json_t *files;
+    kb_strv *issues;
+    size_t seen;
+} verify_walk;
+
+static int verify_file(const char *rel, const char *abs, void *arg)
+{
+    verify_walk *w = arg;
+    if (strcmp(rel, KB_INSTALL_RECORD) == 0)
+        return 0;
+    const char *want = json_string_value(json_object_get(w->files, rel));
+    if (!want)
+        return kb_strv_push_owned(w->issues, kb_asprintf("%s: not part of the artifact", abs));
+    w->seen++;
+    char hex[65];
+    if (kb_sha256_file(w->ctx, abs, hex, NULL) != 0)
+        return kb_strv_push_owned(w->issues, kb_asprintf("%s: unreadable", abs));
+    if (strcmp(hex, want) != 0)
+        return kb_strv_push_owned(w->issues,
+                                  kb_asprintf("%s: sha256 %s, expected %s", abs, hex, want));
+    return 0;
+}
+
+int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
+{
+    char *path = kb_path_join(p->dir, KB_INSTALL_RECORD);
+    json_t *rec = NULL;
+    int rc = path ? read_json_file(&rec, c->ctx, path) : kb_error_oom(c->ctx);
+    free(path);
+    if (rc)
+        return rc;
+    verify_walk w = {c->ctx, json_object_get(rec, "files"), issues, 0};
+    rc = walk_files(c->ctx, p->dir, "", verify_file, &w);
+    if (!rc && w.seen != json_object_size(w.files)) {
+        const char *rel;
+        json_t *v;
+        json_object_foreach(w.files, rel, v)
+        {
+            char *abs = kb_path_join(p->dir, rel);
+            if (abs && !kb_path_exists(abs))
+                kb_strv_push_owned(issues, kb_asprintf("%s: missing", abs));
+            free(abs);
+        }
+    }
+    json_decref(rec);
+    return rc;
+}
+
+/* ---- uninstall and gc ---- */
+
+static void remove_if_empty(const char *dir)
+{
+    rmdir(dir); /* fails harmlessly when not empty */
+}
+
+int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,
+                       const char *target)
+{
+    *removed = 0;
+    kb_installed *list = NULL;
+    size_t n = 0;
+    int rc = kb_cache_list(&list, &n, c, name);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (version && strcmp(list[i].version, version) != 0)
+            continue;
+        if (target && strcmp(list[i].target, target) != 0)
+            continue;
+        kb_lock lock;
+        char *key = kb_asprintf("%s@%s/%s", list[i].name, list[i].version, list[i].target);
+        rc = key ? kb_cache_lock(c, &lock, "install", key) : kb_error_oom(c->ctx);
+        if (!rc) {
+            /* Rename away first so a reader never sees a half-removed install. */
+            char *doomed = kb_asprintf("%s.removing.%ld", list[i].dir, (long)getpid());
+            if (doomed && rename(list[i].dir, doomed) == 0) {
+                rc = kb_rm_rf(c->ctx, doomed);
+                (*removed)++;
+            }
+            free(doomed);
+            kb_lock_release(&lock);
+            char *vdir = kb_asprintf("%s/pkgs/%s/%s", c->root, list[i].name, list[i].version);
+            char *ndir = kb_asprintf("%s/pkgs/%s", c->root, list[i].name);
+            if (vdir)
+                remove_if_empty(vdir);
+            if (ndir)
+                remove_if_empty(ndir);
+            free(vdir);
+            free(ndir);
+        }
+        free(key);
+    }
+    kb_installed_list_free(list, n);
+    if (!rc && *removed == 0)
+        return kb_error_set(c->ctx, KB_ERR_NOT_FOUND, "%s%s%s%s%s is not installed", name,
+                            version ? "@" : "", version ? version : "", target ? " " : "",
+                            target ? target : "");
+    return rc;
+}
+
+static bool referenced(const kb_installed *list, size_t n, const kb_strv *keep, const char *hex)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].artifact_digest && kb_str_ends(list[i].artifact_digest, hex))
+            return true;
+    for (size_t i = 0; keep && i < keep->len; i++)
+        if (kb_str_ends(keep->items[i], hex))
+            return true;
+    return false;
+}
+
+int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_strv *keep)
+{
+    *removed = 0;
+    *bytes_freed = 0;
+    kb_installed *list = NULL;
+    size_t n = 0;
+    int rc = kb_cache_list(&list, &n, c, NULL);
+    if (rc)
+        return rc;
+    char *blobs = kb_path_join(c->root, "blobs/sha256");
+    DIR *d = blobs ? opendir(blobs) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (referenced(list, n, keep, e->d_name) && !kb_str_ends(e->d_name, ".part"))
+            continue;
+        char *p = kb_path_join(blobs, e->d_name);
+        struct stat st;
+        if (p && stat(p, &st) == 0 && unlink(p) == 0) {
+            (*removed)++;
+            *bytes_freed += (uint64_t)st.st_size;
+        }
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(blobs);
+    kb_installed_list_free(list, n);
+    return 0;
+}

@@ -1,0 +1,80 @@
+/* The local cache: blob store, installed packages and their records (cache/store.c). */
+#ifndef KB_CACHE_STORE_H
+#define KB_CACHE_STORE_H
+
+#include "core/internal.h"
+
+/* Layout under cache.dir:
+ *   blobs/sha256/<hex>                          downloaded blobs, verified
+ *   pkgs/<org>/<name>/<version>/<target>/       installed artifacts (+ kbpkg-install.json)
+ *   builds/                                     local builds from source
+ *   locks/                                      flock files, per blob and per install
+ */
+typedef struct kb_cache {
+    kb_ctx *ctx;
+    char *root;
+} kb_cache;
+
+int kb_cache_open(kb_cache **out, kb_ctx *ctx);
+void kb_cache_close(kb_cache *c);
+
+char *kb_cache_blob_path(const kb_cache *c, const char *digest);
+char *kb_cache_pkg_dir(const kb_cache *c, const char *name, const char *version,
+                       const char *target);
+/* A lock file under locks/ for the given key (a digest or name@version/target). */
+int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key);
+
+/* Where an installed package came from; written as kbpkg-install.json beside it. */
+typedef struct kb_install_info {
+    const char *name;
+    const char *version;
+    const char *target;
+    const char *artifact_digest; /* sha256:<hex> of the .tar.zst */
+    const char *index_digest;    /* sha256:<hex> of the package index, or NULL */
+    const char *registry;        /* where it came from, or NULL */
+    const char *reason;          /* why this target was chosen */
+    bool local_build;            /* built on this machine from source */
+} kb_install_info;
+
+#define KB_INSTALL_RECORD "kbpkg-install.json"
+
+/* Extract artifact_path into pkgs/<name>/<version>/<target>/ atomically (temp folder, fsync,
+ * rename or exchange). Checks that kbpkg.json names the same package, version and target and
+ * that lib/ holds the library. *out_dir (owned, may be NULL) is the installed folder. */
+int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_path,
+                              const kb_install_info *info);
+
+/* One installed package. */
+typedef struct kb_installed {
+    char *name, *version, *target;
+    char *dir;
+    char *artifact_digest;
+    char *index_digest;
+    char *registry;
+    char *reason;
+    char *library; /* absolute path of lib/lib*.so */
+    bool local_build;
+    kb_strv exports;
+    uint64_t bytes;
+} kb_installed;
+
+void kb_installed_clear(kb_installed *p);
+/* Every installed package (name filter optional), sorted by name, version, target. */
+int kb_cache_list(kb_installed **out, size_t *count, kb_cache *c, const char *name_filter);
+void kb_installed_list_free(kb_installed *list, size_t count);
+/* Load the record of one install folder. */
+int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir);
+
+/* Re-hash every installed file against the record; problems are appended to issues. */
+int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p);
+/* Remove installs of name (version/target NULL: all). *removed counts folders. */
+int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,
+                       const char *target);
+/* Remove blobs that no install references and that keep (digests: lockfile pins, fetched
+ * source artifacts) does not name, and partial downloads. */
+int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_strv *keep);
+
+/* Blobs gc must keep: fetched source artifacts (sources/ records). */
+int kb_cache_kept_blobs(kb_strv *out, kb_cache *c);
+
+#endif

@@ -1,0 +1,104 @@
+/* kbpkg build DIR [--target T]... [-j N] [--out DIR]: compile, verify and package targets. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *target_json(const kb_build_target_result *t)
+{
+    json_t *o = json_pack("{s:s, s:s, s:f}", "target", t->target, "status",
+                          kb_build_status_name(t->status), "seconds", t->seconds);
+    if (t->artifact)
+        json_object_set_new(o, "artifact", json_string(t->artifact));
+    if (t->sha256[0]) {
+        json_object_set_new(o, "sha256", json_string(t->sha256));
+        json_object_set_new(o, "size", json_integer((json_int_t)t->size));
+    }
+    if (t->build_key)
+        json_object_set_new(o, "build_key", json_string(t->build_key));
+    if (t->message)
+        json_object_set_new(o, "message", json_string(t->message));
+    return o;
+}
+
+static void print_json(const kb_build_result *r)
+{
+    json_t *targets = json_array();
+    for (size_t i = 0; i < r->count; i++)
+        json_array_append_new(targets, target_json(&r->targets[i]));
+    json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:o, s:i, s:i, s:i}", "package", r->package,
+                          "version", r->version, "source_artifact", r->source_artifact,
+                          "source_digest", r->source_digest, "targets", targets, "built",
+                          (int)r->built, "skipped", (int)r->skipped, "failed", (int)r->failed);
+    cli_json_print(o);
+}
+
+static void print_table(cli *c, const kb_build_result *r)
+{
+    if (c->quiet)
+        return;
+    printf("%s %s: %zu built, %zu skipped, %zu failed\n", r->package, r->version, r->built,
+           r->skipped, r->failed);
+    for (size_t i = 0; i < r->count; i++) {
+        const kb_build_target_result *t = &r->targets[i];
+        printf("  %-34s %-8s", t->target, kb_build_status_name(t->status));
+        if (t->status == KB_BUILD_BUILT)
+            printf(" %.12s %10llu bytes %6.1fs\n", t->sha256, (unsigned long long)t->size,
+                   t->seconds);
+        else
+            printf(" %s\n", t->message ? t->message : "");
+    }
+    if (r->source_artifact)
+        printf("  source: %s\n", r->source_artifact);
+}
+
+int cmd_build(cli *c, int argc, char **argv)
+{
+    const char *dir = NULL;
+    const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
+    kb_build_options o = KB_BUILD_OPTIONS_INIT;
+    size_t n = 0;
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
+            targets[n++] = argv[++i];
+        else if ((strcmp(a, "-j") == 0 && has_value) || (strncmp(a, "-j", 2) == 0 && a[2])) {
+            const char *num = a[2] ? a + 2 : argv[++i];
+            char *end = NULL;
+            long j = strtol(num, &end, 10);
+            if (!end || *end || j < 1 || j > 256)
+                rc = cli_usage_error(c, "build", "-j needs a number from 1 to 256, got '%s'", num);
+            o.jobs = (unsigned)j;
+        } else if (strcmp(a, "--out") == 0 && has_value)
+            o.out_dir = argv[++i];
+        else if (a[0] == '-')
+            rc = cli_usage_error(c, "build", "unknown or incomplete option '%s'", a);
+        else if (!dir)
+            dir = a;
+        else
+            rc = cli_usage_error(c, "build", "one package folder only, got '%s' and '%s'", dir, a);
+    }
+    if (!rc && !dir)
+        dir = ".";
+    kb_build_result *r = NULL;
+    if (!rc) {
+        o.targets = targets;
+        o.target_count = n;
+        int err = kb_build(c->ctx, &r, dir, &o);
+        if (err)
+            rc = cli_fail(c, err);
+    }
+    if (r) {
+        if (c->json)
+            print_json(r);
+        else
+            print_table(c, r);
+        rc = r->failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+        kb_build_result_free(r);
+    }
+    free(targets);
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* kbpkg public API: toolchains, building packages per target, package tests, scaffolding. */
+#ifndef KBPKG_BUILD_H
+#define KBPKG_BUILD_H
+
+#include "kbpkg/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- toolchains ---- */
+
+/* One compiler kbpkg knows how to drive, found or not. */
+typedef struct kb_toolchain_info {
+    char *name;    /* "nvcc", "hipcc", "cc", "metal" */
+    char *backend; /* "cuda", "rocm", "cpu", "metal" */
+    int found;     /* 1 when usable */
+    char *version; /* "13.0", "5.2.21153", "12.2.0"; NULL when not found */
+    char *path;    /* the executable; NULL when not found */
+    char *id;      /* name-version-<12 hex of sha256(path)>: goes into build keys */
+    char *note;    /* why it is missing, or a remark (gfx1100 via overlay); may be NULL */
+    char **archs;  /* archs it can build: sm_75.., compute_75.., gfx1030.., x86_64_v2.. */
+    size_t arch_count;
+} kb_toolchain_info;
+
+typedef struct kb_toolchain_list {
+    kb_toolchain_info *items;
+    size_t count;
+} kb_toolchain_list;
+
+/* Discover nvcc, hipcc, cc (and xcrun metal on macOS). Missing ones are listed with a note. */
+KB_EXTERN int kb_toolchains_list(kb_ctx *ctx, kb_toolchain_list **out);
+KB_EXTERN void kb_toolchain_list_free(kb_toolchain_list *list);
+
+/* ---- building ---- */
+
+typedef enum kb_build_status {
+    KB_BUILD_BUILT = 0,
+    KB_BUILD_SKIPPED = 1, /* no toolchain for it on this host; message says why */
+    KB_BUILD_FAILED = 2,  /* compile or verification failed; message has the compiler tail */
+} kb_build_status;
+
+typedef struct kb_build_target_result {
+    char *target; /* cuda13-sm_80-x86_64-linux */
+    kb_build_status status;
+    char *artifact;  /* path of the .tar.zst, NULL unless built */
+    char sha256[65]; /* of the artifact, "" unless built */
+    uint64_t size;   /* bytes of the artifact */
+    double seconds;  /* wall time of compile + package + verify */
+    char *build_key; /* sha256(source digest, target, toolchain id, flags); NULL if skipped */
+    char *message;   /* skip reason or failure (trimmed compiler output); NULL when built */
+} kb_build_target_result;
+
+typedef struct kb_build_result {
+    char *package; /* org/name */
+    char *version;
+    char *source_artifact; /* <org>-<name>-<version>-source.tar.zst, NULL when not written */
+    char source_sha256[65];
+    char *source_digest; /* digest of the canonical source listing (input of build keys) */
+    kb_build_target_result *targets;
+    size_t count;
+    size_t built, skipped, failed;
+} kb_build_result;
+
+#define KB_BUILD_OPTIONS_VERSION 1
+typedef struct kb_build_options {
+    unsigned int version; /* KB_BUILD_OPTIONS_VERSION */
+    const char *const
+        *targets; /* filters: full ids or prefixes ("cpu", "cuda13-sm_80"); NULL: all */
+    size_t target_count;
+    unsigned int jobs;      /* parallel targets; 0: setting build.jobs, then one per core */
+    const char *out_dir;    /* where artifacts go; NULL: <dir>/dist */
+    const char *work_dir;   /* build folders; NULL: <cache.dir>/builds */
+    int no_source_artifact; /* 1: do not write the source artifact */
+} kb_build_options;
+
+#define KB_BUILD_OPTIONS_INIT                                                                      \
+    {                                                                                              \
+        KB_BUILD_OPTIONS_VERSION, NULL, 0, 0, NULL, NULL, 0                                        \
+    }
+
+/*
+ * Build every declared target of the package in dir (a folder with kernel.yaml) whose
+ * toolchain exists, in parallel. Returns 0 when the plan ran, even if targets failed
+ * (see (*out)->failed); a negative kb_err when nothing could run (bad manifest, bad filter).
+ */
+KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
+                       const kb_build_options *options);
+KB_EXTERN void kb_build_result_free(kb_build_result *result);
+KB_EXTERN const char *kb_build_status_name(kb_build_status status);
+
+/* ---- package tests ---- */
+
+typedef struct kb_test_target_result {
+    char *target;
+    kb_build_status status; /* BUILT = passed, SKIPPED = cannot run here, FAILED */
+    char *message;          /* skip reason, or the output tail on failure */
+    char *output;           /* full output of the test program, NULL if it did not run */
+    double seconds;
+} kb_test_target_result;
+
+typedef struct kb_test_result {
+    kb_test_target_result *targets;
+    size_t count;
+    size_t passed, skipped, failed;
+} kb_test_result;
+
+/* Build and run the package test (manifest `test:`) for every declared target runnable on
+ * this machine: CPU levels the host has; GPU targets only where probe.devices names a
+ * matching device. Filters as in kb_build_options. 0 when the tests ran (see failed). */
+KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir,
+                              const char *const *targets, size_t target_count);
+KB_EXTERN void kb_test_result_free(kb_test_result *result);
+
+/* ---- scaffolding ---- */
+
+/* Write a new package org/name into dir (created; must not hold a kernel.yaml) that builds
+ * and tests on CPU out of the box. */
+KB_EXTERN int kb_package_new(kb_ctx *ctx, const char *name, const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

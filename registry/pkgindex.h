@@ -1,0 +1,87 @@
+/* kbpkg's package index on OCI: tag = version -> image index of per-target artifact manifests
+ * and one source manifest (DESIGN.md "Registry = OCI"). */
+#ifndef KB_REGISTRY_PKGINDEX_H
+#define KB_REGISTRY_PKGINDEX_H
+
+#include "core/internal.h"
+#include "registry/registry.h"
+
+#define KB_MT_KBPKG_ARTIFACT "application/vnd.kbpkg.artifact.v1"
+#define KB_MT_KBPKG_SOURCE "application/vnd.kbpkg.source.v1"
+#define KB_MT_KBPKG_CONFIG "application/vnd.kbpkg.config.v1+json"
+#define KB_MT_KBPKG_LAYER "application/vnd.kbpkg.layer.v1.tar+zstd"
+#define KB_ANN_TARGET "dev.kbpkg.target"
+#define KB_ANN_BACKEND "dev.kbpkg.backend"
+#define KB_ANN_ARCH "dev.kbpkg.arch"
+#define KB_ANN_RUNTIME "dev.kbpkg.runtime"
+#define KB_ANN_BUILD_KEY "dev.kbpkg.build-key"
+/* "artifact" | "source": skopeo copy --all drops artifactType from index entries, this
+ * annotation survives such a mirror. */
+#define KB_ANN_KIND "dev.kbpkg.kind"
+#define KB_SOURCE_TARGET "source"
+
+/* One entry of a package index: a target's artifact, or the source. */
+typedef struct kb_pkg_entry {
+    char *target;          /* target id, or "source" */
+    char *manifest_digest; /* the per-target manifest */
+    uint64_t manifest_size;
+    char *build_key;       /* may be NULL */
+    bool is_source;
+    /* Filled by kb_pkg_entry_resolve (one GET of the per-target manifest): */
+    char *layer_digest;
+    uint64_t layer_size;
+    char *config_digest;
+    uint64_t config_size;
+} kb_pkg_entry;
+
+typedef struct kb_pkg_index {
+    char *name;
+    char *version;
+    char *summary;
+    char *digest; /* of the index itself */
+    kb_pkg_entry *entries;
+    size_t count;
+} kb_pkg_index;
+
+/* Parse an index's bytes. Entries that are not kbpkg artifacts (other tools' manifests,
+ * unknown media types) are skipped, not errors. */
+int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
+                       size_t len);
+void kb_pkg_index_free(kb_pkg_index *idx);
+const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *target);
+
+/* Versions of name in the registry: tags that parse as semver, highest first. */
+int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name);
+/* The highest version matching constraint_text ("*" for any). KB_ERR_NOT_FOUND naming what the
+ * registry has when none matches. */
+int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
+                        const char *constraint_text);
+/* GET the index of name@version (verifying its digest when one is given). */
+int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
+                       const char *version, const char *expect_digest);
+/* GET an entry's manifest by digest and fill its layer/config descriptors. */
+int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name);
+
+/* Publishing. An artifact file is <org>-<name>-<version>-<target>.tar.zst holding kbpkg.json. */
+typedef struct kb_publish_item {
+    const char *path;   /* the .tar.zst */
+    const char *target; /* target id or "source" */
+    const char *build_key; /* may be NULL */
+    const char *config_json; /* the kbpkg.json bytes (NUL-terminated) */
+} kb_publish_item;
+
+typedef enum kb_publish_status {
+    KB_PUBLISH_NEW = 0,      /* pushed */
+    KB_PUBLISH_SAME = 1,     /* the registry already had these exact bytes */
+    KB_PUBLISH_REPLACED = 2, /* different bytes replaced (force) */
+} kb_publish_status;
+
+/* Push items for name@version and merge them into the version's index (creating it), then
+ * move `latest` when this is the highest version. Different bytes for a target that already
+ * exists are refused (KB_ERR_EXISTS naming the target and both digests) unless force.
+ * statuses (may be NULL) receives one status per item. */
+int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
+                   const kb_publish_item *items, size_t count, bool force,
+                   kb_publish_status *statuses, char **index_digest_out);
+
+#endif

@@ -1,0 +1,419 @@
+/* Builder: toolchain version parsing, plans, build keys, CPU builds end to end. */
+#include "kbtest.h"
+
+#include "builder/builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(builder, parses_nvcc_version)
+{
+    char v[32];
+    cr_assert(kb_parse_nvcc_version("nvcc: NVIDIA (R) Cuda compiler driver\n"
+                                    "Cuda compilation tools, release 13.0, V13.0.88\n",
+                                    v, sizeof(v)));
+    cr_expect_str_eq(v, "13.0");
+    cr_expect_not(kb_parse_nvcc_version("gcc (Debian 12.2.0) 12.2.0\n", v, sizeof(v)));
+}
+
+Test(builder, parses_hipcc_version_and_clang)
+{
+    const char *out = "HIP version: 5.2.21153-0\nDebian clang version 15.0.6\n"
+                      "Target: x86_64-pc-linux-gnu\nThread model: posix\nInstalledDir: /usr/bin\n";
+    char v[32], dir[64];
+    unsigned major = 0;
+    cr_assert(kb_parse_hipcc_version(out, v, sizeof(v)));
+    cr_expect_str_eq(v, "5.2.21153");
+    cr_assert(kb_parse_hipcc_clang(out, &major, dir, sizeof(dir)));
+    cr_expect_eq(major, 15);
+    cr_expect_str_eq(dir, "/usr/bin");
+    cr_expect_not(kb_parse_hipcc_version("clang version 15\n", v, sizeof(v)));
+}
+
+Test(builder, parses_cc_versions)
+{
+    char v[32];
+    cr_assert(
+        kb_parse_cc_version("cc (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright\n", v, sizeof(v)));
+    cr_expect_str_eq(v, "12.2.0");
+    cr_assert(kb_parse_cc_version("Debian clang version 14.0.6\nTarget: x\n", v, sizeof(v)));
+    cr_expect_str_eq(v, "14.0.6");
+    cr_expect_not(kb_parse_cc_version("no version here\n", v, sizeof(v)));
+}
+
+Test(builder, parses_nvcc_arch_lists_and_defaults)
+{
+    kb_strv a = KB_STRV_INIT;
+    cr_assert_eq(kb_parse_nvcc_arch_list("sm_75\nsm_80\ncompute_80\nsm_80\n", &a), 0);
+    cr_expect_eq(a.len, 3);
+    cr_expect(kb_strv_contains(&a, "compute_80"));
+    kb_strv_free(&a);
+    cr_assert_eq(kb_nvcc_default_archs(13, &a), 0);
+    cr_expect(kb_strv_contains(&a, "sm_75"));
+    cr_expect_not(kb_strv_contains(&a, "sm_70"), "CUDA 13 builds sm_75 and newer only");
+    kb_strv_free(&a);
+}
+
+Test(builder, rocm_archs_from_device_libs_and_overlay)
+{
+    kb_strv files = KB_STRV_INIT, archs = KB_STRV_INIT, overlay = KB_STRV_INIT;
+    kb_strv_push(&files, "ocml.bc");
+    kb_strv_push(&files, "oclc_isa_version_1030.bc");
+    kb_strv_push(&files, "oclc_isa_version_90a.bc");
+    cr_assert_eq(kb_rocm_archs_from_libs(&files, 15, &archs, &overlay), 0);
+    cr_expect(kb_strv_contains(&archs, "gfx1030"));
+    cr_expect(kb_strv_contains(&archs, "gfx90a"));
+    cr_expect(kb_strv_contains(&archs, "gfx1100"));
+    cr_expect(kb_strv_contains(&overlay, "gfx1100"));
+    cr_expect_not(kb_strv_contains(&overlay, "gfx1030"));
+    kb_strv_free(&archs);
+    kb_strv_free(&overlay);
+    /* clang 14 cannot target gfx11: no overlay offered */
+    cr_assert_eq(kb_rocm_archs_from_libs(&files, 14, &archs, &overlay), 0);
+    cr_expect_not(kb_strv_contains(&archs, "gfx1100"));
+    cr_expect_eq(overlay.len, 0);
+    kb_strv_free(&archs);
+    kb_strv_free(&overlay);
+    kb_strv_free(&files);
+    unsigned isa = 0;
+    cr_assert(kb_gfx_isa_version("gfx1100", &isa));
+    cr_expect_eq(isa, 11000);
+    cr_assert(kb_gfx_isa_version("gfx90a", &isa));
+    cr_expect_eq(isa, 9010);
+    cr_expect_not(kb_gfx_isa_version("sm_80", &isa));
+}
+
+/* A manifest built by hand: cuda sm_80+ptx, rocm gfx1030, metal, cpu (host level). */
+static kb_manifest *hand_manifest(void)
+{
+    kb_manifest *m = calloc(1, sizeof(*m));
+    m->name = kb_strdup("org/pkg");
+    m->dir = kb_strdup("/nonexistent");
+    m->version.major = 1;
+    m->backends[KB_BACKEND_CUDA].present = true;
+    kb_strv_push(&m->backends[KB_BACKEND_CUDA].archs, "sm_80");
+    kb_strv_push(&m->backends[KB_BACKEND_CUDA].archs, "sm_70");
+    m->backends[KB_BACKEND_CUDA].ptx = kb_strdup("sm_80");
+    m->backends[KB_BACKEND_ROCM].present = true;
+    kb_strv_push(&m->backends[KB_BACKEND_ROCM].archs, "gfx1030");
+    m->backends[KB_BACKEND_METAL].present = true;
+    m->backends[KB_BACKEND_CPU].present = true;
+    return m;
+}
+
+static void free_hand_manifest(kb_manifest *m)
+{
+    free(m->name);
+    free(m->dir);
+    free(m->backends[KB_BACKEND_CUDA].ptx);
+    for (int b = 0; b < 5; b++)
+        kb_strv_free(&m->backends[b].archs);
+    free(m);
+}
+
+static void fake_toolchains(kb_toolchains *t)
+{
+    memset(t, 0, sizeof(*t));
+    kb_toolchain *nv = &t->tc[KB_BACKEND_CUDA];
+    nv->backend = KB_BACKEND_CUDA;
+    nv->name = "nvcc";
+    nv->found = true;
+    nv->version = kb_strdup("13.0");
+    kb_nvcc_default_archs(13, &nv->archs);
+    kb_toolchain *hip = &t->tc[KB_BACKEND_ROCM];
+    hip->name = "hipcc";
+    hip->note = kb_strdup("hipcc not found in PATH or /opt/rocm/bin");
+    kb_toolchain *cc = &t->tc[KB_BACKEND_CPU];
+    cc->backend = KB_BACKEND_CPU;
+    cc->name = "cc";
+    cc->found = true;
+    cc->version = kb_strdup("12.2.0");
+    kb_cpu_levels("x86_64", &cc->archs);
+    t->tc[KB_BACKEND_METAL].name = "metal";
+    t->tc[KB_BACKEND_METAL].note = kb_strdup("Metal targets build only on macOS");
+}
+
+static const kb_plan_item *find_item(const kb_plan *p, const char *target)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (strcmp(p->items[i].target, target) == 0)
+            return &p->items[i];
+    return NULL;
+}
+
+Test(builder, plan_lists_every_declared_target_with_reasons)
+{
+    kb_ctx *ctx = kbt_ctx();
+    kb_manifest *m = hand_manifest();
+    kb_toolchains t;
+    fake_toolchains(&t);
+    kb_plan_host host = {"x86_64", "linux", "x86_64_v3"};
+    kb_plan p;
+    cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, NULL, 0), 0);
+    cr_expect_eq(p.count, 7);
+    for (size_t i = 0; i < p.count; i++) {
+        if (p.items[i].skip)
+            continue; /* cuda13-sm_70 is refused by kb_target_parse too */
+        kb_target parsed;
+        char again[96];
+        cr_expect_eq(kb_target_parse(ctx, &parsed, p.items[i].target), 0, "%s: %s",
+                     p.items[i].target, kb_ctx_last_error(ctx)->message);
+        kb_target_format(&parsed, again, sizeof(again));
+        cr_expect_str_eq(again, p.items[i].target, "plan ids are canonical target ids");
+    }
+    const kb_plan_item *it = find_item(&p, "cuda13-sm_80-x86_64-linux");
+    cr_assert_not_null(it);
+    cr_expect_null(it->skip);
+    it = find_item(&p, "cuda13-compute_80-x86_64-linux");
+    cr_assert_not_null(it, "PTX is a target of its own");
+    it = find_item(&p, "cuda13-sm_70-x86_64-linux");
+    cr_assert_not_null(it);
+    cr_expect_str_eq(it->skip, "nvcc 13.0 cannot build sm_70");
+    it = find_item(&p, "rocm5-gfx1030-x86_64-linux");
+    cr_assert_not_null(it);
+    cr_expect_str_eq(it->skip, "hipcc not found in PATH or /opt/rocm/bin");
+    it = find_item(&p, "metal3-apple-arm64-darwin");
+    cr_assert_not_null(it);
+    cr_expect(strstr(it->skip, "macOS"));
+    cr_expect_not_null(find_item(&p, "cpu-x86_64_v3-x86_64-linux"));
+    cr_expect_not_null(find_item(&p, "cpu-x86_64_v2-x86_64-linux"), "portable fallback");
+    kb_plan_free(&p);
+
+    const char *filters[] = {"cpu"};
+    cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, filters, 1), 0);
+    cr_expect_eq(p.count, 2);
+    kb_plan_free(&p);
+    const char *bad[] = {"cuda13-sm_90"};
+    cr_expect_eq(kb_plan_make(ctx, &p, m, &t, &host, bad, 1), KB_ERR_TARGET);
+    cr_expect(
+        strstr(kb_ctx_last_error(ctx)->message, "target 'cuda13-sm_90' is not declared by org/pkg"),
+        "got: %s", kb_ctx_last_error(ctx)->message);
+    kb_toolchains_free(&t);
+    free_hand_manifest(m);
+    kb_ctx_free(ctx);
+}
+
+Test(builder, build_key_follows_source_flags_toolchain)
+{
+    kb_strv flags = KB_STRV_INIT;
+    kb_strv_push(&flags, "-O3");
+    char k1[65], k2[65];
+    kb_build_key(k1, "aaaa", "cpu-x86_64_v3-x86_64-linux", "cc-12.2.0-1", &flags);
+    kb_build_key(k2, "aaaa", "cpu-x86_64_v3-x86_64-linux", "cc-12.2.0-1", &flags);
+    cr_expect_str_eq(k1, k2);
+    kb_build_key(k2, "aaab", "cpu-x86_64_v3-x86_64-linux", "cc-12.2.0-1", &flags);
+    cr_expect_str_neq(k1, k2, "source digest");
+    kb_build_key(k2, "aaaa", "cpu-x86_64_v3-x86_64-linux", "cc-13.1.0-1", &flags);
+    cr_expect_str_neq(k1, k2, "toolchain");
+    kb_strv_push(&flags, "-ffast-math");
+    kb_build_key(k2, "aaaa", "cpu-x86_64_v3-x86_64-linux", "cc-12.2.0-1", &flags);
+    cr_expect_str_neq(k1, k2, "flags");
+    kb_strv_free(&flags);
+}
+
+/* Copy the vadd fixture into a temp folder so tests can change it. */
+static char *copy_fixture(const char *tmp)
+{
+    char *src = kbt_data("builder/vadd");
+    char *dst = kb_asprintf("%s/vadd", tmp);
+    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, dst);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    free(src);
+    return dst;
+}
+
+Test(builder, source_digest_ignores_mtime_not_content)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    kb_ctx *ctx = kbt_ctx();
+    kb_manifest *m = NULL;
+    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    char d1[65], d2[65];
+    cr_assert_eq(kb_source_digest(ctx, d1, m), 0);
+    char *cmd = kb_asprintf("touch -d '2001-01-01' '%s/src/vadd_cpu.c'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    cr_assert_eq(kb_source_digest(ctx, d2, m), 0);
+    cr_expect_str_eq(d1, d2, "mtime must not change the digest");
+    char *f = kb_asprintf("%s/src/vadd_cpu.c", dir);
+    FILE *fp = fopen(f, "a");
+    fputs("/* changed */\n", fp);
+    fclose(fp);
+    free(f);
+    cr_assert_eq(kb_source_digest(ctx, d2, m), 0);
+    cr_expect_str_neq(d1, d2);
+    kb_manifest_free(m);
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(dir);
+    free(tmp);
+}
+
+static kb_build_result *build_cpu(kb_ctx *ctx, const char *dir, const char *tmp, const char *out)
+{
+    const char *filters[] = {"cpu-x86_64_v2"};
+    kb_build_options o = KB_BUILD_OPTIONS_INIT;
+    o.targets = filters;
+    o.target_count = 1;
+    o.jobs = 1;
+    char *outdir = kb_asprintf("%s/%s", tmp, out);
+    char *work = kb_asprintf("%s/work", tmp);
+    o.out_dir = outdir;
+    o.work_dir = work;
+    kb_build_result *r = NULL;
+    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    free(outdir);
+    free(work);
+    return r;
+}
+
+Test(builder, cpu_build_end_to_end_is_reproducible)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    kb_ctx *ctx = kbt_ctx();
+    kb_build_result *a = build_cpu(ctx, dir, tmp, "out1");
+    cr_assert_eq(a->count, 1);
+    cr_assert_eq(a->targets[0].status, KB_BUILD_BUILT, "%s", a->targets[0].message);
+    cr_expect_str_eq(a->targets[0].target, "cpu-x86_64_v2-x86_64-linux");
+    cr_expect(kb_str_ends(a->targets[0].artifact,
+                          "/kbtest-vec-add-0.1.0-cpu-x86_64_v2-x86_64-linux.tar.zst"));
+    cr_expect_not_null(a->source_artifact);
+    /* touching sources changes nothing in the output bytes */
+    char *cmd = kb_asprintf("touch '%s/src/vadd_cpu.c'", dir);
+    system(cmd);
+    free(cmd);
+    kb_build_result *b = build_cpu(ctx, dir, tmp, "out2");
+    cr_assert_eq(b->targets[0].status, KB_BUILD_BUILT);
+    cr_expect_str_eq(a->targets[0].sha256, b->targets[0].sha256, "rebuild must be identical");
+    cr_expect_str_eq(a->source_sha256, b->source_sha256);
+    cr_expect_str_eq(a->targets[0].build_key, b->targets[0].build_key);
+
+    /* the artifact holds the library, header, LICENSE and kbpkg.json with the fields */
+    cmd = kb_asprintf("cd '%s' && mkdir x && tar -C x -xf '%s' && test -f x/lib/libvec_add.so "
+                      "&& test -f x/include/vadd.h && test -f x/LICENSE",
+                      tmp, a->targets[0].artifact);
+    cr_expect_eq(system(cmd), 0, "artifact layout");
+    free(cmd);
+    char *json = kb_asprintf("%s/x/kbpkg.json", tmp);
+    kb_buf text = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(ctx, json, &text), 0);
+    cr_expect(strstr(text.data, "\"name\": \"kbtest/vec-add\""), "%s", text.data);
+    cr_expect(strstr(text.data, "\"target\": \"cpu-x86_64_v2-x86_64-linux\""));
+    cr_expect(strstr(text.data, "\"-march=x86-64-v2\""));
+    cr_expect(strstr(text.data, "\"glibc\": null"), "vadd calls nothing in libc");
+    char *key = kb_asprintf("\"build_key\": \"%s\"", a->targets[0].build_key);
+    cr_expect(strstr(text.data, key));
+    free(key);
+    kb_buf_free(&text);
+    free(json);
+    kb_build_result_free(a);
+    kb_build_result_free(b);
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(dir);
+    free(tmp);
+}
+
+Test(builder, failing_source_fails_its_target_only)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    /* a source with an error, used by the v4 target only via per-arch archs */
+    char *yaml = kb_asprintf("%s/kernel.yaml", dir);
+    kb_buf y = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(NULL, yaml, &y), 0);
+    char *p = strstr(y.data, "cpu: { sources: [src/vadd_cpu.c] }");
+    cr_assert_not_null(p);
+    char *fixed = kb_asprintf("%.*scpu: { archs: [x86_64_v2, x86_64_v3], sources: "
+                              "[src/vadd_cpu.c] }\n",
+                              (int)(p - y.data), y.data);
+    kbt_write(yaml, fixed);
+    char *src = kb_asprintf("%s/src/vadd_cpu.c", dir);
+    kb_buf s = KB_BUF_INIT;
+    kb_read_file(NULL, src, &s);
+    char *broken =
+        kb_asprintf("%s\n#if defined(__AVX2__)\nint broken = undeclared_thing;\n#endif\n", s.data);
+    kbt_write(src, broken);
+    kb_ctx *ctx = kbt_ctx();
+    const char *filters[] = {"cpu"};
+    kb_build_options o = KB_BUILD_OPTIONS_INIT;
+    o.targets = filters;
+    o.target_count = 1;
+    o.jobs = 2;
+    char *work = kb_asprintf("%s/work", tmp);
+    o.work_dir = work;
+    kb_build_result *r = NULL;
+    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(r->count, 2);
+    cr_expect_eq(r->failed, 1);
+    cr_expect_eq(r->built, 1);
+    for (size_t i = 0; i < r->count; i++) {
+        if (strstr(r->targets[i].target, "x86_64_v3")) {
+            cr_expect_eq(r->targets[i].status, KB_BUILD_FAILED);
+            cr_expect(strstr(r->targets[i].message, "undeclared_thing"), "%s",
+                      r->targets[i].message);
+            cr_expect(strstr(r->targets[i].message, "src/vadd_cpu.c:"));
+        } else
+            cr_expect_eq(r->targets[i].status, KB_BUILD_BUILT, "%s", r->targets[i].message);
+    }
+    kb_build_result_free(r);
+    kb_ctx_free(ctx);
+    kb_buf_free(&y);
+    kb_buf_free(&s);
+    free(yaml);
+    free(fixed);
+    free(src);
+    free(broken);
+    free(work);
+    kbt_rmtree(tmp);
+    free(dir);
+    free(tmp);
+}
+
+Test(builder, missing_export_fails_verification)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    char *yaml = kb_asprintf("%s/kernel.yaml", dir);
+    kb_buf y = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(NULL, yaml, &y), 0);
+    char *p = strstr(y.data, "exports: [vadd_f32]");
+    cr_assert_not_null(p);
+    char *changed = kb_asprintf("%.*sexports: [vadd_f32, vadd_f16]%s", (int)(p - y.data), y.data,
+                                p + strlen("exports: [vadd_f32]"));
+    kbt_write(yaml, changed);
+    kb_ctx *ctx = kbt_ctx();
+    kb_build_result *r = build_cpu(ctx, dir, tmp, "out");
+    cr_assert_eq(r->count, 1);
+    cr_expect_eq(r->targets[0].status, KB_BUILD_FAILED);
+    cr_expect(strstr(r->targets[0].message,
+                     "libvec_add.so does not export vadd_f16 (declared in exports)"),
+              "%s", r->targets[0].message);
+    kb_build_result_free(r);
+    kb_ctx_free(ctx);
+    kb_buf_free(&y);
+    free(yaml);
+    free(changed);
+    kbt_rmtree(tmp);
+    free(dir);
+    free(tmp);
+}
+
+Test(builder, reads_glibc_needs_and_exports_of_an_elf)
+{
+    kb_ctx *ctx = kbt_ctx();
+    char glibc[16], glibcxx[16];
+    cr_assert_eq(kb_verify_glibc_needs(ctx, "/proc/self/exe", glibc, glibcxx), 0);
+    cr_expect(kb_str_starts(glibc, "2."), "got '%s'", glibc);
+    cr_expect_str_eq(glibcxx, "");
+    kb_strv req = KB_STRV_INIT;
+    kb_strv_push(&req, "no_such_symbol_here");
+    cr_expect_eq(kb_verify_exports(ctx, "/proc/self/exe", &req), KB_ERR_BUILD);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "does not export no_such_symbol_here"));
+    kb_strv_free(&req);
+    kb_ctx_free(ctx);
+}
