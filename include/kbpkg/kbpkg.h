@@ -7,11 +7,14 @@
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"
+#include "kbpkg/lock.h"
 #include "kbpkg/probe.h"
+#include "kbpkg/publish.h"
 #include "kbpkg/registry.h"
 #include "kbpkg/cache.h"
 #include "kbpkg/info.h"
 #include "kbpkg/install.h"
 #include "kbpkg/kernel.h"
+#include "kbpkg/trust.h"
 
 #endif

@@ -55,6 +55,22 @@ Test(builder, parses_nvcc_arch_lists_and_defaults)
     kb_strv_free(&a);
 }
 
+Test(builder, nvcc_builds_arch_specific_variants_from_sm_90_on)
+{
+    kb_strv a = KB_STRV_INIT;
+    cr_assert_eq(kb_parse_nvcc_arch_list("sm_80 sm_89 sm_90 sm_100 compute_80 compute_90", &a), 0);
+    cr_assert_eq(kb_nvcc_add_arch_specific(&a), 0);
+    cr_expect(kb_strv_contains(&a, "sm_90a"));
+    cr_expect(kb_strv_contains(&a, "sm_100a"));
+    cr_expect(kb_strv_contains(&a, "compute_90a"));
+    cr_expect_not(kb_strv_contains(&a, "sm_89a"), "no arch-specific variant before sm_90");
+    cr_expect_not(kb_strv_contains(&a, "sm_80a"));
+    size_t n = a.len;
+    cr_assert_eq(kb_nvcc_add_arch_specific(&a), 0);
+    cr_expect_eq(a.len, n, "adding twice adds nothing");
+    kb_strv_free(&a);
+}
+
 Test(builder, rocm_archs_from_device_libs_and_overlay)
 {
     kb_strv files = KB_STRV_INIT, archs = KB_STRV_INIT, overlay = KB_STRV_INIT;
@@ -416,4 +432,33 @@ Test(builder, reads_glibc_needs_and_exports_of_an_elf)
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "does not export no_such_symbol_here"));
     kb_strv_free(&req);
     kb_ctx_free(ctx);
+}
+
+Test(builder, build_target_for_the_fetcher)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    kb_ctx *ctx = kbt_ctx();
+    char *cache = kb_asprintf("%s/cache", tmp), *out = kb_asprintf("%s/o", tmp);
+    cr_assert_eq(kb_ctx_set(ctx, "cache.dir", cache), 0);
+    char *artifact = NULL;
+    cr_assert_eq(kb_build_target(ctx, &artifact, dir, "cpu-x86_64_v2-x86_64-linux", out), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect(kb_str_ends(artifact, "/o/kbtest-vec-add-0.1.0-cpu-x86_64_v2-x86_64-linux.tar.zst"),
+              "%s", artifact);
+    cr_expect(kb_path_exists(artifact));
+    free(artifact);
+    cr_expect_eq(kb_build_target(ctx, &artifact, dir, "cpu", out), KB_ERR_TARGET,
+                 "a prefix is not a target id");
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "cpu is not a full target id"), "%s",
+              kb_ctx_last_error(ctx)->message);
+    cr_expect_null(artifact);
+    cr_expect_eq(kb_build_target(ctx, &artifact, dir, "metal3-apple-arm64-darwin", out),
+                 KB_ERR_TARGET, "not declared by the fixture");
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(cache);
+    free(out);
+    free(dir);
+    free(tmp);
 }
