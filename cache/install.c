@@ -161,34 +161,22 @@ static bool settle_full_part(kb_ctx *ctx, const char *part, const char *path, co
     return false;
 }
 
-/* A .part left by a killed or cut download is resumed; if the whole then fails its digest,
- * the prefix was bad (written by something else, or a different blob): it is gone by now, so
- * fetch once more from the start rather than fail the install. */
+/* A .part left by a killed or cut download is resumed by the registry client, which also
+ * fetches the whole blob again when a resumed one fails its digest. */
 static int fetch_blob(kb_ctx *ctx, kb_registry *r, const char *name, const kb_pkg_entry *e,
                       const char *path)
 {
     char *part = kb_asprintf("%s.part", path);
     if (!part)
         return kb_error_oom(ctx);
-    if (settle_full_part(ctx, part, path, e)) {
-        free(part);
-        return 0;
-    }
-    bool resumed = kb_path_exists(part);
+    bool settled = settle_full_part(ctx, part, path, e);
     free(part);
+    if (settled)
+        return 0;
     kb_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target, e->layer_digest,
                   (unsigned long long)e->layer_size);
     kb_cache_test_pause("download");
-    int rc = kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
-    if (rc == KB_ERR_DIGEST && resumed) {
-        kb_log(ctx, KB_LOG_WARN,
-               "%s: discarded a partial download that did not match; "
-               "downloading %s again",
-               name, e->layer_digest);
-        kb_ctx_clear_error(ctx);
-        rc = kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
-    }
-    return rc;
+    return kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
 }
 
 int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,

@@ -395,6 +395,22 @@ Test(crash, sigkill_during_large_blob_download)
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
     cr_assert(!kb_path_exists(blob));
+    /* a .part holding a true prefix (what a cut leaves): resumed with a Range request */
+    char *stored_blob = kbt_registry_blob_data(&reg, digest);
+    sh("head -c 5000000 '%s' > '%s'", stored_blob, part);
+    free(stored_blob);
+    size_t ranged = kbt_count_lines(log, "\" 206 ");
+    install_ok(&w, "kbtest/vec-add");
+    assert_blob_whole_or_absent(blob, digest);
+    cr_expect_eq(kbt_count_lines(log, "\" 206 "), ranged + 1, "the prefix was resumed");
+    verify_ok(&w, "after a resumed download");
+    r = kbt_world_kbpkg(&w, NULL, uninstall);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, NULL, gc);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+
     sh("head -c 1048576 /dev/urandom > '%s'%s", part, "");
     size_t gets_bad = kbt_count_lines(log, get);
     install_ok(&w, "kbtest/vec-add");
