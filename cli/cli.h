@@ -39,6 +39,7 @@ typedef struct cli_command {
 int cmd_build(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
+int cmd_hub(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);

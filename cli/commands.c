@@ -19,8 +19,12 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
-     ""},
+    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"hub", cmd_hub, "render a registry as a static web site to browse and search",
+     "kbpkg hub render --out DIR [--registry R]",
+     "  render               write DIR/index.html and one page per package\n"
+     "  --out DIR            where the site goes (created; pages are replaced)\n"
+     "  --registry R         the registry to render (default: the registry setting)"},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
