@@ -19,6 +19,11 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    {"doctor", cmd_doctor, "check toolchains, GPUs, registry, cache and trust; say how to fix",
+     "kbpkg doctor [--json]",
+     "  each check passes, warns or fails, with the fix for anything not passing\n"
+     "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
+     "  exit 1 when a check failed; warnings alone exit 0"},
     {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
     {"hub", cmd_hub, "render a registry as a static web site to browse and search",
      "kbpkg hub render --out DIR [--registry R]",
