@@ -37,6 +37,7 @@ typedef struct cli_command {
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
 int cmd_build(cli *c, int argc, char **argv);
+int cmd_completion(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);

@@ -11,6 +11,11 @@ const cli_command cli_commands[] = {
      "  -j N                 build N targets at a time (default: build.jobs, else cores)\n"
      "  --out DIR            where artifacts go (default: DIR/dist)\n"
      "  exit 1 when any target failed; skipped targets say why"},
+    {"completion", cmd_completion, "print a shell completion script for bash or zsh",
+     "kbpkg completion bash|zsh",
+     "  bash                 source <(kbpkg completion bash), e.g. from ~/.bashrc\n"
+     "  zsh                  source <(kbpkg completion zsh), or save as _kbpkg in $fpath\n"
+     "  completes commands, their subcommands and flags, and installed package names"},
     {"config", cmd_config, "show or change settings and where they come from",
      "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
      "  list                 every setting, its value and its layer (and file)\n"
