@@ -74,5 +74,8 @@ const char *cli_color(cli *c, const char *sgr);
 /* Parse the common per-command flag --json / -h; returns 1 when handled. */
 bool cli_is_help_flag(const char *arg);
 int cli_print_command_help(const cli_command *cmd);
+/* roff man pages from the table (cli/man_page.c): kbpkg-<name>(1), and kbpkg(1). */
+int cli_print_man_page(const cli_command *cmd);
+int cli_print_man_index(void);
 
 #endif

@@ -29,7 +29,9 @@ const cli_command cli_commands[] = {
      "  each check passes, warns or fails, with the fix for anything not passing\n"
      "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
      "  exit 1 when a check failed; warnings alone exit 0"},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]", ""},
+    {"help", cmd_help, "show the commands, or one command's options",
+     "kbpkg help [COMMAND] | help --man [COMMAND]",
+     "  --man                the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
     {"hub", cmd_hub, "render a registry as a static web site to browse and search",
      "kbpkg hub render --out DIR [--registry R]",
      "  render               write DIR/index.html and one page per package\n"
