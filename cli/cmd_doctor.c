@@ -66,6 +66,10 @@ static void check_toolchains(doctor *d)
     }
     for (size_t i = 0; i < list->count; i++) {
         const kb_toolchain_info *t = &list->items[i];
+#ifndef __APPLE__
+        if (!t->found && strcmp(t->backend, "metal") == 0)
+            continue; /* Metal builds only on macOS: nothing to fix here */
+#endif
         if (t->found)
             report(d, DOCTOR_PASS, "toolchain", NULL, "%s %s (%s)", t->name, t->version, t->path);
         else /* a missing C compiler means nothing at all can be built */
