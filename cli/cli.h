@@ -40,15 +40,24 @@ int cmd_build(cli *c, int argc, char **argv);
 int cmd_completion(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
+int cmd_fetch(cli *c, int argc, char **argv);
+int cmd_gc(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
 int cmd_hub(cli *c, int argc, char **argv);
+int cmd_info(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
+int cmd_install(cli *c, int argc, char **argv);
+int cmd_list(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
+int cmd_resolve(cli *c, int argc, char **argv);
+int cmd_search(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);
 int cmd_test(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);
+int cmd_uninstall(cli *c, int argc, char **argv);
+int cmd_verify(cli *c, int argc, char **argv);
 
 /* The one table of commands (cli/commands.c). */
 extern const cli_command cli_commands[];
@@ -70,6 +79,10 @@ void cli_json_print(json_t *value);
 void cli_say(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Terminal color wrappers: empty strings when colors are off. */
 const char *cli_color(cli *c, const char *sgr);
+
+/* JSON renderings shared by commands. */
+json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates);
+json_t *cli_installed_json(const kb_installed_pkg *p);
 
 /* Parse the common per-command flag --json / -h; returns 1 when handled. */
 bool cli_is_help_flag(const char *arg);

@@ -87,12 +87,10 @@ static void collect_subcommands(word_list *w, const cli_command *cmd)
     }
 }
 
-/* Commands that operate on installed packages complete their names. */
+/* Commands that take a package name ("org/name") complete the installed ones; `new` makes one. */
 static bool takes_installed_package(const cli_command *cmd)
 {
-    return strcmp(cmd->name, "new") != 0 &&
-           (strstr(cmd->usage, "PACKAGE") || strstr(cmd->usage, "REF") ||
-            strstr(cmd->usage, "org/name[@"));
+    return strcmp(cmd->name, "new") != 0 && strstr(cmd->usage, "org/name") != NULL;
 }
 
 static void print_words(const word_list *w)

@@ -169,7 +169,7 @@ static void check_cache(doctor *d)
         const kb_installed_pkg *p = kb_package_list_at(list, i);
         for (size_t j = 0; j < kb_package_list_issue_count(list, i); j++) {
             char fix[512];
-            snprintf(fix, sizeof(fix), "kbpkg remove %s@%s && kbpkg install %s@%s", p->name,
+            snprintf(fix, sizeof(fix), "kbpkg uninstall %s@%s && kbpkg install %s@%s", p->name,
                      p->version, p->name, p->version);
             report(d, DOCTOR_FAIL, "cache", fix, "%s@%s %s: %s", p->name, p->version, p->target,
                    kb_package_list_issue(list, i, j));

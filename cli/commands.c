@@ -29,6 +29,10 @@ const cli_command cli_commands[] = {
      "  each check passes, warns or fails, with the fix for anything not passing\n"
      "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
      "  exit 1 when a check failed; warnings alone exit 0"},
+    {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
+     "kbpkg fetch --source org/name[@constraint]...",
+     "--source     the source artifact (what 'install --offline' builds from)"},
+    {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
     {"help", cmd_help, "show the commands, or one command's options",
      "kbpkg help [COMMAND] | help --man [COMMAND]",
      "  --man                the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
@@ -37,11 +41,20 @@ const cli_command cli_commands[] = {
      "  render               write DIR/index.html and one page per package\n"
      "  --out DIR            where the site goes (created; pages are replaced)\n"
      "  --registry R         the registry to render (default: the registry setting)"},
+    {"info", cmd_info, "versions, summary and targets of a package in the registry",
+     "kbpkg info org/name[@constraint] [--json]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",
      "kbpkg inspect FILE [--json]",
      "  FILE                 an ELF shared library, or a .tar.zst artifact (its lib/*.so are\n"
      "                       inspected too)\n"
      "  --json               machine-readable output"},
+    {"install", cmd_install, "install the best artifact of a package for this machine",
+     "kbpkg install org/name[@constraint]... [--target T] [--no-build] [--allow-unsigned]",
+     "--target T        install this target id whatever the machine has (cross installs)\n"
+     "--no-build        fail instead of building from source when no artifact fits\n"
+     "--allow-unsigned  accept packages without a trusted signature (prints a warning)\n"
+     "--device D, --registry R, --offline: see 'kbpkg --help'"},
+    {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},
@@ -56,6 +69,11 @@ const cli_command cli_commands[] = {
      "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
      "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
      "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
+    {"resolve", cmd_resolve, "say which target this machine would install, and why",
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
+     "--explain    every candidate with the reason it was taken or refused"},
+    {"search", cmd_search, "find packages in the registry by name",
+     "kbpkg search [TERM] [--json]", ""},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
@@ -66,6 +84,10 @@ const cli_command cli_commands[] = {
      "  exit 1 when a test failed; targets that cannot run here are skipped with the reason"},
     {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
      "kbpkg toolchains [--json]", ""},
+    {"uninstall", cmd_uninstall, "remove installed packages",
+     "kbpkg uninstall org/name[@version]... [--target T]", ""},
+    {"verify", cmd_verify, "re-hash installed files against their install records",
+     "kbpkg verify [org/name] [--json]", ""},
 };
 
 const size_t cli_command_count = sizeof(cli_commands) / sizeof(cli_commands[0]);

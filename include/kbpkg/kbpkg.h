@@ -10,5 +10,9 @@
 #include "kbpkg/inspect.h"
 #include "kbpkg/probe.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/cache.h"
+#include "kbpkg/info.h"
+#include "kbpkg/install.h"
+#include "kbpkg/kernel.h"
 
 #endif

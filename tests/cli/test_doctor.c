@@ -186,14 +186,14 @@ Test(doctor, tampered_install_fails_with_the_file_and_a_fix)
     cr_expect(strstr(field(cache, "message"), "kbpkg.json") != NULL, "names the file: %s",
               field(cache, "message"));
     cr_expect_str_eq(field(cache, "fix"),
-                     "kbpkg remove kbtest/vadd@0.1.0 && kbpkg install kbtest/vadd@0.1.0");
+                     "kbpkg uninstall kbtest/vadd@0.1.0 && kbpkg install kbtest/vadd@0.1.0");
     json_decref(doc);
     /* The text form says the same, with the fix under the failing line. */
     const char *args[] = {"doctor", NULL};
     kbt_run r = kbt_kbpkg((const char *const *)e.env, args);
     cr_expect_eq(r.exit_code, 1);
     cr_expect(strstr(r.out, "fail  cache      kbtest/vadd@0.1.0") != NULL, "%s", r.out);
-    cr_expect(strstr(r.out, "            fix: kbpkg remove kbtest/vadd@0.1.0") != NULL, "%s",
+    cr_expect(strstr(r.out, "            fix: kbpkg uninstall kbtest/vadd@0.1.0") != NULL, "%s",
               r.out);
     kbt_run_free(&r);
     free(meta);

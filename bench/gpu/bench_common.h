@@ -1,0 +1,92 @@
+/* Shared by the GPU benchmarks: error checks, fresh random fills, event timing with medians. */
+#ifndef KB_BENCH_COMMON_H
+#define KB_BENCH_COMMON_H
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* splitmix-style hash -> uniform [-1, 1), stored as 16-bit bits (bf16 or f16) or fp32. */
+__device__ __forceinline__ float bench_uniform(uint64_t seed, uint64_t i)
+{
+    uint64_t z = seed + i * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (float)(z >> 40) / 8388608.0f - 1.0f;
+}
+
+enum bench_dtype { B_F32 = 0, B_BF16 = 1, B_F16 = 2 };
+
+__global__ void bench_fill(void *p, size_t n, uint64_t seed, int dtype, float scale)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float v = bench_uniform(seed, i) * scale;
+        if (dtype == B_F32)
+            ((float *)p)[i] = v;
+        else if (dtype == B_BF16) {
+            uint32_t u = __float_as_uint(v);
+            u += 0x7fffu + ((u >> 16) & 1u);
+            ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+        } else
+            ((uint16_t *)p)[i] = __half_as_ushort(__float2half_rn(v));
+    }
+}
+
+static inline uint64_t bench_seed(void)
+{
+    static uint64_t counter = 0; /* benchmark program, not library code */
+    return (uint64_t)time(NULL) * 0x2545f4914f6cdd1dull + (++counter) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline void bench_fill_random(void *p, size_t n, int dtype, float scale = 1.0f)
+{
+    bench_fill<<<1024, 256>>>(p, n, bench_seed(), dtype, scale);
+    CK(cudaGetLastError());
+}
+
+/* Runs fn(rep) warmup times, then times each of reps calls with events; returns the median ms. */
+template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
+{
+    for (int i = 0; i < warmup; i++)
+        fn(i);
+    CK(cudaDeviceSynchronize());
+    std::vector<cudaEvent_t> ev(2 * reps);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    for (int i = 0; i < reps; i++) {
+        CK(cudaEventRecord(ev[2 * i]));
+        fn(warmup + i);
+        CK(cudaEventRecord(ev[2 * i + 1]));
+    }
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    std::vector<double> ms(reps);
+    for (int i = 0; i < reps; i++) {
+        float t;
+        CK(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
+        ms[i] = t;
+    }
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    std::sort(ms.begin(), ms.end());
+    return ms[reps / 2];
+}
+
+#endif

@@ -1,0 +1,42 @@
+/* kbpkg fetch --source org/name[@c]: keep a package's sources for offline builds. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+
+int cmd_fetch(cli *c, int argc, char **argv)
+{
+    static const struct option long_opts[] = {{"source", no_argument, NULL, 's'},
+                                              {NULL, 0, NULL, 0}};
+    bool source = false;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        if (opt == 's')
+            source = true;
+        else
+            return cli_usage_error(c, "fetch", "unknown option");
+    }
+    if (!source)
+        return cli_usage_error(c, "fetch", "only --source is supported: kbpkg fetch --source PKG");
+    if (optind >= argc)
+        return cli_usage_error(c, "fetch", "which package?");
+    json_t *arr = c->json ? json_array() : NULL;
+    for (int i = optind; i < argc; i++) {
+        char *version = NULL;
+        int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL);
+        if (rc) {
+            json_decref(arr);
+            return cli_fail(c, rc);
+        }
+        if (arr)
+            json_array_append_new(arr, json_pack("{s:s,s:s}", "package", argv[i], "version",
+                                                 version));
+        cli_say(c, "fetched the source of %s %s (offline installs can build it)", argv[i],
+                version);
+        free(version);
+    }
+    if (arr)
+        cli_json_print(json_pack("{s:b,s:o}", "ok", 1, "fetched", arr));
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,80 @@
+/* kbpkg install org/name[@constraint]: probe, resolve, fetch, verify, install. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates)
+{
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:b,s:b}", "name",
+                          kb_install_result_name(r), "version", kb_install_result_version(r),
+                          "target", kb_install_result_target(r), "reason",
+                          kb_install_result_reason(r), "dir", kb_install_result_dir(r),
+                          "index_digest", kb_install_result_index_digest(r), "artifact_digest",
+                          kb_install_result_artifact_digest(r), "local_build",
+                          kb_install_result_local_build(r), "already_installed",
+                          kb_install_result_was_installed(r));
+    if (!with_candidates || !o)
+        return o;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < kb_install_result_candidate_count(r); i++) {
+        const char *target, *rank, *reason;
+        int taken;
+        kb_install_result_candidate(&target, &taken, &rank, &reason, r, i);
+        json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "target", target, "taken",
+                                             taken, "rank", rank, "reason", reason));
+    }
+    json_object_set_new(o, "candidates", arr);
+    return o;
+}
+
+int cmd_install(cli *c, int argc, char **argv)
+{
+    static const struct option long_opts[] = {{"target", required_argument, NULL, 't'},
+                                              {"no-build", no_argument, NULL, 'n'},
+                                              {"allow-unsigned", no_argument, NULL, 'u'},
+                                              {NULL, 0, NULL, 0}};
+    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+        if (opt == 't')
+            o.target = optarg;
+        else if (opt == 'n')
+            o.allow_build = 0;
+        else if (opt == 'u')
+            o.allow_unsigned = 1;
+        else
+            return cli_usage_error(c, "install", "unknown option");
+    }
+    if (optind >= argc)
+        return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");
+    if (o.allow_unsigned && !c->quiet)
+        fprintf(stderr, "kbpkg: warning: --allow-unsigned: packages without a trusted signature "
+                        "are accepted\n");
+    json_t *all = c->json ? json_array() : NULL;
+    int exit_code = CLI_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        kb_install_result *r = NULL;
+        int rc = kb_install_package(&r, c->ctx, argv[i], &o);
+        if (rc) {
+            exit_code = cli_fail(c, rc);
+            break;
+        }
+        if (all)
+            json_array_append_new(all, cli_install_result_json(r, false));
+        else
+            cli_say(c, "%s %s %s %s: %s", kb_install_result_was_installed(r) ? "up to date"
+                                          : kb_install_result_local_build(r) ? "built and installed"
+                                                                             : "installed",
+                    kb_install_result_name(r), kb_install_result_version(r),
+                    kb_install_result_target(r), kb_install_result_reason(r));
+        kb_install_result_free(r);
+    }
+    if (all && exit_code == CLI_EXIT_OK)
+        cli_json_print(json_pack("{s:b,s:o}", "ok", 1, "installed", all));
+    else
+        json_decref(all);
+    return exit_code;
+}

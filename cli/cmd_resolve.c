@@ -1,0 +1,52 @@
+/* kbpkg resolve org/name [--explain]: which target this machine would get, and why. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+int cmd_resolve(cli *c, int argc, char **argv)
+{
+    static const struct option long_opts[] = {{"explain", no_argument, NULL, 'e'},
+                                              {"target", required_argument, NULL, 't'},
+                                              {"no-build", no_argument, NULL, 'n'},
+                                              {NULL, 0, NULL, 0}};
+    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    bool explain = false;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+        if (opt == 'e')
+            explain = true;
+        else if (opt == 't')
+            o.target = optarg;
+        else if (opt == 'n')
+            o.allow_build = 0;
+        else
+            return cli_usage_error(c, "resolve", "unknown option");
+    }
+    if (optind + 1 != argc)
+        return cli_usage_error(c, "resolve", "give one package, e.g. radeonflow/gemm@^1");
+    kb_install_result *r = NULL;
+    int rc = kb_resolve_package(&r, c->ctx, argv[optind], &o);
+    if (rc)
+        return cli_fail(c, rc);
+    if (c->json) {
+        cli_json_print(cli_install_result_json(r, true));
+        kb_install_result_free(r);
+        return CLI_EXIT_OK;
+    }
+    printf("%s %s -> %s (%s)\n", kb_install_result_name(r), kb_install_result_version(r),
+           kb_install_result_target(r), kb_install_result_reason(r));
+    if (explain) {
+        printf("candidates, best first:\n");
+        for (size_t i = 0; i < kb_install_result_candidate_count(r); i++) {
+            const char *target, *rank, *reason;
+            int taken;
+            kb_install_result_candidate(&target, &taken, &rank, &reason, r, i);
+            printf("  %s %-36s %-11s %s\n", taken ? "*" : " ", target, rank, reason);
+        }
+    }
+    kb_install_result_free(r);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,37 @@
+/* kbpkg uninstall org/name[@version] [--target T]: remove installed packages. */
+#include "cli.h"
+
+#include <getopt.h>
+
+int cmd_uninstall(cli *c, int argc, char **argv)
+{
+    static const struct option long_opts[] = {{"target", required_argument, NULL, 't'},
+                                              {NULL, 0, NULL, 0}};
+    const char *target = NULL;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+        if (opt == 't')
+            target = optarg;
+        else
+            return cli_usage_error(c, "uninstall", "unknown option");
+    }
+    if (optind >= argc)
+        return cli_usage_error(c, "uninstall", "which package?");
+    json_t *arr = c->json ? json_array() : NULL;
+    for (int i = optind; i < argc; i++) {
+        size_t removed = 0;
+        int rc = kb_cache_remove(&removed, c->ctx, argv[i], target);
+        if (rc) {
+            json_decref(arr);
+            return cli_fail(c, rc);
+        }
+        if (arr)
+            json_array_append_new(arr, json_pack("{s:s,s:I}", "package", argv[i], "removed",
+                                                 (json_int_t)removed));
+        cli_say(c, "removed %s (%zu install%s)", argv[i], removed, removed == 1 ? "" : "s");
+    }
+    if (arr)
+        cli_json_print(json_pack("{s:b,s:o}", "ok", 1, "uninstalled", arr));
+    return CLI_EXIT_OK;
+}

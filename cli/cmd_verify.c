@@ -1,0 +1,39 @@
+/* kbpkg verify [org/name]: re-hash every installed file against its install record. */
+#include "cli.h"
+
+#include <stdio.h>
+
+int cmd_verify(cli *c, int argc, char **argv)
+{
+    if (argc > 2)
+        return cli_usage_error(c, "verify", "give at most one package name");
+    kb_package_list *l = NULL;
+    int rc = kb_cache_verify(&l, c->ctx, argc == 2 ? argv[1] : NULL);
+    if (!l)
+        return cli_fail(c, rc);
+    size_t n = kb_package_list_count(l);
+    json_t *arr = c->json ? json_array() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const kb_installed_pkg *p = kb_package_list_at(l, i);
+        size_t issues = kb_package_list_issue_count(l, i);
+        if (arr) {
+            json_t *o = cli_installed_json(p);
+            json_t *list = json_array();
+            for (size_t k = 0; k < issues; k++)
+                json_array_append_new(list, json_string(kb_package_list_issue(l, i, k)));
+            json_object_set_new(o, "ok", json_boolean(issues == 0));
+            json_object_set_new(o, "issues", list);
+            json_array_append_new(arr, o);
+            continue;
+        }
+        cli_say(c, "%s %s %s %s", issues ? "FAIL" : "ok  ", p->name, p->version, p->target);
+        for (size_t k = 0; k < issues; k++)
+            fprintf(stderr, "  %s\n", kb_package_list_issue(l, i, k));
+    }
+    if (arr)
+        cli_json_print(json_pack("{s:b,s:o}", "ok", rc == 0, "packages", arr));
+    else if (n == 0)
+        cli_say(c, "nothing installed");
+    kb_package_list_free(l);
+    return rc ? cli_fail(c, rc) : CLI_EXIT_OK;
+}

@@ -1,0 +1,126 @@
+/* kbpkg-community/activation check: every export against the CPU reference (and that against
+ * fp64 math) on fresh random data, vector and scalar paths, and bad arguments. */
+#include "../src/activation_cpu.h"
+
+#include "kbpkg_check.h"
+
+typedef int (*act_fn)(void *, const void *, int64_t, int64_t, void *);
+
+#define WRAP(op, suffix)                                                                           \
+    static int w_##op##_##suffix(void *o, const void *i, int64_t n, int64_t d, void *s)            \
+    {                                                                                              \
+        return act_##op##_##suffix(o, i, n, d, s);                                                 \
+    }
+WRAP(silu_and_mul, f32)
+WRAP(silu_and_mul, bf16)
+WRAP(silu_and_mul, f16)
+WRAP(gelu_and_mul, f32)
+WRAP(gelu_and_mul, bf16)
+WRAP(gelu_and_mul, f16)
+WRAP(gelu_tanh, f32)
+WRAP(gelu_tanh, bf16)
+WRAP(gelu_tanh, f16)
+
+static const act_fn fns[3][3] = {
+    {w_silu_and_mul_f32, w_silu_and_mul_bf16, w_silu_and_mul_f16},
+    {w_gelu_and_mul_f32, w_gelu_and_mul_bf16, w_gelu_and_mul_f16},
+    {w_gelu_tanh_f32, w_gelu_tanh_bf16, w_gelu_tanh_f16},
+};
+static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh"};
+
+/* d = 4096 and 8: 16-byte rows (vector path); 1000 for f32 and 13: odd widths (scalar path) */
+static const int64_t shapes[][2] = {{64, 4096}, {3, 8}, {17, 1000}, {5, 13}, {1, 1}, {300, 24}};
+
+static double exact_op(int op, double x, double up)
+{
+    if (op == ACT_SILU_AND_MUL)
+        return x / (1.0 + exp(-x)) * up;
+    if (op == ACT_GELU_AND_MUL)
+        return 0.5 * x * (1.0 + erf(x / sqrt(2.0))) * up;
+    return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
+static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
+{
+    int gated = op != ACT_GELU_TANH;
+    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
+    void *in = kbc_xmalloc(nin * es), *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es),
+         *ex = kbc_xmalloc(nout * es);
+    kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
+    kbc_poison(t, got, nout);
+    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
+    kbc_upload(din, in, nin * es);
+    kbc_upload(dout, got, nout * es);
+    int rc = fns[op][t](dout, din, n, d, NULL);
+    kbc_download(got, dout, nout * es);
+    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    /* gelu's 1 + erf(x) and 1 + tanh(x) cancel for negative x: in fp32 that sum is only
+     * known to an ulp of 1, so the result carries an absolute error of about u |x up|. */
+    double *extra = kbc_xmalloc(sizeof(double) * (nout + 1));
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = 0; c < d; c++) {
+            int64_t base = r * d * (gated ? 2 : 1);
+            double x = kbc_get(t, in, (size_t)(base + c));
+            double up = gated ? kbc_get(t, in, (size_t)(base + d + c)) : 1.0;
+            kbc_set(t, ex, (size_t)(r * d + c), (float)exact_op(op, x, up));
+            extra[r * d + c] = op == ACT_SILU_AND_MUL ? 0.0 : 4 * 5.96e-8 * fabs(x * up);
+        }
+    char what[128], what_ref[160];
+    snprintf(what, sizeof what, "act_%s_%s n=%lld d=%lld", op_names[op], kbc_dtype_names[t],
+             (long long)n, (long long)d);
+    snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
+    size_t bad = 0;
+    if (rc != 0 || rrc != 0) {
+        fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
+        bad++;
+    }
+    /* fp32 math: a few ulp of fp32 in exp/erf/tanh, then one rounding to the type */
+    double rtol = kbc_ulp(t) + 8 * 5.96e-8, atol = 1e-6;
+    bad += kbc_compare(what_ref, t, want, ex, nout, rtol, atol, extra);
+    bad += kbc_compare(what, t, got, want, nout, rtol, atol, extra);
+    kbc_dev_free(din);
+    kbc_dev_free(dout);
+    free(in), free(got), free(want), free(ex), free(extra);
+    return bad;
+}
+
+static size_t check_bad_args(void)
+{
+    size_t bad = 0;
+    float dummy[4] = {0};
+    for (int op = 0; op < 3; op++)
+        for (int t = 0; t < 3; t++) {
+            int r1 = fns[op][t](dummy, dummy, -1, 4, NULL);
+            int r2 = fns[op][t](dummy, dummy, 4, -1, NULL);
+            int r3 = fns[op][t](NULL, dummy, 4, 4, NULL);
+            int r4 = fns[op][t](NULL, NULL, 0, 4, NULL); /* empty: a successful no-op */
+            if (r1 != KBPKG_KERNEL_EINVAL || r2 != KBPKG_KERNEL_EINVAL ||
+                r3 != KBPKG_KERNEL_EINVAL || r4 != 0) {
+                fprintf(stderr,
+                        "check: FAIL act_%s_%s bad arguments: n<0 -> %d, d<0 -> %d, out NULL "
+                        "-> %d (want %d), empty -> %d (want 0)\n",
+                        op_names[op], kbc_dtype_names[t], r1, r2, r3, KBPKG_KERNEL_EINVAL, r4);
+                bad++;
+            }
+        }
+    if (!bad)
+        printf("check: ok   bad arguments refused with KBPKG_KERNEL_EINVAL\n");
+    return bad;
+}
+
+int main(void)
+{
+    kbc_rng rng = kbc_rng_from_env_or_time();
+    size_t bad = kbc_check_info("kbpkg-community/activation");
+    bad += check_bad_args();
+    for (int op = 0; op < 3; op++)
+        for (int t = 0; t < 3; t++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                bad += run_case(&rng, op, (kbc_dtype)t, shapes[s][0], shapes[s][1]);
+    if (bad) {
+        printf("check: FAILED (%zu problems)\n", bad);
+        return 1;
+    }
+    printf("check: PASSED\n");
+    return 0;
+}

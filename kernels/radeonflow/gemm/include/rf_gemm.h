@@ -1,0 +1,33 @@
+/* radeonflow/gemm: C = alpha*A*B + beta*C, row-major, bf16/fp16/fp32 inputs, fp32 accumulation. */
+#ifndef RF_GEMM_H
+#define RF_GEMM_H
+
+#include "kbpkg_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Row-major: A is M x K (lda >= K), B is K x N (ldb >= N), C is M x N (ldc >= N).
+ * C has the input type; products accumulate in fp32 and alpha/beta are fp32.
+ * beta == 0: C is only written, never read (NaN in C does not propagate), as in BLAS.
+ * Any M, N, K >= 0. Pointers are device pointers on GPU builds, host pointers on CPU
+ * builds; stream is a cudaStream_t / hipStream_t (NULL = default stream), ignored on CPU.
+ * Returns 0, KBPKG_KERNEL_EINVAL for bad sizes or pointers, KBPKG_KERNEL_ELAUNCH when the
+ * runtime refuses the launch. GPU calls are asynchronous on the stream.
+ */
+KBPKG_EXPORT int rf_gemm_bf16(int M, int N, int K, float alpha, const kbpkg_bf16 *A, int lda,
+                              const kbpkg_bf16 *B, int ldb, float beta, kbpkg_bf16 *C, int ldc,
+                              void *stream);
+KBPKG_EXPORT int rf_gemm_f16(int M, int N, int K, float alpha, const kbpkg_f16 *A, int lda,
+                             const kbpkg_f16 *B, int ldb, float beta, kbpkg_f16 *C, int ldc,
+                             void *stream);
+KBPKG_EXPORT int rf_gemm_f32(int M, int N, int K, float alpha, const float *A, int lda,
+                             const float *B, int ldb, float beta, float *C, int ldc, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

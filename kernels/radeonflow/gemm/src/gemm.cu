@@ -1,0 +1,793 @@
+/* radeonflow/gemm on GPUs: mma.sync tensor-core kernel (CUDA sm_80+), SIMT tiled kernel (fp32,
+ * AMD). */
+#include "gemm_cpu.h"
+
+#include <stdint.h>
+
+#include "kb_gpu_compat.h"
+#include "kbpkg_kernel.h"
+#include "rf_gemm.h"
+
+namespace rf
+{
+
+/* ---- SIMT tiled kernel: 128x128 tile, BK 8, 256 threads, 8x8 outputs per thread ---- */
+constexpr int SIMT_BM = 128, SIMT_BN = 128, SIMT_BK = 8, SIMT_THREADS = 256;
+
+/* Raster tiles in groups of GROUP_M tile rows so neighbouring blocks share A and B in L2. */
+constexpr int GROUP_M = 8;
+
+__device__ __forceinline__ void tile_coords(int tiles_m, int tiles_n, int *tm, int *tn)
+{
+    int pid = blockIdx.x;
+    int per_group = GROUP_M * tiles_n;
+    int group = pid / per_group;
+    int first_m = group * GROUP_M;
+    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+    int in_group = pid % per_group;
+    *tm = first_m + in_group % rows;
+    *tn = in_group / rows;
+}
+
+template <typename T>
+__global__
+__launch_bounds__(SIMT_THREADS) void gemm_simt(int M, int N, int K, float alpha,
+                                               const typename kb_type<T>::storage *A, int lda,
+                                               const typename kb_type<T>::storage *B, int ldb,
+                                               float beta, typename kb_type<T>::storage *C, int ldc)
+{
+    /* A is stored transposed (k-major) so both operands are read as rows of the tile. */
+    __shared__ float As[SIMT_BK][SIMT_BM + 4];
+    __shared__ float Bs[SIMT_BK][SIMT_BN + 4];
+    int tiles_m = (M + SIMT_BM - 1) / SIMT_BM, tiles_n = (N + SIMT_BN - 1) / SIMT_BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * SIMT_BM, n0 = tn * SIMT_BN;
+    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[i][j] = 0.0f;
+
+    float ra[4], rb[4];
+    auto fetch = [&](int k0) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int idx = tid + i * SIMT_THREADS;
+            int r = idx / SIMT_BK, c = idx % SIMT_BK;
+            int gm = m0 + r, gk = k0 + c;
+            ra[i] = (gm < M && gk < K) ? kb_type<T>::load(A[(size_t)gm * lda + gk]) : 0.0f;
+            int br = idx / SIMT_BN, bc = idx % SIMT_BN;
+            int bk = k0 + br, bn = n0 + bc;
+            rb[i] = (bk < K && bn < N) ? kb_type<T>::load(B[(size_t)bk * ldb + bn]) : 0.0f;
+        }
+    };
+    auto stash = [&]() {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int idx = tid + i * SIMT_THREADS;
+            As[idx % SIMT_BK][idx / SIMT_BK] = ra[i];
+            Bs[idx / SIMT_BN][idx % SIMT_BN] = rb[i];
+        }
+    };
+
+    fetch(0);
+    for (int k0 = 0; k0 < K; k0 += SIMT_BK) {
+        __syncthreads();
+        stash();
+        __syncthreads();
+        if (k0 + SIMT_BK < K) /* the next tile's loads overlap this tile's math */
+            fetch(k0 + SIMT_BK);
+#pragma unroll
+        for (int k = 0; k < SIMT_BK; k++) {
+            float a[8], b[8];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a[i] = As[k][ty * 4 + i];
+                a[i + 4] = As[k][64 + ty * 4 + i];
+                b[i] = Bs[k][tx * 4 + i];
+                b[i + 4] = Bs[k][64 + tx * 4 + i];
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int gm = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+        if (gm >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            if (gn >= N)
+                continue;
+            size_t ci = (size_t)gm * ldc + gn;
+            float v = alpha * acc[i][j];
+            if (beta != 0.0f)
+                v += beta * kb_type<T>::load(C[ci]);
+            C[ci] = kb_type<T>::store(v);
+        }
+    }
+}
+
+template <typename T>
+static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<T>::storage *A,
+                       int lda, const typename kb_type<T>::storage *B, int ldb, float beta,
+                       typename kb_type<T>::storage *C, int ldc, kb_stream_t stream)
+{
+    long long tiles = (long long)((M + SIMT_BM - 1) / SIMT_BM) * ((N + SIMT_BN - 1) / SIMT_BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    gemm_simt<T><<<(unsigned)tiles, SIMT_THREADS, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta,
+                                                               C, ldc);
+    return kb_gpu_launch_status();
+}
+
+#if defined(KB_GPU_CUDA)
+/* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
+ * ---- */
+constexpr int MMA_THREADS = 256;
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* Copies bytes (0..16) from src and zero-fills the rest of the 16-byte chunk. */
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma_16816(float *d, const uint32_t *a, const uint32_t *b);
+template <>
+__device__ __forceinline__ void mma_16816<kb_bf16_tag>(float *d, const uint32_t *a,
+                                                       const uint32_t *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <>
+__device__ __forceinline__ void mma_16816<kb_f16_tag>(float *d, const uint32_t *a,
+                                                      const uint32_t *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/*
+ * Shared memory per stage: A as BM rows x BK halves (BK/8 chunks of 16 bytes; chunk swizzled
+ * by (row>>1)&3 for BK 32, by row&7 for BK 64) and B as BK rows x BN halves (BN/8 chunks,
+ * swizzled by row&7). The swizzles make the 8 row addresses of every ldmatrix phase hit 8
+ * distinct 16-byte bank groups.
+ */
+template <int BK> __device__ __forceinline__ int a_off(int row, int chunk)
+{
+    return BK == 32 ? row * BK + ((chunk ^ ((row >> 1) & 3)) << 3)
+                    : row * BK + ((chunk ^ (row & 7)) << 3);
+}
+template <int BN> __device__ __forceinline__ int b_off(int row, int chunk)
+{
+    return row * BN + ((chunk ^ (row & 7)) << 3);
+}
+
+/* Reads 8 consecutive halves [col, col+8) of a row with bounds checks (unaligned operands). */
+__device__ __forceinline__ uint4 load_chunk_scalar(const uint16_t *row, int col, int limit)
+{
+    uint16_t h[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        h[i] = (col + i < limit) ? row[col + i] : (uint16_t)0;
+    uint4 v;
+    v.x = h[0] | ((uint32_t)h[1] << 16);
+    v.y = h[2] | ((uint32_t)h[3] << 16);
+    v.z = h[4] | ((uint32_t)h[5] << 16);
+    v.w = h[6] | ((uint32_t)h[7] << 16);
+    return v;
+}
+
+template <int BM, int BN, int BK, bool AVEC, bool BVEC>
+__device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const uint16_t *A, int lda,
+                                           const uint16_t *B, int ldb, int M, int N, int K, int m0,
+                                           int n0, int k0)
+{
+    int tid = threadIdx.x;
+    constexpr int A_ROW_CHUNKS = BK / 8, A_CHUNKS = BM * A_ROW_CHUNKS;
+#pragma unroll
+    for (int c = tid; c < A_CHUNKS; c += MMA_THREADS) {
+        int row = c / A_ROW_CHUNKS, ch = c % A_ROW_CHUNKS;
+        int gm = m0 + row, gk = k0 + ch * 8;
+        uint16_t *dst = sa + a_off<BK>(row, ch);
+        if (AVEC) {
+            int left = K - gk;
+            int bytes = (gm < M && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            const uint16_t *src = bytes ? A + (size_t)gm * lda + gk : A;
+            cp_async_16(smem_addr(dst), src, bytes);
+        } else {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (gm < M)
+                v = load_chunk_scalar(A + (size_t)gm * lda, gk, K);
+            *reinterpret_cast<uint4 *>(dst) = v;
+        }
+    }
+    constexpr int B_ROW_CHUNKS = BN / 8, B_CHUNKS = BK * B_ROW_CHUNKS;
+#pragma unroll
+    for (int c = tid; c < B_CHUNKS; c += MMA_THREADS) {
+        int row = c / B_ROW_CHUNKS, ch = c % B_ROW_CHUNKS;
+        int gk = k0 + row, gn = n0 + ch * 8;
+        uint16_t *dst = sb + b_off<BN>(row, ch);
+        if (BVEC) {
+            int left = N - gn;
+            int bytes = (gk < K && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            const uint16_t *src = bytes ? B + (size_t)gk * ldb + gn : B;
+            cp_async_16(smem_addr(dst), src, bytes);
+        } else {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (gk < K)
+                v = load_chunk_scalar(B + (size_t)gk * ldb, gn, N);
+            *reinterpret_cast<uint4 *>(dst) = v;
+        }
+    }
+}
+
+template <int BM, int BN, int BK, int STAGES> struct mma_cfg {
+    static constexpr int WTM = BM / 2, WTN = BN / 4; /* warps: 2 along M, 4 along N */
+    static constexpr int MF = WTM / 16, NF = WTN / 8;
+    static constexpr int STAGE_HALVES = BM * BK + BK * BN;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_HALVES * 2;
+    /* two blocks per SM when their shared memory fits (227 KB) and registers allow */
+    static constexpr int MIN_BLOCKS =
+        (BM * BN <= 128 * 128 && 2 * SMEM_BYTES <= 227 * 1024) ? 2 : 1;
+};
+
+template <typename T, int BM, int BN, int BK, int STAGES, bool AVEC, bool BVEC>
+__global__ __launch_bounds__(MMA_THREADS, (mma_cfg<BM, BN, BK, STAGES>::MIN_BLOCKS)) void gemm_mma(
+    int M, int N, int K, float alpha, const uint16_t *__restrict__ A, int lda,
+    const uint16_t *__restrict__ B, int ldb, float beta, uint16_t *C, int ldc, bool c_pairs)
+{
+    typedef mma_cfg<BM, BN, BK, STAGES> cfg;
+    extern __shared__ __align__(128) uint16_t smem[];
+    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * BM, n0 = tn * BN;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int wm = warp >> 2, wn = warp & 3;
+
+    float acc[cfg::MF][cfg::NF][4];
+#pragma unroll
+    for (int i = 0; i < cfg::MF; i++)
+#pragma unroll
+        for (int j = 0; j < cfg::NF; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] = 0.0f;
+
+    int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles) {
+            uint16_t *sa = smem + s * cfg::STAGE_HALVES;
+            load_stage<BM, BN, BK, AVEC, BVEC>(sa, sa + BM * BK, A, lda, B, ldb, M, N, K, m0, n0,
+                                               s * BK);
+        }
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads(); /* stage kt is in; every warp is done with stage kt-1 */
+        int next = kt + STAGES - 1;
+        if (next < ktiles) {
+            uint16_t *sa = smem + (next % STAGES) * cfg::STAGE_HALVES;
+            load_stage<BM, BN, BK, AVEC, BVEC>(sa, sa + BM * BK, A, lda, B, ldb, M, N, K, m0, n0,
+                                               next * BK);
+        }
+        cp_async_commit();
+
+        const uint16_t *sa = smem + (kt % STAGES) * cfg::STAGE_HALVES;
+        const uint16_t *sb = sa + BM * BK;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            uint32_t af[cfg::MF][4], bfr[cfg::NF][2];
+#pragma unroll
+            for (int i = 0; i < cfg::MF; i++) {
+                int row = wm * cfg::WTM + i * 16 + (lane & 15);
+                int ch = (kk >> 3) + (lane >> 4);
+                ldmatrix_x4(af[i], smem_addr(sa + a_off<BK>(row, ch)));
+            }
+#pragma unroll
+            for (int j = 0; j < cfg::NF; j += 2) {
+                int krow = kk + (lane & 15);
+                int ch = (wn * cfg::WTN + j * 8) / 8 + (lane >> 4);
+                uint32_t r[4];
+                ldmatrix_x4_trans(r, smem_addr(sb + b_off<BN>(krow, ch)));
+                bfr[j][0] = r[0];
+                bfr[j][1] = r[1];
+                bfr[j + 1][0] = r[2];
+                bfr[j + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < cfg::MF; i++)
+#pragma unroll
+                for (int j = 0; j < cfg::NF; j++)
+                    mma_16816<T>(acc[i][j], af[i], bfr[j]);
+        }
+    }
+    cp_async_wait<0>();
+
+    /* Epilogue: the accumulator of lane (g = lane/4, t = lane%4) holds rows g, g+8 and
+     * columns 2t, 2t+1 of each 16x8 fragment. */
+    int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < cfg::MF; i++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int gm = m0 + wm * cfg::WTM + i * 16 + g + half * 8;
+            if (gm >= M)
+                continue;
+            uint16_t *crow = C + (size_t)gm * ldc;
+#pragma unroll
+            for (int j = 0; j < cfg::NF; j++) {
+                int gn = n0 + wn * cfg::WTN + j * 8 + t * 2;
+                float v0 = alpha * acc[i][j][half * 2], v1 = alpha * acc[i][j][half * 2 + 1];
+                if (c_pairs && gn + 1 < N) {
+                    uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
+                    if (beta != 0.0f) {
+                        uint32_t old = *p;
+                        v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
+                        v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
+                    }
+                    *p = (uint32_t)kb_type<T>::store(v0) | ((uint32_t)kb_type<T>::store(v1) << 16);
+                } else {
+                    if (gn < N) {
+                        if (beta != 0.0f)
+                            v0 += beta * kb_type<T>::load(crow[gn]);
+                        crow[gn] = kb_type<T>::store(v0);
+                    }
+                    if (gn + 1 < N) {
+                        if (beta != 0.0f)
+                            v1 += beta * kb_type<T>::load(crow[gn + 1]);
+                        crow[gn + 1] = kb_type<T>::store(v1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <typename T, int BM, int BN, int BK, int STAGES, bool AVEC, bool BVEC>
+static int launch_mma_variant(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                              const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                              kb_stream_t stream)
+{
+    typedef mma_cfg<BM, BN, BK, STAGES> cfg;
+    auto kernel = gemm_mma<T, BM, BN, BK, STAGES, AVEC, BVEC>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, cfg::SMEM_BYTES) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    long long tiles = (long long)((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    bool c_pairs = ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0;
+    kernel<<<(unsigned)tiles, MMA_THREADS, cfg::SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, c_pairs);
+    return kb_gpu_launch_status();
+}
+
+/* ---- sm_90a: wgmma (m64nBNk16) from 128B-swizzled shared memory, cp.async multistage ----
+ * Block 128xBNx64, two warpgroups (each 64 rows x BN columns), 4 stages. A is K-major
+ * (row-major A); B is MN-major (row-major B), read with the transpose-B flag. PIPE keeps one
+ * wgmma group in flight while the next tile's is issued (loads then run 2 tiles ahead, not 3,
+ * so a stage is never overwritten while a wgmma may still read it). Used by the exports in
+ * builds for the sm_90a target (KBPKG_TARGET names sm_90a) when rows are 16-byte aligned. */
+constexpr int WG_BM = 128, WG_BK = 64, WG_STAGES = 4;
+template <int BN> struct wg_cfg {
+    static constexpr int STAGE_BYTES = (WG_BM * WG_BK + WG_BK * BN) * 2;
+    static constexpr int SMEM_BYTES = WG_STAGES * STAGE_BYTES + 1024; /* + room to align */
+};
+
+/* Matrix descriptor: start, leading and stride byte offsets (>> 4), 128-byte swizzle. */
+__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((saddr >> 4) & 0x3fff) | ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);
+}
+
+template <typename T, int BN>
+__device__ __forceinline__ void wgmma_op(float *d, uint64_t da, uint64_t db);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <>
+__device__ __forceinline__ void wgmma_op<kb_bf16_tag, 128>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, "
+                 "%6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+                 "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, "
+                 "%39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
+                 "%55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db));
+}
+template <>
+__device__ __forceinline__ void wgmma_op<kb_f16_tag, 128>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, "
+                 "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+                 "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, "
+                 "%39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, "
+                 "%55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db));
+}
+template <>
+__device__ __forceinline__ void wgmma_op<kb_bf16_tag, 256>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
+        "%26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "
+        "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+        "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, "
+        "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, "
+        "%113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+template <>
+__device__ __forceinline__ void wgmma_op<kb_f16_tag, 256>(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
+        "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
+        "%27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, "
+        "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+        "%63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, "
+        "%81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, "
+        "%99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, "
+        "%114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db));
+}
+#else
+template <typename T, int BN>
+__device__ __forceinline__ void wgmma_op(float *d, uint64_t da, uint64_t db)
+{
+}
+#endif
+
+template <typename T, int BN, bool PIPE>
+__global__ __launch_bounds__(256, 1) void gemm_wgmma(int M, int N, int K, float alpha,
+                                                     const uint16_t *__restrict__ A, int lda,
+                                                     const uint16_t *__restrict__ B, int ldb,
+                                                     float beta, uint16_t *C, int ldc)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef wg_cfg<BN> cfg;
+    constexpr int AHEAD = PIPE ? WG_STAGES - 2 : WG_STAGES - 1; /* tiles loaded ahead */
+    extern __shared__ __align__(128) uint8_t wg_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)wg_smem_raw + 1023) & ~(uintptr_t)1023);
+    int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + BN - 1) / BN;
+    int tm, tn;
+    tile_coords(tiles_m, tiles_n, &tm, &tn);
+    int m0 = tm * WG_BM, n0 = tn * BN;
+    int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++)
+        d[i] = 0.0f;
+
+    /* A stage: 128 rows x 128 bytes, chunk ^= row&7. B stage: BN/64 blocks of 64 columns,
+     * each 64 k-rows x 128 bytes, chunk ^= k&7. Each 8-row group is one 1024-byte atom. */
+    auto load = [&](int stage, int k0) {
+        uint8_t *sa = smem + stage * cfg::STAGE_BYTES, *sb = sa + WG_BM * WG_BK * 2;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int c = tid + i * 256;
+            int row = c >> 3, ch = c & 7;
+            int gm = m0 + row, gk = k0 + ch * 8, left = K - gk;
+            int bytes = (gm < M && left > 0) ? (left >= 8 ? 16 : left * 2) : 0;
+            cp_async_16(smem_addr(sa + row * 128 + ((ch ^ (row & 7)) << 4)),
+                        bytes ? A + (size_t)gm * lda + gk : A, bytes);
+        }
+        constexpr int ROW_CHUNKS = BN / 8;
+#pragma unroll
+        for (int i = 0; i < WG_BK * ROW_CHUNKS / 256; i++) {
+            int c = tid + i * 256;
+            int k = c / ROW_CHUNKS, nch = c % ROW_CHUNKS, nb = nch >> 3, bch = nch & 7;
+            int gkk = k0 + k, gn = n0 + nch * 8, nleft = N - gn;
+            int bbytes = (gkk < K && nleft > 0) ? (nleft >= 8 ? 16 : nleft * 2) : 0;
+            cp_async_16(smem_addr(sb + nb * 8192 + k * 128 + ((bch ^ (k & 7)) << 4)),
+                        bbytes ? B + (size_t)gkk * ldb + gn : B, bbytes);
+        }
+    };
+
+    int ktiles = (K + WG_BK - 1) / WG_BK;
+#pragma unroll
+    for (int s = 0; s < AHEAD; s++) {
+        if (s < ktiles)
+            load(s, s * WG_BK);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<AHEAD - 1>();
+        /* cp.async wrote through the generic proxy; wgmma reads through the async proxy */
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        int next = kt + AHEAD;
+        if (next < ktiles)
+            load(next % WG_STAGES, next * WG_BK);
+        cp_async_commit();
+        uint32_t sa = smem_addr(smem + (kt % WG_STAGES) * cfg::STAGE_BYTES);
+        uint32_t sb = sa + WG_BM * WG_BK * 2;
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < WG_BK / 16; j++) {
+            uint64_t da = wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024);
+            uint64_t db = wg_desc(sb + j * 2048, 8192, 1024);
+            wgmma_op<T, BN>(d, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        if (PIPE)
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        else
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    cp_async_wait<0>();
+
+    /* The accumulator of m64nN: per 8 columns nn, lane (g, t) of warp w holds rows
+     * 16w + g and 16w + g + 8, columns 2t and 2t + 1, as mma.sync's 16x8 fragment. */
+    int warp = wtid >> 5, lane = wtid & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int nn = 0; nn < BN / 8; nn++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int gm = m0 + wg * 64 + warp * 16 + g + half * 8;
+            int gn = n0 + nn * 8 + t * 2;
+            if (gm >= M)
+                continue;
+            uint16_t *crow = C + (size_t)gm * ldc;
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (gn + e < N) {
+                    float v = alpha * d[nn * 4 + half * 2 + e];
+                    if (beta != 0.0f)
+                        v += beta * kb_type<T>::load(crow[gn + e]);
+                    crow[gn + e] = kb_type<T>::store(v);
+                }
+            }
+        }
+    }
+#else
+    __trap(); /* not an sm_90a build: launch_wgmma is only called from sm_90a builds */
+#endif
+}
+
+/* Needs 16-byte aligned rows; returns KBPKG_KERNEL_EUNSUPPORTED otherwise. */
+template <typename T, int BN, bool PIPE>
+static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                        const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                        kb_stream_t stream)
+{
+    if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    auto kernel = gemm_wgmma<T, BN, PIPE>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, wg_cfg<BN>::SMEM_BYTES) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    long long tiles = (long long)((M + WG_BM - 1) / WG_BM) * ((N + BN - 1) / BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    kernel<<<(unsigned)tiles, 256, wg_cfg<BN>::SMEM_BYTES, stream>>>(M, N, K, alpha, A, lda, B, ldb,
+                                                                     beta, C, ldc);
+    return kb_gpu_launch_status();
+}
+
+/* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
+template <typename T, int BM, int BN, int BK, int STAGES>
+static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                      kb_stream_t stream)
+{
+    bool avec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
+    bool bvec = ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    if (avec && bvec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, true, true>(M, N, K, alpha, A, lda, B, ldb,
+                                                                     beta, C, ldc, stream);
+    if (avec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, true, false>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, stream);
+    if (bvec)
+        return launch_mma_variant<T, BM, BN, BK, STAGES, false, true>(M, N, K, alpha, A, lda, B,
+                                                                      ldb, beta, C, ldc, stream);
+    return launch_mma_variant<T, BM, BN, BK, STAGES, false, false>(M, N, K, alpha, A, lda, B, ldb,
+                                                                   beta, C, ldc, stream);
+}
+#endif
+
+#if defined(KB_GPU_CUDA)
+/* The wgmma configuration of sm_90a builds (bench/gpu/gemm_bench.cu times them all). */
+#ifndef RF_GEMM_WG_BN
+#define RF_GEMM_WG_BN 256
+#endif
+#ifndef RF_GEMM_WG_PIPE
+#define RF_GEMM_WG_PIPE 1
+#endif
+
+constexpr bool starts_with(const char *s, const char *w)
+{
+    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
+}
+constexpr bool contains(const char *s, const char *w)
+{
+    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
+}
+/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
+ * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
+constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
+
+static int sm_count(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 0;
+    return sms;
+}
+#endif
+
+/* The default configuration for 16-bit inputs, chosen from docs/perf-gpu-notes.md. */
+template <typename T>
+static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc, void *stream)
+{
+    int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
+    if (rc != 0 || M == 0 || N == 0)
+        return rc;
+    kb_stream_t s = (kb_stream_t)stream;
+#if defined(KB_GPU_CUDA)
+    if (kTargetIsSm90a) {
+        rc = launch_wgmma<T, RF_GEMM_WG_BN, RF_GEMM_WG_PIPE != 0>(M, N, K, alpha, A, lda, B, ldb,
+                                                                  beta, C, ldc, s);
+        if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the mma.sync kernel below */
+            return rc;
+    }
+    bool aligned =
+        ((uintptr_t)A & 15) == 0 && (lda & 7) == 0 && ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    long long wide_tiles = (long long)((M + 127) / 128) * ((N + 255) / 256);
+    /* 128x256 tiles read shared memory less per flop, but need enough tiles to fill the GPU
+     * and lose to 128x128 when a scalar-load operand doubles their load time */
+    if (aligned && wide_tiles >= 2LL * sm_count())
+        return launch_mma<T, 128, 256, 64, 3>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+    return launch_mma<T, 128, 128, 64, 3>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+#else
+    return launch_simt<T>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+#endif
+}
+
+} // namespace rf
+
+extern "C" {
+
+KBPKG_DEFINE_KERNEL_INFO(KB_GPU_BACKEND)
+
+KBPKG_EXPORT int rf_gemm_bf16(int M, int N, int K, float alpha, const kbpkg_bf16 *A, int lda,
+                              const kbpkg_bf16 *B, int ldb, float beta, kbpkg_bf16 *C, int ldc,
+                              void *stream)
+{
+    return rf::gemm_16bit<kb_bf16_tag>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+KBPKG_EXPORT int rf_gemm_f16(int M, int N, int K, float alpha, const kbpkg_f16 *A, int lda,
+                             const kbpkg_f16 *B, int ldb, float beta, kbpkg_f16 *C, int ldc,
+                             void *stream)
+{
+    return rf::gemm_16bit<kb_f16_tag>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+KBPKG_EXPORT int rf_gemm_f32(int M, int N, int K, float alpha, const float *A, int lda,
+                             const float *B, int ldb, float beta, float *C, int ldc, void *stream)
+{
+    int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
+    if (rc != 0 || M == 0 || N == 0)
+        return rc;
+    return rf::launch_simt<float>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                  (kb_stream_t)stream);
+}
+}

@@ -1,0 +1,196 @@
+/* radeonflow/gemm check: every export against the CPU reference (and that against fp64) on
+ * fresh random data, awkward shapes, strides, alpha/beta, and bad arguments. */
+#include "../src/gemm_cpu.h"
+
+#include "kbpkg_check.h"
+
+typedef struct gemm_case {
+    int M, N, K, lda_pad, ldb_pad, ldc_pad;
+    float alpha, beta;
+} gemm_case;
+
+/* Shapes chosen to hit full tiles, ragged edges in every dimension, K not a multiple of the
+ * k-tile, odd leading dimensions (unaligned rows: the scalar-load path), vectors, beta. */
+static const gemm_case cases[] = {
+    {128, 128, 64, 0, 0, 0, 1.0f, 0.0f}, {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f},
+    {95, 97, 37, 3, 5, 2, 0.5f, 0.0f},   {1, 300, 70, 0, 0, 0, 1.0f, 0.0f},
+    {300, 8, 513, 0, 0, 0, -1.0f, 0.0f}, {130, 66, 200, 8, 8, 8, 1.5f, -0.75f},
+    {33, 17, 0, 0, 0, 0, 1.0f, 2.0f},    {7, 1, 1, 1, 0, 1, 1.0f, 0.0f},
+    {640, 136, 96, 0, 0, 3, 1.0f, 1.0f},
+};
+
+typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
+                       int, void *);
+
+static int lib_bf16(int M, int N, int K, float al, const void *A, int lda, const void *B, int ldb,
+                    float be, void *C, int ldc, void *s)
+{
+    return rf_gemm_bf16(M, N, K, al, A, lda, B, ldb, be, C, ldc, s);
+}
+static int lib_f16(int M, int N, int K, float al, const void *A, int lda, const void *B, int ldb,
+                   float be, void *C, int ldc, void *s)
+{
+    return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, s);
+}
+static int lib_f32(int M, int N, int K, float al, const void *A, int lda, const void *B, int ldb,
+                   float be, void *C, int ldc, void *s)
+{
+    return rf_gemm_f32(M, N, K, al, A, lda, B, ldb, be, C, ldc, s);
+}
+static int ref_call(kbc_dtype t, int M, int N, int K, float al, const void *A, int lda,
+                    const void *B, int ldb, float be, void *C, int ldc)
+{
+    if (t == KBC_BF16)
+        return rf_gemm_bf16_cpu(M, N, K, al, A, lda, B, ldb, be, C, ldc);
+    if (t == KBC_F16)
+        return rf_gemm_f16_cpu(M, N, K, al, A, lda, B, ldb, be, C, ldc);
+    return rf_gemm_f32_cpu(M, N, K, al, A, lda, B, ldb, be, C, ldc);
+}
+
+static const gemm_fn lib_fns[] = {lib_f32, lib_bf16, lib_f16};
+
+/* fp64 result and the bound on fp32 accumulation error, sum |alpha a b| + |beta c|. */
+static void fp64_reference(kbc_dtype t, const gemm_case *c, const void *A, int lda, const void *B,
+                           int ldb, const void *C0, int ldc, double *exact, double *absdot)
+{
+    for (int m = 0; m < c->M; m++)
+        for (int n = 0; n < c->N; n++) {
+            double s = 0, as = 0;
+            for (int k = 0; k < c->K; k++) {
+                double p =
+                    (double)kbc_get(t, A, (size_t)m * lda + k) * kbc_get(t, B, (size_t)k * ldb + n);
+                s += p;
+                as += fabs(p);
+            }
+            double cv = c->beta != 0.0f ? kbc_get(t, C0, (size_t)m * ldc + n) : 0.0;
+            exact[(size_t)m * c->N + n] = c->alpha * s + c->beta * cv;
+            absdot[(size_t)m * c->N + n] = fabs(c->alpha) * as + fabs(c->beta * cv);
+        }
+}
+
+static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
+{
+    int lda = (c->K > 0 ? c->K : 1) + c->lda_pad, ldb = c->N + c->ldb_pad, ldc = c->N + c->ldc_pad;
+    size_t es = kbc_size(t), na = (size_t)c->M * lda, nb = (size_t)(c->K ? c->K : 1) * ldb,
+           nc = (size_t)c->M * ldc, mn = (size_t)c->M * c->N;
+    void *A = kbc_xmalloc(na * es), *B = kbc_xmalloc(nb * es), *C0 = kbc_xmalloc(nc * es);
+    void *got = kbc_xmalloc(nc * es), *want = kbc_xmalloc(nc * es);
+    kbc_fill(rng, t, A, na, -1.0f, 1.0f);
+    kbc_fill(rng, t, B, nb, -1.0f, 1.0f);
+    /* beta == 0 must not read C: poison it, and the padding must stay poisoned */
+    if (c->beta != 0.0f) {
+        kbc_poison(t, C0, nc);
+        for (int m = 0; m < c->M; m++)
+            kbc_fill(rng, t, (char *)C0 + (size_t)m * ldc * es, (size_t)c->N, -1.0f, 1.0f);
+    } else {
+        kbc_poison(t, C0, nc);
+    }
+    void *dA = kbc_dev_alloc(na * es), *dB = kbc_dev_alloc(nb * es), *dC = kbc_dev_alloc(nc * es);
+    kbc_upload(dA, A, na * es);
+    kbc_upload(dB, B, nb * es);
+    kbc_upload(dC, C0, nc * es);
+    int rc = lib_fns[t](c->M, c->N, c->K, c->alpha, dA, lda, dB, ldb, c->beta, dC, ldc, NULL);
+    kbc_download(got, dC, nc * es);
+    memcpy(want, C0, nc * es);
+    int rrc = ref_call(t, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, want, ldc);
+
+    char what[160];
+    snprintf(what, sizeof what, "rf_gemm_%s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d a=%g b=%g",
+             kbc_dtype_names[t], c->M, c->N, c->K, lda, ldb, ldc, c->alpha, c->beta);
+    size_t bad = 0;
+    if (rc != 0 || rrc != 0) {
+        fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
+        bad = 1;
+    }
+    /* compact the MxN region, and require the padding columns to be untouched */
+    size_t pad_bad = 0;
+    void *g = kbc_xmalloc(mn * es + 1), *w = kbc_xmalloc(mn * es + 1),
+         *ex = kbc_xmalloc(mn * es + 1);
+    double *exact = kbc_xmalloc(sizeof(double) * (mn + 1)),
+           *absdot = kbc_xmalloc(sizeof(double) * (mn + 1)),
+           *tol = kbc_xmalloc(sizeof(double) * (mn + 1));
+    for (int m = 0; m < c->M; m++) {
+        memcpy((char *)g + (size_t)m * c->N * es, (char *)got + (size_t)m * ldc * es, c->N * es);
+        memcpy((char *)w + (size_t)m * c->N * es, (char *)want + (size_t)m * ldc * es, c->N * es);
+        for (int n = c->N; n < ldc; n++)
+            if (!isnan(kbc_get(t, got, (size_t)m * ldc + n)))
+                pad_bad++;
+    }
+    if (pad_bad) {
+        fprintf(stderr, "check: FAIL %s: %zu padding elements beyond N were written\n", what,
+                pad_bad);
+        bad += pad_bad;
+    }
+    fp64_reference(t, c, A, lda, B, ldb, C0, ldc, exact, absdot);
+    for (size_t i = 0; i < mn; i++) {
+        kbc_set(t, ex, i, (float)exact[i]);
+        /* two fp32 accumulations in different orders, each within K u sum|ab| */
+        tol[i] = 2.0 * (c->K + 2) * 5.96e-8 * absdot[i];
+    }
+    /* the reference against fp64, then the library against the reference */
+    char what_ref[200];
+    snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
+    bad += kbc_compare(what_ref, t, w, ex, mn, kbc_ulp(t), 1e-30, tol);
+    bad += kbc_compare(what, t, g, w, mn, kbc_ulp(t), 1e-30, tol);
+
+    kbc_dev_free(dA);
+    kbc_dev_free(dB);
+    kbc_dev_free(dC);
+    free(A), free(B), free(C0), free(got), free(want), free(g), free(w), free(ex);
+    free(exact), free(absdot), free(tol);
+    return bad;
+}
+
+/* Bad arguments are refused with KBPKG_KERNEL_EINVAL and touch nothing. */
+static size_t check_bad_args(void)
+{
+    size_t bad = 0;
+    float dummy[4] = {0};
+    struct {
+        int M, N, K, lda, ldb, ldc;
+        const char *why;
+    } rows[] = {
+        {-1, 4, 4, 4, 4, 4, "negative M"}, {4, 4, 4, 3, 4, 4, "lda < K"},
+        {4, 4, 4, 4, 3, 4, "ldb < N"},     {4, 4, 4, 4, 4, 3, "ldc < N"},
+        {4, -2, 4, 4, 4, 4, "negative N"}, {4, 4, -1, 4, 4, 4, "negative K"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int t = 0; t < 3; t++) {
+            int rc = lib_fns[t](rows[i].M, rows[i].N, rows[i].K, 1.0f, dummy, rows[i].lda, dummy,
+                                rows[i].ldb, 0.0f, dummy, rows[i].ldc, NULL);
+            if (rc != KBPKG_KERNEL_EINVAL) {
+                fprintf(stderr, "check: FAIL rf_gemm_%s with %s: returned %d, want %d\n",
+                        kbc_dtype_names[t], rows[i].why, rc, KBPKG_KERNEL_EINVAL);
+                bad++;
+            }
+        }
+    if (rf_gemm_f32(4, 4, 4, 1.0f, NULL, 4, dummy, 4, 0.0f, dummy, 4, NULL) !=
+        KBPKG_KERNEL_EINVAL) {
+        fprintf(stderr, "check: FAIL rf_gemm_f32 with A == NULL was accepted\n");
+        bad++;
+    }
+    /* empty problems are no-ops that succeed */
+    if (rf_gemm_bf16(0, 5, 5, 1.0f, NULL, 5, NULL, 5, 0.0f, NULL, 5, NULL) != 0) {
+        fprintf(stderr, "check: FAIL rf_gemm_bf16 with M == 0 did not succeed\n");
+        bad++;
+    }
+    if (!bad)
+        printf("check: ok   bad arguments refused with KBPKG_KERNEL_EINVAL\n");
+    return bad;
+}
+
+int main(void)
+{
+    kbc_rng rng = kbc_rng_from_env_or_time();
+    size_t bad = kbc_check_info("radeonflow/gemm");
+    bad += check_bad_args();
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
+    if (bad) {
+        printf("check: FAILED (%zu problems)\n", bad);
+        return 1;
+    }
+    printf("check: PASSED\n");
+    return 0;
+}

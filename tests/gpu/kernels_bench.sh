@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Builds the first-party kernel packages with nvcc the way the builder does, runs each
+# package's check (SASS, forced PTX JIT, compute-sanitizer), then the GPU benchmarks.
+# Usage: tests/gpu/kernels_bench.sh [outdir]   (needs nvcc, a CUDA GPU, cuBLAS)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUTDIR=${1:-${OUT:-/tmp/kbpkg-gpu-out}}
+B=/tmp/kbpkg-gpu-build
+mkdir -p "$OUTDIR" "$B"
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$CUDA/bin:$PATH
+ARCHS="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
+       -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90
+       -gencode arch=compute_80,code=compute_80"
+PKGS="radeonflow/gemm:gemm:gemm kbpkg-community/activation:activation:activation
+      kbpkg-community/rmsnorm:rmsnorm:rmsnorm"
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+nvcc --version | tail -1
+
+build_pkg() { # pkgdir libname source-stem
+    local d=$ROOT/kernels/$1 lib=$2 src=$3
+    nvcc -std=c++17 -O3 --threads 4 -I"$d/include" -Xcompiler -fPIC,-fvisibility=hidden \
+        -Xlinker --exclude-libs,ALL -shared $ARCHS \
+        -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$d/src/$src.cu" -o "$B/lib$lib.so" &&
+    nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$d/include" "$d/tests/check.c" \
+        "$d/src/${src}_cpu.c" -L"$B" -l"$lib" -Xlinker -rpath,"$B" -o "$B/check_$lib"
+}
+
+t0=$(date +%s)
+for p in $PKGS; do
+    IFS=: read -r dir lib src <<<"$p"
+    build_pkg "$dir" "$lib" "$src" >"$OUTDIR/build_$lib.log" 2>&1 &
+done
+nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
+    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
+    >"$OUTDIR/build_gemm_bench.log" 2>&1 &
+# the sm_90a artifact (wgmma), one per wgmma configuration, each with its check
+G=$ROOT/kernels/radeonflow/gemm
+for cfg in 128:0 128:1 256:0 256:1; do
+    (IFS=: read -r bn pipe <<<"$cfg"; d=$B/sm90a_${bn}_$pipe; mkdir -p "$d" &&
+     nvcc -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
+        -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90a,code=sm_90a \
+        -DRF_GEMM_WG_BN=$bn -DRF_GEMM_WG_PIPE=$pipe \
+        -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" -o "$d/libgemm.so" &&
+     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
+        "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
+        >"$OUTDIR/build_sm90a_${cfg/:/_}.log" 2>&1 &
+done
+wait
+echo "builds took $(( $(date +%s) - t0 )) s"
+nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
+    -I"$ROOT/kernels/kbpkg-community/activation/include" \
+    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" "$ROOT/bench/gpu/mem_bench.cu" \
+    -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \
+    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; }
+
+summary=""
+note() { summary+="$1"$'\n'; echo "$1"; }
+for p in $PKGS; do
+    IFS=: read -r dir lib src <<<"$p"
+    if [ ! -x "$B/check_$lib" ]; then
+        note "$lib: BUILD FAILED"; tail -30 "$OUTDIR/build_$lib.log"; status=1; continue
+    fi
+    for mode in sass sass2 ptx-jit sanitizer; do
+        log=$OUTDIR/check_${lib}_$mode.log
+        case $mode in
+        sass|sass2) timeout 300 "$B/check_$lib" >"$log" 2>&1 ;;
+        ptx-jit) CUDA_FORCE_PTX_JIT=1 timeout 300 "$B/check_$lib" >"$log" 2>&1 ;;
+        sanitizer) timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                       "$B/check_$lib" >"$log" 2>&1 ;;
+        esac
+        rc=$?
+        note "$lib check [$mode]: rc=$rc $(grep -m1 -o 'seed [0-9]*' "$log") $(tail -1 "$log")"
+        [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$log"; }
+    done
+done
+
+for cfg in 128_0 128_1 256_0 256_1; do
+    d=$B/sm90a_$cfg
+    [ -x "$d/check" ] || { note "gemm sm_90a wgmma $cfg: BUILD FAILED"; status=1; continue; }
+    timeout 300 "$d/check" >"$OUTDIR/check_sm90a_$cfg.log" 2>&1; rc=$?
+    note "gemm sm_90a wgmma BN_PIPE=$cfg check: rc=$rc $(tail -1 "$OUTDIR/check_sm90a_$cfg.log")"
+    [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$OUTDIR/check_sm90a_$cfg.log"; }
+done
+timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/sm90a_256_1/check" \
+    >"$OUTDIR/check_sm90a_sanitizer.log" 2>&1
+note "gemm sm_90a wgmma 256_1 [sanitizer]: rc=$? $(tail -1 "$OUTDIR/check_sm90a_sanitizer.log")"
+echo "== GEMM vs cuBLAS"
+if [ -x "$B/gemm_bench" ]; then
+    grep -E "registers|spill" "$OUTDIR/build_gemm_bench.log" | sort | uniq -c | head -8
+    echo "SASS of gemm_bench: $(cuobjdump --dump-sass "$B/gemm_bench" | grep -c HGMMA) HGMMA, $(cuobjdump --dump-sass "$B/gemm_bench" | grep -c ' HMMA') HMMA"
+    timeout 300 "$B/gemm_bench" 2>&1 | tee "$OUTDIR/gemm_bench.txt"
+else
+    echo "gemm_bench build FAILED"; grep -m20 error "$OUTDIR/build_gemm_bench.log"; status=1
+fi
+echo "== activation / rmsnorm vs copy bandwidth"
+[ -x "$B/mem_bench" ] && timeout 200 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
+echo "== summary"
+printf '%s' "$summary"
+exit $status

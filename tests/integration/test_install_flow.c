@@ -1,0 +1,399 @@
+/* End to end: build a CPU package, publish it, then install, resolve, load, verify, uninstall,
+ * gc, offline builds and side-by-side versions, through the CLI and the C API. */
+#include "kbtest.h"
+#include "cache/extract.h"
+#include <jansson.h>
+#include "registry/pkgindex.h"
+#include "registry_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct world {
+    char *tmp;
+    char *hub;   /* layout registry folder */
+    char *cache; /* KBPKG_CACHE */
+    char *env_cache;
+    char *env_reg;
+    char *env_cfg;
+} world;
+
+static void world_init(world *w)
+{
+    w->tmp = kbt_mkdtemp();
+    w->hub = kb_asprintf("%s/hub", w->tmp);
+    w->cache = kb_asprintf("%s/cache", w->tmp);
+    w->env_cache = kb_asprintf("KBPKG_CACHE=%s", w->cache);
+    w->env_reg = kb_asprintf("KBPKG_REGISTRY=%s", w->hub);
+    w->env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/config", w->tmp);
+    setenv("KBPKG_CONFIG_DIR", w->env_cfg + strlen("KBPKG_CONFIG_DIR="), 1);
+    setenv("KBPKG_SYSTEM_CONFIG", "/nonexistent/kbpkg.yaml", 1);
+    unsetenv("KBPKG_DEVICES");
+    unsetenv("KBPKG_ROCM_ALIASES");
+}
+
+static void world_free(world *w)
+{
+    kbt_rmtree(w->tmp);
+    free(w->tmp);
+    free(w->hub);
+    free(w->cache);
+    free(w->env_cache);
+    free(w->env_reg);
+    free(w->env_cfg);
+}
+
+/* Copy the fixture package, optionally changing its version. */
+static char *fixture_copy(world *w, const char *version)
+{
+    char *src = kbt_data("builder/vadd");
+    char *dst = kb_asprintf("%s/pkg-%s", w->tmp, version);
+    /* the fixture's kbpkg_kernel_info() spells its version out: keep it in step */
+    char *cmd = kb_asprintf("cp -r '%s' '%s' && sed -i 's/^version: .*/version: %s/' "
+                            "'%s/kernel.yaml' && sed -i 's/\"0\\.1\\.0\"/\"%s\"/' "
+                            "'%s/src/vadd_cpu.c'",
+                            src, dst, version, dst, version, dst);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    free(src);
+    return dst;
+}
+
+/* Build the cpu targets + source of a package copy and publish them to registry ref. */
+static void build_and_publish(world *w, const char *pkgdir, const char *registry)
+{
+    kb_ctx *ctx = kbt_ctx();
+    char *out = kb_asprintf("%s/dist", pkgdir);
+    char *work = kb_asprintf("%s/work", w->tmp);
+    kb_build_options bo = KB_BUILD_OPTIONS_INIT;
+    const char *filters[] = {"cpu"};
+    bo.targets = filters;
+    bo.target_count = 1;
+    bo.out_dir = out;
+    bo.work_dir = work;
+    kb_build_result *br = NULL;
+    cr_assert_eq(kb_build(ctx, &br, pkgdir, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert(br->built >= 1 && br->failed == 0, "built %zu failed %zu", br->built, br->failed);
+    cr_assert_not_null(br->source_artifact);
+    kb_publish_item items[16];
+    kb_buf cfgs[16];
+    size_t n = 0;
+    for (size_t i = 0; i < br->count && n < 15; i++) {
+        if (br->targets[i].status != KB_BUILD_BUILT)
+            continue;
+        cfgs[n] = (kb_buf)KB_BUF_INIT;
+        cr_assert_eq(kb_extract_read_member(&cfgs[n], ctx, br->targets[i].artifact, "kbpkg.json",
+                                            1 << 20),
+                     0);
+        items[n] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
+                                     br->targets[i].build_key, cfgs[n].data};
+        n++;
+    }
+    cfgs[n] = (kb_buf)KB_BUF_INIT;
+    kb_buf_puts(&cfgs[n], "{\"target\":\"source\"}");
+    items[n] = (kb_publish_item){br->source_artifact, "source", NULL, cfgs[n].data};
+    n++;
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, registry), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_pkg_publish(r, br->package, br->version, "vector add", items, n, false, NULL,
+                                NULL),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_free(r);
+    for (size_t i = 0; i < n; i++)
+        kb_buf_free(&cfgs[i]);
+    kb_build_result_free(br);
+    free(out);
+    free(work);
+    kb_ctx_free(ctx);
+}
+
+static kbt_run kb(world *w, const char *devices, const char *const *args)
+{
+    char *dev = kb_asprintf("KBPKG_DEVICES=%s", devices);
+    const char *env[] = {w->env_cache, w->env_reg, w->env_cfg, dev, NULL};
+    kbt_run r = kbt_kbpkg(env, args);
+    free(dev);
+    return r;
+}
+
+Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
+{
+    world w;
+    world_init(&w);
+    char *pkg = fixture_copy(&w, "0.1.0");
+    build_and_publish(&w, pkg, w.hub);
+
+    const char *install[] = {"install", "kbtest/vec-add", NULL};
+    kbt_run r = kb(&w, "none", install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "installed kbtest/vec-add 0.1.0 cpu-x86_64_v"), "%s", r.out);
+    kbt_run_free(&r);
+    r = kb(&w, "none", install);
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(strstr(r.out, "up to date kbtest/vec-add 0.1.0"), "%s", r.out);
+    kbt_run_free(&r);
+
+    const char *list[] = {"list", "--json", NULL};
+    r = kb(&w, "none", list);
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(strstr(r.out, "\"name\": \"kbtest/vec-add\""), "%s", r.out);
+    kbt_run_free(&r);
+    const char *verify[] = {"verify", NULL};
+    r = kb(&w, "none", verify);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+
+    /* load it through the C API and call it */
+    setenv("KBPKG_CACHE", w.cache, 1);
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
+    kb_kernel *k = NULL;
+    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@^0.1", 0, &k), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect(kb_str_starts(kb_kernel_target(k), "cpu-x86_64_v"));
+    cr_expect_str_eq(kb_kernel_version(k), "0.1.0");
+    int (*vadd)(float *, const float *, const float *, int, void *) = NULL;
+    *(void **)&vadd = kb_kernel_sym(k, "vadd_f32");
+    cr_assert_not_null(vadd);
+    float a[5] = {1, 2, 3, 4, 5}, b[5] = {10, 20, 30, 40, 50}, out[5] = {0};
+    cr_expect_eq(vadd(out, a, b, 5, NULL), 0);
+    for (int i = 0; i < 5; i++)
+        cr_expect_float_eq(out[i], a[i] + b[i], 1e-6);
+    cr_expect_null(kb_kernel_sym(k, "kbpkg_kernel_info"), "only declared exports are handed out");
+    const char *dir = kb_kernel_path(k);
+    char *lib = kb_asprintf("%s/lib/libvec_add.so", dir);
+    kb_kernel_close(k);
+    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add@^2", 0, &k), KB_ERR_NOT_FOUND);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kbtest/vec-add@^2 is not installed") ||
+                  strstr(kb_ctx_last_error(ctx)->message, "no installed target"),
+              "%s", kb_ctx_last_error(ctx)->message);
+    kb_ctx_free(ctx);
+    unsetenv("KBPKG_CACHE");
+
+    /* tamper with the installed library: verify names the file */
+    FILE *f = fopen(lib, "ab");
+    cr_assert_not_null(f, "%s", lib);
+    fputs("tampered", f);
+    fclose(f);
+    r = kb(&w, "none", verify);
+    cr_expect_eq(r.exit_code, 4, "%s %s", r.out, r.err);
+    cr_expect(strstr(r.err, lib) && strstr(r.err, "expected"), "%s", r.err);
+    kbt_run_free(&r);
+
+    const char *uninstall[] = {"uninstall", "kbtest/vec-add", NULL};
+    r = kb(&w, "none", uninstall);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kb(&w, "none", uninstall);
+    cr_expect_eq(r.exit_code, 3);
+    cr_expect(strstr(r.err, "kbtest/vec-add is not installed"), "%s", r.err);
+    kbt_run_free(&r);
+    const char *gc[] = {"gc", "--json", NULL};
+    r = kb(&w, "none", gc);
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(strstr(r.out, "\"removed\": 1"), "the artifact blob is collected: %s", r.out);
+    kbt_run_free(&r);
+    free(lib);
+    free(pkg);
+    world_free(&w);
+}
+
+/* Publish index entries for GPU targets without building them: resolution reads the index
+ * only. The bytes are never installed. */
+static void publish_fake_targets(world *w)
+{
+    kb_ctx *ctx = kbt_ctx();
+    char *blob = kb_asprintf("%s/fake.tar.zst", w->tmp);
+    kbt_write(blob, "not an archive: resolution never downloads it");
+    const char *targets[] = {"cuda13-sm_80-x86_64-linux", "cuda13-sm_90-x86_64-linux",
+                             "cuda13-compute_80-x86_64-linux", "rocm5-gfx1030-x86_64-linux",
+                             "cpu-x86_64_v2-x86_64-linux", "source"};
+    kb_publish_item items[6];
+    for (size_t i = 0; i < 6; i++)
+        items[i] = (kb_publish_item){blob, targets[i], NULL, "{}"};
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
+    cr_assert_eq(
+        kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, 6, false, NULL, NULL), 0,
+        "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_free(r);
+    free(blob);
+    kb_ctx_free(ctx);
+}
+
+static char *resolved_target(world *w, const char *devices, const char *extra)
+{
+    const char *args[] = {"resolve", "radeonflow/gemm", "--json", extra, NULL};
+    kbt_run r = kb(w, devices, args);
+    cr_assert_eq(r.exit_code, 0, "devices %s: %s", devices, r.err);
+    json_error_t jerr;
+    json_t *o = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(o, "%s", r.out);
+    char *t = kb_strdup(json_string_value(json_object_get(o, "target")));
+    json_decref(o);
+    kbt_run_free(&r);
+    return t;
+}
+
+Test(install_flow, resolution_by_device)
+{
+    world w;
+    world_init(&w);
+    publish_fake_targets(&w);
+    struct {
+        const char *devices, *extra, *want;
+    } cases[] = {
+        {"sm_86", NULL, "cuda13-sm_80-x86_64-linux"},
+        {"sm_90", NULL, "cuda13-sm_90-x86_64-linux"},
+        {"sm_89@cuda13.0", NULL, "cuda13-sm_80-x86_64-linux"},
+        {"sm_120", NULL, "cuda13-compute_80-x86_64-linux"},
+        {"gfx1030", NULL, "rocm5-gfx1030-x86_64-linux"},
+        {"x86_64_v3", NULL, "cpu-x86_64_v2-x86_64-linux"},
+        {"none", NULL, "cpu-x86_64_v2-x86_64-linux"},
+        {"gfx1031", "--set=rocm.aliases=gfx1031=gfx1030", "rocm5-gfx1030-x86_64-linux"},
+    };
+    for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
+        char *t = resolved_target(&w, cases[i].devices, cases[i].extra);
+        cr_expect_str_eq(t, cases[i].want, "devices %s", cases[i].devices);
+        free(t);
+    }
+    /* gfx1031 without the alias: a local build (hipcc present) or a clear refusal */
+    const char *explain[] = {"resolve", "radeonflow/gemm", "--explain", NULL};
+    kbt_run r = kb(&w, "gfx1031", explain);
+    cr_expect(strstr(r.out, "rocm5-gfx1030-x86_64-linux") && strstr(r.out, "gfx1031"), "%s%s",
+              r.out, r.err);
+    if (r.exit_code == 0)
+        cr_expect(strstr(r.out, "build rocm5-gfx1031-x86_64-linux from source"), "%s", r.out);
+    kbt_run_free(&r);
+    /* a driver older than the artifacts' CUDA major: nothing prebuilt fits */
+    const char *nobuild[] = {"resolve", "radeonflow/gemm", "--no-build", NULL};
+    r = kb(&w, "sm_86@cuda12.4", nobuild);
+    cr_expect_eq(r.exit_code, 3, "%s %s", r.out, r.err);
+    cr_expect(strstr(r.err, "nothing in radeonflow/gemm@1.0.0 fits this machine (sm_86)"), "%s",
+              r.err);
+    cr_expect(strstr(r.err, "cuda13-sm_80-x86_64-linux: "), "lists what the registry has: %s",
+              r.err);
+    kbt_run_free(&r);
+    world_free(&w);
+}
+
+Test(install_flow, two_versions_side_by_side_in_one_process)
+{
+    world w;
+    world_init(&w);
+    char *p1 = fixture_copy(&w, "0.1.0");
+    char *p2 = fixture_copy(&w, "0.2.0");
+    build_and_publish(&w, p1, w.hub);
+    build_and_publish(&w, p2, w.hub);
+    const char *i1[] = {"install", "kbtest/vec-add@0.1.0", NULL};
+    const char *i2[] = {"install", "kbtest/vec-add@0.2.0", NULL};
+    kbt_run r = kb(&w, "none", i1);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kb(&w, "none", i2);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    setenv("KBPKG_CACHE", w.cache, 1);
+    kb_ctx *ctx = kbt_ctx();
+    kb_ctx_set(ctx, "probe.devices", "none");
+    kb_kernel *a = NULL, *b = NULL;
+    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@0.1.0", 0, &a), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@0.2.0", 0, &b), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect_str_eq(kb_kernel_version(a), "0.1.0");
+    cr_expect_str_eq(kb_kernel_version(b), "0.2.0");
+    cr_expect_neq(kb_kernel_sym(a, "vadd_f32"), kb_kernel_sym(b, "vadd_f32"),
+                  "each version keeps its own copy (RTLD_LOCAL)");
+    kb_kernel *c = NULL;
+    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &c), 0);
+    cr_expect_str_eq(kb_kernel_version(c), "0.2.0", "no constraint: the highest installed");
+    kb_kernel_close(c);
+    kb_kernel_close(a);
+    kb_kernel_close(b);
+    kb_ctx_free(ctx);
+    unsetenv("KBPKG_CACHE");
+    free(p1);
+    free(p2);
+    world_free(&w);
+}
+
+Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
+{
+    if (!kbt_registry_available())
+        cr_skip("docker-registry is not installed");
+    world w;
+    world_init(&w);
+    kbt_registry reg;
+    kbt_registry_start(&reg, NULL, NULL);
+    char *pkg = fixture_copy(&w, "0.3.0");
+    build_and_publish(&w, pkg, reg.url);
+    char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
+    const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
+    const char *fetch[] = {"fetch", "--source", "kbtest/vec-add", NULL};
+    kbt_run r = kbt_kbpkg(env, fetch);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kbt_registry_stop(&reg); /* the registry is gone: offline must not need it */
+    const char *offline[] = {"install", "kbtest/vec-add", "--offline", NULL};
+    r = kbt_kbpkg(env, offline);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "built and installed kbtest/vec-add 0.3.0 cpu-x86_64_v"), "%s", r.out);
+    kbt_run_free(&r);
+    /* --offline never opens a socket: strace counts connect() calls */
+    char *strace = NULL;
+    if (kb_which(&strace, "strace") == 0) {
+        char *bin = getenv("KBPKG_BIN");
+        char *cmd = kb_asprintf("env KBPKG_CACHE='%s' KBPKG_REGISTRY='%s' KBPKG_CONFIG_DIR="
+                                "'%s/config' KBPKG_DEVICES=none strace -f -e trace=connect,socket "
+                                "-o '%s/strace.log' '%s' install kbtest/vec-add --offline "
+                                ">/dev/null 2>&1; grep -c -E 'AF_INET|AF_INET6' '%s/strace.log'",
+                                w.cache, reg.url, w.tmp, w.tmp, bin, w.tmp);
+        FILE *p = popen(cmd, "r");
+        char line[32] = "";
+        if (p && fgets(line, sizeof(line), p))
+            cr_expect_eq(atoi(line), 0, "offline install opened %s network sockets", line);
+        if (p)
+            pclose(p);
+        free(cmd);
+        free(strace);
+    }
+    free(env_remote);
+    free(pkg);
+    world_free(&w);
+}
+
+Test(install_flow, docker_registry_round_trip)
+{
+    if (!kbt_registry_available())
+        cr_skip("docker-registry is not installed");
+    world w;
+    world_init(&w);
+    kbt_registry reg;
+    kbt_registry_start(&reg, NULL, NULL);
+    char *pkg = fixture_copy(&w, "0.4.0");
+    build_and_publish(&w, pkg, reg.url);
+    char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
+    const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
+    const char *install[] = {"install", "kbtest/vec-add@^0.4", "--json", NULL};
+    kbt_run r = kbt_kbpkg(env, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"version\": \"0.4.0\""), "%s", r.out);
+    kbt_run_free(&r);
+    const char *info[] = {"info", "kbtest/vec-add", NULL};
+    r = kbt_kbpkg(env, info);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "vector add") && strstr(r.out, "installed: 0.4.0"), "%s", r.out);
+    kbt_run_free(&r);
+    const char *search[] = {"search", "VEC", NULL};
+    r = kbt_kbpkg(env, search);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "kbtest/vec-add"), "%s", r.out);
+    kbt_run_free(&r);
+    kbt_registry_stop(&reg);
+    free(env_remote);
+    free(pkg);
+    world_free(&w);
+}
