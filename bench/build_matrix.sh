@@ -15,7 +15,7 @@ run() { # $1 = jobs; prints seconds
     start=$(date +%s.%N)
     "$kbpkg" -q --cache "$tmp/cache" build "$pkg" -j "$1" --out "$tmp/out" >/dev/null 2>&1 || true
     end=$(date +%s.%N)
-    echo "$end - $start" | bc
+    printf '%.1f\n' "$(echo "$end - $start" | bc)"
 }
 
 for j in 1 2; do

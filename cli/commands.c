@@ -54,7 +54,21 @@ const cli_command cli_commands[] = {
      "--no-build        fail instead of building from source when no artifact fits\n"
      "--allow-unsigned  accept packages without a trusted signature (prints a warning)\n"
      "--device D, --registry R, --offline: see 'kbpkg --help'"},
+    {"key", cmd_key, "create, trust, list, revoke and export package signing keys",
+     "kbpkg key generate [--name N] | trust FILE | list | revoke ID [--reason R] | export ID",
+     "  generate [--name N]  a new ed25519 key; prints its id (the default when none is)\n"
+     "  trust FILE           trust signatures by the ed25519 public key in a PEM file\n"
+     "  list                 every key: id, private/public, default, revoked (--json)\n"
+     "  revoke ID            never trust ID again (--reason R is recorded)\n"
+     "  export ID            print ID's public key (PEM) to share"},
     {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
+    {"login", cmd_login, "check and store a user and password for a registry",
+     "kbpkg login REGISTRY [--username U] [--password-stdin]",
+     "  REGISTRY             oci://host[:port] (credentials are kept per host)\n"
+     "  --username U         the user (default $KBPKG_REGISTRY_USER)\n"
+     "  --password-stdin     read the password from stdin instead of prompting"},
+    {"logout", cmd_logout, "forget the credentials stored for a registry", "kbpkg logout REGISTRY",
+     "  REGISTRY             oci://host[:port]"},
     {"manifest", cmd_manifest, "validate kernel.yaml manifests", "kbpkg manifest check PATH...",
      "  check PATH...        validate each kernel.yaml (or folder holding one);\n"
      "                       exit 5 when any is invalid"},

@@ -89,6 +89,8 @@ static const cfg_key config_table[] = {
     {"net.retries", CFG_INT, "4", NULL, "KBPKG_RETRIES", "retries of a failed request"},
     {"trust.require_signatures", CFG_STRING, "remote", NULL, "KBPKG_REQUIRE_SIGNATURES",
      "never | remote | always"},
+    {"trust.signature_days", CFG_STRING, "365", NULL, "KBPKG_SIGNATURE_DAYS",
+     "days a new signature stays valid (its expiry stops freeze attacks)"},
     {"source_date_epoch", CFG_INT, "0", NULL, "SOURCE_DATE_EPOCH",
      "mtime written into artifacts (reproducible builds)"},
 };

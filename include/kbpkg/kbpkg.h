@@ -14,5 +14,6 @@
 #include "kbpkg/info.h"
 #include "kbpkg/install.h"
 #include "kbpkg/kernel.h"
+#include "kbpkg/trust.h"
 
 #endif

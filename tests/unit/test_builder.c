@@ -417,3 +417,32 @@ Test(builder, reads_glibc_needs_and_exports_of_an_elf)
     kb_strv_free(&req);
     kb_ctx_free(ctx);
 }
+
+Test(builder, build_target_for_the_fetcher)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    kb_ctx *ctx = kbt_ctx();
+    char *cache = kb_asprintf("%s/cache", tmp), *out = kb_asprintf("%s/o", tmp);
+    cr_assert_eq(kb_ctx_set(ctx, "cache.dir", cache), 0);
+    char *artifact = NULL;
+    cr_assert_eq(kb_build_target(ctx, &artifact, dir, "cpu-x86_64_v2-x86_64-linux", out), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect(kb_str_ends(artifact, "/o/kbtest-vec-add-0.1.0-cpu-x86_64_v2-x86_64-linux.tar.zst"),
+              "%s", artifact);
+    cr_expect(kb_path_exists(artifact));
+    free(artifact);
+    cr_expect_eq(kb_build_target(ctx, &artifact, dir, "cpu", out), KB_ERR_TARGET,
+                 "a prefix is not a target id");
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "cpu is not a full target id"), "%s",
+              kb_ctx_last_error(ctx)->message);
+    cr_expect_null(artifact);
+    cr_expect_eq(kb_build_target(ctx, &artifact, dir, "metal3-apple-arm64-darwin", out),
+                 KB_ERR_TARGET, "not declared by the fixture");
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(cache);
+    free(out);
+    free(dir);
+    free(tmp);
+}
