@@ -1,12 +1,12 @@
 /* kbpkg doctor: check toolchains, GPUs, registry, cache and trust, and say how to fix each. */
 #include "cli.h"
 #include "kbpkg/cache.h"
+#include "kbpkg/trust.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef enum doctor_status { DOCTOR_PASS = 0, DOCTOR_WARN = 1, DOCTOR_FAIL = 2 } doctor_status;
 
@@ -181,21 +181,32 @@ static void check_cache(doctor *d)
     kb_package_list_free(list);
 }
 
+/* Trusted public keys decide whether signed packages verify; a private key lets you sign. */
 static void check_trust(doctor *d)
 {
-    const char *config_dir = NULL;
-    kb_ctx_get(&config_dir, d->c->ctx, "config.dir");
-    char keys[4096];
-    snprintf(keys, sizeof(keys), "%s/keys", config_dir ? config_dir : "");
-    struct stat st;
-    if (stat(keys, &st) == 0 && S_ISDIR(st.st_mode))
-        report(d, DOCTOR_PASS, "trust", NULL, "trusted keys in %s", keys);
-    else {
-        char fix[4200];
-        snprintf(fix, sizeof(fix), "mkdir -p %s and put the publishers' public keys there", keys);
-        report(d, DOCTOR_WARN, "trust", fix,
-               "no keys folder at %s: signed packages cannot be verified", keys);
+    kb_trust_key *keys = NULL;
+    size_t count = 0;
+    if (kb_trust_key_list(&keys, &count, d->c->ctx)) {
+        report(d, DOCTOR_FAIL, "trust", "check <config.dir>/keys (kbpkg config get config.dir)",
+               "cannot read the keys: %s", kb_ctx_last_error(d->c->ctx)->message);
+        return;
     }
+    size_t trusted = 0;
+    const char *signing = NULL;
+    for (size_t i = 0; i < count; i++) {
+        trusted += keys[i].has_public && !keys[i].revoked;
+        if (keys[i].is_default && keys[i].has_private && !keys[i].revoked)
+            signing = keys[i].id;
+    }
+    if (trusted)
+        report(d, DOCTOR_PASS, "trust", NULL, "%zu trusted key%s%s%s", trusted,
+               trusted == 1 ? "" : "s", signing ? ", default signing key " : "",
+               signing ? signing : "");
+    else
+        report(d, DOCTOR_WARN, "trust",
+               "kbpkg key trust FILE (a publisher's public key), or kbpkg key generate",
+               "no trusted keys: signed packages cannot be verified");
+    kb_trust_key_list_free(keys, count);
 }
 
 int cmd_doctor(cli *c, int argc, char **argv)

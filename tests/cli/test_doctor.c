@@ -86,8 +86,9 @@ Test(doctor, fresh_setup_warns_with_fixes_and_exits_zero)
     cr_expect(strstr(field(reg, "fix"), "publish something first") != NULL);
     json_t *trust = find_check(doc, "trust", "warn");
     cr_assert_not_null(trust);
-    char *keys = kb_asprintf("%s/keys", e.config);
-    cr_expect(strstr(field(trust, "message"), keys) != NULL, "%s", field(trust, "message"));
+    cr_expect_str_eq(field(trust, "message"),
+                     "no trusted keys: signed packages cannot be verified");
+    cr_expect(strstr(field(trust, "fix"), "kbpkg key trust FILE") != NULL);
     json_t *cache = find_check(doc, "cache", "pass");
     cr_assert_not_null(cache);
     cr_expect(strstr(field(cache, "message"), "0 installed packages verified") != NULL);
@@ -96,7 +97,6 @@ Test(doctor, fresh_setup_warns_with_fixes_and_exits_zero)
     json_t *cc = find_check(doc, "toolchain", "pass");
     cr_expect_not_null(cc, "at least the C compiler is found");
     cr_expect_eq(json_integer_value(json_object_get(json_object_get(doc, "summary"), "fail")), 0);
-    free(keys);
     json_decref(doc);
     env_free(&e);
 }
@@ -148,23 +148,25 @@ Test(doctor, published_registry_and_keys_pass)
 {
     doctor_env e = env_new();
     free(install_package(&e));
-    char *keys = kb_asprintf("%s/keys", e.config);
-    kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_mkdir_p(ctx, keys, 0700), 0);
+    const char *gen[] = {"key", "generate", "--name", "doctor-test", NULL};
+    kbt_run g = kbt_kbpkg((const char *const *)e.env, gen);
+    cr_assert_eq(g.exit_code, 0, "%s", g.err);
+    kbt_run_free(&g);
     int code = -1;
     json_t *doc = doctor_json(&e, NULL, NULL, &code);
     cr_expect_eq(code, 0);
     json_t *reg = find_check(doc, "registry", "pass");
     cr_assert_not_null(reg, "the layout exists now");
     cr_expect(strstr(field(reg, "message"), "answers") != NULL);
-    cr_expect_not_null(find_check(doc, "trust", "pass"));
+    json_t *trust = find_check(doc, "trust", "pass");
+    cr_assert_not_null(trust, "a generated key is trusted and signs");
+    cr_expect(strstr(field(trust, "message"), "1 trusted key, default signing key ") != NULL, "%s",
+              field(trust, "message"));
     json_t *cache = find_check(doc, "cache", "pass");
     cr_assert_not_null(cache);
     cr_expect(strstr(field(cache, "message"), "1 installed package verified") != NULL, "%s",
               field(cache, "message"));
     json_decref(doc);
-    kb_ctx_free(ctx);
-    free(keys);
     env_free(&e);
 }
 
