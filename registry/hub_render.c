@@ -179,7 +179,7 @@ static void format_size(char *buf, size_t size, uint64_t bytes)
         snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 }
 
-static int target_row(kb_buf *b, kb_ctx *ctx, const kb_pkg_entry *e, bool signed_index)
+static int target_row(kb_buf *b, const kb_pkg_entry *e, bool signed_index)
 {
     kb_target t;
     const char *backend = "source", *arch = "";
@@ -204,11 +204,10 @@ static int target_row(kb_buf *b, kb_ctx *ctx, const kb_pkg_entry *e, bool signed
     rc = rc ? rc
             : kb_buf_printf(b, "</code></td><td class=\"%s\">%s</td></tr>\n",
                             signed_index ? "signed" : "unsigned", signed_index ? "yes" : "no");
-    (void)ctx;
     return rc;
 }
 
-static int version_section(kb_buf *b, kb_ctx *ctx, const hub_version *v)
+static int version_section(kb_buf *b, const hub_version *v)
 {
     int rc = kb_buf_puts(b, "<section class=\"version\" id=\"v");
     rc = rc ? rc : kb_html_escape(b, v->version);
@@ -229,7 +228,7 @@ static int version_section(kb_buf *b, kb_ctx *ctx, const hub_version *v)
                              "<th>arch</th><th>artifact size</th><th>build key</th>"
                              "<th>signed</th></tr>\n");
     for (size_t i = 0; !rc && i < v->index->count; i++)
-        rc = target_row(b, ctx, &v->index->entries[i], v->signed_index);
+        rc = target_row(b, &v->index->entries[i], v->signed_index);
     return rc ? rc : kb_buf_puts(b, "</table>\n</section>\n");
 }
 
@@ -244,7 +243,7 @@ static int package_page(kb_buf *b, kb_ctx *ctx, const hub_package *p)
     rc = rc ? rc : kb_html_escape(b, package_summary(p));
     rc = rc ? rc : kb_buf_puts(b, "</p>\n");
     for (size_t i = 0; !rc && i < p->count; i++)
-        rc = version_section(b, ctx, &p->versions[i]);
+        rc = version_section(b, &p->versions[i]);
     rc = rc ? rc : kb_buf_puts(b, "</main>\n</body>\n</html>\n");
     kb_buf_free(&root);
     return rc ? kb_error_oom(ctx) : 0;
