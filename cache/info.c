@@ -1,5 +1,6 @@
 /* Package information from a registry: versions, summary, targets; name search. */
 #define _GNU_SOURCE
+#include "cache/install.h"
 #include "cache/ref.h"
 #include "kbpkg/info.h"
 #include "kbpkg/registry.h"
@@ -15,7 +16,7 @@ struct kb_package_info {
 
 static int open_registry(kb_registry **r, kb_ctx *ctx, const char *registry)
 {
-    return kb_registry_open(r, ctx, registry ? registry : kb_config_str(ctx, "registry"));
+    return kb_cache_open_registry(r, ctx, registry);
 }
 
 KB_EXTERN int kb_package_info_get(kb_package_info **out, kb_ctx *ctx, const char *ref_text,

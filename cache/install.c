@@ -3,6 +3,7 @@
 #include "cache/host.h"
 #include "cache/ref.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/trust.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,8 +218,7 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
 
 static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_opts *o)
 {
-    const char *ref = o->registry ? o->registry : kb_config_str(ctx, "registry");
-    return kb_registry_open(r, ctx, ref);
+    return kb_cache_open_registry(r, ctx, o->registry);
 }
 
 /* Offline with a remote registry: build from a source fetched earlier, no socket opened. */
@@ -304,6 +304,9 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
         rc = kb_pkg_pick_version(&res->version, r, ref.name, ref.constraint_text);
     if (!rc)
         rc = kb_pkg_index_fetch(&idx, r, ref.name, res->version, NULL);
+    /* The signature covers the index: check it before anything it names is downloaded. */
+    if (!rc)
+        rc = kb_trust_check(ctx, r, ref.name, res->version, idx->digest, o->allow_unsigned);
     if (!rc) {
         res->name = kb_strdup(ref.name);
         res->index_digest = kb_strdup(idx->digest);

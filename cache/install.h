@@ -35,6 +35,9 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
 
 const char *kb_fit_name(kb_fit fit);
 
+/* kb_registry_open on ref (NULL: the ctx's registry setting) plus stored credentials. */
+int kb_cache_open_registry(kb_registry **out, kb_ctx *ctx, const char *ref);
+
 /* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
  * *path_out owned. Present blobs are not fetched again. */
 int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,

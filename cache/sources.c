@@ -3,6 +3,7 @@
 #include "cache/install.h"
 #include "cache/ref.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/trust.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -153,7 +154,7 @@ int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, cons
 }
 
 KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_text,
-                              const char *registry)
+                              const char *registry, int allow_unsigned)
 {
     if (!version_out || !ctx || !ref_text)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_fetch_source: NULL argument");
@@ -166,13 +167,15 @@ KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_t
     kb_cache *cache = NULL;
     kb_pkg_index *idx = NULL;
     char *version = NULL, *blob = NULL;
-    rc = kb_registry_open(&r, ctx, registry ? registry : kb_config_str(ctx, "registry"));
+    rc = kb_cache_open_registry(&r, ctx, registry);
     if (!rc)
         rc = kb_cache_open(&cache, ctx);
     if (!rc)
         rc = kb_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
     if (!rc)
         rc = kb_pkg_index_fetch(&idx, r, ref.name, version, NULL);
+    if (!rc) /* sources are code too: the same signature policy as artifacts */
+        rc = kb_trust_check(ctx, r, ref.name, version, idx->digest, allow_unsigned);
     kb_pkg_entry *src = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, KB_SOURCE_TARGET);
     if (!rc && !src)
         rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "%s@%s was published without a source artifact",

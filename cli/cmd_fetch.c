@@ -7,13 +7,17 @@
 int cmd_fetch(cli *c, int argc, char **argv)
 {
     static const struct option long_opts[] = {{"source", no_argument, NULL, 's'},
+                                              {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
     bool source = false;
+    int allow_unsigned = 0;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
         if (opt == 's')
             source = true;
+        else if (opt == 'u')
+            allow_unsigned = 1;
         else
             return cli_usage_error(c, "fetch", "unknown option");
     }
@@ -24,7 +28,7 @@ int cmd_fetch(cli *c, int argc, char **argv)
     json_t *arr = c->json ? json_array() : NULL;
     for (int i = optind; i < argc; i++) {
         char *version = NULL;
-        int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL);
+        int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, allow_unsigned);
         if (rc) {
             json_decref(arr);
             return cli_fail(c, rc);

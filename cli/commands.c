@@ -30,8 +30,9 @@ const cli_command cli_commands[] = {
      "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
      "  exit 1 when a check failed; warnings alone exit 0"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
-     "kbpkg fetch --source org/name[@constraint]...",
-     "--source     the source artifact (what 'install --offline' builds from)"},
+     "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "--source          the source artifact (what 'install --offline' builds from)\n"
+     "--allow-unsigned  accept a package without a trusted signature"},
     {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
     {"help", cmd_help, "show the commands, or one command's options",
      "kbpkg help [COMMAND] | help --man [COMMAND]",

@@ -44,7 +44,7 @@ KB_EXTERN int kb_install_result_was_installed(const kb_install_result *r); /* no
  * install can build it with no network (offline). *version_out (owned, free()) is the
  * version fetched. registry NULL: the ctx's setting. */
 KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref,
-                              const char *registry);
+                              const char *registry, int allow_unsigned);
 
 /* Candidates, best first: target, whether it was taken, fit rank name, reason. */
 KB_EXTERN size_t kb_install_result_candidate_count(const kb_install_result *r);

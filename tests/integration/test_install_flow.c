@@ -4,6 +4,7 @@
 #include "cache/extract.h"
 #include <jansson.h>
 #include "registry/pkgindex.h"
+#include "kbpkg/trust.h"
 #include "registry_harness.h"
 
 #include <stdio.h>
@@ -332,7 +333,7 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
     build_and_publish(&w, pkg, reg.url);
     char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
     const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
-    const char *fetch[] = {"fetch", "--source", "kbtest/vec-add", NULL};
+    const char *fetch[] = {"fetch", "--source", "kbtest/vec-add", "--allow-unsigned", NULL};
     kbt_run r = kbt_kbpkg(env, fetch);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
@@ -377,9 +378,34 @@ Test(install_flow, docker_registry_round_trip)
     build_and_publish(&w, pkg, reg.url);
     char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
     const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
+    /* a remote registry requires a trusted signature by default */
+    const char *unsigned_install[] = {"install", "kbtest/vec-add@^0.4", NULL};
+    kbt_run r = kbt_kbpkg(env, unsigned_install);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "kbtest/vec-add@0.4.0") && strstr(r.err, "sha256:"), "%s", r.err);
+    kbt_run_free(&r);
+    const char *list[] = {"list", "--json", NULL};
+    r = kbt_kbpkg(env, list);
+    cr_expect(strstr(r.out, "\"installed\": []"), "nothing installed after a refusal: %s", r.out);
+    kbt_run_free(&r);
+    /* sign the index with a fresh key (trusted: generated keys trust themselves) */
+    setenv("KBPKG_CONFIG_DIR", w.env_cfg + strlen("KBPKG_CONFIG_DIR="), 1);
+    kb_ctx *ctx = kbt_ctx();
+    kb_trust_key *key = NULL;
+    cr_assert_eq(kb_trust_key_generate(&key, ctx, "ci"), 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_trust_key_free(key);
+    kb_registry *rr = NULL;
+    cr_assert_eq(kb_registry_open(&rr, ctx, reg.url), 0);
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, rr, "kbtest/vec-add", "0.4.0", NULL), 0);
+    cr_assert_eq(kb_trust_sign_index(ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL, NULL),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_pkg_index_free(ix);
+    kb_registry_free(rr);
+    kb_ctx_free(ctx);
     const char *install[] = {"install", "kbtest/vec-add@^0.4", "--json", NULL};
-    kbt_run r = kbt_kbpkg(env, install);
-    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    r = kbt_kbpkg(env, install);
+    cr_assert_eq(r.exit_code, 0, "a signed package installs: %s", r.err);
     cr_expect(strstr(r.out, "\"version\": \"0.4.0\""), "%s", r.out);
     kbt_run_free(&r);
     const char *info[] = {"info", "kbtest/vec-add", NULL};
