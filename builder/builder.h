@@ -47,6 +47,8 @@ bool kb_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t d
 bool kb_parse_cc_version(const char *text, char *out, size_t size); /* "12.2.0" */
 /* Tokens sm_XY / compute_XY of `nvcc --list-gpu-code/--list-gpu-arch`, appended to out. */
 int kb_parse_nvcc_arch_list(const char *text, kb_strv *out);
+/* Add sm_XYa / compute_XYa for every listed sm_XY / compute_XY with XY >= 90. */
+int kb_nvcc_add_arch_specific(kb_strv *archs);
 /* The CUDA archs a given nvcc major builds when it cannot list them (CUDA 13: sm_75+). */
 int kb_nvcc_default_archs(unsigned major, kb_strv *out);
 /* gfx archs from the device-lib file names (oclc_isa_version_1030.bc -> gfx1030), plus the

@@ -1,5 +1,6 @@
 /* kb_package_test: build the package's test program per runnable target and run it. */
 #include "builder/builder.h"
+#include "probe/probe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,35 @@ static int cpu_rank(const char *level)
     return strcmp(level, "aarch64") == 0 ? 1 : 0;
 }
 
+/* A CUDA target runs where a probed device accepts it (the resolver's own rules). */
+static char *gpu_not_runnable(const kb_plan_item *item, const kb_probe_report *probe)
+{
+    if (item->backend != KB_BACKEND_CUDA)
+        return kb_asprintf("%s tests need that GPU and its runtime; only CUDA and CPU tests run "
+                           "here",
+                           kb_backend_name(item->backend));
+    if (item->skip)
+        return kb_strdup(item->skip);
+    kb_target t;
+    if (kb_target_parse(NULL, &t, item->target) != 0)
+        return kb_asprintf("cannot parse %s", item->target);
+    kb_compat best = {KB_FIT_NONE, 0, "no CUDA device found"};
+    for (size_t i = 0; probe && i < probe->host.device_count; i++) {
+        kb_compat c;
+        kb_compat_check(&c, &t, &probe->host.devices[i], NULL);
+        if (c.fit != KB_FIT_NONE)
+            return NULL;
+        best = c;
+    }
+    return kb_asprintf("no device here runs it (%s)", best.reason);
+}
+
 /* Why this target cannot run here, or NULL when it can. */
-static char *not_runnable(const kb_plan_item *item, const char *host_level)
+static char *not_runnable(const kb_plan_item *item, const char *host_level,
+                          const kb_probe_report *probe)
 {
     if (item->backend != KB_BACKEND_CPU)
-        return kb_asprintf("%s tests run only on CPU targets for now (GPU runs need the probe "
-                           "module and a device)",
-                           kb_backend_name(item->backend));
+        return gpu_not_runnable(item, probe);
     if (item->skip)
         return kb_strdup(item->skip);
     bool x86 = kb_str_starts(item->arch, "x86_64_v");
@@ -54,12 +77,41 @@ static char *tail_lines(const char *text, size_t n)
     return kb_strndup(text + i, len - i);
 }
 
-static int build_cpu_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                          const char *exe, kb_buf *output)
+/* CUDA: compile the package library for the target, then the test with nvcc against it, as
+ * docs/kernels.md says (the test uses device memory with -DKBPKG_CHECK_CUDA). */
+static int push_cuda_test_args(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m,
+                               const kb_plan_item *item, const char *work)
+{
+    char name[64];
+    kb_lib_name(m->name, name, sizeof(name));
+    char *lib = kb_asprintf("%s/lib%s.so", work, name);
+    kb_buf log = KB_BUF_INIT;
+    int rc = lib ? kb_compile_target(ctx, m, item, work, NULL, lib, &log) : kb_error_oom(ctx);
+    kb_buf_free(&log);
+    free(lib);
+    if (rc)
+        return rc;
+    kb_strv_push(argv, "-DKBPKG_CHECK_CUDA");
+    kb_strv_push(argv, "-DKBPKG_REFERENCE_ONLY");
+    kb_strv_push_owned(argv, kb_asprintf("-L%s", work));
+    kb_strv_push_owned(argv, kb_asprintf("-l%s", name));
+    kb_strv_push_owned(argv, kb_asprintf("-Xlinker=-rpath,%s", work));
+    return 0;
+}
+
+static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                      const char *work, const char *exe, kb_buf *output)
 {
     kb_strv argv = KB_STRV_INIT;
     kb_strv_push(&argv, item->tc->path);
     kb_strv_push(&argv, "-O2");
+    if (item->backend == KB_BACKEND_CUDA) {
+        int rc = push_cuda_test_args(ctx, &argv, m, item, work);
+        if (rc) {
+            kb_strv_free(&argv);
+            return rc;
+        }
+    }
     if (kb_str_starts(item->arch, "x86_64_v")) {
         char march[32];
         snprintf(march, sizeof(march), "-march=x86-64-%s", item->arch + 7);
@@ -108,7 +160,7 @@ static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
     kb_buf output = KB_BUF_INIT;
     int rc = exe ? kb_mkdir_p(ctx, work, 0755) : kb_error_oom(ctx);
     if (!rc)
-        rc = build_cpu_test(ctx, m, item, exe, &output);
+        rc = build_test(ctx, m, item, work, exe, &output);
     if (!rc) {
         const char *argv[] = {exe, NULL};
         kb_proc_result r;
@@ -140,7 +192,7 @@ static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
 
 static int plan_tests(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
                       const char *dir, const char *const *targets, size_t count, char *level,
-                      size_t level_size)
+                      size_t level_size, kb_probe_report *probe)
 {
     char arch[16], os[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
@@ -151,7 +203,10 @@ static int plan_tests(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan 
         rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, (*m)->path, 0, 0,
                                "%s declares no test (add `test: tests/check.c`)", (*m)->name);
     if (!rc)
-        rc = kb_toolchains_discover_some(ctx, tcs, 1u << KB_BACKEND_CPU);
+        rc = kb_toolchains_discover_some(ctx, tcs,
+                                         (1u << KB_BACKEND_CPU) | (1u << KB_BACKEND_CUDA));
+    if (!rc)
+        rc = kb_probe_run(ctx, probe);
     if (!rc)
         rc = kb_plan_make(ctx, plan, *m, tcs, &host, targets, count);
     return rc;
@@ -166,7 +221,10 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
     memset(&tcs, 0, sizeof(tcs));
     kb_plan plan = {NULL, 0};
     char level[16];
-    int rc = plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level));
+    kb_probe_report probe;
+    memset(&probe, 0, sizeof(probe));
+    int rc = plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level),
+                        &probe);
     kb_test_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (res)
         res->targets = calloc(plan.count + 1, sizeof(*res->targets));
@@ -181,7 +239,7 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
         const kb_plan_item *item = &plan.items[i];
         kb_test_target_result *t = &res->targets[res->count++];
         t->target = kb_strdup(item->target);
-        char *why = not_runnable(item, level);
+        char *why = not_runnable(item, level, &probe);
         if (why) {
             t->status = KB_BUILD_SKIPPED;
             t->message = why;
@@ -202,6 +260,7 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
                       t->status == KB_BUILD_BUILT ? "passed" : "failed", t->seconds);
     }
     free(work_root);
+    kb_probe_report_free(&probe);
     kb_plan_free(&plan);
     kb_toolchains_free(&tcs);
     kb_manifest_free(m);

@@ -104,6 +104,27 @@ int kb_parse_nvcc_arch_list(const char *text, kb_strv *out)
     return 0;
 }
 
+int kb_nvcc_add_arch_specific(kb_strv *archs)
+{
+    /* nvcc --list-gpu-code names only base archs, but every arch from sm_90 on also has an
+     * arch-specific variant (sm_90a: wgmma, setmaxnreg) that the same nvcc builds. */
+    size_t n = archs->len;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = archs->items[i];
+        const char *num = kb_str_starts(a, "sm_")        ? a + 3
+                          : kb_str_starts(a, "compute_") ? a + 8
+                                                         : NULL;
+        uint64_t v = 0;
+        if (!num || !kb_parse_u64(num, &v) || v < 90)
+            continue;
+        char variant[32];
+        snprintf(variant, sizeof(variant), "%sa", a);
+        if (!kb_strv_contains(archs, variant) && kb_strv_push(archs, variant))
+            return KB_ERR_NOMEM;
+    }
+    return 0;
+}
+
 int kb_nvcc_default_archs(unsigned major, kb_strv *out)
 {
     /* What each CUDA major builds, for an nvcc too old for --list-gpu-code. */
@@ -276,6 +297,8 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
     kb_buf_free(&out);
     if (tc->archs.len == 0)
         kb_nvcc_default_archs((unsigned)strtoul(ver, NULL, 10), &tc->archs);
+    if (kb_nvcc_add_arch_specific(&tc->archs))
+        return KB_ERR_NOMEM;
     kb_strv_sort(&tc->archs);
     tc->found = true;
     return set_identity(tc);

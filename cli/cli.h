@@ -38,6 +38,7 @@ typedef struct cli_command {
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
 int cmd_build(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
+int cmd_farm(cli *c, int argc, char **argv);
 int cmd_fetch(cli *c, int argc, char **argv);
 int cmd_gc(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
@@ -46,13 +47,16 @@ int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_install(cli *c, int argc, char **argv);
 int cmd_key(cli *c, int argc, char **argv);
 int cmd_list(cli *c, int argc, char **argv);
+int cmd_lock(cli *c, int argc, char **argv);
 int cmd_login(cli *c, int argc, char **argv);
 int cmd_logout(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
+int cmd_publish(cli *c, int argc, char **argv);
 int cmd_resolve(cli *c, int argc, char **argv);
 int cmd_search(cli *c, int argc, char **argv);
+int cmd_sync(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);
 int cmd_test(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);

@@ -19,6 +19,14 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    {"farm", cmd_farm, "build and publish every target a registry does not hold yet",
+     "kbpkg farm DIR... [--registry R] [-j N] [--out DIR] [--json]",
+     "  DIR...               package folders, or folders searched for kernel.yaml (hidden,\n"
+     "                       build* and dist folders are skipped)\n"
+     "  -j N                 build N targets of a package at a time\n"
+     "  --out DIR            where builds go (default: <cache>/farm)\n"
+     "  a target whose build key the registry holds is not built again;\n"
+     "  exit 1 when any row failed"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
      "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
      "--source          the source artifact (what 'install --offline' builds from)\n"
@@ -47,6 +55,11 @@ const cli_command cli_commands[] = {
      "  revoke ID            never trust ID again (--reason R is recorded)\n"
      "  export ID            print ID's public key (PEM) to share"},
     {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
+    {"lock", cmd_lock, "pin package versions and artifact digests in kbpkg.lock",
+     "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry R]",
+     "  --target T, -t T     pin only these targets (ids or prefixes); default: every\n"
+     "                       artifact, so the lockfile works on any machine\n"
+     "  --file F             write F instead of ./kbpkg.lock"},
     {"login", cmd_login, "check and store a user and password for a registry",
      "kbpkg login REGISTRY [--username U] [--password-stdin]",
      "  REGISTRY             oci://host[:port] (credentials are kept per host)\n"
@@ -68,11 +81,23 @@ const cli_command cli_commands[] = {
      "              strings are \"\" when unknown; runtime is \"any\" for an override without one\n"
      "  --device D  pretend the machine has device D instead of probing (none: no GPU)\n"
      "  --set probe.cpu=x86_64_v3  pretend the CPU is at that level"},
+    {"publish", cmd_publish, "push a package's artifacts and source to a registry",
+     "kbpkg publish DIR [--registry R] [--out DIR] [--force] [--target T]... [--json]",
+     "  --out DIR            where built artifacts are (default: DIR/dist, as kbpkg build);\n"
+     "                       when none of this version is there (or they are stale), builds\n"
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  --force              replace a target published with different bytes"},
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
      "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
      "--explain    every candidate with the reason it was taken or refused"},
     {"search", cmd_search, "find packages in the registry by name",
      "kbpkg search [TERM] [--json]", ""},
+    {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
+     "kbpkg sync [--file F] [--offline] [--allow-unsigned]",
+     "  --file F             read F instead of ./kbpkg.lock\n"
+     "  --allow-unsigned     accept packages without a trusted signature (prints a warning)\n"
+     "  --offline            open no network connection: pinned artifacts already installed\n"
+     "                       are kept; one missing from a remote registry is an error"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"

@@ -55,6 +55,22 @@ Test(builder, parses_nvcc_arch_lists_and_defaults)
     kb_strv_free(&a);
 }
 
+Test(builder, nvcc_builds_arch_specific_variants_from_sm_90_on)
+{
+    kb_strv a = KB_STRV_INIT;
+    cr_assert_eq(kb_parse_nvcc_arch_list("sm_80 sm_89 sm_90 sm_100 compute_80 compute_90", &a), 0);
+    cr_assert_eq(kb_nvcc_add_arch_specific(&a), 0);
+    cr_expect(kb_strv_contains(&a, "sm_90a"));
+    cr_expect(kb_strv_contains(&a, "sm_100a"));
+    cr_expect(kb_strv_contains(&a, "compute_90a"));
+    cr_expect_not(kb_strv_contains(&a, "sm_89a"), "no arch-specific variant before sm_90");
+    cr_expect_not(kb_strv_contains(&a, "sm_80a"));
+    size_t n = a.len;
+    cr_assert_eq(kb_nvcc_add_arch_specific(&a), 0);
+    cr_expect_eq(a.len, n, "adding twice adds nothing");
+    kb_strv_free(&a);
+}
+
 Test(builder, rocm_archs_from_device_libs_and_overlay)
 {
     kb_strv files = KB_STRV_INIT, archs = KB_STRV_INIT, overlay = KB_STRV_INIT;

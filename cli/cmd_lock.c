@@ -1,0 +1,62 @@
+/* kbpkg lock org/name[@c]... [--target T]... [--file F]: pin versions and digests in kbpkg.lock. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_text(cli *c, const kb_lockfile *lock, const char *file)
+{
+    if (c->quiet)
+        return;
+    for (size_t i = 0; i < kb_lockfile_package_count(lock); i++) {
+        const char *name, *constraint, *version, *index;
+        size_t pins = 0;
+        kb_lockfile_package(&name, &constraint, &version, &index, &pins, lock, i);
+        printf("%s %s (%s): %zu pinned, index %s\n", name, version, constraint, pins, index);
+    }
+    printf("wrote %s\n", file);
+}
+
+int cmd_lock(cli *c, int argc, char **argv)
+{
+    const char **refs = calloc((size_t)argc + 1, sizeof(*refs));
+    const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
+    const char *file = KB_LOCKFILE_NAME;
+    size_t nrefs = 0, ntargets = 0;
+    int rc = refs && targets ? 0 : cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
+            targets[ntargets++] = argv[++i];
+        else if (strcmp(a, "--file") == 0 && has_value)
+            file = argv[++i];
+        else if (a[0] == '-')
+            rc = cli_usage_error(c, "lock", "unknown or incomplete option '%s'", a);
+        else
+            refs[nrefs++] = a;
+    }
+    if (!rc && nrefs == 0)
+        rc = cli_usage_error(c, "lock", "which packages? (kbpkg lock org/name[@constraint]...)");
+    kb_lockfile *lock = NULL;
+    if (!rc) {
+        kb_lock_options o = KB_LOCK_OPTIONS_INIT;
+        o.targets = targets;
+        o.target_count = ntargets;
+        int err = kb_lockfile_resolve(&lock, c->ctx, refs, nrefs, &o);
+        if (!err)
+            err = kb_lockfile_write(c->ctx, lock, file);
+        if (err)
+            rc = cli_fail(c, err);
+    }
+    if (!rc && c->json)
+        cli_json_print(json_pack("{s:s, s:i}", "file", file, "packages",
+                                 (int)kb_lockfile_package_count(lock)));
+    else if (!rc)
+        print_text(c, lock, file);
+    kb_lockfile_free(lock);
+    free(refs);
+    free(targets);
+    return rc;
+}

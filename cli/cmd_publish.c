@@ -1,0 +1,93 @@
+/* kbpkg publish DIR [--out D] [--force] [--target T]...: push a package's artifacts and source. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_json(const kb_publish_report *r)
+{
+    json_t *items = json_array();
+    for (size_t i = 0; i < kb_publish_report_count(r); i++) {
+        const char *target, *status, *digest, *message;
+        kb_publish_report_item(&target, &status, &digest, &message, r, i);
+        json_array_append_new(items,
+                              json_pack("{s:s, s:s, s:s?, s:s?}", "target", target, "status",
+                                        status, "manifest_digest", digest, "message", message));
+    }
+    cli_json_print(json_pack(
+        "{s:s, s:s, s:s, s:s, s:b, s:o}", "package", kb_publish_report_package(r), "version",
+        kb_publish_report_version(r), "registry", kb_publish_report_registry(r), "index_digest",
+        kb_publish_report_index_digest(r), "built", kb_publish_report_built(r), "items", items));
+}
+
+static const char *status_words(const char *status)
+{
+    if (strcmp(status, "unchanged") == 0)
+        return "already there (same bytes)";
+    if (strcmp(status, "replaced") == 0)
+        return "replaced (--force)";
+    return status;
+}
+
+static void print_text(cli *c, const kb_publish_report *r)
+{
+    if (c->quiet)
+        return;
+    printf("%s %s -> %s\n", kb_publish_report_package(r), kb_publish_report_version(r),
+           kb_publish_report_registry(r));
+    for (size_t i = 0; i < kb_publish_report_count(r); i++) {
+        const char *target, *status, *digest, *message;
+        kb_publish_report_item(&target, &status, &digest, &message, r, i);
+        printf("  %-34s %s", target, status_words(status));
+        if (message)
+            printf(": %s", message);
+        printf("\n");
+    }
+    printf("index %s\n", kb_publish_report_index_digest(r));
+}
+
+int cmd_publish(cli *c, int argc, char **argv)
+{
+    const char *dir = NULL;
+    const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
+    kb_publish_options o = KB_PUBLISH_OPTIONS_INIT;
+    size_t n = 0;
+    int rc = targets ? 0 : cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
+            targets[n++] = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has_value)
+            o.out_dir = argv[++i];
+        else if (strcmp(a, "--force") == 0)
+            o.force = 1;
+        else if (a[0] == '-')
+            rc = cli_usage_error(c, "publish", "unknown or incomplete option '%s'", a);
+        else if (!dir)
+            dir = a;
+        else
+            rc =
+                cli_usage_error(c, "publish", "one package folder only, got '%s' and '%s'", dir, a);
+    }
+    if (!rc && !dir)
+        rc = cli_usage_error(c, "publish", "which package folder? (kbpkg publish DIR)");
+    kb_publish_report *r = NULL;
+    if (!rc) {
+        o.targets = targets;
+        o.target_count = n;
+        int err = kb_publish(c->ctx, &r, dir, &o);
+        if (err)
+            rc = cli_fail(c, err);
+    }
+    if (r) {
+        if (c->json)
+            print_json(r);
+        else
+            print_text(c, r);
+        kb_publish_report_free(r);
+    }
+    free(targets);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* kbpkg sync [--file F] [--allow-unsigned]: install exactly what kbpkg.lock pins. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_json(const kb_sync_report *r)
+{
+    json_t *items = json_array();
+    for (size_t i = 0; i < kb_sync_report_count(r); i++) {
+        const char *name, *version, *target, *status, *dir, *digest;
+        kb_sync_report_item(&name, &version, &target, &status, &dir, &digest, r, i);
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "name", name,
+                                               "version", version, "target", target, "status",
+                                               status, "dir", dir, "artifact_digest", digest));
+    }
+    cli_json_print(json_pack("{s:o}", "packages", items));
+}
+
+static void print_text(cli *c, const kb_sync_report *r)
+{
+    if (c->quiet)
+        return;
+    for (size_t i = 0; i < kb_sync_report_count(r); i++) {
+        const char *name, *version, *target, *status, *dir, *digest;
+        kb_sync_report_item(&name, &version, &target, &status, &dir, &digest, r, i);
+        printf("%s %s %s: %s (%.19s)\n", name, version, target, status, digest);
+    }
+}
+
+int cmd_sync(cli *c, int argc, char **argv)
+{
+    const char *file = KB_LOCKFILE_NAME;
+    kb_sync_options o = KB_SYNC_OPTIONS_INIT;
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strcmp(argv[i], "--allow-unsigned") == 0)
+            o.allow_unsigned = 1;
+        else
+            rc = cli_usage_error(c, "sync", "unknown or incomplete option '%s'", argv[i]);
+    }
+    kb_lockfile *lock = NULL;
+    kb_sync_report *r = NULL;
+    if (!rc) {
+        int err = kb_lockfile_load(&lock, c->ctx, file);
+        if (!err)
+            err = kb_sync(&r, c->ctx, lock, &o);
+        if (err)
+            rc = cli_fail(c, err);
+    }
+    if (r && c->json)
+        print_json(r);
+    else if (r)
+        print_text(c, r);
+    kb_sync_report_free(r);
+    kb_lockfile_free(lock);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* kbpkg public API: publishing a package's artifacts to a registry, and the build farm. */
+#ifndef KBPKG_PUBLISH_H
+#define KBPKG_PUBLISH_H
+
+#include "kbpkg/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- publish one package folder ---- */
+
+#define KB_PUBLISH_OPTIONS_VERSION 1
+typedef struct kb_publish_options {
+    unsigned int version;       /* KB_PUBLISH_OPTIONS_VERSION */
+    const char *registry;       /* NULL: the ctx's "registry" setting */
+    const char *out_dir;        /* where built artifacts are (and go); NULL: <dir>/dist */
+    const char *const *targets; /* filters: full ids or prefixes; NULL: every declared target */
+    size_t target_count;
+    int force;         /* replace a target published with different bytes */
+    unsigned int jobs; /* parallel builds when publish has to build; 0: as kb_build */
+} kb_publish_options;
+
+#define KB_PUBLISH_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        KB_PUBLISH_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0                                      \
+    }
+
+/* What one publish did: per target (and "source") a status, plus the index digest. */
+typedef struct kb_publish_report kb_publish_report;
+
+/*
+ * Publish the package in dir (a folder with kernel.yaml) as name@version of its manifest.
+ * Uses the artifacts of that version already in out_dir when they were built from the current
+ * sources; otherwise builds first (kb_build). Always writes and pushes the source artifact.
+ * Everything goes to the registry in one merge of the version's index. A target already
+ * published with different bytes is refused (KB_ERR_EXISTS naming the target and both digests,
+ * nothing changed) unless force.
+ */
+KB_EXTERN int kb_publish(kb_ctx *ctx, kb_publish_report **out, const char *dir,
+                         const kb_publish_options *options);
+KB_EXTERN void kb_publish_report_free(kb_publish_report *report);
+
+KB_EXTERN const char *kb_publish_report_package(const kb_publish_report *report);
+KB_EXTERN const char *kb_publish_report_version(const kb_publish_report *report);
+KB_EXTERN const char *kb_publish_report_index_digest(const kb_publish_report *report);
+KB_EXTERN const char *kb_publish_report_registry(const kb_publish_report *report);
+/* 1 when publish had to build (no current artifacts in out_dir), 0 when it used them. */
+KB_EXTERN int kb_publish_report_built(const kb_publish_report *report);
+KB_EXTERN size_t kb_publish_report_count(const kb_publish_report *report);
+/*
+ * One item: target id (or "source"); status "published" (new), "unchanged" (the registry
+ * already had these bytes), "replaced" (force), or "skipped" (could not be built here; message
+ * says why); digest: the per-target manifest digest (NULL when skipped). Strings are borrowed.
+ */
+KB_EXTERN int kb_publish_report_item(const char **target, const char **status, const char **digest,
+                                     const char **message, const kb_publish_report *report,
+                                     size_t index);
+
+/* ---- the build farm ---- */
+
+#define KB_FARM_OPTIONS_VERSION 1
+typedef struct kb_farm_options {
+    unsigned int version; /* KB_FARM_OPTIONS_VERSION */
+    const char *registry; /* NULL: the ctx's "registry" setting */
+    unsigned int jobs;    /* parallel target builds per package; 0: as kb_build */
+    const char *out_dir;  /* where builds go; NULL: <cache.dir>/farm */
+} kb_farm_options;
+
+#define KB_FARM_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        KB_FARM_OPTIONS_VERSION, NULL, 0, NULL                                                     \
+    }
+
+typedef struct kb_farm_report kb_farm_report;
+
+/*
+ * For each path (a package folder, or a folder searched recursively for kernel.yaml, skipping
+ * hidden folders and build*, dist), and each declared target a local toolchain builds: compute
+ * the build key without building; when the registry's index of that version already holds it,
+ * the target is "already there"; else build and publish. Returns 0 when the farm ran, even when
+ * rows failed (see kb_farm_report_failed); a negative kb_err when nothing could run (no
+ * registry, a path that does not exist).
+ */
+KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+                      const kb_farm_options *options);
+KB_EXTERN void kb_farm_report_free(kb_farm_report *report);
+KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *report);
+/* Rows sorted by package then target. status: "published", "already there", "skipped",
+ * "failed"; package is the manifest path when the manifest could not be read; target "-" for a
+ * row about the whole package; version NULL then. message: reason or error, may be NULL. */
+KB_EXTERN int kb_farm_report_row(const char **package, const char **version, const char **target,
+                                 const char **status, const char **message,
+                                 const kb_farm_report *report, size_t index);
+/* Rows per status. */
+KB_EXTERN size_t kb_farm_report_published(const kb_farm_report *report);
+KB_EXTERN size_t kb_farm_report_present(const kb_farm_report *report);
+KB_EXTERN size_t kb_farm_report_skipped(const kb_farm_report *report);
+KB_EXTERN size_t kb_farm_report_failed(const kb_farm_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,290 @@
+/* kbpkg lock and sync against a layout folder: file content, installing exactly the pins,
+ * refusing changed bytes, offline no-op. */
+#include "kbtest.h"
+#include "cache/store.h"
+#include "registry/pkgindex.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct fixture {
+    char *tmp, *pkg, *hub, *cache, *lock;
+    char *env_cache, *env_config;
+    const char *env[5];
+} fixture;
+
+static fixture setup(void)
+{
+    fixture f = {0};
+    f.tmp = kbt_mkdtemp();
+    f.pkg = kb_asprintf("%s/pkg", f.tmp);
+    f.hub = kb_asprintf("%s/hub", f.tmp);
+    f.cache = kb_asprintf("%s/cache", f.tmp);
+    f.lock = kb_asprintf("%s/kbpkg.lock", f.tmp);
+    f.env_cache = kb_asprintf("KBPKG_CACHE=%s", f.cache);
+    f.env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    f.env[0] = f.env_cache;
+    f.env[1] = f.env_config;
+    f.env[2] = "KBPKG_DEVICES=none";
+    f.env[3] = "KBPKG_CPU=x86_64_v3";
+    char *src = kbt_data("publish/cpu-add");
+    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, f.pkg);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    free(cmd);
+    free(src);
+    const char *args[] = {"publish", f.pkg, "--registry", f.hub, NULL};
+    kbt_run r = kbt_kbpkg(f.env, args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    return f;
+}
+
+static void teardown(fixture *f)
+{
+    kbt_rmtree(f->tmp);
+    free(f->tmp);
+    free(f->pkg);
+    free(f->hub);
+    free(f->cache);
+    free(f->lock);
+    free(f->env_cache);
+    free(f->env_config);
+}
+
+static kbt_run run3(const fixture *f, const char *a, const char *b, const char *c)
+{
+    const char *args[] = {a, b, c, NULL};
+    return kbt_kbpkg(f->env, args);
+}
+
+static kbt_run lock(const fixture *f)
+{
+    const char *args[] = {"lock", "kbtest/cpu-add@^0.1", "--registry", f->hub, "--file", f->lock,
+                          NULL};
+    return kbt_kbpkg(f->env, args);
+}
+
+/* The hub's current index of kbtest/cpu-add@0.1.0, entries resolved. */
+static kb_pkg_index *hub_index(const fixture *f, kb_ctx *ctx, kb_registry **r)
+{
+    kb_pkg_index *idx = NULL;
+    cr_assert_eq(kb_registry_open(r, ctx, f->hub), 0);
+    cr_assert_eq(kb_pkg_index_fetch(&idx, *r, "kbtest/cpu-add", "0.1.0", NULL), 0);
+    for (size_t i = 0; i < idx->count; i++)
+        cr_assert_eq(kb_pkg_entry_resolve(&idx->entries[i], *r, "kbtest/cpu-add"), 0);
+    return idx;
+}
+
+static char *installed_digest(const fixture *f, const char *target)
+{
+    char *rec = kb_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/%s/" KB_INSTALL_RECORD, f->cache, target);
+    json_t *root = json_load_file(rec, 0, NULL);
+    char *digest = kb_strdup(json_string_value(json_object_get(root, "artifact_digest")));
+    json_decref(root);
+    free(rec);
+    return digest;
+}
+
+Test(cli_lock, lockfile_pins_every_artifact_with_stable_bytes)
+{
+    fixture f = setup();
+    kbt_run r = lock(&f);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *idx = hub_index(&f, ctx, &reg);
+    json_error_t jerr;
+    json_t *root = json_load_file(f.lock, JSON_REJECT_DUPLICATES, &jerr);
+    cr_assert_not_null(root, "%s", jerr.text);
+    cr_expect_eq(json_integer_value(json_object_get(root, "lockfile")), 1);
+    cr_expect_str_eq(json_string_value(json_object_get(root, "registry")), f.hub);
+    json_t *p = json_array_get(json_object_get(root, "packages"), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(p, "name")), "kbtest/cpu-add");
+    cr_expect_str_eq(json_string_value(json_object_get(p, "constraint")), "^0.1");
+    cr_expect_str_eq(json_string_value(json_object_get(p, "version")), "0.1.0");
+    cr_expect_str_eq(json_string_value(json_object_get(p, "index_digest")), idx->digest);
+    json_t *arts = json_object_get(p, "artifacts");
+    cr_expect_eq(json_object_size(arts), 2, "both CPU targets, for any machine");
+    for (size_t i = 0; i < idx->count; i++) {
+        const kb_pkg_entry *e = &idx->entries[i];
+        json_t *pin =
+            e->is_source ? json_object_get(p, "source") : json_object_get(arts, e->target);
+        cr_assert_not_null(pin, "%s pinned", e->target);
+        cr_expect_str_eq(json_string_value(json_object_get(pin, "manifest_digest")),
+                         e->manifest_digest);
+        cr_expect_str_eq(json_string_value(json_object_get(pin, "layer_digest")), e->layer_digest);
+        cr_expect_eq((uint64_t)json_integer_value(json_object_get(pin, "size")), e->layer_size);
+    }
+    json_decref(root);
+    /* Locking again gives the same bytes. */
+    kb_buf first = KB_BUF_INIT, second = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(NULL, f.lock, &first), 0);
+    r = lock(&f);
+    cr_expect_eq(r.exit_code, 0);
+    kbt_run_free(&r);
+    cr_assert_eq(kb_read_file(NULL, f.lock, &second), 0);
+    cr_expect_str_eq(second.data, first.data);
+    /* --target pins only that one (plus the source). */
+    const char *one[] = {"lock", "kbtest/cpu-add", "--registry",    f.hub, "--file",
+                         f.lock, "--target",       "cpu-x86_64_v2", NULL};
+    r = kbt_kbpkg(f.env, one);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_buf third = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(NULL, f.lock, &third), 0);
+    cr_expect(strstr(third.data, "cpu-x86_64_v2-x86_64-linux"));
+    cr_expect_null(strstr(third.data, "cpu-x86_64_v3-x86_64-linux"));
+    cr_expect(strstr(third.data, "\"source\""));
+    const char *none[] = {"lock", "kbtest/cpu-add", "--registry", f.hub, "--file",
+                          f.lock, "--target",       "cuda13",     NULL};
+    r = kbt_kbpkg(f.env, none);
+    cr_expect_eq(r.exit_code, 3);
+    cr_expect(strstr(r.err, "kbpkg: kbtest/cpu-add@0.1.0 has no artifact for the requested "
+                            "target(s); it has: cpu-x86_64_v2-x86_64-linux, "
+                            "cpu-x86_64_v3-x86_64-linux"),
+              "%s", r.err);
+    kbt_run_free(&r);
+    kb_buf_free(&first);
+    kb_buf_free(&second);
+    kb_buf_free(&third);
+    kb_pkg_index_free(idx);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}
+
+Test(cli_lock, sync_installs_the_pins_then_works_offline)
+{
+    fixture f = setup();
+    kbt_run r = lock(&f);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *idx = hub_index(&f, ctx, &reg);
+    const kb_pkg_entry *v3 = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
+    cr_assert_not_null(v3);
+
+    r = run3(&f, "sync", "--file", f.lock);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "kbtest/cpu-add 0.1.0 cpu-x86_64_v3-x86_64-linux: installed"), "%s",
+              r.out);
+    char *got = installed_digest(&f, "cpu-x86_64_v3-x86_64-linux");
+    cr_expect_str_eq(got, v3->layer_digest, "the install record holds the pinned digest");
+    free(got);
+    kbt_run_free(&r);
+
+    /* Offline, the hub gone: already installed, nothing to fetch. */
+    kbt_rmtree(f.hub);
+    const char *offline[] = {"--offline", "sync", "--file", f.lock, NULL};
+    r = kbt_kbpkg(f.env, offline);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "cpu-x86_64_v3-x86_64-linux: already installed"), "%s", r.out);
+    kbt_run_free(&r);
+    kb_pkg_index_free(idx);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}
+
+/* A forced republish, then the registry lost the old index (as a garbage collection does): the
+ * old lockfile must not install the new bytes. */
+Test(cli_lock, sync_refuses_bytes_that_differ_from_the_pin)
+{
+    fixture f = setup();
+    kbt_run r = lock(&f);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *old = hub_index(&f, ctx, &reg);
+    const char *old_layer = kb_pkg_index_find(old, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+
+    char *license = kb_asprintf("%s/LICENSE", f.pkg);
+    kbt_write(license, "MIT, republished\n");
+    const char *force[] = {"publish", f.pkg, "--registry", f.hub, "--force", NULL};
+    r = kbt_kbpkg(f.env, force);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_registry *reg2 = NULL;
+    kb_pkg_index *now = hub_index(&f, ctx, &reg2);
+    const char *new_layer = kb_pkg_index_find(now, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+    cr_assert_str_neq(new_layer, old_layer);
+
+    /* While the registry still serves the pinned index by digest, sync installs the old bytes. */
+    r = run3(&f, "sync", "--file", f.lock);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    char *got = installed_digest(&f, "cpu-x86_64_v3-x86_64-linux");
+    cr_expect_str_eq(got, old_layer, "exactly the pin, not the tag's new bytes");
+    free(got);
+    kbt_run_free(&r);
+
+    /* Registry lost the pinned index: the current one has other bytes -> refused. */
+    char *cache_pkgs = kb_asprintf("%s/pkgs", f.cache);
+    kbt_rmtree(cache_pkgs);
+    char *old_index_blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(old->digest));
+    cr_assert_eq(unlink(old_index_blob), 0, "%s", old_index_blob);
+    r = run3(&f, "sync", "--file", f.lock);
+    cr_expect_eq(r.exit_code, 4, "KB_ERR_DIGEST: %s", r.err);
+    char *msg = kb_asprintf("kbpkg: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux: the "
+                            "lockfile pins %s but the registry now serves %s\n",
+                            old_layer, new_layer);
+    cr_expect(strstr(r.err, msg), "%s", r.err);
+    char *none = installed_digest(&f, "cpu-x86_64_v3-x86_64-linux");
+    cr_expect_null(none, "nothing installed");
+    free(none);
+    kbt_run_free(&r);
+    free(msg);
+    free(old_index_blob);
+    free(cache_pkgs);
+    free(license);
+    kb_pkg_index_free(old);
+    kb_pkg_index_free(now);
+    kb_registry_free(reg);
+    kb_registry_free(reg2);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}
+
+/* The registry serves other bytes under the pinned layer digest (a corrupted or hostile hub). */
+Test(cli_lock, sync_refuses_a_tampered_blob)
+{
+    fixture f = setup();
+    kbt_run r = lock(&f);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *idx = hub_index(&f, ctx, &reg);
+    const char *layer = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+    char *blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(layer));
+    kbt_write(blob, "not the artifact you pinned");
+    r = run3(&f, "sync", "--file", f.lock);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "kbpkg: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (pinned "),
+              "names package and target: %s", r.err);
+    cr_expect(strstr(r.err, layer), "names the expected digest: %s", r.err);
+    kbt_run_free(&r);
+    free(blob);
+    kb_pkg_index_free(idx);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}
+
+Test(cli_lock, sync_without_a_lockfile)
+{
+    char *tmp = kbt_mkdtemp();
+    char *file = kb_asprintf("%s/missing.lock", tmp);
+    const char *args[] = {"sync", "--file", file, NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_neq(r.exit_code, 0);
+    cr_expect(strstr(r.err, file), "names the file: %s", r.err);
+    kbt_run_free(&r);
+    free(file);
+    kbt_rmtree(tmp);
+    free(tmp);
+}

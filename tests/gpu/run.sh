@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (device tool), over what tests/gpu/prepare.sh put in .carry/gpu:
+# probe, install from three hubs (exact sm_90a, sm_80 SASS only, PTX only) with --explain,
+# load every first-party package through kb_kernel_open and check it on the GPU against its
+# CPU artifact, run gemm_demo, `kbpkg test` the CUDA targets with the machine's nvcc, and time
+# the loader. Skips cleanly (exit 0, SKIP) where there is no NVIDIA GPU.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+C=$ROOT/.carry/gpu
+OUTDIR=${OUT:-/tmp/kbpkg-gpu}
+mkdir -p "$OUTDIR"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "SKIP: no NVIDIA GPU here (tests/gpu/run.sh needs one)"; exit 0
+fi
+export LD_LIBRARY_PATH=$C/lib:${LD_LIBRARY_PATH:-}
+export PATH=$C/bin:/usr/local/cuda/bin:$PATH
+export KBPKG_CONFIG_DIR=/tmp/kbcfg KBPKG_CACHE=/tmp/kbcache
+fails=0
+summary=()
+check() { # name, command...
+  local name=$1; shift
+  if "$@" >"$OUTDIR/$name.log" 2>&1; then summary+=("PASS $name"); else
+    summary+=("FAIL $name (see $name.log)"); fails=$((fails + 1)); tail -15 "$OUTDIR/$name.log"; fi
+}
+expect_target() { # hub, expected target
+  rm -rf "$KBPKG_CACHE"
+  kbpkg --registry "/tmp/hub-$1" resolve radeonflow/gemm --explain &&
+  kbpkg --registry "/tmp/hub-$1" install radeonflow/gemm --json | tee /tmp/inst.json &&
+  grep -q "\"target\": \"$2\"" /tmp/inst.json
+}
+# build the CUDA and CPU artifacts here with kbpkg (this machine's nvcc, 16 cores) and publish
+# them to three layout hubs: everything; gemm with only sm_80 SASS; gemm with only PTX
+declare -A TARGETS=(
+  [radeonflow/gemm]="cuda13-sm_80 cuda13-sm_90 cuda13-sm_90a cuda13-compute_80 cpu"
+  [kbpkg-community/activation]="cuda13-sm_80 cuda13-sm_90 cuda13-compute_80 cpu"
+  [kbpkg-community/rmsnorm]="cuda13-sm_80 cuda13-sm_90 cuda13-compute_80 cpu")
+t0=$(date +%s)
+for pkg in "${!TARGETS[@]}"; do
+  n=$(basename "$pkg"); args=()
+  for t in ${TARGETS[$pkg]}; do args+=(--target "$t"); done
+  ( kbpkg build "$ROOT/kernels/$pkg" "${args[@]}" -j8 --out "/tmp/dist/$n" &&
+    kbpkg publish "$ROOT/kernels/$pkg" --registry /tmp/hub-full --out "/tmp/dist/$n" "${args[@]}"
+  ) >"$OUTDIR/build_$n.log" 2>&1 &
+done
+wait
+echo "built and published in $(( $(date +%s) - t0 )) s"
+tail -12 "$OUTDIR"/build_*.log
+kbpkg publish "$ROOT/kernels/radeonflow/gemm" --registry /tmp/hub-sm80 --out /tmp/dist/gemm \
+  --target cuda13-sm_80 --target cpu >"$OUTDIR/publish_sm80.log" 2>&1
+kbpkg publish "$ROOT/kernels/radeonflow/gemm" --registry /tmp/hub-ptx --out /tmp/dist/gemm \
+  --target cuda13-compute_80 --target cpu >"$OUTDIR/publish_ptx.log" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+t0=$(date +%s%N); kbpkg probe --json >"$OUTDIR/probe.json"; t1=$(date +%s%N)
+kbpkg probe
+echo "cold kbpkg probe (process start + cuInit in a child): $(( (t1 - t0) / 1000000 )) ms"
+check probe_h200 grep -q '"arch": "sm_90"' "$OUTDIR/probe.json"
+check install_exact_sm90a expect_target full cuda13-sm_90a-x86_64-linux
+check install_sm80_sass expect_target sm80 cuda13-sm_80-x86_64-linux
+check install_ptx_jit expect_target ptx cuda13-compute_80-x86_64-linux
+rm -rf "$KBPKG_CACHE"
+for p in radeonflow/gemm kbpkg-community/activation kbpkg-community/rmsnorm; do
+  kbpkg --registry /tmp/hub-full install "$p" >>"$OUTDIR/installs.log" 2>&1
+  kbpkg --registry /tmp/hub-full --device none install "$p" >>"$OUTDIR/installs.log" 2>&1
+done
+kbpkg list
+check open_check open_check
+cat "$OUTDIR/open_check.log" | grep -E "opened|FAIL|checks"
+check gemm_demo gemm_demo
+cat "$OUTDIR/gemm_demo.log"
+check verify kbpkg verify
+# kbpkg test builds each CUDA target's library and test with this machine's nvcc
+KBPKG_JOBS=8 check test_gemm kbpkg test "$ROOT/kernels/radeonflow/gemm" --target cuda13-sm_90 \
+  --target cuda13-sm_90a --target cuda13-compute_80
+check test_activation kbpkg test "$ROOT/kernels/kbpkg-community/activation" --target cuda13-sm_90
+check test_rmsnorm kbpkg test "$ROOT/kernels/kbpkg-community/rmsnorm" --target cuda13-sm_90
+tail -6 "$OUTDIR/test_gemm.log"
+# loader figures
+check loader_timing loader_timing radeonflow/gemm rf_gemm_bf16
+cat "$OUTDIR/loader_timing.log"
+lib=$(ls "$KBPKG_CACHE"/pkgs/radeonflow/gemm/1.0.0/cuda13-sm_90a-x86_64-linux/lib/libgemm.so)
+for i in 1 2 3 4 5; do
+  a=$(date +%s%N); python3 -c 'import torch' 2>/dev/null; b=$(date +%s%N)
+  python3 -c "import torch; torch.ops.load_library('$lib')" 2>/dev/null; c=$(date +%s%N)
+  echo "python import torch: $(( (b - a) / 1000000 )) ms; import + torch.ops.load_library: $(( (c - b) / 1000000 )) ms"
+done | tee "$OUTDIR/torch_load.log"
+printf '%s\n' "${summary[@]}"
+echo "$(( ${#summary[@]} - fails )) passed, $fails failed"
+[ "$fails" = 0 ]
