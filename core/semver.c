@@ -289,12 +289,29 @@ static kb_semver make_version(uint64_t major, uint64_t minor, uint64_t patch)
     return v;
 }
 
-/* The smallest version above every version the partial covers ("1.2" -> 1.3.0). */
-static kb_semver partial_next(const partial *p)
+/* v with the number at place (0 major, 1 minor, 2 patch) plus one and the places below zeroed:
+ * the smallest version above a range. A place already at UINT64_MAX carries into the one above
+ * ("1.<max>" -> 2.0.0) instead of wrapping to 0; false when even the major would overflow, as
+ * no version lies above the range then. */
+static bool bump_version(kb_semver *out, const kb_semver *v, int place)
 {
-    if (p->parts == 1)
-        return make_version(p->v.major + 1, 0, 0);
-    return make_version(p->v.major, p->v.minor + 1, 0);
+    uint64_t n[3] = {v->major, v->minor, v->patch};
+    for (int i = place + 1; i < 3; i++)
+        n[i] = 0;
+    int i = place;
+    while (i >= 0 && n[i] == UINT64_MAX)
+        n[i--] = 0;
+    if (i < 0)
+        return false;
+    n[i]++;
+    *out = make_version(n[0], n[1], n[2]);
+    return true;
+}
+
+/* The smallest version above every version the partial covers ("1.2" -> 1.3.0). */
+static bool partial_next(kb_semver *out, const partial *p)
+{
+    return bump_version(out, &p->v, p->parts == 1 ? 0 : 1);
 }
 
 /* Half-open range [lo, hi): with_hi false means no upper bound. */
@@ -306,40 +323,44 @@ static int add_range(kb_constraint *c, const kb_semver *lo, const kb_semver *hi)
     return rc;
 }
 
-static kb_semver caret_upper(const partial *p)
+static bool caret_upper(kb_semver *out, const partial *p)
 {
     const kb_semver *v = &p->v;
     if (v->major > 0 || p->parts == 1)
-        return make_version(v->major + 1, 0, 0);
+        return bump_version(out, v, 0);
     if (v->minor > 0 || p->parts == 2)
-        return make_version(0, v->minor + 1, 0);
-    return make_version(0, 0, v->patch + 1);
+        return bump_version(out, v, 1);
+    return bump_version(out, v, 2);
 }
 
 static int add_comparator(kb_constraint *c, const char *op, const partial *p)
 {
     if (p->parts == 0) /* "*", ">=*": everything */
         return strcmp(op, "<") == 0 || strcmp(op, ">") == 0 ? KB_ERR_VERSION : 0;
-    kb_semver next = p->parts < 3 ? partial_next(p) : p->v;
-    if (strcmp(op, "^") == 0) {
-        kb_semver hi = caret_upper(p);
-        return add_range(c, &p->v, &hi);
-    }
-    if (strcmp(op, "~") == 0) {
-        kb_semver hi = p->parts == 1 ? make_version(p->v.major + 1, 0, 0)
-                                     : make_version(p->v.major, p->v.minor + 1, 0);
-        return add_range(c, &p->v, &hi);
-    }
+    /* no next: the range reaches the largest version, so it has no upper bound */
+    kb_semver next = p->v, hi;
+    bool has_next = p->parts == 3 || partial_next(&next, p);
+    if (strcmp(op, "^") == 0)
+        return add_range(c, &p->v, caret_upper(&hi, p) ? &hi : NULL);
+    if (strcmp(op, "~") == 0)
+        return add_range(c, &p->v, bump_version(&hi, &p->v, p->parts == 1 ? 0 : 1) ? &hi : NULL);
     if (strcmp(op, "=") == 0 || !*op)
-        return p->parts == 3 ? add_bound(c, OP_EQ, &p->v) : add_range(c, &p->v, &next);
+        return p->parts == 3 ? add_bound(c, OP_EQ, &p->v)
+                             : add_range(c, &p->v, has_next ? &next : NULL);
     if (strcmp(op, ">=") == 0)
         return add_bound(c, OP_GE, &p->v);
     if (strcmp(op, "<") == 0)
         return add_bound(c, OP_LT, &p->v);
+    if (strcmp(op, ">") == 0 && p->parts < 3 && !has_next) {
+        kb_semver top = make_version(UINT64_MAX, UINT64_MAX, UINT64_MAX);
+        return add_bound(c, OP_GT, &top); /* above the largest version: nothing */
+    }
     if (strcmp(op, ">") == 0)
         return p->parts == 3 ? add_bound(c, OP_GT, &p->v) : add_bound(c, OP_GE, &next);
+    if (strcmp(op, "<=") == 0 && p->parts < 3)
+        return has_next ? add_bound(c, OP_LT, &next) : 0;
     if (strcmp(op, "<=") == 0)
-        return p->parts == 3 ? add_bound(c, OP_LE, &p->v) : add_bound(c, OP_LT, &next);
+        return add_bound(c, OP_LE, &p->v);
     return KB_ERR_VERSION;
 }
 

@@ -67,6 +67,23 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
     return e->target && e->manifest_digest;
 }
 
+/* The index's name and version become cache folders (pkgs/<org>/<name>/<version>): a registry
+ * must not point them elsewhere with "..", '/' or other junk. */
+static int check_index_identity(kb_ctx *ctx, const char *what, const kb_pkg_index *idx)
+{
+    const char *slash = idx->name ? strchr(idx->name, '/') : NULL;
+    if (idx->name && (!kb_repo_valid(idx->name) || !slash || strchr(slash + 1, '/')))
+        return kb_error_set(ctx, KB_ERR_PARSE,
+                            "%s: annotation dev.kbpkg.name '%s' is not a package name (org/name)",
+                            what, idx->name);
+    kb_semver v;
+    if (idx->version && kb_semver_parse(NULL, &v, idx->version) != 0)
+        return kb_error_set(ctx, KB_ERR_PARSE,
+                            "%s: annotation dev.kbpkg.version '%s' is not a semantic version", what,
+                            idx->version);
+    return 0;
+}
+
 int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
                        size_t len)
 {
@@ -85,8 +102,9 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
                             what);
     }
     kb_pkg_index *idx = calloc(1, sizeof(*idx));
-    idx->entries = calloc(json_array_size(manifests) + 1, sizeof(*idx->entries));
-    if (!idx->entries) {
+    if (idx)
+        idx->entries = calloc(json_array_size(manifests) + 1, sizeof(*idx->entries));
+    if (!idx || !idx->entries) {
         free(idx);
         json_decref(root);
         return kb_error_oom(ctx);
@@ -95,6 +113,12 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->name = jstr(ann, "dev.kbpkg.name");
     idx->version = jstr(ann, "dev.kbpkg.version");
     idx->summary = jstr(ann, "org.opencontainers.image.description");
+    int rc = check_index_identity(ctx, what, idx);
+    if (rc) {
+        kb_pkg_index_free(idx);
+        json_decref(root);
+        return rc;
+    }
     size_t i;
     json_t *desc;
     json_array_foreach(manifests, i, desc)

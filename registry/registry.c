@@ -142,18 +142,15 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
     return rc;
 }
 
-int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
-                              const char *dest, uint64_t max_size)
+/* One download into <dest>.part, resuming what it holds; *resumed says whether it held any. */
+static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, const char *digest,
+                           const char *dest, uint64_t max_size)
 {
-    int rc = check_repo(r, repo);
-    if (!rc)
-        rc = check_digest(r, digest);
-    if (rc)
-        return rc;
     kb_blob_writer w;
-    rc = kb_blob_writer_open(&w, r->ctx, dest, max_size, true);
+    int rc = kb_blob_writer_open(&w, r->ctx, dest, max_size, true);
     if (rc)
         return rc;
+    *resumed = w.written > 0;
     w.item = digest;
     rc = r->ops->blob_get(r, repo, digest, &w);
     if (!rc)
@@ -162,6 +159,27 @@ int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *dige
     bool resumable = rc == KB_ERR_LIMIT || rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT ||
                      rc == KB_ERR_CANCELLED;
     kb_blob_writer_close(&w, resumable);
+    return rc;
+}
+
+int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
+                              const char *dest, uint64_t max_size)
+{
+    int rc = check_repo(r, repo);
+    if (!rc)
+        rc = check_digest(r, digest);
+    if (rc)
+        return rc;
+    bool resumed = false;
+    rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size);
+    if (rc == KB_ERR_DIGEST && resumed) {
+        /* the kept prefix was never verified: it may be what went wrong, so fetch it all once
+         * more (the mismatch deleted the part) */
+        kb_log(r->ctx, KB_LOG_DEBUG, "%s: resumed download did not verify; fetching it whole",
+               digest);
+        kb_ctx_clear_error(r->ctx);
+        rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size);
+    }
     return rc;
 }
 

@@ -70,11 +70,29 @@ typedef struct transfer {
     bool sink_checked;
     int sink_rc;     /* the writer's error (limit, IO) */
     int progress_rc; /* cancelled by the progress callback */
+    /* stall watch: curl's low-speed check averages over seconds of history, so a burst
+     * followed by silence outlived net.timeout_s by several seconds; we time the silence */
+    curl_off_t last_bytes;  /* dlnow + ulnow at the last change */
+    struct timespec active; /* when bytes last moved (or a header arrived) */
+    bool stalled;
 } transfer;
 
 static remote *R(kb_registry *r)
 {
     return r->impl;
+}
+
+static void mark_active(transfer *t)
+{
+    clock_gettime(CLOCK_MONOTONIC, &t->active);
+}
+
+static double seconds_idle(const transfer *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->active.tv_sec) +
+           (double)(now.tv_nsec - t->active.tv_nsec) / 1e9;
 }
 
 static void resp_free(http_resp *resp)
@@ -128,6 +146,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     transfer *t = userdata;
     http_resp *resp = t->resp;
     size_t len = size * nmemb;
+    mark_active(t);
     if (len > 5 && strncmp(line, "HTTP/", 5) == 0) {
         /* a new response (after a redirect or 100 Continue): forget the previous one */
         const char *sp = memchr(line, ' ', len);
@@ -214,6 +233,13 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 {
     transfer *t = userdata;
     const http_req *req = t->req;
+    if (dlnow + ulnow != t->last_bytes) {
+        t->last_bytes = dlnow + ulnow;
+        mark_active(t);
+    } else if (seconds_idle(t) >= (double)R(t->r)->timeout_s) {
+        t->stalled = true;
+        return 1;
+    }
     if (!req->progress_task)
         return 0;
     bool upload = req->has_body;
@@ -361,10 +387,26 @@ static void sleep_ms(unsigned ms)
 
 static int fetch_token(kb_registry *r, const char *challenge_header);
 
+/* The last failure's message, saying that retries were spent on it. */
+static int gave_up(kb_registry *r, int rc, long attempts)
+{
+    if (attempts < 2)
+        return rc;
+    const kb_error *e = kb_ctx_last_error(r->ctx);
+    char *last = kb_strdup(e->message);
+    char *url = kb_strdup(e->url);
+    if (last)
+        rc = kb_error_set_url(r->ctx, rc, url, "%s (gave up after %ld attempts)", last, attempts);
+    free(last);
+    free(url);
+    return rc;
+}
+
 /* One attempt: perform and classify. Returns 0 with resp filled, or an error. */
 static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CURLcode *cc)
 {
     transfer t = {.r = r, .req = req, .resp = resp};
+    mark_active(&t);
     uint64_t range_from = req->sink ? req->sink->written : 0;
     struct curl_slist *headers = request_headers(r, req, range_from);
     setup_curl(R(r)->curl, r, req, &t);
@@ -376,6 +418,10 @@ static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CU
                (unsigned long long)range_from, resp->status);
     else
         kb_log(r->ctx, KB_LOG_DEBUG, "%s %s -> %ld", req->method, req->url, resp->status);
+    if (t.stalled)
+        return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
+                                "%s %s: no data for %ld s (net.timeout_s)", req->method, req->url,
+                                R(r)->timeout_s);
     if (t.progress_rc)
         return kb_error_set_url(r->ctx, KB_ERR_CANCELLED, req->url, "%s %s: cancelled", req->method,
                                 req->url);
@@ -400,8 +446,12 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
         bool last = attempt >= R(r)->retries;
         if (rc && rc != KB_ERR_NETWORK && rc != KB_ERR_TIMEOUT)
             return rc; /* cancelled, size cap, disk */
-        if (rc && (!curl_transient(cc) || last))
+        if (rc == KB_ERR_TIMEOUT)
+            cc = CURLE_OPERATION_TIMEDOUT; /* our stall watch aborted it: as transient */
+        if (rc && !curl_transient(cc))
             return rc;
+        if (rc && last)
+            return gave_up(r, rc, attempt + 1);
         if (!rc && resp->status == 401 && req->auth == AUTH_REGISTRY && !token_tried &&
             resp->www_authenticate && strncasecmp(resp->www_authenticate, "Bearer", 6) == 0) {
             token_tried = true;
@@ -412,8 +462,10 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
             continue;
         }
         bool retry_status = resp->status >= 500 || resp->status == 429;
-        if (!rc && (!retry_status || last))
+        if (!rc && !retry_status)
             return status_ok(resp->status) || resp->status == 416 ? 0 : http_error(r, req, resp);
+        if (!rc && last)
+            return gave_up(r, http_error(r, req, resp), attempt + 1);
         unsigned ms = backoff_ms(resp, attempt);
         kb_log(r->ctx, KB_LOG_DEBUG, "%s %s: retrying in %u ms (%ld of %ld)", req->method, req->url,
                ms, attempt + 1, R(r)->retries);
@@ -610,13 +662,10 @@ static int send_chunk(char **location, kb_registry *r, const char *method, const
     return rc;
 }
 
-static int remote_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
-                           const char *path, const void *data)
+/* One upload session: POST, PATCH chunks in order, final PUT. */
+static int upload_once(kb_registry *r, const char *repo, const char *digest, uint64_t size, int fd,
+                       const void *data)
 {
-    int fd = -1;
-    if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
-                                 strerror(errno));
     char *location = NULL;
     int rc = start_upload(&location, r, repo);
     uint64_t chunk = r->chunk_size ? r->chunk_size : KB_UPLOAD_CHUNK_DEFAULT;
@@ -632,10 +681,65 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
         rc = kb_error_oom(r->ctx);
     if (!rc)
         rc = send_chunk(NULL, r, "PUT", final, digest, fd, data, sent, size - sent, 201);
-    if (!rc)
-        kb_progress_report(r->ctx, "upload", digest, size, size, 1);
     free(final);
     free(location);
+    return rc;
+}
+
+/* Failures a fresh upload session can get past: the old one is dead or its state unknown. */
+static bool upload_restartable(int rc)
+{
+    return rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT || rc == KB_ERR_HTTP ||
+           rc == KB_ERR_REGISTRY || rc == KB_ERR_NOT_FOUND;
+}
+
+/* Did the registry store it after all (the answer to the final PUT was what got lost)? */
+static bool blob_arrived(kb_registry *r, const char *repo, const char *digest, uint64_t size)
+{
+    kb_error saved = *kb_ctx_last_error(r->ctx);
+    char *message = kb_strdup(saved.message);
+    char *url = kb_strdup(saved.url);
+    uint64_t have = 0;
+    bool there = remote_blob_exists(&have, r, repo, digest) == 0 && have == size;
+    if (!there && message) /* keep the upload's own failure as the error */
+        kb_error_set_url(r->ctx, saved.code, url, "%s", message);
+    free(message);
+    free(url);
+    return there;
+}
+
+/*
+ * A cut mid-upload leaves the session at an offset only the server knows (docker-registry
+ * then answers 404 BLOB_UPLOAD_INVALID to every retry of that request), so the request-level
+ * retries cannot finish it: the whole upload is restarted in a new session, at most twice and
+ * only when net.retries allows retries at all.
+ */
+static int remote_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
+                           const char *path, const void *data)
+{
+    int fd = -1;
+    if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
+                                 strerror(errno));
+    long restarts = R(r)->retries < 2 ? R(r)->retries : 2;
+    int rc = upload_once(r, repo, digest, size, fd, data);
+    for (long i = 0; rc && upload_restartable(rc); i++) {
+        if (blob_arrived(r, repo, digest, size)) {
+            kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: the registry has it; its answer was lost",
+                   digest);
+            kb_ctx_clear_error(r->ctx);
+            rc = 0;
+            break;
+        }
+        if (i >= restarts)
+            break;
+        kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: upload failed (%s); starting a new session", digest,
+               kb_ctx_last_error(r->ctx)->message);
+        kb_ctx_clear_error(r->ctx);
+        rc = upload_once(r, repo, digest, size, fd, data);
+    }
+    if (!rc)
+        kb_progress_report(r->ctx, "upload", digest, size, size, 1);
     if (fd >= 0)
         close(fd);
     return rc;

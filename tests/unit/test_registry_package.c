@@ -278,3 +278,38 @@ Test(registry_package, foreign_manifests_in_an_index_are_skipped)
     cr_expect(strstr(msg(&f), "idx: an OCI index needs a 'manifests' array"), "%s", msg(&f));
     teardown(&f);
 }
+
+/* Found by fuzz_oci: the index's name and version annotations become cache folders. */
+Test(registry_package, index_name_and_version_cannot_leave_the_cache)
+{
+    fixture f = setup();
+    static const struct {
+        const char *annotations;
+        const char *message;
+    } bad[] = {
+        {"\"dev.kbpkg.name\":\"../../../tmp/x\"",
+         "idx: annotation dev.kbpkg.name '../../../tmp/x' is not a package name (org/name)"},
+        {"\"dev.kbpkg.name\":\"a/b/c\"",
+         "idx: annotation dev.kbpkg.name 'a/b/c' is not a package name (org/name)"},
+        {"\"dev.kbpkg.name\":\"ab\"",
+         "idx: annotation dev.kbpkg.name 'ab' is not a package name (org/name)"},
+        {"\"dev.kbpkg.name\":\"a/b\",\"dev.kbpkg.version\":\"../../x\"",
+         "idx: annotation dev.kbpkg.version '../../x' is not a semantic version"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *doc = kb_asprintf("{\"manifests\":[],\"annotations\":{%s}}", bad[i].annotations);
+        kb_pkg_index *ix = NULL;
+        cr_expect_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", doc, strlen(doc)), KB_ERR_PARSE, "%s",
+                     doc);
+        cr_expect_null(ix);
+        cr_expect_str_eq(msg(&f), bad[i].message);
+        free(doc);
+    }
+    const char *good = "{\"manifests\":[],\"annotations\":{\"dev.kbpkg.name\":\"a.b/c-d\","
+                       "\"dev.kbpkg.version\":\"1.0.0-rc.1+b.2\"}}";
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", good, strlen(good)), 0, "%s", msg(&f));
+    cr_expect_str_eq(ix->version, "1.0.0-rc.1+b.2");
+    kb_pkg_index_free(ix);
+    teardown(&f);
+}
