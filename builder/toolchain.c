@@ -133,7 +133,7 @@ int kb_nvcc_default_archs(unsigned major, kb_strv *out)
     for (size_t i = 0; i < KB_ARRAY_LEN(all); i++) {
         if (all[i] < lowest || (major < 12 && all[i] >= 89) || (major < 11 && all[i] >= 80))
             continue;
-        char sm[16], compute[16];
+        char sm[24], compute[24];
         snprintf(sm, sizeof(sm), "sm_%u", all[i]);
         snprintf(compute, sizeof(compute), "compute_%u", all[i]);
         if (kb_strv_push(out, sm) || kb_strv_push(out, compute))

@@ -37,11 +37,14 @@ typedef struct cli_command {
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
 int cmd_build(cli *c, int argc, char **argv);
+int cmd_completion(cli *c, int argc, char **argv);
 int cmd_config(cli *c, int argc, char **argv);
+int cmd_doctor(cli *c, int argc, char **argv);
 int cmd_farm(cli *c, int argc, char **argv);
 int cmd_fetch(cli *c, int argc, char **argv);
 int cmd_gc(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
+int cmd_hub(cli *c, int argc, char **argv);
 int cmd_info(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_install(cli *c, int argc, char **argv);
@@ -91,5 +94,8 @@ json_t *cli_installed_json(const kb_installed_pkg *p);
 /* Parse the common per-command flag --json / -h; returns 1 when handled. */
 bool cli_is_help_flag(const char *arg);
 int cli_print_command_help(const cli_command *cmd);
+/* roff man pages from the table (cli/man_page.c): kbpkg-<name>(1), and kbpkg(1). */
+int cli_print_man_page(const cli_command *cmd);
+int cli_print_man_index(void);
 
 #endif

@@ -37,15 +37,27 @@ const char *cli_suggest_command(const char *name)
     return best;
 }
 
+/* kbpkg help --man [COMMAND]: the roff page build/man/ is generated from. */
+static int help_man(cli *c, int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_print_man_index();
+    const cli_command *cmd = cli_find_command(argv[1]);
+    if (!cmd)
+        return cli_usage_error(c, "help", "unknown command '%s'", argv[1]);
+    return cli_print_man_page(cmd);
+}
+
 int cmd_help(cli *c, int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--man") == 0)
+        return help_man(c, argc - 1, argv + 1);
     if (argc < 2) {
         if (c->json) {
             json_t *arr = json_array();
             for (size_t i = 0; i < cli_command_count; i++)
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name",
-                                                     cli_commands[i].name, "summary",
-                                                     cli_commands[i].summary, "usage",
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", cli_commands[i].name,
+                                                     "summary", cli_commands[i].summary, "usage",
                                                      cli_commands[i].usage));
             cli_json_print(json_pack("{s:o}", "commands", arr));
             return CLI_EXIT_OK;
@@ -61,8 +73,7 @@ int cmd_help(cli *c, int argc, char **argv)
     if (!cmd) {
         const char *s = cli_suggest_command(argv[1]);
         if (s)
-            return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1],
-                                   s);
+            return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1], s);
         return cli_usage_error(c, NULL, "unknown command '%s'", argv[1]);
     }
     return cli_print_command_help(cmd);

@@ -11,6 +11,11 @@ const cli_command cli_commands[] = {
      "  -j N                 build N targets at a time (default: build.jobs, else cores)\n"
      "  --out DIR            where artifacts go (default: DIR/dist)\n"
      "  exit 1 when any target failed; skipped targets say why"},
+    {"completion", cmd_completion, "print a shell completion script for bash or zsh",
+     "kbpkg completion bash|zsh",
+     "  bash                 source <(kbpkg completion bash), e.g. from ~/.bashrc\n"
+     "  zsh                  source <(kbpkg completion zsh), or save as _kbpkg in $fpath\n"
+     "  completes commands, their subcommands and flags, and installed package names"},
     {"config", cmd_config, "show or change settings and where they come from",
      "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
      "  list                 every setting, its value and its layer (and file)\n"
@@ -19,6 +24,11 @@ const cli_command cli_commands[] = {
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    {"doctor", cmd_doctor, "check toolchains, GPUs, registry, cache and trust; say how to fix",
+     "kbpkg doctor [--json]",
+     "  each check passes, warns or fails, with the fix for anything not passing\n"
+     "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
+     "  exit 1 when a check failed; warnings alone exit 0"},
     {"farm", cmd_farm, "build and publish every target a registry does not hold yet",
      "kbpkg farm DIR... [--registry R] [-j N] [--out DIR] [--json]",
      "  DIR...               package folders, or folders searched for kernel.yaml (hidden,\n"
@@ -32,8 +42,14 @@ const cli_command cli_commands[] = {
      "--source          the source artifact (what 'install --offline' builds from)\n"
      "--allow-unsigned  accept a package without a trusted signature"},
     {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
-    {"help", cmd_help, "show the commands, or one command's options", "kbpkg help [COMMAND]",
-     ""},
+    {"help", cmd_help, "show the commands, or one command's options",
+     "kbpkg help [COMMAND] | help --man [COMMAND]",
+     "  --man                the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
+    {"hub", cmd_hub, "render a registry as a static web site to browse and search",
+     "kbpkg hub render --out DIR [--registry R]",
+     "  render               write DIR/index.html and one page per package\n"
+     "  --out DIR            where the site goes (created; pages are replaced)\n"
+     "  --registry R         the registry to render (default: the registry setting)"},
     {"info", cmd_info, "versions, summary and targets of a package in the registry",
      "kbpkg info org/name[@constraint] [--json]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",

@@ -35,7 +35,8 @@ static void write_all(int fd, const void *data, size_t len)
 
 void kb_probe_child_stage(kb_probe_child_io *io, char stage)
 {
-    write_all(io->fd, &stage, 1);
+    if (io) /* NULL when the probe runs in this process (see kb_probe_cuda) */
+        write_all(io->fd, &stage, 1);
 }
 
 static long monotonic_ms(void)

@@ -169,7 +169,8 @@ static void cuda_child(kb_probe_child_io *io, void *result, const void *arg)
     memset(&api, 0, sizeof(api));
     if (load_symbols(&api, lib, lib_name, w))
         query_driver(&api, io, w);
-    /* No dlclose: the process exits right away and some drivers crash on unload. */
+    /* No dlclose: a child exits right away and some drivers crash on unload; in-process the
+     * application keeps the driver loaded anyway. */
 }
 
 static const char *stage_call(char stage, const char *lib)
@@ -252,7 +253,18 @@ int kb_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned tim
     if (!w)
         return kb_error_oom(ctx);
     kb_probe_child_outcome o;
-    kb_probe_in_child(&o, cuda_child, lib, w, sizeof(*w), timeout_ms);
+    memset(&o, 0, sizeof(o));
+    /* A process that already uses the driver (PyTorch, a CUDA application) cannot probe it from
+     * a forked child: CUDA does not survive fork, and the child's cuInit fails. There the
+     * driver has already answered once, so the hang the child guards against is moot: ask it
+     * in this process. */
+    void *loaded = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (loaded) {
+        cuda_child(NULL, w, lib);
+        dlclose(loaded);
+        kb_log(ctx, KB_LOG_DEBUG, "%s already loaded in this process: probed in-process", lib);
+    } else
+        kb_probe_in_child(&o, cuda_child, lib, w, sizeof(*w), timeout_ms);
     kb_log(ctx, KB_LOG_DEBUG, "cuda probe of %s took %ld ms", lib, o.elapsed_ms);
     int rc = note_outcome(ctx, r, &o, lib, timeout_ms);
     if (!rc && o.status == KB_PROBE_CHILD_OK) {

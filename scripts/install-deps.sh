@@ -11,6 +11,7 @@ PKGS=(
   hipcc libamdhip64-dev
   clang libclang-rt-14-dev
   python3 python3-numpy
+  chromium zlib1g-dev zsh
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -77,6 +77,13 @@ EXPORT int cuInit(unsigned flags)
             pause();
     if (strcmp(mode(), "init_fails") == 0)
         return FAKE_ERROR_NO_DEVICE;
+    /* "no_fork": like the real driver in a child forked after the parent initialised CUDA,
+     * cuInit fails (CUDA_ERROR_NOT_INITIALIZED) outside the process named by FAKE_CUDA_PID. */
+    if (strcmp(mode(), "no_fork") == 0) {
+        const char *pid = getenv("FAKE_CUDA_PID");
+        if (!pid || strtol(pid, NULL, 10) != (long)getpid())
+            return 3;
+    }
     return FAKE_SUCCESS;
 }
 

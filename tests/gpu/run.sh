@@ -44,7 +44,7 @@ for pkg in "${!TARGETS[@]}"; do
 done
 wait
 echo "built and published in $(( $(date +%s) - t0 )) s"
-tail -12 "$OUTDIR"/build_*.log
+tail -n 12 "$OUTDIR"/build_*.log
 kbpkg publish "$ROOT/kernels/radeonflow/gemm" --registry /tmp/hub-sm80 --out /tmp/dist/gemm \
   --target cuda13-sm_80 --target cpu >"$OUTDIR/publish_sm80.log" 2>&1
 kbpkg publish "$ROOT/kernels/radeonflow/gemm" --registry /tmp/hub-ptx --out /tmp/dist/gemm \
@@ -55,7 +55,12 @@ kbpkg probe
 echo "cold kbpkg probe (process start + cuInit in a child): $(( (t1 - t0) / 1000000 )) ms"
 check probe_h200 grep -q '"arch": "sm_90"' "$OUTDIR/probe.json"
 check install_exact_sm90a expect_target full cuda13-sm_90a-x86_64-linux
-check install_sm80_sass expect_target sm80 cuda13-sm_80-x86_64-linux
+# sm_80 SASS cannot run on sm_90 (SASS crosses no major version): refused, and with nvcc here
+# the resolver builds sm_90 from the published source instead
+check install_sm80_refused_local_build expect_target sm80 cuda13-sm_90-x86_64-linux
+check explain_sm80_refused grep -q "sm_80 SASS" "$OUTDIR/install_sm80_refused_local_build.log"
+# resolution for another machine: an sm_86 device takes the sm_80 SASS
+check resolve_sm86_takes_sm80 sh -c "kbpkg --registry /tmp/hub-sm80 --device sm_86 resolve radeonflow/gemm --json | grep -q '\"target\": \"cuda13-sm_80-x86_64-linux\"'"
 check install_ptx_jit expect_target ptx cuda13-compute_80-x86_64-linux
 rm -rf "$KBPKG_CACHE"
 for p in radeonflow/gemm kbpkg-community/activation kbpkg-community/rmsnorm; do

@@ -1,6 +1,10 @@
 /* Probe: KFD fixture trees, the fake CUDA driver in each mode, HIP, overrides, the public handle.
  */
 #include "kbtest.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "probe/probe_internal.h"
 
 #include <stdlib.h>
@@ -229,6 +233,36 @@ Test(probe, cuda_ok_reports_every_device)
     cr_expect_eq(h->index, 1);
     cr_expect_null(find_note(&r, "cuda"));
     kb_probe_report_free(&r);
+    kb_ctx_free(ctx);
+}
+
+Test(probe, cuda_already_loaded_in_the_process_is_probed_in_process)
+{
+    /* A PyTorch user has initialised CUDA before opening a kernel: a forked child's cuInit
+     * fails there, so the probe must ask the driver in this process. */
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    setenv("FAKE_CUDA_MODE", "no_fork", 1);
+    setenv("FAKE_CUDA_PID", pid, 1);
+    setenv("FAKE_CUDA_DEVICES", "sm_90:NVIDIA H200:150000000000", 1);
+    setenv("FAKE_CUDA_DRIVER", "13000", 1);
+    kb_ctx *ctx = fake_cuda_ctx(NULL);
+    kb_probe_report r;
+    /* not loaded yet: the forked child is refused, as the real driver would after fork */
+    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_expect_eq(r.host.device_count, 0);
+    cr_expect_not_null(find_note(&r, "cuda"));
+    kb_probe_report_free(&r);
+    char *lib = fake_path("KB_FAKE_CUDA");
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h);
+    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(r.host.device_count, 1, "the loaded driver answers in-process");
+    cr_expect_str_eq(r.host.devices[0].arch, "sm_90");
+    cr_expect_str_eq(r.cuda_driver, "13.0");
+    kb_probe_report_free(&r);
+    dlclose(h);
+    free(lib);
     kb_ctx_free(ctx);
 }
 

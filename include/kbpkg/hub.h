@@ -1,0 +1,27 @@
+/* kbpkg public API: render a registry as a static, browsable web site. */
+#ifndef KBPKG_HUB_H
+#define KBPKG_HUB_H
+
+#include "kbpkg/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Write out_dir/index.html (every package, its latest version and summary, a search box)
+ * and one page per package, out_dir/<org>/<name>.html: every version with each target's
+ * backend, arch, artifact size and build key, and whether the version's index is signed (a
+ * tag sha256-<hex>.sig exists for its digest). Plain HTML and CSS with a small inline script;
+ * no network needed to view it. Every registry string is HTML-escaped.
+ * registry NULL: the ctx's "registry" setting. *packages_out (may be NULL): packages written.
+ * A version whose index cannot be read is shown as such and reported as a warning event;
+ * the render fails only when the registry cannot be listed or out_dir cannot be written.
+ */
+KB_EXTERN int kb_hub_render(size_t *packages_out, kb_ctx *ctx, const char *registry,
+                            const char *out_dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,335 @@
+/* kbpkg hub render: the static site from a layout registry (pages, escaping, signatures) and
+ * what headless chromium makes of it (a real screenshot, the search filter's DOM). */
+#include "kbtest.h"
+#include "registry/hub_render.h"
+#include "registry/pkgindex.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CHROMIUM "/usr/bin/chromium"
+
+typedef struct hub_fixture {
+    char *dir;
+    char *hub; /* the layout registry */
+    char *out; /* the rendered site */
+    char *signed_digest;
+} hub_fixture;
+
+static void publish(kb_registry *reg, const char *dir, const char *name, const char *version,
+                    const char *summary, char **digest_out)
+{
+    char *cuda = kb_asprintf("%s/%s-cuda.tar.zst", dir, version);
+    char *cpu = kb_asprintf("%s/%s-cpu.tar.zst", dir, version);
+    kbt_write(cuda, "cuda archive bytes, longer than the cpu one");
+    kbt_write(cpu, "cpu archive");
+    kb_publish_item items[] = {
+        {cuda, "cuda13-sm_90-x86_64-linux", "buildkey-sm90", "{}"},
+        {cpu, "cpu-x86_64_v2-x86_64-linux", "buildkey-cpu", "{}"},
+    };
+    cr_assert_eq(kb_pkg_publish(reg, name, version, summary, items, 2, false, NULL, digest_out), 0,
+                 "%s", kb_ctx_last_error(reg->ctx)->message);
+    free(cuda);
+    free(cpu);
+}
+
+/* radeonflow/gemm 1.0.0 (signed) and 1.1.0, plus a package whose summary is an attack. */
+static hub_fixture setup(void)
+{
+    hub_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL};
+    f.hub = kb_asprintf("%s/hub", f.dir);
+    f.out = kb_asprintf("%s/site", f.dir);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
+    publish(reg, f.dir, "radeonflow/gemm", "1.0.0", "Tiled GEMM & friends", &f.signed_digest);
+    publish(reg, f.dir, "radeonflow/gemm", "1.1.0", "Tiled GEMM & friends", NULL);
+    publish(reg, f.dir, "evil/xss", "0.1.0", "<script>alert('x')</script>", NULL);
+    char *sig_tag = kb_asprintf("sha256-%s.sig", kb_digest_hex(f.signed_digest));
+    const char *sig = "{\"schemaVersion\":2,\"mediaType\":\"application/"
+                      "vnd.oci.image.manifest.v1+json\",\"config\":{\"mediaType\":\"application/"
+                      "vnd.oci.empty.v1+json\",\"digest\":\"sha256:"
+                      "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a\",\"size\":"
+                      "2},\"layers\":[]}";
+    cr_assert_eq(kb_registry_blob_put_mem(NULL, reg, "radeonflow/gemm", "{}", 2), 0);
+    cr_assert_eq(kb_registry_manifest_put(NULL, reg, "radeonflow/gemm", sig_tag, KB_MT_OCI_MANIFEST,
+                                          sig, strlen(sig)),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
+    free(sig_tag);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    return f;
+}
+
+static void teardown(hub_fixture *f)
+{
+    kbt_rmtree(f->dir);
+    free(f->dir);
+    free(f->hub);
+    free(f->out);
+    free(f->signed_digest);
+}
+
+static char *slurp(const char *path)
+{
+    kb_buf b = KB_BUF_INIT;
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_read_file(ctx, path, &b), 0, "cannot read %s", path);
+    kb_ctx_free(ctx);
+    return kb_buf_detach(&b);
+}
+
+static void render(hub_fixture *f)
+{
+    const char *args[] = {"--registry", f->hub, "hub", "render", "--out", f->out, NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "2 package pages") != NULL, "stdout: %s", r.out);
+    kbt_run_free(&r);
+}
+
+Test(hub, renders_index_and_package_pages)
+{
+    hub_fixture f = setup();
+    render(&f);
+    char *path = kb_asprintf("%s/index.html", f.out);
+    char *index = slurp(path);
+    cr_expect(strstr(index, "data-name=\"radeonflow/gemm\"") != NULL);
+    cr_expect(strstr(index, "href=\"radeonflow/gemm.html\"") != NULL);
+    cr_expect(strstr(index, "<span class=\"ver\">1.1.0</span>") != NULL, "latest first");
+    cr_expect(strstr(index, "Tiled GEMM &amp; friends") != NULL);
+    cr_expect(strstr(index, "<input id=\"search\"") != NULL);
+    cr_expect(strstr(index, "http") == NULL, "no remote resources");
+    free(path);
+    path = kb_asprintf("%s/radeonflow/gemm.html", f.out);
+    char *page = slurp(path);
+    char *v11 = strstr(page, "id=\"v1.1.0\""), *v10 = strstr(page, "id=\"v1.0.0\"");
+    cr_assert(v11 && v10 && v11 < v10, "versions highest first");
+    cr_expect(strstr(page, "<td><code>cuda13-sm_90-x86_64-linux</code></td><td>cuda</td>"
+                           "<td>sm_90</td><td data-bytes=\"43\">43 B</td>"
+                           "<td><code>buildkey-sm90</code></td>") != NULL,
+              "%s", page);
+    cr_expect(strstr(page, "<td>cpu</td><td>x86_64_v2</td><td data-bytes=\"11\">") != NULL);
+    /* 1.0.0 has a sha256-<hex>.sig tag for its index digest; 1.1.0 has none. */
+    cr_expect(strstr(v10, "<span class=\"signed\">signed</span>") != NULL);
+    cr_expect(strstr(v11, "<span class=\"unsigned\">unsigned</span>") != NULL);
+    cr_expect(strstr(v10, f.signed_digest) != NULL);
+    cr_expect(strstr(page, "href=\"../index.html\"") != NULL);
+    free(page);
+    free(path);
+    free(index);
+    teardown(&f);
+}
+
+Test(hub, escapes_registry_strings)
+{
+    hub_fixture f = setup();
+    render(&f);
+    char *path = kb_asprintf("%s/evil/xss.html", f.out);
+    char *page = slurp(path);
+    cr_expect(strstr(page, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;") != NULL, "%s", page);
+    cr_expect(strstr(page, "<script>") == NULL, "a package page has no script at all");
+    free(path);
+    path = kb_asprintf("%s/index.html", f.out);
+    char *index = slurp(path);
+    char *first = strstr(index, "<script>");
+    cr_assert_not_null(first);
+    cr_expect(strstr(first + 1, "<script>") == NULL, "only the filter script: %s", index);
+    cr_expect(strstr(index, "alert('x')") == NULL);
+    free(index);
+    free(page);
+    free(path);
+    teardown(&f);
+}
+
+Test(hub, html_escape_every_special_character)
+{
+    kb_buf b = KB_BUF_INIT;
+    cr_assert_eq(kb_html_escape(&b, "a<b>&\"c'd"), 0);
+    cr_expect_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;d");
+    kb_buf_free(&b);
+}
+
+Test(hub, missing_registry_and_bad_usage)
+{
+    char *dir = kbt_mkdtemp();
+    char *missing = kb_asprintf("%s/nowhere", dir);
+    char *out = kb_asprintf("%s/site", dir);
+    const char *args[] = {"--registry", missing, "hub", "render", "--out", out, NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_neq(r.exit_code, 0);
+    cr_expect(strstr(r.err, "nowhere") != NULL, "names the registry: %s", r.err);
+    cr_expect_not(kb_path_exists(out), "nothing written for a registry that is not there");
+    kbt_run_free(&r);
+    const char *no_out[] = {"hub", "render", NULL};
+    r = kbt_kbpkg(NULL, no_out);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "render needs --out DIR") != NULL, "%s", r.err);
+    kbt_run_free(&r);
+    const char *bad[] = {"hub", "publish", NULL};
+    r = kbt_kbpkg(NULL, bad);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "unknown subcommand 'publish'") != NULL, "%s", r.err);
+    kbt_run_free(&r);
+    kbt_rmtree(dir);
+    free(dir);
+    free(missing);
+    free(out);
+}
+
+/* ---- headless chromium ---- */
+
+static kb_proc_result chromium(const char *profile, const char *extra, const char *url)
+{
+    char *user_dir = kb_asprintf("--user-data-dir=%s", profile);
+    const char *argv[] = {CHROMIUM,
+                          "--headless",
+                          "--no-sandbox",
+                          "--disable-gpu",
+                          "--disable-background-networking",
+                          "--disable-component-update",
+                          "--no-first-run",
+                          "--disable-sync",
+                          "--disable-dev-shm-usage",
+                          user_dir,
+                          "--window-size=1200,800",
+                          extra,
+                          url,
+                          NULL};
+    kb_proc_result res = {0};
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_proc_run(ctx, &res, argv, profile, 120000), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    kb_ctx_free(ctx);
+    free(user_dir);
+    return res;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int paeth(int a, int b, int c)
+{
+    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/* Undo PNG's per-row filters in place (8-bit samples, bpp bytes per pixel). */
+static void png_unfilter(unsigned char *raw, uint32_t w, uint32_t h, int bpp)
+{
+    size_t stride = (size_t)w * bpp;
+    for (uint32_t y = 0; y < h; y++) {
+        unsigned char *row = raw + y * (stride + 1), *cur = row + 1;
+        unsigned char *prev = y ? raw + (y - 1) * (stride + 1) + 1 : NULL;
+        for (size_t x = 0; x < stride; x++) {
+            int a = x >= (size_t)bpp ? cur[x - bpp] : 0, b = prev ? prev[x] : 0;
+            int c = prev && x >= (size_t)bpp ? prev[x - bpp] : 0;
+            int add = row[0] == 1   ? a
+                      : row[0] == 2 ? b
+                      : row[0] == 3 ? (a + b) / 2
+                      : row[0] == 4 ? paeth(a, b, c)
+                                    : 0;
+            cur[x] = (unsigned char)(cur[x] + add);
+        }
+    }
+}
+
+/* Decode an 8-bit RGB/RGBA PNG enough to count distinct colours (capped at 64). */
+static size_t png_distinct_colours(const char *png, size_t len, uint32_t *w, uint32_t *h)
+{
+    const unsigned char *p = (const unsigned char *)png;
+    cr_assert(len > 33 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0, "not a PNG");
+    cr_assert(memcmp(p + 12, "IHDR", 4) == 0);
+    *w = be32(p + 16);
+    *h = be32(p + 20);
+    cr_assert_eq(p[24], 8, "bit depth");
+    cr_assert(p[25] == 2 || p[25] == 6, "colour type %d", p[25]);
+    int bpp = p[25] == 6 ? 4 : 3;
+    kb_buf idat = KB_BUF_INIT;
+    for (size_t off = 8; off + 12 <= len;) {
+        uint32_t n = be32(p + off);
+        if (memcmp(p + off + 4, "IDAT", 4) == 0)
+            kb_buf_append(&idat, p + off + 8, n);
+        off += 12 + n;
+    }
+    uLongf raw_len = (uLongf)(*h) * ((uLongf)(*w) * bpp + 1);
+    unsigned char *raw = malloc(raw_len);
+    cr_assert_eq(uncompress(raw, &raw_len, (const Bytef *)idat.data, idat.len), Z_OK);
+    png_unfilter(raw, *w, *h, bpp);
+    uint32_t seen[64];
+    size_t distinct = 0;
+    for (uint32_t y = 0; y < *h && distinct < 64; y++)
+        for (uint32_t x = 0; x < *w && distinct < 64; x++) {
+            const unsigned char *px = raw + y * ((size_t)*w * bpp + 1) + 1 + (size_t)x * bpp;
+            uint32_t rgb = (uint32_t)px[0] << 16 | (uint32_t)px[1] << 8 | px[2];
+            bool known = false;
+            for (size_t i = 0; i < distinct && !known; i++)
+                known = seen[i] == rgb;
+            if (!known)
+                seen[distinct++] = rgb;
+        }
+    free(raw);
+    kb_buf_free(&idat);
+    return distinct;
+}
+
+Test(hub, chromium_screenshot_is_a_real_page)
+{
+    if (access(CHROMIUM, X_OK) != 0)
+        cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
+    hub_fixture f = setup();
+    render(&f);
+    char *profile = kb_asprintf("%s/profile", f.dir);
+    char *png = kb_asprintf("%s/shot.png", f.dir);
+    char *shot = kb_asprintf("--screenshot=%s", png);
+    char *url = kb_asprintf("file://%s/index.html", f.out);
+    kb_ctx *ctx = kbt_ctx();
+    kb_mkdir_p(ctx, profile, 0700);
+    kb_proc_result res = chromium(profile, shot, url);
+    cr_assert(kb_path_exists(png), "no screenshot; chromium said: %s", res.output.data);
+    kb_buf b = KB_BUF_INIT;
+    cr_assert_eq(kb_read_file(ctx, png, &b), 0);
+    uint32_t w = 0, h = 0;
+    size_t colours = png_distinct_colours(b.data, b.len, &w, &h);
+    cr_expect_eq(w, 1200);
+    cr_expect_eq(h, 800);
+    /* Header, cards, badges and text anti-aliasing: a blank or failed page has one or two. */
+    cr_expect_geq(colours, 8, "only %zu colours: the page did not render", colours);
+    kb_buf_free(&b);
+    kb_proc_result_free(&res);
+    kb_ctx_free(ctx);
+    free(profile);
+    free(png);
+    free(shot);
+    free(url);
+    teardown(&f);
+}
+
+Test(hub, chromium_search_filter_hides_other_packages)
+{
+    if (access(CHROMIUM, X_OK) != 0)
+        cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
+    hub_fixture f = setup();
+    render(&f);
+    char *profile = kb_asprintf("%s/profile", f.dir);
+    char *url = kb_asprintf("file://%s/index.html?q=gemm", f.out);
+    kb_ctx *ctx = kbt_ctx();
+    kb_mkdir_p(ctx, profile, 0700);
+    kb_proc_result res = chromium(profile, "--dump-dom", url);
+    const char *dom = res.output.data ? res.output.data : "";
+    cr_assert(strstr(dom, "id=\"packages\"") != NULL, "no DOM: %s", dom);
+    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"radeonflow/gemm\">") != NULL,
+              "gemm stays visible: %s", dom);
+    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"evil/xss\" hidden=\"\">") != NULL,
+              "xss is filtered out: %s", dom);
+    cr_expect(strstr(dom, "<span id=\"count\">1 shown</span>") != NULL, "%s", dom);
+    kb_proc_result_free(&res);
+    kb_ctx_free(ctx);
+    free(profile);
+    free(url);
+    teardown(&f);
+}
