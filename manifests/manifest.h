@@ -22,7 +22,7 @@ typedef struct kb_backend_spec {
     kb_source *sources;
     size_t source_count;
     kb_strv flags;         /* extra compiler flags */
-    char ptx_target[24];   /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
+    char ptx_target[40];   /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
 } kb_backend_spec;
 
 typedef struct kb_manifest {

@@ -15,7 +15,8 @@ if [ -n "${KBPKG_DEMO_TARGETS:-}" ]; then
     $KB publish "$pkg" --target "$KBPKG_DEMO_TARGETS"
   done
 else
-  $KB farm kernels
+  # a target that fails to build is reported in the farm's table; the rest is still published
+  $KB farm kernels || echo "demo: some targets did not build (see the table); going on"
 fi
 $KB search
 $KB resolve radeonflow/gemm --explain

@@ -73,7 +73,7 @@ static int refuse_signed(kb_ctx *ctx, const char *package, const char *version,
 KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *package,
                              const char *version, const char *index_digest, bool allow_unsigned)
 {
-    require_mode mode;
+    require_mode mode = REQUIRE_ALWAYS; /* fail closed if read_mode ever returns early */
     int rc = read_mode(ctx, &mode);
     if (rc)
         return rc;

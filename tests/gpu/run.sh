@@ -3,14 +3,15 @@
 # probe, install from three hubs (exact sm_90a, sm_80 SASS only, PTX only) with --explain,
 # load every first-party package through kb_kernel_open and check it on the GPU against its
 # CPU artifact, run gemm_demo, `kbpkg test` the CUDA targets with the machine's nvcc, and time
-# the loader. Skips cleanly (exit 0, SKIP) where there is no NVIDIA GPU.
+# the loader. Skips cleanly (exit 77, SKIP) where there is no NVIDIA GPU.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 C=$ROOT/.carry/gpu
 OUTDIR=${OUT:-/tmp/kbpkg-gpu}
 mkdir -p "$OUTDIR"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "SKIP: no NVIDIA GPU here (tests/gpu/run.sh needs one)"; exit 0
+  echo "SKIP: no NVIDIA GPU here (tests/gpu/run.sh needs one; run it with the device tool)"
+  exit 77
 fi
 export LD_LIBRARY_PATH=$C/lib:${LD_LIBRARY_PATH:-}
 export PATH=$C/bin:/usr/local/cuda/bin:$PATH

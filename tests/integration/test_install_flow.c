@@ -260,6 +260,17 @@ Test(install_flow, resolution_by_device)
         cr_expect_str_eq(t, cases[i].want, "devices %s", cases[i].devices);
         free(t);
     }
+    /* sm_75: the compute_80 PTX needs >= 80, no SASS fits: a local build with nvcc, or a
+     * clear refusal naming what the registry has */
+    const char *sm75[] = {"resolve", "radeonflow/gemm", "--json", NULL};
+    kbt_run r75 = kb(&w, "sm_75", sm75);
+    if (r75.exit_code == 0)
+        cr_expect(strstr(r75.out, "\"target\": \"cuda13-sm_75-x86_64-linux\"") &&
+                      strstr(r75.out, "\"rank\": \"local-build\""),
+                  "%s", r75.out);
+    else
+        cr_expect(strstr(r75.err, "compute_80") && strstr(r75.err, "sm_75"), "%s", r75.err);
+    kbt_run_free(&r75);
     /* gfx1031 without the alias: a local build (hipcc present) or a clear refusal */
     const char *explain[] = {"resolve", "radeonflow/gemm", "--explain", NULL};
     kbt_run r = kb(&w, "gfx1031", explain);
