@@ -205,7 +205,21 @@ int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
         return rc;
     char *what = kb_asprintf("%s@%s index %s", name, version, m->digest);
     rc = what ? kb_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kb_error_oom(r->ctx);
-    if (!rc) {
+    kb_semver tagged;
+    if (!rc && (*out)->name && strcmp((*out)->name, name) != 0)
+        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                          "%s: the index names package '%s', not the one asked for", what,
+                          (*out)->name);
+    /* A version tag must hold that version's index ("latest" may hold any). */
+    else if (!rc && (*out)->version && kb_semver_parse(NULL, &tagged, version) == 0 &&
+             strcmp((*out)->version, version) != 0)
+        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                          "%s: the index says version %s, not the tag's %s", what,
+                          (*out)->version, version);
+    if (rc && *out) {
+        kb_pkg_index_free(*out);
+        *out = NULL;
+    } else if (!rc) {
         (*out)->digest = kb_strdup(m->digest);
         if (!(*out)->name)
             (*out)->name = kb_strdup(name);

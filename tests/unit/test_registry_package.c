@@ -313,3 +313,33 @@ Test(registry_package, index_name_and_version_cannot_leave_the_cache)
     kb_pkg_index_free(ix);
     teardown(&f);
 }
+
+Test(registry_package, an_index_for_another_package_or_version_is_refused)
+{
+    fixture f = setup();
+    char *d = publish(&f, "1.0.0");
+    kb_registry_manifest *m = NULL;
+    cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "1.0.0"), 0);
+    /* a registry serving gemm's index under another package's name, or another version's tag */
+    cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "evil/pkg", "1.0.0", m->media_type,
+                                          m->data, m->len),
+                 0);
+    cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "radeonflow/gemm", "2.0.0", m->media_type,
+                                          m->data, m->len),
+                 0);
+    kb_registry_manifest_free(m);
+    kb_pkg_index *ix = NULL;
+    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "evil/pkg", "1.0.0", NULL), KB_ERR_REGISTRY);
+    cr_expect(strstr(msg(&f), "the index names package 'radeonflow/gemm', not the one asked for"),
+              "%s", msg(&f));
+    cr_expect_null(ix);
+    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "2.0.0", NULL),
+                 KB_ERR_REGISTRY);
+    cr_expect(strstr(msg(&f), "the index says version 1.0.0, not the tag's 2.0.0"), "%s", msg(&f));
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "latest", NULL), 0, "%s",
+                 msg(&f));
+    cr_expect_str_eq(ix->version, "1.0.0");
+    kb_pkg_index_free(ix);
+    free(d);
+    teardown(&f);
+}
