@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,17 @@ static void sleep_ms(long ms)
         ;
 }
 
-static void sh(const char *fmt, const char *a, const char *b)
+/* Run a shell command; the format is checked against its arguments by the compiler. */
+static void sh(const char *fmt, ...) KB_PRINTF(1, 2);
+static void sh(const char *fmt, ...)
 {
-    char *cmd = kb_asprintf(fmt, a, b);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    free(cmd);
+    kb_buf cmd = KB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    kb_buf_vprintf(&cmd, fmt, ap);
+    va_end(ap);
+    cr_assert_eq(system(cmd.data), 0, "%s", cmd.data);
+    kb_buf_free(&cmd);
 }
 
 static void install_ok(kbt_world *w, const char *ref)
@@ -47,15 +54,15 @@ static void verify_ok(kbt_world *w, const char *when)
 /* Save the cache as a snapshot folder and put snapshots back (NULL: an empty cache). */
 static void snapshot(kbt_world *w, const char *snap)
 {
-    sh("rm -rf '%s' && cp -a '%s' '%s'", snap, w->cache);
+    sh("rm -rf '%1$s' && cp -a '%2$s' '%1$s'", snap, w->cache);
 }
 
 static void restore(kbt_world *w, const char *snap)
 {
     if (snap)
-        sh("rm -rf '%s' && cp -a '%s' '%s'", w->cache, snap);
+        sh("rm -rf '%1$s' && cp -a '%2$s' '%1$s'", w->cache, snap);
     else
-        sh("rm -rf '%s'%s", w->cache, "");
+        sh("rm -rf '%s'", w->cache);
 }
 
 /* Make the installed 0.2.0 look like an older artifact of the same version, so the next
@@ -411,7 +418,7 @@ Test(crash, sigkill_during_large_blob_download)
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
 
-    sh("head -c 1048576 /dev/urandom > '%s'%s", part, "");
+    sh("head -c 1048576 /dev/urandom > '%s'", part);
     size_t gets_bad = kbt_count_lines(log, get);
     install_ok(&w, "kbtest/vec-add");
     assert_blob_whole_or_absent(blob, digest);
