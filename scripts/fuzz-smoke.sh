@@ -11,7 +11,7 @@ if [ "${1:-}" = "--no-build" ]; then
   build=0
   shift
 fi
-dir="${1:-$src/build-fuzz}"
+dir="$(realpath -m "${1:-$src/build-fuzz}")" # absolute: the runs below change directory
 seconds="${FUZZ_SECONDS:-10}"
 
 if [ "$build" = 1 ]; then
