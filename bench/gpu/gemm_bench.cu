@@ -70,13 +70,11 @@ template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, c
 {
     const variant<T> variants[] = {
         {"rf_gemm (sm_90a build)", exported<T>},
-        {"mma 128x128x32 s4", rf::launch_mma<T, 128, 128, 32, 4>},
-        {"mma 128x128x64 s3", rf::launch_mma<T, 128, 128, 64, 3>},
-        {"mma 128x256x64 s3", rf::launch_mma<T, 128, 256, 64, 3>},
-        {"wgmma 128x128x64", rf::launch_wgmma<T, 128, false>},
-        {"wgmma 128x128x64 pipe", rf::launch_wgmma<T, 128, true>},
-        {"wgmma 128x256x64", rf::launch_wgmma<T, 256, false>},
-        {"wgmma 128x256x64 pipe", rf::launch_wgmma<T, 256, true>},
+        {"tma wgmma 128x256 ws", rf::launch_tma<T, true>},
+        {"tma mma.sync 128x256 ws", rf::launch_tma<T, false>},
+        {"cp.async wgmma 128x256", rf::launch_wgmma<T, 256, true>},
+        {"cp.async mma 128x256x64", rf::launch_mma<T, 128, 256, 64, 3>},
+        {"cp.async mma 128x128x64", rf::launch_mma<T, 128, 128, 64, 3>},
     };
     cudaDataType_t ct = std::is_same<T, kb_bf16_tag>::value ? CUDA_R_16BF : CUDA_R_16F;
     int dt = std::is_same<T, kb_bf16_tag>::value ? B_BF16 : B_F16;

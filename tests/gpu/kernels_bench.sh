@@ -4,9 +4,12 @@
 # Usage: tests/gpu/kernels_bench.sh [outdir]   (needs nvcc, a CUDA GPU, cuBLAS)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUTDIR=${1:-${OUT:-/tmp/kbpkg-gpu-out}}
+FINAL=${1:-${OUT:-/tmp/kbpkg-gpu-out}}
+# logs go to a scratch folder and come back as one tarball (the device tool returns few files)
+OUTDIR=/tmp/kbpkg-gpu-logs
+rm -rf "$OUTDIR"
 B=/tmp/kbpkg-gpu-build
-mkdir -p "$OUTDIR" "$B"
+mkdir -p "$OUTDIR" "$FINAL" "$B"
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$CUDA/bin:$PATH
 ARCHS="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
@@ -36,18 +39,15 @@ done
 nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
     -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
     >"$OUTDIR/build_gemm_bench.log" 2>&1 &
-# the sm_90a artifact (wgmma), one per wgmma configuration, each with its check
+# the sm_90a artifact (TMA + wgmma), with its check
 G=$ROOT/kernels/radeonflow/gemm
-for cfg in 128:0 128:1 256:0 256:1; do
-    (IFS=: read -r bn pipe <<<"$cfg"; d=$B/sm90a_${bn}_$pipe; mkdir -p "$d" &&
-     nvcc -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
-        -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90a,code=sm_90a \
-        -DRF_GEMM_WG_BN=$bn -DRF_GEMM_WG_PIPE=$pipe \
-        -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" -o "$d/libgemm.so" &&
-     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
-        "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
-        >"$OUTDIR/build_sm90a_${cfg/:/_}.log" 2>&1 &
-done
+(d=$B/sm90a; mkdir -p "$d" &&
+ nvcc -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
+    -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
+    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" -o "$d/libgemm.so" &&
+ nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
+    "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
+    >"$OUTDIR/build_sm90a.log" 2>&1 &
 wait
 echo "builds took $(( $(date +%s) - t0 )) s"
 nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
@@ -77,16 +77,25 @@ for p in $PKGS; do
     done
 done
 
-for cfg in 128_0 128_1 256_0 256_1; do
-    d=$B/sm90a_$cfg
-    [ -x "$d/check" ] || { note "gemm sm_90a wgmma $cfg: BUILD FAILED"; status=1; continue; }
-    timeout 300 "$d/check" >"$OUTDIR/check_sm90a_$cfg.log" 2>&1; rc=$?
-    note "gemm sm_90a wgmma BN_PIPE=$cfg check: rc=$rc $(tail -1 "$OUTDIR/check_sm90a_$cfg.log")"
-    [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$OUTDIR/check_sm90a_$cfg.log"; }
-done
-timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/sm90a_256_1/check" \
-    >"$OUTDIR/check_sm90a_sanitizer.log" 2>&1
-note "gemm sm_90a wgmma 256_1 [sanitizer]: rc=$? $(tail -1 "$OUTDIR/check_sm90a_sanitizer.log")"
+d=$B/sm90a
+if [ -x "$d/check" ]; then
+    for mode in sass sanitizer; do
+        log=$OUTDIR/check_gemm_sm90a_$mode.log
+        case $mode in
+        sass) timeout 300 "$d/check" >"$log" 2>&1 ;;
+        sanitizer) timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+                       "$d/check" >"$log" 2>&1 ;;
+        esac
+        rc=$?
+        note "gemm sm_90a check [$mode]: rc=$rc $(tail -1 "$log")"
+        [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$log"; }
+    done
+    cuobjdump --dump-sass "$d/libgemm.so" >"$OUTDIR/gemm_sm90a.sass" 2>&1
+    cuobjdump --dump-sass "$B/libgemm.so" >"$OUTDIR/gemm_fat.sass" 2>&1
+    note "SASS sm_90a: $(grep -c HGMMA "$OUTDIR/gemm_sm90a.sass") HGMMA, $(grep -c UTMALDG "$OUTDIR/gemm_sm90a.sass") UTMALDG; fat (sm_80..90): $(grep -c UTMALDG "$OUTDIR/gemm_fat.sass") UTMALDG, $(grep -c ' HMMA' "$OUTDIR/gemm_fat.sass") HMMA"
+else
+    note "gemm sm_90a: BUILD FAILED"; tail -30 "$OUTDIR/build_sm90a.log"; status=1
+fi
 echo "== GEMM vs cuBLAS"
 if [ -x "$B/gemm_bench" ]; then
     grep -E "registers|spill" "$OUTDIR/build_gemm_bench.log" | sort | uniq -c | head -8
@@ -98,5 +107,7 @@ fi
 echo "== activation / rmsnorm vs copy bandwidth"
 [ -x "$B/mem_bench" ] && timeout 200 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
 echo "== summary"
-printf '%s' "$summary"
+printf '%s' "$summary" | tee "$OUTDIR/summary.txt"
+tar czf "$FINAL/kernels_bench_logs.tgz" -C "$OUTDIR" --exclude='*.sass' . &&
+    cp "$OUTDIR"/gemm_bench.txt "$OUTDIR"/mem_bench.txt "$FINAL"/ 2>/dev/null
 exit $status

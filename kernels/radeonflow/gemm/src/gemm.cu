@@ -5,6 +5,9 @@
 #include <stdint.h>
 
 #include "kb_gpu_compat.h"
+#if defined(KB_GPU_CUDA)
+#include <cuda.h> /* CUtensorMap and its enums; the driver itself is reached through cudart */
+#endif
 #include "kbpkg_kernel.h"
 #include "rf_gemm.h"
 
@@ -679,6 +682,368 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
     return kb_gpu_launch_status();
 }
 
+/* ---- sm_90 / sm_90a: TMA producer warp + mbarrier ring + persistent grid ----
+ * Block tile 128x256x64, 4 stages (48 KB each). Warp 8 is the producer: one lane issues the
+ * bulk tensor copies (cp.async.bulk.tensor, plain sm_90) for each stage and arms its "full"
+ * barrier with the byte count. Warps 0-7 are consumers: on sm_90a two warpgroups of wgmma
+ * m64n256k16 (64 rows each), on plain sm_90 eight mma.sync warps (64x64 each) fed by ldmatrix.
+ * Each consumer warp releases a stage on its "empty" barrier once nothing reads it any more.
+ * The grid is persistent (one block per SM walks the tiles), so the producer loads the next
+ * tile while the consumers run the epilogue. Shared layout is what the TMA 128-byte swizzle
+ * writes: A as 128 rows x 128 bytes, B as 4 blocks of 64 columns, each 64 k-rows x 128 bytes;
+ * the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the cp.async
+ * wgmma kernel above builds by hand, so the wgmma descriptors are the same. */
+constexpr int TS_BM = 128, TS_BN = 256, TS_BK = 64, TS_STAGES = 4, TS_THREADS = 288;
+constexpr int TS_A_BYTES = TS_BM * TS_BK * 2, TS_B_BYTES = TS_BK * TS_BN * 2;
+constexpr int TS_STAGE_BYTES = TS_A_BYTES + TS_B_BYTES;
+constexpr int TS_SMEM_BYTES = TS_STAGES * TS_STAGE_BYTES + 1024 + 2 * TS_STAGES * 8;
+constexpr int TS_CONSUMER_WARPS = 8;
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/* Waits until the phase with the given parity has completed (a fresh barrier counts its
+ * phase "1" as completed, which lets the producer start on empty stages). */
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nTS_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@p bra TS_DONE;\nbra TS_WAIT;\nTS_DONE:\n}\n" ::"r"(smem_addr(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                            int inner, int outer)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(inner), "r"(outer)
+                 : "memory");
+}
+
+/* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
+template <typename T>
+__device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float v0, float v1,
+                                           float beta, bool c_pairs)
+{
+    if (c_pairs && gn + 1 < N) {
+        uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
+        if (beta != 0.0f) {
+            uint32_t old = *p;
+            v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
+            v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
+        }
+        *p = (uint32_t)kb_type<T>::store(v0) | ((uint32_t)kb_type<T>::store(v1) << 16);
+        return;
+    }
+    if (gn < N) {
+        if (beta != 0.0f)
+            v0 += beta * kb_type<T>::load(crow[gn]);
+        crow[gn] = kb_type<T>::store(v0);
+    }
+    if (gn + 1 < N) {
+        if (beta != 0.0f)
+            v1 += beta * kb_type<T>::load(crow[gn + 1]);
+        crow[gn + 1] = kb_type<T>::store(v1);
+    }
+}
+
+__device__ __forceinline__ void ts_tile(int tile, int tiles_m, int tiles_n, int *m0, int *n0)
+{
+    int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
+    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+    int in_group = tile % per_group;
+    *m0 = (first_m + in_group % rows) * TS_BM;
+    *n0 = (in_group / rows) * TS_BN;
+}
+
+/* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. */
+template <typename T>
+__device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                                 int M, int N, int K, float alpha, float beta,
+                                                 uint16_t *C, int ldc, bool c_pairs)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
+    int ktiles = (K + TS_BK - 1) / TS_BK;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2, g = lane >> 2,
+        t = lane & 3;
+    int s = 0;
+    unsigned phase = 0;
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int m0, n0;
+        ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
+        float d[TS_BN / 2];
+#pragma unroll
+        for (int i = 0; i < TS_BN / 2; i++)
+            d[i] = 0.0f;
+        int prev = -1;
+        for (int kt = 0; kt < ktiles; kt++) {
+            mbar_wait(&full[s], phase);
+            uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES), sb = sa + TS_A_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int j = 0; j < TS_BK / 16; j++)
+                wgmma_op<T, TS_BN>(d, wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024),
+                                   wg_desc(sb + j * 2048, 8192, 1024));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            /* one group stays in flight; the one before it is done with its stage */
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (prev >= 0 && lane == 0)
+                mbar_arrive(&empty[prev]);
+            prev = s;
+            if (++s == TS_STAGES) {
+                s = 0;
+                phase ^= 1;
+            }
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        if (prev >= 0 && lane == 0)
+            mbar_arrive(&empty[prev]);
+        /* the accumulators are final only now: keep the compiler from reading them earlier */
+#pragma unroll
+        for (int i = 0; i < TS_BN / 2; i++)
+            asm volatile("" : "+f"(d[i])::"memory");
+#pragma unroll
+        for (int nn = 0; nn < TS_BN / 8; nn++) {
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                int gm = m0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
+                if (gm < M)
+                    store_pair<T>(C + (size_t)gm * ldc, n0 + nn * 8 + t * 2, N,
+                                  alpha * d[nn * 4 + half * 2], alpha * d[nn * 4 + half * 2 + 1],
+                                  beta, c_pairs);
+            }
+        }
+    }
+#endif
+}
+
+/* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [64 wn, +64); its B
+ * columns are exactly the 64-column block wn of the stage. */
+template <typename T>
+__device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                               int M, int N, int K, float alpha, float beta,
+                                               uint16_t *C, int ldc, bool c_pairs)
+{
+    constexpr int MF = 4, NF = 8;
+    int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
+    int ktiles = (K + TS_BK - 1) / TS_BK;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wm = warp >> 2, wn = warp & 3;
+    int s = 0;
+    unsigned phase = 0;
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int m0, n0;
+        ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
+        float acc[MF][NF][4];
+#pragma unroll
+        for (int i = 0; i < MF; i++)
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    acc[i][j][r] = 0.0f;
+        for (int kt = 0; kt < ktiles; kt++) {
+            mbar_wait(&full[s], phase);
+            uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES);
+            uint32_t sb = sa + TS_A_BYTES + wn * 8192;
+#pragma unroll
+            for (int kk = 0; kk < TS_BK; kk += 16) {
+                uint32_t af[MF][4], bfr[NF][2];
+#pragma unroll
+                for (int i = 0; i < MF; i++) {
+                    int row = wm * 64 + i * 16 + (lane & 15), ch = (kk >> 3) + (lane >> 4);
+                    ldmatrix_x4(af[i], sa + row * 128 + ((ch ^ (row & 7)) << 4));
+                }
+#pragma unroll
+                for (int j = 0; j < NF; j += 2) {
+                    int krow = kk + (lane & 15), ch = j + (lane >> 4);
+                    uint32_t r[4];
+                    ldmatrix_x4_trans(r, sb + krow * 128 + ((ch ^ (krow & 7)) << 4));
+                    bfr[j][0] = r[0];
+                    bfr[j][1] = r[1];
+                    bfr[j + 1][0] = r[2];
+                    bfr[j + 1][1] = r[3];
+                }
+#pragma unroll
+                for (int i = 0; i < MF; i++)
+#pragma unroll
+                    for (int j = 0; j < NF; j++)
+                        mma_16816<T>(acc[i][j], af[i], bfr[j]);
+            }
+            __syncwarp();
+            if (lane == 0) /* release orders this warp's ldmatrix reads before the refill */
+                mbar_arrive(&empty[s]);
+            if (++s == TS_STAGES) {
+                s = 0;
+                phase ^= 1;
+            }
+        }
+        int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int i = 0; i < MF; i++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                int gm = m0 + wm * 64 + i * 16 + g + half * 8;
+                if (gm >= M)
+                    continue;
+#pragma unroll
+                for (int j = 0; j < NF; j++)
+                    store_pair<T>(C + (size_t)gm * ldc, n0 + wn * 64 + j * 8 + t * 2, N,
+                                  alpha * acc[i][j][half * 2], alpha * acc[i][j][half * 2 + 1],
+                                  beta, c_pairs);
+            }
+    }
+}
+
+template <typename T, bool WGMMA>
+__global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(int M, int N, int K, float alpha,
+                                                          float beta, uint16_t *C, int ldc,
+                                                          bool c_pairs,
+                                                          const __grid_constant__ CUtensorMap tma,
+                                                          const __grid_constant__ CUtensorMap tmb)
+{
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(1024) uint8_t ts_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)ts_smem_raw + 1023) & ~(uintptr_t)1023);
+    uint64_t *full = (uint64_t *)(smem + TS_STAGES * TS_STAGE_BYTES), *empty = full + TS_STAGES;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < TS_STAGES; s++) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], TS_CONSUMER_WARPS);
+        }
+        /* make the initialised barriers visible to the copy engine */
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (warp == TS_CONSUMER_WARPS) { /* producer */
+        if (lane != 0)
+            return;
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
+        int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
+        int ktiles = (K + TS_BK - 1) / TS_BK, s = 0;
+        unsigned phase = 0;
+        for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+            int m0, n0;
+            ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
+            for (int kt = 0; kt < ktiles; kt++) {
+                mbar_wait(&empty[s], phase ^ 1);
+                mbar_expect_tx(&full[s], TS_STAGE_BYTES); /* out-of-bounds boxes count too */
+                uint8_t *sa = smem + s * TS_STAGE_BYTES, *sb = sa + TS_A_BYTES;
+                tma_load_2d(sa, &tma, &full[s], kt * TS_BK, m0);
+#pragma unroll
+                for (int j = 0; j < TS_BN / 64; j++)
+                    tma_load_2d(sb + j * 8192, &tmb, &full[s], n0 + j * 64, kt * TS_BK);
+                if (++s == TS_STAGES) {
+                    s = 0;
+                    phase ^= 1;
+                }
+            }
+        }
+        return;
+    }
+    if (WGMMA)
+        ts_consume_wgmma<T>(smem, full, empty, M, N, K, alpha, beta, C, ldc, c_pairs);
+    else
+        ts_consume_mma<T>(smem, full, empty, M, N, K, alpha, beta, C, ldc, c_pairs);
+#else
+    __trap(); /* launch_tma is only called from sm_90 and sm_90a builds */
+#endif
+}
+
+typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                         const cuuint64_t *, const cuuint64_t *,
+                                         const cuuint32_t *, const cuuint32_t *,
+                                         CUtensorMapInterleave, CUtensorMapSwizzle,
+                                         CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled is a driver function; reach it through the runtime so the artifact
+ * links no libcuda. Null on drivers without it (the caller falls back to cp.async). */
+static tensor_map_encode_fn tensor_map_encoder(void)
+{
+    static const tensor_map_encode_fn fn = [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                             cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            return (tensor_map_encode_fn) nullptr;
+        return (tensor_map_encode_fn)p;
+    }();
+    return fn;
+}
+
+/* A row-major rows x cols 16-bit matrix with leading dimension ld, read in boxes of
+ * box_rows x 64 columns (128 bytes, the swizzle span). Out-of-bounds reads fill zeros. */
+static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
+                            int box_rows)
+{
+    tensor_map_encode_fn encode = tensor_map_encoder();
+    if (!encode)
+        return false;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem_strides[2] = {1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)base, dims, strides, box,
+                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+static int sm_count(void);
+
+/* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
+ * the driver cannot encode tensor maps. */
+template <typename T, bool WGMMA>
+static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                      kb_stream_t stream)
+{
+    if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    CUtensorMap ma, mb;
+    if (!make_tensor_map(&ma, A, M, K, lda, TS_BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    auto kernel = gemm_tma<T, WGMMA>;
+    /* The kernel's code must come from sm_90 PTX or SASS: a fat binary whose compute_80 PTX
+     * was JIT-compiled for this device holds only the trap. */
+    static const bool usable = [kernel] {
+        cudaFuncAttributes attr;
+        if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+            (void)cudaGetLastError(); /* do not leave the error for the fallback's launch check */
+            return false;
+        }
+        return attr.ptxVersion >= 90;
+    }();
+    if (!usable)
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, TS_SMEM_BYTES) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    long long tiles = (long long)((M + TS_BM - 1) / TS_BM) * ((N + TS_BN - 1) / TS_BN);
+    if (tiles > 0x7fffffffLL)
+        return KBPKG_KERNEL_EINVAL;
+    int sms = sm_count();
+    unsigned grid = (unsigned)(sms > 0 && tiles > sms ? sms : tiles);
+    bool c_pairs = ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0;
+    kernel<<<grid, TS_THREADS, TS_SMEM_BYTES, stream>>>(M, N, K, alpha, beta, C, ldc, c_pairs, ma,
+                                                        mb);
+    return kb_gpu_launch_status();
+}
+
 /* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
 template <typename T, int BM, int BN, int BK, int STAGES>
 static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
@@ -721,6 +1086,8 @@ constexpr bool contains(const char *s, const char *w)
 /* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
  * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
 constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
+/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
+constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
 
 static int sm_count(void)
 {
@@ -742,6 +1109,14 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         return rc;
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
+    if (kTargetIsSm90) {
+        /* TMA + warp-specialized persistent kernel: wgmma on sm_90a, mma.sync on sm_90 */
+        rc = kTargetIsSm90a
+                 ? launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s)
+                 : launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+        if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the cp.async kernels below */
+            return rc;
+    }
     if (kTargetIsSm90a) {
         rc = launch_wgmma<T, RF_GEMM_WG_BN, RF_GEMM_WG_PIPE != 0>(M, N, K, alpha, A, lda, B, ldb,
                                                                   beta, C, ldc, s);
