@@ -7,8 +7,11 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 C=$ROOT/.carry/gpu
-OUTDIR=${OUT:-/tmp/kbpkg-gpu}
-mkdir -p "$OUTDIR"
+FINAL=${OUT:-/tmp/kbpkg-gpu}
+# logs go to a scratch folder and come back as one tarball (the device tool returns few files)
+OUTDIR=/tmp/kbpkg-gpu-e2e-logs
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR" "$FINAL"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "SKIP: no NVIDIA GPU here (tests/gpu/run.sh needs one; run it with the device tool)"
   exit 77
@@ -89,6 +92,7 @@ for i in 1 2 3 4 5; do
   python3 -c "import torch; torch.ops.load_library('$lib')" 2>/dev/null; c=$(date +%s%N)
   echo "python import torch: $(( (b - a) / 1000000 )) ms; import + torch.ops.load_library: $(( (c - b) / 1000000 )) ms"
 done | tee "$OUTDIR/torch_load.log"
-printf '%s\n' "${summary[@]}"
-echo "$(( ${#summary[@]} - fails )) passed, $fails failed"
+{ printf '%s\n' "${summary[@]}"
+  echo "$(( ${#summary[@]} - fails )) passed, $fails failed"; } | tee "$OUTDIR/summary.txt"
+tar czf "$FINAL/gpu_e2e_logs.tgz" -C "$OUTDIR" .
 [ "$fails" = 0 ]
