@@ -759,37 +759,83 @@ __device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float 
     }
 }
 
-__device__ __forceinline__ void ts_tile(int tile, int tiles_m, int tiles_n, int *m0, int *n0)
+/* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
+ * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32
+ * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C. */
+struct ts_args {
+    int M, N, K;
+    float alpha, beta;
+    uint16_t *C;
+    int ldc;
+    bool c_pairs;
+    int splits, ldw;
+    float *ws;
+};
+
+/* Work unit u: its output tile, which part of K it covers (k-tiles [kbeg, kend)), and which
+ * split. Units of one tile are adjacent so they run at the same time and share A in L2. */
+struct ts_unit {
+    int m0, n0, kbeg, kend, split;
+};
+template <bool SPLIT> __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
+    const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
+    int tiles_m = (a.M + TS_BM - 1) / TS_BM, tiles_n = (a.N + TS_BN - 1) / TS_BN;
+    int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
+    int tile = u / splits;
+    ts_unit w;
+    w.split = u % splits;
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
-    *m0 = (first_m + in_group % rows) * TS_BM;
-    *n0 = (in_group / rows) * TS_BN;
+    w.m0 = (first_m + in_group % rows) * TS_BM;
+    w.n0 = (in_group / rows) * TS_BN;
+    w.kbeg = w.split * per;
+    w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
+    return w;
+}
+template <bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
+{
+    return ((a.M + TS_BM - 1) / TS_BM) * ((a.N + TS_BN - 1) / TS_BN) * (SPLIT ? a.splits : 1);
+}
+
+/* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
+ * fp32 slice of the workspace. */
+template <typename T, bool SPLIT>
+__device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int gn, float v0,
+                                        float v1)
+{
+    if (gm >= a.M)
+        return;
+    if (!SPLIT) {
+        store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
+        return;
+    }
+    float *w = a.ws + ((size_t)split * a.M + gm) * a.ldw + gn;
+    if (gn + 1 < a.N) /* ldw and gn are even: 8-byte aligned */
+        *reinterpret_cast<float2 *>(w) = make_float2(v0, v1);
+    else if (gn < a.N)
+        w[0] = v0;
 }
 
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. */
-template <typename T>
+template <typename T, bool SPLIT>
 __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                                 int M, int N, int K, float alpha, float beta,
-                                                 uint16_t *C, int ldc, bool c_pairs)
+                                                 const ts_args &a)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
-    int ktiles = (K + TS_BK - 1) / TS_BK;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2, g = lane >> 2,
         t = lane & 3;
     int s = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int m0, n0;
-        ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
+    for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
+        ts_unit w = ts_unit_of<SPLIT>(u, a);
         float d[TS_BN / 2];
 #pragma unroll
         for (int i = 0; i < TS_BN / 2; i++)
             d[i] = 0.0f;
         int prev = -1;
-        for (int kt = 0; kt < ktiles; kt++) {
+        for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&full[s], phase);
             uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES), sb = sa + TS_A_BYTES;
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -811,41 +857,33 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         if (prev >= 0 && lane == 0)
             mbar_arrive(&empty[prev]);
-        /* the accumulators are final only now: keep the compiler from reading them earlier */
+            /* the accumulators are final only now: keep the compiler from reading them earlier */
 #pragma unroll
         for (int i = 0; i < TS_BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
 #pragma unroll
-        for (int nn = 0; nn < TS_BN / 8; nn++) {
+        for (int nn = 0; nn < TS_BN / 8; nn++)
 #pragma unroll
-            for (int half = 0; half < 2; half++) {
-                int gm = m0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
-                if (gm < M)
-                    store_pair<T>(C + (size_t)gm * ldc, n0 + nn * 8 + t * 2, N,
-                                  alpha * d[nn * 4 + half * 2], alpha * d[nn * 4 + half * 2 + 1],
-                                  beta, c_pairs);
-            }
-        }
+            for (int half = 0; half < 2; half++)
+                ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
+                                  w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
+                                  a.alpha * d[nn * 4 + half * 2 + 1]);
     }
 #endif
 }
 
 /* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [64 wn, +64); its B
  * columns are exactly the 64-column block wn of the stage. */
-template <typename T>
+template <typename T, bool SPLIT>
 __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                               int M, int N, int K, float alpha, float beta,
-                                               uint16_t *C, int ldc, bool c_pairs)
+                                               const ts_args &a)
 {
     constexpr int MF = 4, NF = 8;
-    int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
-    int ktiles = (K + TS_BK - 1) / TS_BK;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wm = warp >> 2, wn = warp & 3;
     int s = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int m0, n0;
-        ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
+    for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
+        ts_unit w = ts_unit_of<SPLIT>(u, a);
         float acc[MF][NF][4];
 #pragma unroll
         for (int i = 0; i < MF; i++)
@@ -854,7 +892,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
 #pragma unroll
                 for (int r = 0; r < 4; r++)
                     acc[i][j][r] = 0.0f;
-        for (int kt = 0; kt < ktiles; kt++) {
+        for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&full[s], phase);
             uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES);
             uint32_t sb = sa + TS_A_BYTES + wn * 8192;
@@ -894,23 +932,17 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
 #pragma unroll
         for (int i = 0; i < MF; i++)
 #pragma unroll
-            for (int half = 0; half < 2; half++) {
-                int gm = m0 + wm * 64 + i * 16 + g + half * 8;
-                if (gm >= M)
-                    continue;
+            for (int half = 0; half < 2; half++)
 #pragma unroll
                 for (int j = 0; j < NF; j++)
-                    store_pair<T>(C + (size_t)gm * ldc, n0 + wn * 64 + j * 8 + t * 2, N,
-                                  alpha * acc[i][j][half * 2], alpha * acc[i][j][half * 2 + 1],
-                                  beta, c_pairs);
-            }
+                    ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
+                                      w.n0 + wn * 64 + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
+                                      a.alpha * acc[i][j][half * 2 + 1]);
     }
 }
 
-template <typename T, bool WGMMA>
-__global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(int M, int N, int K, float alpha,
-                                                          float beta, uint16_t *C, int ldc,
-                                                          bool c_pairs,
+template <typename T, bool WGMMA, bool SPLIT>
+__global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(const ts_args a,
                                                           const __grid_constant__ CUtensorMap tma,
                                                           const __grid_constant__ CUtensorMap tmb)
 {
@@ -934,20 +966,18 @@ __global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(int M, int N, int K, f
             return;
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
-        int tiles_m = (M + TS_BM - 1) / TS_BM, tiles_n = (N + TS_BN - 1) / TS_BN;
-        int ktiles = (K + TS_BK - 1) / TS_BK, s = 0;
+        int s = 0;
         unsigned phase = 0;
-        for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-            int m0, n0;
-            ts_tile(tile, tiles_m, tiles_n, &m0, &n0);
-            for (int kt = 0; kt < ktiles; kt++) {
+        for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
+            ts_unit w = ts_unit_of<SPLIT>(u, a);
+            for (int kt = w.kbeg; kt < w.kend; kt++) {
                 mbar_wait(&empty[s], phase ^ 1);
                 mbar_expect_tx(&full[s], TS_STAGE_BYTES); /* out-of-bounds boxes count too */
                 uint8_t *sa = smem + s * TS_STAGE_BYTES, *sb = sa + TS_A_BYTES;
-                tma_load_2d(sa, &tma, &full[s], kt * TS_BK, m0);
+                tma_load_2d(sa, &tma, &full[s], kt * TS_BK, w.m0);
 #pragma unroll
                 for (int j = 0; j < TS_BN / 64; j++)
-                    tma_load_2d(sb + j * 8192, &tmb, &full[s], n0 + j * 64, kt * TS_BK);
+                    tma_load_2d(sb + j * 8192, &tmb, &full[s], w.n0 + j * 64, kt * TS_BK);
                 if (++s == TS_STAGES) {
                     s = 0;
                     phase ^= 1;
@@ -957,19 +987,37 @@ __global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(int M, int N, int K, f
         return;
     }
     if (WGMMA)
-        ts_consume_wgmma<T>(smem, full, empty, M, N, K, alpha, beta, C, ldc, c_pairs);
+        ts_consume_wgmma<T, SPLIT>(smem, full, empty, a);
     else
-        ts_consume_mma<T>(smem, full, empty, M, N, K, alpha, beta, C, ldc, c_pairs);
+        ts_consume_mma<T, SPLIT>(smem, full, empty, a);
 #else
     __trap(); /* launch_tma is only called from sm_90 and sm_90a builds */
 #endif
 }
 
+/* C = sum of the split partials (alpha applied) + beta C. */
+template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
+{
+    size_t total = (size_t)a.M * a.N, slice = (size_t)a.M * a.ldw;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t m = i / a.N, n = i % a.N;
+        const float *w = a.ws + m * a.ldw + n;
+        float v = 0.0f;
+        for (int s = 0; s < a.splits; s++)
+            v += w[s * slice];
+        uint16_t *c = a.C + m * a.ldc + n;
+        if (a.beta != 0.0f)
+            v += a.beta * kb_type<T>::load(*c);
+        *c = kb_type<T>::store(v);
+    }
+}
+
 typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                         const cuuint64_t *, const cuuint64_t *,
-                                         const cuuint32_t *, const cuuint32_t *,
-                                         CUtensorMapInterleave, CUtensorMapSwizzle,
-                                         CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+                                         const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                         const cuuint32_t *, CUtensorMapInterleave,
+                                         CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                         CUtensorMapFloatOOBfill);
 
 /* cuTensorMapEncodeTiled is a driver function; reach it through the runtime so the artifact
  * links no libcuda. Null on drivers without it (the caller falls back to cp.async). */
@@ -978,8 +1026,8 @@ static tensor_map_encode_fn tensor_map_encoder(void)
     static const tensor_map_encode_fn fn = [] {
         void *p = nullptr;
         cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                             cudaEnableDefault, &q) != cudaSuccess ||
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                             &q) != cudaSuccess ||
             q != cudaDriverEntryPointSuccess)
             return (tensor_map_encode_fn) nullptr;
         return (tensor_map_encode_fn)p;
@@ -1015,15 +1063,11 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    CUtensorMap ma, mb;
-    if (!make_tensor_map(&ma, A, M, K, lda, TS_BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    auto kernel = gemm_tma<T, WGMMA>;
     /* The kernel's code must come from sm_90 PTX or SASS: a fat binary whose compute_80 PTX
      * was JIT-compiled for this device holds only the trap. */
-    static const bool usable = [kernel] {
+    static const bool usable = [] {
         cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+        if (cudaFuncGetAttributes(&attr, gemm_tma<T, WGMMA, false>) != cudaSuccess) {
             (void)cudaGetLastError(); /* do not leave the error for the fallback's launch check */
             return false;
         }
@@ -1031,17 +1075,51 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
     }();
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    if (kb_gpu_func_set_max_dyn_smem(kernel, TS_SMEM_BYTES) != kb_gpu_success)
-        return KBPKG_KERNEL_ELAUNCH;
+    CUtensorMap ma, mb;
+    if (!make_tensor_map(&ma, A, M, K, lda, TS_BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
+        return KBPKG_KERNEL_EUNSUPPORTED;
     long long tiles = (long long)((M + TS_BM - 1) / TS_BM) * ((N + TS_BN - 1) / TS_BN);
-    if (tiles > 0x7fffffffLL)
+    if (tiles > 0x7fffffffLL / 16)
         return KBPKG_KERNEL_EINVAL;
-    int sms = sm_count();
-    unsigned grid = (unsigned)(sms > 0 && tiles > sms ? sms : tiles);
-    bool c_pairs = ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0;
-    kernel<<<grid, TS_THREADS, TS_SMEM_BYTES, stream>>>(M, N, K, alpha, beta, C, ldc, c_pairs, ma,
-                                                        mb);
-    return kb_gpu_launch_status();
+    int sms = sm_count(), ktiles = (K + TS_BK - 1) / TS_BK;
+    ts_args a = {M,      N,
+                 K,      alpha,
+                 beta,   C,
+                 ldc,    ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0,
+                 1,      (N + 1) & ~1,
+                 nullptr};
+    /* Too few tiles to fill the GPU (skinny shapes): split K so that about every SM gets a
+     * unit, keeping at least 4 k-tiles per unit. The partials go through a workspace from
+     * the stream-ordered allocator; if that is unavailable, run unsplit. */
+    if (sms > 0 && 2 * tiles <= sms && ktiles >= 8) {
+        int splits = (int)(sms / tiles);
+        splits = splits < ktiles / 4 ? splits : ktiles / 4;
+        splits = splits < 16 ? splits : 16;
+        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
+        if (splits > 1 && cudaMallocAsync((void **)&a.ws, bytes, stream) == cudaSuccess)
+            a.splits = splits;
+        else
+            (void)cudaGetLastError();
+    }
+    auto kernel = a.splits > 1 ? gemm_tma<T, WGMMA, true> : gemm_tma<T, WGMMA, false>;
+    int rc = 0;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, TS_SMEM_BYTES) != kb_gpu_success)
+        rc = KBPKG_KERNEL_ELAUNCH;
+    long long units = tiles * a.splits;
+    unsigned grid = (unsigned)(sms > 0 && units > sms ? sms : units);
+    if (rc == 0) {
+        kernel<<<grid, TS_THREADS, TS_SMEM_BYTES, stream>>>(a, ma, mb);
+        rc = kb_gpu_launch_status();
+    }
+    if (a.splits > 1) {
+        if (rc == 0) {
+            gemm_tma_reduce<T><<<sms * 4, 256, 0, stream>>>(a);
+            rc = kb_gpu_launch_status();
+        }
+        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
+            rc = KBPKG_KERNEL_ELAUNCH;
+    }
+    return rc;
 }
 
 /* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
@@ -1111,9 +1189,8 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
 #if defined(KB_GPU_CUDA)
     if (kTargetIsSm90) {
         /* TMA + warp-specialized persistent kernel: wgmma on sm_90a, mma.sync on sm_90 */
-        rc = kTargetIsSm90a
-                 ? launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s)
-                 : launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+        rc = kTargetIsSm90a ? launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s)
+                            : launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the cp.async kernels below */
             return rc;
     }

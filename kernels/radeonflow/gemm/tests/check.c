@@ -12,14 +12,21 @@ typedef struct gemm_case {
 /* Shapes chosen to hit full tiles, ragged edges in every dimension, K not a multiple of the
  * k-tile, odd leading dimensions (unaligned rows: the scalar-load path), vectors, beta. */
 static const gemm_case cases[] = {
-    {128, 128, 64, 0, 0, 0, 1.0f, 0.0f}, {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f},
-    {95, 97, 37, 3, 5, 2, 0.5f, 0.0f},   {1, 300, 70, 0, 0, 0, 1.0f, 0.0f},
-    {300, 8, 513, 0, 0, 0, -1.0f, 0.0f}, {130, 66, 200, 8, 8, 8, 1.5f, -0.75f},
-    {33, 17, 0, 0, 0, 0, 1.0f, 2.0f},    {7, 1, 1, 1, 0, 1, 1.0f, 0.0f},
+    {128, 128, 64, 0, 0, 0, 1.0f, 0.0f},
+    {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f},
+    {95, 97, 37, 3, 5, 2, 0.5f, 0.0f},
+    {1, 300, 70, 0, 0, 0, 1.0f, 0.0f},
+    {300, 8, 513, 0, 0, 0, -1.0f, 0.0f},
+    {130, 66, 200, 8, 8, 8, 1.5f, -0.75f},
+    {33, 17, 0, 0, 0, 0, 1.0f, 2.0f},
+    {7, 1, 1, 1, 0, 1, 1.0f, 0.0f},
     {640, 136, 96, 0, 0, 3, 1.0f, 1.0f},
     /* 16-byte aligned rows (the TMA kernels on sm_90): more tiles than an H200 has SMs, so
      * persistent blocks take several tiles each; ragged M and N tiles; many k-tiles + tail */
-    {1160, 3592, 24, 0, 0, 2, 1.0f, 0.5f}, {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f},
+    {1160, 3592, 24, 0, 0, 2, 1.0f, 0.5f},
+    {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f},
+    /* few tiles, long K: split-K through the workspace; odd N with an aligned ldb */
+    {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f},
 };
 
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
