@@ -73,10 +73,21 @@ const cli_command *cli_find_command(const char *name);
 /* The closest command name to a typo, or NULL. */
 const char *cli_suggest_command(const char *name);
 
-/* Report the ctx's last error as "kbpkg: <message>" and map it to an exit code. */
+/* The version of the --json output: every top-level object carries it as "kbpkg_json".
+ * Keys are only ever added within a version; a rename, removal or type change bumps it.
+ * docs/json.md describes every command's output, docs/json/ holds the schemas. */
+#define CLI_JSON_VERSION 1
+
+/* Report the ctx's last error as "kbpkg: <message>" on stderr (and, with --json, as
+ * {"ok": false, "error": {...}} on stdout) and map the kb_err code to an exit code. */
 int cli_fail(cli *c, int code);
-/* Print "kbpkg: <formatted>" to stderr; returns exit_code. */
-int cli_error(cli *c, int exit_code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same, with the command's partial report (owned) as the --json document: what was done
+ * before the failure stays visible. */
+int cli_fail_report(cli *c, int code, json_t *report);
+/* The same with a message of our own for the kb_err code. */
+int cli_failf(cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A bad command line: the message and the command's usage on stderr, exit 2 (and, with
+ * --json, the error object with "usage"). */
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int cli_exit_code(int kb_code);

@@ -42,7 +42,7 @@ static int config_get(cli *c, const char *want)
             printf("%s\n", value);
         return CLI_EXIT_OK;
     }
-    return cli_error(c, CLI_EXIT_INVALID_INPUT, "unknown configuration key '%s'", want);
+    return cli_failf(c, KB_ERR_CONFIG, "unknown configuration key '%s'", want);
 }
 
 /* --user (default), --project or --system; returns -1 for anything else. */

@@ -55,7 +55,7 @@ int cmd_farm(cli *c, int argc, char **argv)
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     size_t n = 0;
-    int rc = dirs ? 0 : cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM);
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-j") == 0 && i + 1 < argc)

@@ -29,10 +29,8 @@ int cmd_fetch(cli *c, int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         char *version = NULL;
         int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, allow_unsigned);
-        if (rc) {
-            json_decref(arr);
-            return cli_fail(c, rc);
-        }
+        if (rc) /* what was fetched before stays in the report */
+            return cli_fail_report(c, rc, arr ? json_pack("{s:o}", "fetched", arr) : NULL);
         if (arr)
             json_array_append_new(arr, json_pack("{s:s,s:s}", "package", argv[i], "version",
                                                  version));

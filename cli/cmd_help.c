@@ -76,5 +76,10 @@ int cmd_help(cli *c, int argc, char **argv)
             return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1], s);
         return cli_usage_error(c, NULL, "unknown command '%s'", argv[1]);
     }
+    if (c->json) {
+        cli_json_print(json_pack("{s:s,s:s,s:s,s:s}", "name", cmd->name, "summary", cmd->summary,
+                                 "usage", cmd->usage, "help", cmd->help ? cmd->help : ""));
+        return CLI_EXIT_OK;
+    }
     return cli_print_command_help(cmd);
 }

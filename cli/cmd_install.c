@@ -58,8 +58,9 @@ int cmd_install(cli *c, int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         kb_install_result *r = NULL;
         int rc = kb_install_package(&r, c->ctx, argv[i], &o);
-        if (rc) {
-            exit_code = cli_fail(c, rc);
+        if (rc) { /* what was installed before stays in the report */
+            exit_code = cli_fail_report(c, rc, all ? json_pack("{s:o}", "installed", all) : NULL);
+            all = NULL;
             break;
         }
         if (all)

@@ -24,7 +24,7 @@ int cmd_lock(cli *c, int argc, char **argv)
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     const char *file = KB_LOCKFILE_NAME;
     size_t nrefs = 0, ntargets = 0;
-    int rc = refs && targets ? 0 : cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+    int rc = refs && targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;

@@ -53,7 +53,7 @@ int cmd_publish(cli *c, int argc, char **argv)
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     kb_publish_options o = KB_PUBLISH_OPTIONS_INIT;
     size_t n = 0;
-    int rc = targets ? 0 : cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;

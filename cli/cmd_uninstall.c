@@ -22,10 +22,8 @@ int cmd_uninstall(cli *c, int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         size_t removed = 0;
         int rc = kb_cache_remove(&removed, c->ctx, argv[i], target);
-        if (rc) {
-            json_decref(arr);
-            return cli_fail(c, rc);
-        }
+        if (rc) /* what was removed before stays in the report */
+            return cli_fail_report(c, rc, arr ? json_pack("{s:o}", "uninstalled", arr) : NULL);
         if (arr)
             json_array_append_new(arr, json_pack("{s:s,s:I}", "package", argv[i], "removed",
                                                  (json_int_t)removed));

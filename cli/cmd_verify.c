@@ -30,10 +30,12 @@ int cmd_verify(cli *c, int argc, char **argv)
         for (size_t k = 0; k < issues; k++)
             fprintf(stderr, "  %s\n", kb_package_list_issue(l, i, k));
     }
-    if (arr)
-        cli_json_print(json_pack("{s:b,s:o}", "ok", rc == 0, "packages", arr));
-    else if (n == 0)
+    json_t *report = arr ? json_pack("{s:b,s:o}", "ok", rc == 0, "packages", arr) : NULL;
+    if (!arr && n == 0)
         cli_say(c, "nothing installed");
     kb_package_list_free(l);
-    return rc ? cli_fail(c, rc) : CLI_EXIT_OK;
+    if (rc) /* one document: the packages and their issues, with the error */
+        return cli_fail_report(c, rc, report);
+    cli_json_print(report);
+    return CLI_EXIT_OK;
 }

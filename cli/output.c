@@ -33,53 +33,89 @@ int cli_exit_code(int kb_code)
     }
 }
 
-int cli_fail(cli *c, int code)
+/* The "error" object of a failed command: the kb_err code, its kind, the message and what the
+ * ctx's last error names (file:line:column, URL) when it is this code's. docs/json.md. */
+static json_t *error_json(cli *c, int code, const char *msg)
 {
     const kb_error *e = kb_ctx_last_error(c->ctx);
-    const char *msg = e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
+    bool same = e->code == code;
+    json_t *err =
+        json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code), "message", msg);
+    if (err && same && e->path)
+        json_object_set_new(err, "path", json_string(e->path));
+    if (err && same && e->line)
+        json_object_set_new(err, "line", json_integer(e->line));
+    if (err && same && e->column)
+        json_object_set_new(err, "column", json_integer(e->column));
+    if (err && same && e->url)
+        json_object_set_new(err, "url", json_string(e->url));
+    return err;
+}
+
+/* stderr always gets "kbpkg: <message>"; under --json stdout gets one document: report (or an
+ * empty object) with "ok": false and "error" set. */
+static int fail_with(cli *c, int code, const char *msg, json_t *report)
+{
     fprintf(stderr, "kbpkg: %s\n", msg);
     if (c->json) {
-        json_t *err = json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code),
-                                "message", msg);
-        if (err && e->code == code && e->path)
-            json_object_set_new(err, "path", json_string(e->path));
-        if (err && e->code == code && e->line)
-            json_object_set_new(err, "line", json_integer(e->line));
-        if (err && e->code == code && e->column)
-            json_object_set_new(err, "column", json_integer(e->column));
-        if (err && e->code == code && e->url)
-            json_object_set_new(err, "url", json_string(e->url));
-        cli_json_print(json_pack("{s:b,s:o}", "ok", 0, "error", err));
-    }
+        json_t *doc = report ? report : json_object();
+        if (doc) {
+            json_object_set_new(doc, "ok", json_false());
+            json_object_set_new(doc, "error", error_json(c, code, msg));
+        }
+        cli_json_print(doc);
+    } else
+        json_decref(report);
     return cli_exit_code(code);
 }
 
-int cli_error(cli *c, int exit_code, const char *fmt, ...)
+static const char *fail_message(cli *c, int code)
 {
-    (void)c;
+    const kb_error *e = kb_ctx_last_error(c->ctx);
+    return e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
+}
+
+int cli_fail(cli *c, int code)
+{
+    return fail_with(c, code, fail_message(c, code), NULL);
+}
+
+int cli_fail_report(cli *c, int code, json_t *report)
+{
+    return fail_with(c, code, fail_message(c, code), report);
+}
+
+int cli_failf(cli *c, int code, const char *fmt, ...)
+{
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs("kbpkg: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return exit_code;
+    kb_ctx_clear_error(c->ctx); /* the message is ours: no stale path or URL in the object */
+    return fail_with(c, code, msg, NULL);
 }
 
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
 {
-    (void)c;
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs("kbpkg: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    fprintf(stderr, "kbpkg: %s\n", msg);
     const cli_command *cmd = command ? cli_find_command(command) : NULL;
     if (cmd)
         fprintf(stderr, "usage: %s\n", cmd->usage);
     else
         fprintf(stderr, "Run 'kbpkg help' for the list of commands.\n");
+    if (c->json) {
+        json_t *err = json_pack("{s:i,s:s,s:s}", "code", KB_ERR_INVALID, "kind",
+                                kb_strerror(KB_ERR_INVALID), "message", msg);
+        if (err && cmd)
+            json_object_set_new(err, "usage", json_string(cmd->usage));
+        cli_json_print(json_pack("{s:b,s:o}", "ok", 0, "error", err));
+    }
     return CLI_EXIT_USAGE;
 }
 
@@ -87,6 +123,15 @@ void cli_json_print(json_t *value)
 {
     if (!value)
         return;
+    /* Every top-level object says which JSON schema version it follows, first (docs/json.md). */
+    if (json_is_object(value)) {
+        json_t *doc = json_pack("{s:i}", "kbpkg_json", CLI_JSON_VERSION);
+        if (doc && json_object_update(doc, value) == 0) {
+            json_decref(value);
+            value = doc;
+        } else
+            json_decref(doc);
+    }
     char *s = json_dumps(value, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (s) {
         puts(s);

@@ -69,6 +69,11 @@ static char *slurp_fd(int fd)
 
 kbt_run kbt_kbpkg(const char *const *env, const char *const *args)
 {
+    return kbt_kbpkg_input(env, args, NULL);
+}
+
+kbt_run kbt_kbpkg_input(const char *const *env, const char *const *args, const char *input)
+{
     const char *bin = getenv("KBPKG_BIN");
     cr_assert(bin && *bin, "KBPKG_BIN is not set (run the tests through ctest)");
     char out_tmpl[] = "/tmp/kbt-outXXXXXX", err_tmpl[] = "/tmp/kbt-errXXXXXX";
@@ -83,19 +88,28 @@ kbt_run kbt_kbpkg(const char *const *env, const char *const *args)
     argv[0] = bin;
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = args[i];
+    int in[2] = {-1, -1};
+    cr_assert(!input || pipe(in) == 0);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
         for (size_t i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
-        int devnull = open("/dev/null", O_RDONLY);
-        dup2(devnull, 0);
+        int stdin_fd = input ? in[0] : open("/dev/null", O_RDONLY);
+        if (input)
+            close(in[1]);
+        dup2(stdin_fd, 0);
         dup2(out_fd, 1);
         dup2(err_fd, 2);
         execv(bin, (char *const *)argv);
         _exit(127);
     }
     free(argv);
+    if (input) { /* small texts: the pipe buffer holds them, the child reads when it wants */
+        close(in[0]);
+        cr_assert_eq(write(in[1], input, strlen(input)), (ssize_t)strlen(input));
+        close(in[1]);
+    }
     int status = 0;
     waitpid(pid, &status, 0);
     kbt_run r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), NULL, NULL};

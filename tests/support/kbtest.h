@@ -26,6 +26,8 @@ typedef struct kbt_run {
     char *err;
 } kbt_run;
 kbt_run kbt_kbpkg(const char *const *env, const char *const *args);
+/* The same with input (NULL: /dev/null) on the child's stdin. */
+kbt_run kbt_kbpkg_input(const char *const *env, const char *const *args, const char *input);
 void kbt_run_free(kbt_run *r);
 
 /* A ctx with no callbacks and no config files. */
