@@ -59,15 +59,8 @@ R=$ROOT/kernels/kbpkg-community/rmsnorm
  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$R/include" "$R/tests/check.c" \
     "$R/src/rmsnorm_cpu.c" -L"$d" -lrmsnorm -Xlinker -rpath,"$d" -o "$d/check") \
     >"$OUTDIR/build_rms_grid7.log" 2>&1 &
-wait
-echo "builds took $(( $(date +%s) - t0 )) s"
-nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
-    -I"$ROOT/kernels/kbpkg-community/activation/include" \
-    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" -I"$R/src" "$ROOT/bench/gpu/mem_bench.cu" \
-    -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \
-    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; status=1; }
 # registers and spills of the memory-bound kernels (sm_90), from the resource report
-for p in activation rmsnorm; do
+(for p in activation rmsnorm; do
     nvcc -std=c++17 -O3 -I"$ROOT/kernels/kbpkg-community/$p/include" -gencode arch=compute_90,code=sm_90 \
         -Xptxas -v -c "$ROOT/kernels/kbpkg-community/$p/src/$p.cu" -o /dev/null 2>&1 |
         awk '/Compiling entry function/ {split($0, a, "\x27"); name = a[2]}
@@ -75,7 +68,14 @@ for p in activation rmsnorm; do
              /Used [0-9]+ registers/ {for (i = 1; i <= NF; i++) if ($i == "Used") r = $(i+1);
                                       printf "  %-70s %3s regs, %s\n", name, r, spill}' |
         { c++filt 2>/dev/null || cat; } | sed -E 's/^ *void //; s/\([^)]*\)//' >"$OUTDIR/regs_$p.txt"
-done
+done) &
+wait
+echo "builds took $(( $(date +%s) - t0 )) s"
+nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
+    -I"$ROOT/kernels/kbpkg-community/activation/include" \
+    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" -I"$R/src" "$ROOT/bench/gpu/mem_bench.cu" \
+    -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \
+    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; status=1; }
 
 summary=""
 note() { summary+="$1"$'\n'; echo "$1"; }
