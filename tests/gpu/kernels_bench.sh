@@ -48,13 +48,34 @@ G=$ROOT/kernels/radeonflow/gemm
  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
     "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
     >"$OUTDIR/build_sm90a.log" 2>&1 &
+# rmsnorm capped at 7 blocks: every path loops over many rows per block (both halves of the
+# block kernels' scratch in use), checked normally and under racecheck
+R=$ROOT/kernels/kbpkg-community/rmsnorm
+(d=$B/rms_grid7; mkdir -p "$d" &&
+ nvcc -std=c++17 -O3 -I"$R/include" -Xcompiler -fPIC,-fvisibility=hidden \
+    -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90,code=sm_90 \
+    -DKB_RMS_MAX_BLOCKS=7 -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$R/src/rmsnorm.cu" \
+    -o "$d/librmsnorm.so" &&
+ nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$R/include" "$R/tests/check.c" \
+    "$R/src/rmsnorm_cpu.c" -L"$d" -lrmsnorm -Xlinker -rpath,"$d" -o "$d/check") \
+    >"$OUTDIR/build_rms_grid7.log" 2>&1 &
+# registers and spills of the memory-bound kernels (sm_90), from the resource report
+(for p in activation rmsnorm; do
+    nvcc -std=c++17 -O3 -I"$ROOT/kernels/kbpkg-community/$p/include" -gencode arch=compute_90,code=sm_90 \
+        -Xptxas -v -c "$ROOT/kernels/kbpkg-community/$p/src/$p.cu" -o /dev/null 2>&1 |
+        awk '/Compiling entry function/ {split($0, a, "\x27"); name = a[2]}
+             /spill stores/ {spill = $5 " B spill"}
+             /Used [0-9]+ registers/ {for (i = 1; i <= NF; i++) if ($i == "Used") r = $(i+1);
+                                      printf "  %-70s %3s regs, %s\n", name, r, spill}' |
+        { c++filt 2>/dev/null || cat; } | sed -E 's/^ *void //; s/\([^)]*\)//' >"$OUTDIR/regs_$p.txt"
+done) &
 wait
 echo "builds took $(( $(date +%s) - t0 )) s"
 nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
     -I"$ROOT/kernels/kbpkg-community/activation/include" \
-    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" "$ROOT/bench/gpu/mem_bench.cu" \
+    -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" -I"$R/src" "$ROOT/bench/gpu/mem_bench.cu" \
     -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \
-    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; }
+    >"$OUTDIR/build_mem_bench.log" 2>&1 || { echo "mem_bench build FAILED"; tail -20 "$OUTDIR/build_mem_bench.log"; status=1; }
 
 summary=""
 note() { summary+="$1"$'\n'; echo "$1"; }
@@ -76,6 +97,20 @@ for p in $PKGS; do
         [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror' "$log"; }
     done
 done
+
+d=$B/rms_grid7
+if [ -x "$d/check" ]; then
+    for mode in plain racecheck; do
+        log=$OUTDIR/check_rms_grid7_$mode.log
+        if [ $mode = plain ]; then timeout 300 "$d/check" >"$log" 2>&1
+        else timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$d/check" >"$log" 2>&1; fi
+        rc=$?
+        note "rmsnorm check, 7 blocks [$mode]: rc=$rc $(tail -1 "$log")"
+        [ $rc -eq 0 ] || { status=1; grep -m8 -E 'FAIL|rror|hazard' "$log"; }
+    done
+else
+    note "rmsnorm 7-block build FAILED"; tail -20 "$OUTDIR/build_rms_grid7.log"; status=1
+fi
 
 d=$B/sm90a
 if [ -x "$d/check" ]; then
@@ -104,8 +139,14 @@ if [ -x "$B/gemm_bench" ]; then
 else
     echo "gemm_bench build FAILED"; grep -m20 error "$OUTDIR/build_gemm_bench.log"; status=1
 fi
-echo "== activation / rmsnorm vs copy bandwidth"
-[ -x "$B/mem_bench" ] && timeout 200 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
+echo "== activation / rmsnorm vs copy bandwidth (v1 = the kernels before, same run)"
+cat "$OUTDIR"/regs_*.txt 2>/dev/null | grep -E "rms_block|rms_group|act_kernel<kb_bf16" | head -12
+if [ -x "$B/mem_bench" ]; then
+    timeout 300 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
+    rc=${PIPESTATUS[0]}
+    note "mem_bench: rc=$rc $(tail -1 "$OUTDIR/mem_bench.txt")"
+    [ $rc -eq 0 ] || status=1
+fi
 echo "== summary"
 printf '%s' "$summary" | tee "$OUTDIR/summary.txt"
 tar czf "$FINAL/kernels_bench_logs.tgz" -C "$OUTDIR" --exclude='*.sass' . &&

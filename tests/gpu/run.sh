@@ -2,8 +2,9 @@
 # Runs ON the GPU machine (device tool), over what tests/gpu/prepare.sh put in .carry/gpu:
 # probe, install from three hubs (exact sm_90a, sm_80 SASS only, PTX only) with --explain,
 # load every first-party package through kb_kernel_open and check it on the GPU against its
-# CPU artifact, run gemm_demo, `kbpkg test` the CUDA targets with the machine's nvcc, and time
-# the loader. Skips cleanly (exit 77, SKIP) where there is no NVIDIA GPU.
+# CPU artifact, run gemm_demo, check kbpkg.torch on CUDA tensors (tests/gpu/torch_check.py),
+# `kbpkg test` the CUDA targets with the machine's nvcc, and time the loader. Skips cleanly
+# (exit 77, SKIP) where there is no NVIDIA GPU.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 C=$ROOT/.carry/gpu
@@ -21,9 +22,13 @@ export PATH=$C/bin:/usr/local/cuda/bin:$PATH
 export KBPKG_CONFIG_DIR=/tmp/kbcfg KBPKG_CACHE=/tmp/kbcache
 fails=0
 summary=()
-check() { # name, command...
+check() { # name, command...   (exit 77: skipped, with the log's SKIP line)
   local name=$1; shift
-  if "$@" >"$OUTDIR/$name.log" 2>&1; then summary+=("PASS $name"); else
+  "$@" >"$OUTDIR/$name.log" 2>&1
+  local rc=$?
+  if [ $rc = 0 ]; then summary+=("PASS $name")
+  elif [ $rc = 77 ]; then summary+=("SKIP $name: $(grep -m1 SKIP "$OUTDIR/$name.log")")
+  else
     summary+=("FAIL $name (see $name.log)"); fails=$((fails + 1)); tail -15 "$OUTDIR/$name.log"; fi
 }
 expect_target() { # hub, expected target
@@ -76,6 +81,13 @@ check open_check open_check
 cat "$OUTDIR/open_check.log" | grep -E "opened|FAIL|checks"
 check gemm_demo gemm_demo
 cat "$OUTDIR/gemm_demo.log"
+# kbpkg.torch (this tree's python/kbpkg) on CUDA and CPU tensors, from the hub and cache above
+torch_check() {
+  KBPKG_REGISTRY=/tmp/hub-full KBPKG_LIB=$C/lib/libkbpkg.so.0 PYTHONUNBUFFERED=1 \
+    python3 "$ROOT/tests/gpu/torch_check.py"
+}
+check torch_check torch_check
+grep -E "^(ok|FAIL|SKIP)|passed" "$OUTDIR/torch_check.log"
 check verify kbpkg verify
 # kbpkg test builds each CUDA target's library and test with this machine's nvcc
 KBPKG_JOBS=8 check test_gemm kbpkg test "$ROOT/kernels/radeonflow/gemm" --target cuda13-sm_90 \

@@ -1,38 +1,66 @@
-"""kbpkg.torch over CPU tensors (radeonflow/gemm's CPU artifact); skipped without torch."""
+"""kbpkg.torch over CPU tensors (the first-party packages' CPU artifacts); skipped without
+torch. tests/gpu/torch_check.py checks the same helpers on CUDA tensors."""
 import importlib.util
 import os
 import unittest
 
-from test_binding import FIXTURE, GEMM_DIR, Hub
+from test_binding import FIXTURE, GEMM_DIR, SOURCE, Hub
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
+RMS_DIR = os.path.join(SOURCE, "kernels", "kbpkg-community", "rmsnorm")
+ACT_DIR = os.path.join(SOURCE, "kernels", "kbpkg-community", "activation")
+ENV = {"registry": "KBPKG_REGISTRY", "cache.dir": "KBPKG_CACHE", "config.dir": "KBPKG_CONFIG_DIR",
+       "probe.devices": "KBPKG_DEVICES"}
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch is not installed")
-@unittest.skipUnless(FIXTURE and os.path.isfile(os.path.join(GEMM_DIR, "kernel.yaml")),
-                     "kernels/radeonflow/gemm is not in this source tree")
-class TorchGemm(unittest.TestCase):
+@unittest.skipUnless(FIXTURE and all(os.path.isfile(os.path.join(d, "kernel.yaml"))
+                                     for d in (GEMM_DIR, RMS_DIR, ACT_DIR)),
+                     "the first-party kernels are not in this source tree")
+class TorchCpu(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.hub = Hub()
-        cls.hub.publish(GEMM_DIR)
+        for d in (GEMM_DIR, RMS_DIR, ACT_DIR):
+            cls.hub.publish(d)
+        cls.saved = {v: os.environ.get(v) for v in ENV.values()}
         for key, value in cls.hub.settings.items():
-            os.environ["KBPKG_" + {"registry": "REGISTRY", "cache.dir": "CACHE",
-                                   "config.dir": "CONFIG_DIR",
-                                   "probe.devices": "DEVICES"}[key]] = value
+            os.environ[ENV[key]] = value
+        from kbpkg import torch as kt
+
+        kt._KERNELS.clear()  # loaded from this hub only
 
     @classmethod
     def tearDownClass(cls):
-        cls.hub.close()
-
-    def test_gemm_matches_matmul_and_checks_layout(self):
-        import torch
-
         from kbpkg import torch as kt
 
-        a, b = torch.randn(33, 17), torch.randn(17, 9)
+        for k in kt._KERNELS.values():
+            k.close()
+        kt._KERNELS.clear()
+        for var, value in cls.saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        cls.hub.close()
+
+    def setUp(self):
+        import torch
+
+        self.torch = torch
+        self.g = torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little"))
+
+    def rand(self, *shape, dtype=None, scale=1.0):
+        t = self.torch.randn(*shape, generator=self.g) * scale
+        return t if dtype is None else t.to(dtype)
+
+    def test_gemm_matches_matmul_and_checks_layout(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        a, b = self.rand(33, 17), self.rand(17, 9)
         torch.testing.assert_close(kt.gemm(a, b), a @ b, rtol=1e-4, atol=1e-4)
-        c = torch.randn(33, 9)
+        c = self.rand(33, 9)
         expect = 2.0 * (a @ b) + 0.5 * c
         kt.gemm(a, b, c, alpha=2.0, beta=0.5)
         torch.testing.assert_close(c, expect, rtol=1e-4, atol=1e-4)
@@ -40,6 +68,99 @@ class TorchGemm(unittest.TestCase):
             kt.gemm(a.t(), a)
         with self.assertRaisesRegex(TypeError, "different dtypes"):
             kt.gemm(a, b.double())
+        with self.assertRaisesRegex(TypeError, "unsupported dtype torch.float64"):
+            kt.gemm(a.double(), b.double())
+
+    def test_gemm_padded_leading_dimensions_and_nan_c_with_beta_zero(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        a = self.rand(20, 13 + 3)[:, :13]
+        b = self.rand(13, 7 + 5)[:, :7]
+        cbuf = torch.full((20, 7 + 2), float("nan"))
+        c = cbuf[:, :7]
+        kt.gemm(a, b, c)
+        torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+        self.assertTrue(torch.isnan(cbuf[:, 7:]).all(), "gemm wrote into c's padding")
+
+    def test_rmsnorm_matches_the_formula_in_place_and_out(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 1e-2), (torch.float16, 2e-3)):
+            x, w = self.rand(3, 5, 64, dtype=dtype, scale=3.0), self.rand(64, dtype=dtype)
+            x64 = x.double()
+            ref = x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+            got = kt.rmsnorm(x, w)
+            self.assertEqual(got.shape, x.shape)
+            err = ((got.double() - ref).norm() / ref.norm()).item()
+            self.assertLess(err, tol, f"{dtype}")
+            out = torch.full_like(x, float("nan"))
+            self.assertIs(kt.rmsnorm(x, w, out=out), out)
+            self.assertTrue(torch.equal(out, got))
+            y = x.clone()
+            kt.rmsnorm(y, w, out=y)
+            self.assertTrue(torch.equal(y, got), "in place differs")
+
+    def test_activations_match_torch(self):
+        import torch.nn.functional as F
+
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        x = self.rand(4, 3, 2 * 40, scale=3.0)
+        g, u = x.double().chunk(2, dim=-1)
+        cases = [(kt.silu_and_mul(x), F.silu(g) * u), (kt.gelu_and_mul(x), F.gelu(g) * u),
+                 (kt.gelu_tanh(x), F.gelu(x.double(), approximate="tanh"))]
+        for got, ref in cases:
+            self.assertEqual(got.shape, ref.shape)
+            self.assertLess(((got.double() - ref).norm() / ref.norm()).item(), 1e-5)
+        out = torch.full((4, 3, 40), float("nan"), dtype=torch.bfloat16)
+        xb = x.to(torch.bfloat16)
+        self.assertIs(kt.silu_and_mul(xb, out=out), out)
+        self.assertFalse(torch.isnan(out).any())
+        self.assertEqual(kt.silu_and_mul(torch.empty(0, 8)).shape, (0, 4))
+        self.assertEqual(kt.rmsnorm(torch.empty(0, 8), torch.ones(8)).shape, (0, 8))
+
+    def test_bad_outputs_are_refused_before_anything_is_written(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        x, w = self.rand(4, 64), self.rand(64)
+        keep = x.clone()
+        with self.assertRaisesRegex(ValueError, r"out must be \(4, 32\), got \(4, 64\)"):
+            kt.silu_and_mul(x, out=torch.empty(4, 64))
+        with self.assertRaisesRegex(TypeError, "different dtypes: out is torch.float16"):
+            kt.silu_and_mul(x, out=torch.empty(4, 32, dtype=torch.float16))
+        with self.assertRaisesRegex(ValueError, "out must be contiguous"):
+            kt.rmsnorm(x, w, out=torch.empty(64, 4).t())
+        with self.assertRaisesRegex(ValueError, "must not overlap"):
+            kt.silu_and_mul(x, out=x.view(-1)[64:192].view(4, 32))
+        buf = self.rand(4 * 64 + 32)
+        with self.assertRaisesRegex(ValueError, "x itself or not overlap"):
+            kt.rmsnorm(buf[:256].view(4, 64), w, out=buf[32:].view(4, 64))
+        with self.assertRaisesRegex(ValueError, r"weight must be \(64,\)"):
+            kt.rmsnorm(x, self.rand(63))
+        with self.assertRaisesRegex(ValueError, "not supported"):
+            kt.rmsnorm(x.to("meta"), w.to("meta"))
+        import kbpkg
+
+        out = torch.full_like(x, float("nan"))
+        with self.assertRaisesRegex(kbpkg.KernelError, "rmsnorm_f32 returned -1"):
+            kt.rmsnorm(x, w, eps=-1.0, out=out)
+        self.assertTrue(torch.isnan(out).all(), "a refused call wrote to out")
+        self.assertTrue(torch.equal(x, keep), "a refused call changed x")
+
+    def test_gpu_tensors_refused_where_only_a_cpu_artifact_resolves(self):
+        import kbpkg
+        from kbpkg import torch as kt
+
+        with self.assertRaises(kbpkg.Error) as e:
+            kt._kernel("kbpkg-community/rmsnorm", "gpu")
+        self.assertEqual(e.exception.code, -10)
+        self.assertIn("kbpkg-community/rmsnorm resolved to cpu-", e.exception.message)
+        self.assertIn("cannot take cuda (GPU) tensors", e.exception.message)
+        self.assertNotIn(("kbpkg-community/rmsnorm", "gpu"), kt._KERNELS)
 
 
 if __name__ == "__main__":

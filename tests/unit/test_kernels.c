@@ -164,6 +164,28 @@ Test(kernels, gemm_check_catches_one_wrong_element)
     free(tmp);
 }
 
+/* The special-value cases must be able to fail: a library that turns NaN results into zeros
+ * (right on every ordinary number) is caught, on both paths, and only for bf16. */
+Test(kernels, activation_check_catches_lost_nan)
+{
+    char *tmp = kbt_mkdtemp();
+    char *wrong = kbt_data("kernels/activation_nan_to_zero.c");
+    char *check = build_cpu(tmp, &pkgs[1], wrong, true);
+    const char *argv[] = {check, NULL};
+    char *out = NULL;
+    int code = run(argv, &out);
+    cr_expect_eq(code, 1, "check accepted a library that loses NaN (exit %d):\n%s", code, out);
+    cr_expect(strstr(out, "FAIL act_silu_and_mul_bf16 special values n=16 d=64") != NULL, "%s",
+              out);
+    cr_expect(strstr(out, "FAIL act_gelu_tanh_bf16 special values n=7 d=13") != NULL, "%s", out);
+    cr_expect(strstr(out, "FAIL act_silu_and_mul_bf16 n=") == NULL, "ordinary data failed too:\n%s",
+              out);
+    cr_expect(strstr(out, "FAIL act_silu_and_mul_f16") == NULL, "f16 was not spoiled:\n%s", out);
+    free(out), free(check), free(wrong);
+    kbt_rmtree(tmp);
+    free(tmp);
+}
+
 /* The library exports its functions and kbpkg_kernel_info with the baked target, and hides
  * everything else (the CPU reference functions). */
 Test(kernels, cpu_library_exports_only_the_abi)

@@ -25,13 +25,10 @@ template <> __device__ __forceinline__ float apply<ACT_GELU_TANH>(float x, float
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
 }
 
-template <typename T> union vec16 {
-    uint4 raw;
-    typename kb_type<T>::storage e[16 / sizeof(typename kb_type<T>::storage)];
-};
-
 /* One block strides over rows; the threads of a block stride over a row's columns. VEC: each
- * thread moves 16 bytes per load (needs 16-byte aligned rows). */
+ * thread moves 16 bytes per load (needs 16-byte aligned rows), and 16-bit results round two
+ * at a time (kb_vec16_pack: one hardware conversion per pair on sm_80+, same bits as the
+ * CPU reference's rounding). */
 template <typename T, int OP, bool VEC>
 __global__ void act_kernel(typename kb_type<T>::storage *__restrict__ out,
                            const typename kb_type<T>::storage *__restrict__ in, int64_t n,
@@ -47,15 +44,17 @@ __global__ void act_kernel(typename kb_type<T>::storage *__restrict__ out,
         S *o = out + row * d;
         for (int64_t c = (int64_t)threadIdx.x * V; c < d; c += (int64_t)blockDim.x * V) {
             if (VEC) {
-                vec16<T> xv, uv, ov;
+                kb_vec16<T> xv, uv, ov;
                 xv.raw = *reinterpret_cast<const uint4 *>(x + c);
                 if (gated)
                     uv.raw = *reinterpret_cast<const uint4 *>(up + c);
+                float f[16 / sizeof(S)];
 #pragma unroll
                 for (int i = 0; i < V; i++) {
                     float u = gated ? kb_type<T>::load(uv.e[i]) : 0.0f;
-                    ov.e[i] = kb_type<T>::store(apply<OP>(kb_type<T>::load(xv.e[i]), u));
+                    f[i] = apply<OP>(kb_type<T>::load(xv.e[i]), u);
                 }
+                kb_vec16_pack<T>(ov, f);
                 *reinterpret_cast<uint4 *>(o + c) = ov.raw;
             } else {
                 float u = gated ? kb_type<T>::load(up[c]) : 0.0f;

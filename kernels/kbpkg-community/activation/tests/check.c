@@ -84,6 +84,65 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
     return bad;
 }
 
+/* NaN, infinities, signed zeros, subnormals and the largest finite values of each type among
+ * random data, on the vector and the scalar path: NaN comes out exactly where the reference
+ * has NaN (a NaN input must not round to a number, nor a number to NaN), infinities match
+ * exactly, the rest within the usual tolerance. */
+static size_t run_special(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
+{
+    static const float specials[] = {NAN,    -NAN,    INFINITY, -INFINITY, 0.0f,     -0.0f,
+                                     1e-40f, -1e-40f, 3.0e38f,  -3.0e38f,  65504.0f, -65504.0f,
+                                     1e5f,   -1e5f,   -90.0f,   90.0f};
+    const size_t nspecial = sizeof specials / sizeof specials[0];
+    int gated = op != ACT_GELU_TANH;
+    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
+    void *in = kbc_xmalloc(nin * es), *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es);
+    kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
+    for (size_t i = 0; i < nin; i++)
+        if (kbc_next(rng) % 3 == 0)
+            kbc_set(t, in, i, specials[kbc_next(rng) % nspecial]);
+    kbc_set(t, in, 0, NAN); /* at least one NaN result: row 0's first gate */
+    kbc_poison(t, got, nout);
+    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
+    kbc_upload(din, in, nin * es);
+    kbc_upload(dout, got, nout * es);
+    int rc = fns[op][t](dout, din, n, d, NULL);
+    kbc_download(got, dout, nout * es);
+    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    size_t bad = rc != 0 || rrc != 0, nans = 0, infs = 0;
+    for (size_t i = 0; i < nout; i++) {
+        size_t r = i / (size_t)d, c = i % (size_t)d, base = r * (size_t)d * (gated ? 2 : 1);
+        double g = kbc_get(t, got, i), w = kbc_get(t, want, i);
+        double x = kbc_get(t, in, base + c), up = gated ? kbc_get(t, in, base + (size_t)d + c) : 1;
+        double extra = op == ACT_SILU_AND_MUL ? 0.0 : 4 * 5.96e-8 * fabs(x * up);
+        int ok;
+        if (isnan(w) || isnan(g))
+            ok = isnan(w) && isnan(g), nans += isnan(w) != 0;
+        else if (isinf(w) || isinf(g))
+            ok = g == w, infs += isinf(w) != 0;
+        else
+            ok = fabs(g - w) <= (kbc_ulp(t) + 8 * 5.96e-8) * fabs(w) + 1e-6 + extra;
+        if (!ok && bad++ < 5)
+            fprintf(stderr,
+                    "check: act_%s_%s special values n=%lld d=%lld: element %zu: got %.9g, "
+                    "want %.9g\n",
+                    op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, i, g, w);
+    }
+    if (bad)
+        fprintf(stderr,
+                "check: FAIL act_%s_%s special values n=%lld d=%lld: %zu wrong (rc %d, "
+                "reference %d)\n",
+                op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, bad, rc, rrc);
+    else
+        printf(
+            "check: ok   act_%s_%s special values n=%lld d=%lld: %zu elements, %zu NaN, %zu inf\n",
+            op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, nout, nans, infs);
+    kbc_dev_free(din);
+    kbc_dev_free(dout);
+    free(in), free(got), free(want);
+    return bad;
+}
+
 static size_t check_bad_args(void)
 {
     size_t bad = 0;
@@ -114,9 +173,12 @@ int main(void)
     size_t bad = kbc_check_info("kbpkg-community/activation");
     bad += check_bad_args();
     for (int op = 0; op < 3; op++)
-        for (int t = 0; t < 3; t++)
+        for (int t = 0; t < 3; t++) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
                 bad += run_case(&rng, op, (kbc_dtype)t, shapes[s][0], shapes[s][1]);
+            bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* vector path */
+            bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* scalar path */
+        }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
         return 1;

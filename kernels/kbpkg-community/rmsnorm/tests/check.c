@@ -20,21 +20,44 @@ static int w_f16(void *o, const void *x, const void *w, int64_t n, int64_t d, fl
 }
 static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
 
-/* 16-byte rows (vector path) small and large, odd widths (scalar path), wider than a block */
-static const int64_t shapes[][2] = {{64, 4096}, {7, 8}, {33, 1000}, {5, 13},
-                                    {2, 20000}, {1, 1}, {129, 64}};
+/* The GPU build picks a kernel by the row's units (16-byte vectors on the vector path: 16-byte
+ * aligned rows whose bytes are a multiple of 16; else elements): lanes of a warp per row up to
+ * 128 units, a block per row holding 4 (up to 2048) or 8 (up to 4096) units per thread, then a
+ * streaming block. Shapes cover each path and its edges for every type, on both paths. */
+static const int64_t shapes[][2] = {
+    {64, 4096},   /* 16-bit: 512 units, 128 threads of 4; f32: 1024 units, 256 threads */
+    {7, 8},       /* one or two units per row: one lane per row */
+    {33, 1000},   /* 16-bit: 125 units, a warp per row, its last lanes short */
+    {5, 13},      /* scalar: 13 units, 4 lanes per row */
+    {3, 1001},    /* scalar: 1001 units, 256 threads of 4, the last thread short */
+    {2, 20000},   /* 16-bit: 2500 units, 8 per thread; f32: 5000 units, streaming */
+    {1, 1},       /* one element */
+    {129, 64},    /* 2 or 4 lanes per row, a partial last block of rows */
+    {1000, 1024}, /* 16-bit: 128 units, a warp per row, many blocks */
+    {3, 1032},    /* 16-bit: 129 units, the smallest block */
+    {2, 16384},   /* 16-bit: 2048 units, the widest 4-per-thread block; f32: 8 per thread */
+    {2, 16392},   /* 16-bit: 2049 units, 8 per thread; f32: streaming */
+    {2, 40000},   /* 16-bit: 5000 units, streaming */
+    {300, 24},    /* a few lanes per row */
+};
 
-static size_t run_case(kbc_rng *rng, kbc_dtype t, int64_t n, int64_t d, int in_place)
+/* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
+enum { SHIFT_X = 1, SHIFT_W = 2, SHIFT_OUT = 4 };
+
+static size_t run_case(kbc_rng *rng, kbc_dtype t, int64_t n, int64_t d, int in_place, int shift)
 {
     size_t es = kbc_size(t), count = (size_t)(n * d);
+    size_t ox = shift & SHIFT_X ? es : 0, ow = shift & SHIFT_W ? es : 0,
+           oo = shift & SHIFT_OUT ? es : 0;
     void *x = kbc_xmalloc(count * es), *w = kbc_xmalloc((size_t)d * es),
          *got = kbc_xmalloc(count * es), *want = kbc_xmalloc(count * es),
          *ex = kbc_xmalloc(count * es);
     kbc_fill(rng, t, x, count, -3.0f, 3.0f);
     kbc_fill(rng, t, w, (size_t)d, 0.5f, 1.5f);
     float eps = 1e-6f;
-    void *dx = kbc_dev_alloc(count * es), *dw = kbc_dev_alloc((size_t)d * es);
-    void *dout = in_place ? dx : kbc_dev_alloc(count * es);
+    char *bx = kbc_dev_alloc(count * es + ox), *bw = kbc_dev_alloc((size_t)d * es + ow);
+    char *bout = in_place ? bx : kbc_dev_alloc(count * es + oo);
+    void *dx = bx + ox, *dw = bw + ow, *dout = in_place ? dx : bout + oo;
     kbc_upload(dx, x, count * es);
     kbc_upload(dw, w, (size_t)d * es);
     if (!in_place) {
@@ -56,8 +79,9 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, int64_t n, int64_t d, int in_p
                     (float)(kbc_get(t, x, (size_t)(r * d + c)) * inv * kbc_get(t, w, (size_t)c)));
     }
     char what[128], what_ref[160];
-    snprintf(what, sizeof what, "rmsnorm_%s n=%lld d=%lld%s", kbc_dtype_names[t], (long long)n,
-             (long long)d, in_place ? " in place" : "");
+    snprintf(what, sizeof what, "rmsnorm_%s n=%lld d=%lld%s%s%s%s", kbc_dtype_names[t],
+             (long long)n, (long long)d, in_place ? " in place" : "", ox ? " x+1" : "",
+             ow ? " weight+1" : "", oo ? " out+1" : "");
     snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
     size_t bad = 0;
     if (rc != 0 || rrc != 0) {
@@ -68,10 +92,10 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, int64_t n, int64_t d, int in_p
     double rtol = kbc_ulp(t) + (double)(d + 16) * 5.96e-8 * 2, atol = 1e-6;
     bad += kbc_compare(what_ref, t, want, ex, count, rtol, atol, NULL);
     bad += kbc_compare(what, t, got, want, count, rtol, atol, NULL);
-    kbc_dev_free(dx);
-    kbc_dev_free(dw);
+    kbc_dev_free(bx);
+    kbc_dev_free(bw);
     if (!in_place)
-        kbc_dev_free(dout);
+        kbc_dev_free(bout);
     free(x), free(w), free(got), free(want), free(ex);
     return bad;
 }
@@ -108,8 +132,14 @@ int main(void)
     bad += check_bad_args();
     for (int t = 0; t < 3; t++) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            bad += run_case(&rng, (kbc_dtype)t, shapes[s][0], shapes[s][1], 0);
-        bad += run_case(&rng, (kbc_dtype)t, 16, 2048, 1);
+            bad += run_case(&rng, (kbc_dtype)t, shapes[s][0], shapes[s][1], 0, 0);
+        bad += run_case(&rng, (kbc_dtype)t, 16, 2048, 1, 0);
+        bad += run_case(&rng, (kbc_dtype)t, 16, 2048, 1, SHIFT_X);
+        /* rows of 16-byte multiples, one pointer off: every row takes the scalar path */
+        bad += run_case(&rng, (kbc_dtype)t, 9, 4096, 0, SHIFT_X);
+        bad += run_case(&rng, (kbc_dtype)t, 9, 4096, 0, SHIFT_W);
+        bad += run_case(&rng, (kbc_dtype)t, 9, 512, 0, SHIFT_OUT);
+        bad += run_case(&rng, (kbc_dtype)t, 3, 40000, 0, SHIFT_X | SHIFT_W | SHIFT_OUT);
     }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
