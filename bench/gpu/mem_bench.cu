@@ -411,7 +411,7 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     CK(cudaMalloc(&ref_out, count * es));
     const bool vec = rms::vec_ok<T>(out[0], x[0], w, d);
     const int64_t units = vec ? d / (16 / (int64_t)es) : d;
-    const rms::plan chosen = rms::choose(n, units);
+    const rms::plan chosen = rms::choose(n, units, std::is_same<T, kb_bf16_tag>::value);
 
     struct variant {
         std::string name;

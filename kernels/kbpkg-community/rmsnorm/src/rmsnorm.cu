@@ -12,6 +12,13 @@
 namespace rms
 {
 
+template <typename A, typename B> struct kb_is_same {
+    static const bool value = false;
+};
+template <typename A> struct kb_is_same<A, A> {
+    static const bool value = true;
+};
+
 template <typename T>
 static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
                   const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps,
@@ -21,9 +28,10 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
     if (rc != 0 || n == 0 || d == 0)
         return rc;
     kb_stream_t s = (kb_stream_t)stream;
+    const bool prefer_r8 = kb_is_same<T, kb_bf16_tag>::value;
     if (vec_ok<T>(out, x, w, d))
-        run<T, true>(choose(n, d / (16 / (int64_t)sizeof(typename kb_type<T>::storage))), out, x, w,
-                     n, d, eps, s);
+        run<T, true>(choose(n, d / (16 / (int64_t)sizeof(typename kb_type<T>::storage)), prefer_r8),
+                     out, x, w, n, d, eps, s);
     else
         run<T, false>(choose(n, d), out, x, w, n, d, eps, s);
     return kb_gpu_launch_status();

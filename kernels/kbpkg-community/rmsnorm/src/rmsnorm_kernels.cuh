@@ -258,8 +258,11 @@ static inline plan block_plan(int64_t n, int64_t units, int vecs)
     return p;
 }
 
-/* units: 16-byte vectors per row (or elements, off the vector path); n, units > 0. */
-static inline plan choose(int64_t n, int64_t units)
+/* units: 16-byte vectors per row (or elements, off the vector path); n, units > 0.
+ * prefer_r8: 8 vectors per thread from 512 units on. Measured on the H200 for bf16 (mem_bench,
+ * docs/perf-gpu-notes.md): R8 reached 86-97% of copy bandwidth where R4 reached 65-89%
+ * (16384x8192: 94% vs 74%). f16/f32 were already at 95-97% with R4 and keep it. */
+static inline plan choose(int64_t n, int64_t units, bool prefer_r8 = false)
 {
     if (units <= GROUP_MAX_UNITS) {
         int group = 1;
@@ -270,6 +273,8 @@ static inline plan choose(int64_t n, int64_t units)
                   grid((n + rows_per_block - 1) / rows_per_block)};
         return p;
     }
+    if (prefer_r8 && units >= 8 * 64 && units <= (int64_t)BLOCK_THREADS * 8)
+        return block_plan(n, units, 8);
     if (units <= (int64_t)BLOCK_THREADS * KB_RMS_VECS)
         return block_plan(n, units, KB_RMS_VECS);
     if (units <= (int64_t)BLOCK_THREADS * 8)
