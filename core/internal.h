@@ -91,6 +91,11 @@ int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
 /* Write to path.tmp.<pid>, fsync, rename over path, fsync the folder. */
 int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
                          unsigned mode);
+/* Create path (it must not exist) and write data, without fsync: for a file inside a folder
+ * that is synced (kb_fsync_path) and renamed into place as a whole. */
+int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode);
+/* fsync a file or folder; errors (ENOSPC, EIO from writeback) name it. */
+int kb_fsync_path(kb_ctx *ctx, const char *path);
 int kb_rm_rf(kb_ctx *ctx, const char *path);
 bool kb_path_exists(const char *path);
 bool kb_is_dir(const char *path);
