@@ -413,6 +413,7 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     }
     if (!rc) {
         kb_fsync_dir(parent);
+        kb_cache_bump_generation(c);
         kb_cache_test_pause("rename");
     }
     if (tmp)
@@ -430,6 +431,39 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     return rc;
 }
 
+/* ---- the generation of what is installed ---- */
+
+void kb_cache_bump_generation(kb_cache *c)
+{
+    char *path = kb_path_join(c->root, KB_CACHE_GENERATION);
+    int fd = path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (fd < 0 || write(fd, "+", 1) != 1)
+        kb_log(c->ctx, KB_LOG_WARN,
+               "cannot update %s: %s; programs that already opened this package may not see the "
+               "change until the next install or uninstall",
+               path ? path : KB_CACHE_GENERATION, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(path);
+}
+
+void kb_cache_generation_read(kb_cache_gen *out, const char *gen_path)
+{
+    struct stat st;
+    memset(out, 0, sizeof(*out));
+    if (stat(gen_path, &st) != 0)
+        return;
+    out->exists = true;
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+    out->size = (uint64_t)st.st_size;
+}
+
+bool kb_cache_generation_equal(const kb_cache_gen *a, const kb_cache_gen *b)
+{
+    return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino && a->size == b->size;
+}
+
 /* ---- reading records ---- */
 
 void kb_installed_clear(kb_installed *p)
@@ -445,6 +479,36 @@ void kb_installed_clear(kb_installed *p)
     free(p->library);
     kb_strv_free(&p->exports);
     memset(p, 0, sizeof(*p));
+}
+
+int kb_installed_copy(kb_installed *dst, const kb_installed *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    struct {
+        char **to;
+        const char *from;
+    } strs[] = {{&dst->name, src->name},
+                {&dst->version, src->version},
+                {&dst->target, src->target},
+                {&dst->dir, src->dir},
+                {&dst->artifact_digest, src->artifact_digest},
+                {&dst->index_digest, src->index_digest},
+                {&dst->registry, src->registry},
+                {&dst->reason, src->reason},
+                {&dst->library, src->library}};
+    bool ok = true;
+    for (size_t i = 0; i < KB_ARRAY_LEN(strs); i++)
+        if (strs[i].from && !(*strs[i].to = kb_strdup(strs[i].from)))
+            ok = false;
+    for (size_t i = 0; ok && i < src->exports.len; i++)
+        ok = kb_strv_push(&dst->exports, src->exports.items[i]) == 0;
+    dst->local_build = src->local_build;
+    dst->bytes = src->bytes;
+    if (!ok) {
+        kb_installed_clear(dst);
+        return KB_ERR_NOMEM;
+    }
+    return 0;
 }
 
 static char *json_str_dup(json_t *obj, const char *key)
@@ -676,6 +740,7 @@ int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const cha
             /* Rename away first so a reader never sees a half-removed install. */
             char *doomed = kb_asprintf("%s" REMOVING_MARK "%ld", list[i].dir, (long)getpid());
             if (doomed && rename(list[i].dir, doomed) == 0) {
+                kb_cache_bump_generation(c); /* gone from the listing: tell memos now */
                 rc = kb_rm_rf(c->ctx, doomed);
                 (*removed)++;
             }

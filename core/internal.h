@@ -149,6 +149,10 @@ struct kb_ctx {
      * re-initialise GPU drivers; owned by whoever set it, freed through the function. */
     void *probe_cache;
     void (*probe_cache_free)(void *);
+    /* What kb_kernel_open resolved each ref to (cache/loader.c), so that a warm open is a lookup
+     * and one stat; dropped with any setting change. Owned, freed through the function. */
+    void *open_memo;
+    void (*open_memo_free)(void *);
 };
 
 #endif
