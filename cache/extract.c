@@ -287,8 +287,9 @@ static int write_failure(extraction *x, struct archive *out, const char *what, c
 }
 
 /* Ask the kernel to start writing [writeback_off, end) of dest (end 0: to the end of the file)
- * without waiting. Only a hint: durability comes from the installer's fsync pass, which then
- * mostly waits for I/O already under way instead of starting it file by file. */
+ * without waiting: every 8 MiB of a large file, and each file as it is finished, so that
+ * writeback overlaps the decompression of what follows. Only a hint: durability comes from the
+ * installer's fsync pass, which then mostly waits for I/O already under way. */
 static void start_writeback(extraction *x, const char *dest, uint64_t end)
 {
 #ifdef SYNC_FILE_RANGE_WRITE

@@ -53,8 +53,8 @@ typedef struct kb_extract_opts {
     /* When set, filled with every regular file written and its sha256, hashed from the bytes as
      * they are written (one pass: the installer's record needs no second read). Emptied first. */
     kb_extract_files *files;
-    /* Start writing each file's data to disk while extracting (sync_file_range, a hint): the
-     * caller's fsync pass then mostly waits for I/O already under way. */
+    /* Start writing each file's data to disk while extracting (sync_file_range, a hint: every
+     * 8 MiB and at its end): the caller's fsync pass then mostly waits for I/O under way. */
     bool start_writeback;
 } kb_extract_opts;
 

@@ -228,14 +228,14 @@ static int record_dir(const char *rel, const char *abs, const struct stat *st, v
 }
 
 /*
- * Make every file and folder of an install durable before the rename that shows it.
- *
- * fsync per file, after all of them were written (the extraction already started their
- * writeback, opts.start_writeback): the fsyncs then wait for I/O under way instead of issuing
- * it one file at a time, and on a journalling file system the first one commits the metadata of
- * all. Not syncfs(2): it would also flush every other program's dirty data on that file system
- * (unbounded time on a busy machine) and before Linux 5.8 it did not report write errors. Folders
- * are synced too (their entries), children before parents. Measured in docs/perf.md.
+ * Make every file and folder of an install durable before the rename that shows it: fsync each
+ * file and each folder (their entries, children before parents) once all of them are written.
+ * The extraction started each file's writeback as it went (opts.start_writeback), so the fsyncs
+ * mostly wait for I/O already in flight instead of issuing it one file at a time, and on a
+ * journalling file system the first one commits the metadata of all. fsync per file rather than
+ * one syncfs(2): syncfs would also flush every other program's dirty data on that file system
+ * (unbounded on a busy machine), and before Linux 5.8 it did not report write errors.
+ * bench/sync_strategies.c compares these (docs/perf.md).
  */
 static int sync_install(kb_ctx *ctx, const kb_strv *files, const kb_strv *dirs)
 {
