@@ -7,6 +7,7 @@
 /* Layout under cache.dir:
  *   blobs/sha256/<hex>                          downloaded blobs, verified
  *   pkgs/<org>/<name>/<version>/<target>/       installed artifacts (+ kbpkg-install.json)
+ *   pkgs/.generation                            grows a byte per install/uninstall (below)
  *   builds/                                     local builds from source
  *   locks/                                      flock files, per blob and per install
  */
