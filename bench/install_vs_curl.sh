@@ -3,10 +3,12 @@
 # with curl + sha256sum + bsdtar of the same layer blob and `skopeo copy` of the same tag; also
 # records every request the registry saw during one cold install.
 #
-#   bench/install_vs_curl.sh [BUILD_DIR]      (env: RUNS=5 SIZE_MB=50 KEEP=1)
+#   bench/install_vs_curl.sh [BUILD_DIR]      (env: RUNS=5 SIZE_MB=50 KEEP=1 BASELINE=DIR)
 #
-# The three methods run interleaved in each round (A B C, B C A, C A B, ...) so that the shared,
+# The methods run interleaved in each round (A B C, B C A, C A B, ...) so that the shared,
 # noisy machine hurts them alike; medians of RUNS rounds and ratios against curl are printed.
+# BASELINE names the build folder of another kbpkg (e.g. the previous commit, built elsewhere):
+# its install joins the rounds as "kbpkg-baseline", for before/after figures from one run.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +27,8 @@ done
 TMP=$(mktemp -d /tmp/kbpkg-bench-install.XXXXXX)
 REG_PID=
 cleanup() {
-    [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null && wait "$REG_PID" 2>/dev/null
+    # wait answers 143 for the killed registry: under set -e that ended the trap before the rm
+    [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null && wait "$REG_PID" 2>/dev/null || true
     [ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -77,11 +80,13 @@ BLOB_URL=$REPO_URL/blobs/$LAYER
 echo "artifact layer $LAYER: $LAYER_SIZE bytes ($(awk "BEGIN{printf \"%.1f\", $LAYER_SIZE/1048576}") MiB)"
 
 # ---- the three methods; each gets a fresh folder, removed outside the timing ----
-run_kbpkg() {
-    KBPKG_CACHE=$1/cache KBPKG_DEVICES=none KBPKG_CONFIG_DIR=$1/config \
-        KBPKG_SYSTEM_CONFIG=/nonexistent "$KBPKG" -q --registry "$REGISTRY" \
+install_with() {
+    KBPKG_CACHE=$2/cache KBPKG_DEVICES=none KBPKG_CONFIG_DIR=$2/config \
+        KBPKG_SYSTEM_CONFIG=/nonexistent "$1" -q --registry "$REGISTRY" \
         install --allow-unsigned "$PKG@$VERSION" >/dev/null
 }
+run_kbpkg() { install_with "$KBPKG" "$1"; }
+run_kbpkg-baseline() { install_with "$BASELINE/kbpkg" "$1"; }
 run_curl() {
     curl -sf -o "$1/blob" "$BLOB_URL" &&
         echo "${LAYER#sha256:}  $1/blob" | sha256sum -c --quiet - &&
@@ -103,9 +108,13 @@ rm -rf "$TMP/probe-run"
 
 declare -A TIMES
 METHODS=(kbpkg curl skopeo)
+if [ -n "${BASELINE:-}" ]; then
+    BASELINE=$(cd "$BASELINE" && pwd)
+    METHODS=(kbpkg kbpkg-baseline curl skopeo)
+fi
 for round in $(seq 0 $((RUNS - 1))); do
-    for k in 0 1 2; do
-        m=${METHODS[$(((round + k) % 3))]}
+    for k in $(seq 0 $((${#METHODS[@]} - 1))); do
+        m=${METHODS[$(((round + k) % ${#METHODS[@]}))]}
         dir=$TMP/run-$m-$round
         mkdir "$dir"
         t0=$(now_ns)

@@ -1,14 +1,17 @@
 /* Safe .tar.zst extraction: own checks on every entry, libarchive's secure flags, hard limits. */
+#define _GNU_SOURCE /* sync_file_range */
 #include "cache/extract.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
                                                   NULL};
@@ -19,6 +22,9 @@ const char *const kb_extract_source_layout[] = {
  * compress far beyond any sane ratio and are harmless. */
 #define RATIO_FLOOR_BYTES (1ULL << 20)
 #define COMPONENT_MAX 255
+/* With start_writeback, a file's written data is handed to the disk every this many bytes, so
+ * writeback of a large file overlaps the decompression of the rest. */
+#define WRITEBACK_STEP ((uint64_t)8 << 20)
 
 /* Entry names seen so far, to refuse duplicates: open addressing on an FNV-1a hash. */
 typedef struct name_set {
@@ -85,6 +91,11 @@ typedef struct extraction {
     uint64_t declared_bytes; /* sum of header sizes */
     uint64_t written_bytes;  /* bytes actually produced */
     name_set seen;
+    /* the regular file being written */
+    kb_sha256 *hash;        /* with opts->files; NULL once the data is not one stream */
+    uint64_t hashed;        /* bytes hashed = the next offset expected */
+    int writeback_fd;       /* with opts->start_writeback, opened on first use; -1 */
+    uint64_t writeback_off; /* data before this offset was handed to the disk */
 } extraction;
 
 /* A name safe to put in a message: control bytes as \xHH, cut after 200 bytes. */
@@ -275,6 +286,62 @@ static int write_failure(extraction *x, struct archive *out, const char *what, c
                              x->archive_path, why ? why : "write failed");
 }
 
+/* Ask the kernel to start writing [writeback_off, end) of dest (end 0: to the end of the file)
+ * without waiting: every 8 MiB of a large file, and each file as it is finished, so that
+ * writeback overlaps the decompression of what follows. Only a hint: durability comes from the
+ * installer's fsync pass, which then mostly waits for I/O already under way. */
+static void start_writeback(extraction *x, const char *dest, uint64_t end)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (x->writeback_fd < 0)
+        x->writeback_fd = open(dest, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (x->writeback_fd < 0)
+        return;
+    uint64_t from = x->writeback_off;
+    sync_file_range(x->writeback_fd, (off_t)from, end ? (off_t)(end - from) : 0,
+                    SYNC_FILE_RANGE_WRITE);
+    x->writeback_off = end;
+#else
+    (void)x;
+    (void)dest;
+    (void)end;
+#endif
+}
+
+static void end_writeback(extraction *x)
+{
+    if (x->writeback_fd >= 0)
+        close(x->writeback_fd);
+    x->writeback_fd = -1;
+    x->writeback_off = 0;
+}
+
+/* Record a regular file just written (opts->files), with its digest when it came as one stream. */
+static int record_file(extraction *x, const char *clean)
+{
+    kb_extract_files *f = x->opts->files;
+    char hex[65] = "";
+    if (x->hash) {
+        kb_sha256_finish(x->hash, hex);
+        x->hash = NULL;
+    }
+    if (f->len == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        kb_extract_file *n = realloc(f->items, cap * sizeof(*n));
+        if (!n)
+            return kb_error_oom(x->ctx);
+        f->items = n;
+        f->cap = cap;
+    }
+    kb_extract_file *e = &f->items[f->len];
+    if (!(e->path = kb_strdup(clean)))
+        return kb_error_oom(x->ctx);
+    e->size = x->hashed;
+    memcpy(e->sha256, hex, sizeof(hex));
+    f->len++;
+    return 0;
+}
+
 static int copy_data(extraction *x, struct archive *in, struct archive *out, const char *name,
                      const char *dest)
 {
@@ -301,6 +368,16 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
             return rc;
         if (archive_write_data_block(out, block, len, offset) != ARCHIVE_OK)
             return write_failure(x, out, "write", dest);
+        if (x->hash && (uint64_t)offset != x->hashed) {
+            kb_sha256_free(x->hash); /* a hole (sparse entry): the caller hashes the file */
+            x->hash = NULL;
+        }
+        if (x->hash) {
+            kb_sha256_update(x->hash, block, len);
+            x->hashed += len;
+        }
+        if (x->opts->start_writeback && (uint64_t)offset + len >= x->writeback_off + WRITEBACK_STEP)
+            start_writeback(x, dest, (uint64_t)offset + len);
     }
 }
 
@@ -339,7 +416,10 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
     archive_entry_set_gid(ae, 0);
     archive_entry_set_fflags(ae, 0, 0);
     int rc = 0;
-    if (archive_write_header(out, ae) != ARCHIVE_OK) {
+    x->hashed = 0;
+    if (!is_dir && x->opts->files && !(x->hash = kb_sha256_new()))
+        rc = kb_error_oom(x->ctx);
+    if (!rc && archive_write_header(out, ae) != ARCHIVE_OK) {
         int err = archive_errno(out);
         rc = err == ENOSPC || err == EDQUOT || err == EFBIG
                  ? write_failure(x, out, "create", target)
@@ -351,6 +431,13 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
         rc = copy_data(x, in, out, name, target);
     if (!rc && archive_write_finish_entry(out) != ARCHIVE_OK)
         rc = write_failure(x, out, "finish", target);
+    if (!rc && !is_dir && x->opts->start_writeback)
+        start_writeback(x, target, 0);
+    end_writeback(x);
+    if (!rc && !is_dir && x->opts->files)
+        rc = record_file(x, clean);
+    kb_sha256_free(x->hash);
+    x->hash = NULL;
     free(target);
     return rc;
 }
@@ -419,7 +506,9 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     if (stat(archive_path, &st) != 0)
         return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, archive_path,
                                  0, 0, "cannot open archive %s: %s", archive_path, strerror(errno));
-    extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}};
+    if (opts->files)
+        kb_extract_files_free(opts->files);
+    extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}, NULL, 0, -1, 0};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
     rc = open_reader(ctx, &in, archive_path);
@@ -437,6 +526,8 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     name_set_free(&x.seen);
     if (!rc)
         rc = kb_progress_report(ctx, "extract", archive_path, x.written_bytes, x.written_bytes, 1);
+    if (rc && opts->files)
+        kb_extract_files_free(opts->files);
     if (rc && root)
         kb_rm_rf(NULL, root); /* keeps the error that matters */
     if (rc)
@@ -444,6 +535,14 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     else
         *out_dir = root;
     return rc;
+}
+
+void kb_extract_files_free(kb_extract_files *files)
+{
+    for (size_t i = 0; i < files->len; i++)
+        free(files->items[i].path);
+    free(files->items);
+    memset(files, 0, sizeof(*files));
 }
 
 static int read_data_into(kb_ctx *ctx, struct archive *a, kb_buf *out, const char *archive_path,

@@ -25,16 +25,42 @@ typedef struct kb_extract_limits {
 extern const char *const kb_extract_artifact_layout[];
 extern const char *const kb_extract_source_layout[];
 
+/* One regular file written by an extraction: its name below the new folder, the bytes written
+ * and their sha256. sha256 is "" when the data did not arrive as one contiguous stream (a sparse
+ * entry): the caller hashes the file on disk instead. */
+typedef struct kb_extract_file {
+    char *path;
+    uint64_t size;
+    char sha256[65];
+} kb_extract_file;
+
+typedef struct kb_extract_files {
+    kb_extract_file *items;
+    size_t len, cap;
+} kb_extract_files;
+
+#define KB_EXTRACT_FILES_INIT                                                                      \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
+void kb_extract_files_free(kb_extract_files *files);
+
 #define KB_EXTRACT_OPTS_VERSION 1
 typedef struct kb_extract_opts {
     unsigned version;               /* KB_EXTRACT_OPTS_VERSION */
     const char *const *allowed_top; /* NULL-terminated; NULL allows any top-level name */
     kb_extract_limits limits;
+    /* When set, filled with every regular file written and its sha256, hashed from the bytes as
+     * they are written (one pass: the installer's record needs no second read). Emptied first. */
+    kb_extract_files *files;
+    /* Start writing each file's data to disk while extracting (sync_file_range, a hint: every
+     * 8 MiB and at its end): the caller's fsync pass then mostly waits for I/O under way. */
+    bool start_writeback;
 } kb_extract_opts;
 
 #define KB_EXTRACT_OPTS_INIT                                                                       \
     {                                                                                              \
-        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT                                   \
+        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT, NULL, false                      \
     }
 
 /*

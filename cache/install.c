@@ -92,9 +92,15 @@ static int weigh_candidates(kb_install_result *res, kb_ctx *ctx, const kb_pkg_in
         kb_compat c = {0};
         char *target = NULL;
         char why[200] = "";
+        /* Not weighed further when a build cannot win: discovering toolchains runs nvcc --version,
+         * hipcc (perl), rocm_agent_enumerator (python) ..., about 0.3-0.4 s, which was half of a
+         * cold install of a 50 MiB CPU artifact (docs/perf.md). */
         if (best_score > KB_FIT_LOCAL_BUILD * 100)
-            /* Not weighed further: discovering toolchains costs time a fit does not need. */
             snprintf(c.reason, sizeof(c.reason), "not needed: a prebuilt artifact fits");
+        else if (host->device_count == 0 && best_score >= KB_FIT_CPU * 100)
+            /* With no GPU a local build is a CPU build, ranked under any fitting CPU artifact. */
+            snprintf(c.reason, sizeof(c.reason),
+                     "not needed: a CPU artifact fits and there is no GPU to build for");
         else if (!o->allow_build || !kb_config_bool(ctx, "build.allow"))
             snprintf(c.reason, sizeof(c.reason), "building from source is turned off");
         else if (kb_local_build_target(&target, why, sizeof(why), ctx, host) != 0)

@@ -1,4 +1,5 @@
-/* kb_kernel_open: pick the best installed target for this host, dlopen it, check its ABI. */
+/* kb_kernel_open: pick the best installed target for this host, dlopen it, check its ABI; a
+ * per-ctx memo of what each ref resolved to makes a warm open a lookup and one stat. */
 #define _GNU_SOURCE
 #include "cache/host.h"
 #include "cache/install.h"
@@ -94,15 +95,17 @@ static int check_library(kb_ctx *ctx, kb_kernel *k)
     return 0;
 }
 
-static int load_candidate(kb_kernel **out, kb_ctx *ctx, candidate *best)
+/* dlopen the install whose record is moved in (*rec is cleared) and check it. */
+static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const char *reason)
 {
     kb_kernel *k = calloc(1, sizeof(*k));
-    if (!k)
+    if (!k) {
+        kb_installed_clear(rec);
         return kb_error_oom(ctx);
-    /* Move the chosen record into the handle (the caller's list forgets it). */
-    k->install = *best->p;
-    memset((kb_installed *)best->p, 0, sizeof(kb_installed));
-    k->reason = kb_strdup(best->compat.reason);
+    }
+    k->install = *rec;
+    memset(rec, 0, sizeof(*rec));
+    k->reason = kb_strdup(reason);
     int rc = 0;
     if (!k->install.library)
         rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.dir, 0, 0,
@@ -139,10 +142,150 @@ static int open_installed(kb_kernel **out, kb_ctx *ctx, kb_cache *cache, const k
                           n ? "no installed target of %s@%s fits this machine (%zu installed)"
                             : "%s@%s is not installed",
                           ref->name, ref->constraint_text, n);
-    else
-        rc = load_candidate(out, ctx, &best);
+    else /* the list forgets the record it hands over */
+        rc = load_record(out, ctx, (kb_installed *)best.p, best.compat.reason);
     kb_installed_list_free(list, n);
     return rc;
+}
+
+/* ---- the per-ctx memo: ref text -> the record it resolved to ---- */
+
+/* Entries are valid while pkgs/.generation is as it was before the scans that made them: every
+ * install and uninstall appends to it after its rename (cache/store.h). More refs than this in one
+ * ctx start the memo over. */
+#define MEMO_MAX_ENTRIES 4096
+
+typedef struct memo_entry {
+    char *ref; /* as passed to kb_kernel_open; NULL: empty slot */
+    kb_installed chosen;
+    char *reason;
+} memo_entry;
+
+typedef struct open_memo {
+    char *gen_path;   /* <cache.dir>/pkgs/.generation */
+    kb_cache_gen gen; /* as it was before the scans of every entry */
+    memo_entry *slots;
+    size_t cap, len;
+} open_memo;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static void memo_clear(open_memo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].ref) {
+            free(m->slots[i].ref);
+            kb_installed_clear(&m->slots[i].chosen);
+            free(m->slots[i].reason);
+        }
+    free(m->slots);
+    m->slots = NULL;
+    m->cap = m->len = 0;
+}
+
+static void memo_free(void *p)
+{
+    open_memo *m = p;
+    memo_clear(m);
+    free(m->gen_path);
+    free(m);
+}
+
+static open_memo *memo_of(kb_ctx *ctx)
+{
+    if (ctx->open_memo)
+        return ctx->open_memo;
+    open_memo *m = calloc(1, sizeof(*m));
+    if (!m || !(m->gen_path = kb_path_join(kb_config_str(ctx, "cache.dir"), KB_CACHE_GENERATION))) {
+        free(m);
+        return NULL;
+    }
+    ctx->open_memo = m;
+    ctx->open_memo_free = memo_free;
+    return m;
+}
+
+static memo_entry *memo_slot(memo_entry *slots, size_t cap, const char *ref)
+{
+    size_t i = (size_t)fnv1a(ref) & (cap - 1);
+    while (slots[i].ref && strcmp(slots[i].ref, ref) != 0)
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+/* Remember what ref resolved to; gen is the generation read before the scan that found it. A
+ * failure only costs the next open a scan. */
+static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, const kb_kernel *k)
+{
+    open_memo *m = memo_of(ctx);
+    if (!m)
+        return;
+    if (!kb_cache_generation_equal(&m->gen, gen) || m->len >= MEMO_MAX_ENTRIES) {
+        memo_clear(m);
+        m->gen = *gen;
+    }
+    if ((m->len + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        memo_entry *slots = calloc(cap, sizeof(*slots));
+        if (!slots)
+            return;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].ref)
+                *memo_slot(slots, cap, m->slots[i].ref) = m->slots[i];
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    memo_entry *e = memo_slot(m->slots, m->cap, ref);
+    if (e->ref)
+        return; /* already there (from the same generation) */
+    memo_entry n = {kb_strdup(ref), {0}, kb_strdup(k->reason)};
+    if (!n.ref || !n.reason || kb_installed_copy(&n.chosen, &k->install) != 0) {
+        free(n.ref);
+        free(n.reason);
+        return;
+    }
+    *e = n;
+    m->len++;
+}
+
+static void read_generation(kb_cache_gen *out, const kb_cache *cache)
+{
+    char *path = kb_path_join(cache->root, KB_CACHE_GENERATION);
+    kb_cache_generation_read(out, path ? path : "");
+    free(path);
+}
+
+/* A warm open: the memo knows ref and nothing was installed or uninstalled since. Returns false
+ * when the caller must resolve (a miss, a changed generation, or a remembered install that no
+ * longer loads: then the memo starts over). */
+static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref)
+{
+    open_memo *m = ctx->open_memo;
+    if (!m || !m->len)
+        return false;
+    kb_cache_gen now;
+    kb_cache_generation_read(&now, m->gen_path);
+    if (!kb_cache_generation_equal(&now, &m->gen)) {
+        memo_clear(m);
+        return false;
+    }
+    memo_entry *e = memo_slot(m->slots, m->cap, ref);
+    if (!e->ref)
+        return false;
+    kb_installed rec;
+    if (kb_installed_copy(&rec, &e->chosen) == 0 && load_record(out, ctx, &rec, e->reason) == 0)
+        return true;
+    /* removed or changed behind kbpkg's back: resolve from the records again */
+    kb_ctx_clear_error(ctx);
+    memo_clear(m);
+    return false;
 }
 
 KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref_text, unsigned flags, kb_kernel **out)
@@ -150,17 +293,22 @@ KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref_text, unsigned flags, 
     if (!ctx || !ref_text || !out)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
     *out = NULL;
+    if (open_memoized(out, ctx, ref_text))
+        return 0;
     kb_pkgref ref;
     int rc = kb_pkgref_parse(ctx, &ref, ref_text);
     if (rc)
         return rc;
     const kb_probe_report *probe = NULL;
     kb_cache *cache = NULL;
+    kb_cache_gen gen = {0};
     rc = kb_host_get(&probe, ctx);
     if (!rc)
         rc = kb_cache_open(&cache, ctx);
-    if (!rc)
+    if (!rc) {
+        read_generation(&gen, cache); /* before the listing: a later change shows */
         rc = open_installed(out, ctx, cache, &ref, &probe->host);
+    }
     if (rc == KB_ERR_NOT_FOUND && (flags & KB_OPEN_INSTALL)) {
         kb_install_opts o = KB_INSTALL_OPTS_INIT;
         o.allow_build = (flags & KB_OPEN_BUILD) != 0;
@@ -168,9 +316,13 @@ KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref_text, unsigned flags, 
         kb_install_result *res = NULL;
         rc = kb_install_package(&res, ctx, ref_text, &o);
         kb_install_result_free(res);
-        if (!rc)
+        if (!rc) {
+            read_generation(&gen, cache);
             rc = open_installed(out, ctx, cache, &ref, &probe->host);
+        }
     }
+    if (!rc)
+        memo_put(ctx, ref_text, &gen, *out);
     kb_cache_close(cache);
     kb_pkgref_clear(&ref);
     return rc;

@@ -133,9 +133,13 @@ void kb_cache_test_pause(const char *phase)
 
 /* ---- walking an installed folder ---- */
 
-typedef int (*walk_fn)(const char *rel, const char *abs, void *arg);
+/* st is NULL when the entry cannot be stat'ed (the callback's own read then reports it). */
+typedef int (*walk_fn)(const char *rel, const char *abs, const struct stat *st, void *arg);
 
-static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn, void *arg)
+/* fn for everything below root that is not a folder, in sorted order; dir_fn (may be NULL) for
+ * every folder after what it holds, root last (rel ""). */
+static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn, walk_fn dir_fn,
+                      void *arg)
 {
     char *dir = rel[0] ? kb_path_join(root, rel) : kb_strdup(root);
     if (!dir)
@@ -159,44 +163,88 @@ static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn
         char *child_rel =
             rel[0] ? kb_asprintf("%s/%s", rel, names.items[i]) : kb_strdup(names.items[i]);
         char *child_abs = child_rel ? kb_path_join(root, child_rel) : NULL;
+        struct stat st;
+        bool have = child_abs && stat(child_abs, &st) == 0;
         if (!child_abs)
             rc = kb_error_oom(ctx);
-        else if (kb_is_dir(child_abs))
-            rc = walk_files(ctx, root, child_rel, fn, arg);
+        else if (have && S_ISDIR(st.st_mode))
+            rc = walk_files(ctx, root, child_rel, fn, dir_fn, arg);
         else
-            rc = fn(child_rel, child_abs, arg);
+            rc = fn(child_rel, child_abs, have ? &st : NULL, arg);
         free(child_rel);
         free(child_abs);
     }
     kb_strv_free(&names);
+    if (!rc && dir_fn)
+        rc = dir_fn(rel, dir, NULL, arg);
     free(dir);
     return rc;
 }
 
-typedef struct hash_walk {
+/* The record's file list, and everything the fsync pass must cover. */
+typedef struct record_walk {
     kb_ctx *ctx;
-    json_t *files;
+    json_t *files;                    /* rel -> sha256 hex, for the record */
+    const kb_extract_files *streamed; /* digests taken while extracting */
+    json_t *streamed_at;              /* rel -> index into streamed */
+    kb_strv sync_files;
+    kb_strv sync_dirs; /* deepest first, the install folder last */
     uint64_t bytes;
-} hash_walk;
+} record_walk;
 
-static int hash_and_sync(const char *rel, const char *abs, void *arg)
+static int record_file(const char *rel, const char *abs, const struct stat *st, void *arg)
 {
-    hash_walk *w = arg;
-    if (strcmp(rel, KB_INSTALL_RECORD) == 0)
-        return 0;
-    /* fsync each file before the rename makes the install visible. */
-    int fd = open(abs, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
+    record_walk *w = arg;
+    /* The extraction hashed the bytes it wrote. A file whose size on disk differs from what was
+     * hashed (or whose data was not one stream) is hashed from disk instead, so the record always
+     * describes the files as they are. */
+    const kb_extract_file *f = NULL;
+    json_t *at = json_object_get(w->streamed_at, rel);
+    if (at && st && S_ISREG(st->st_mode)) {
+        f = &w->streamed->items[json_integer_value(at)];
+        if (!f->sha256[0] || f->size != (uint64_t)st->st_size)
+            f = NULL;
     }
     char hex[65];
     uint64_t size = 0;
-    int rc = kb_sha256_file(w->ctx, abs, hex, &size);
-    if (rc)
-        return rc;
+    if (f) {
+        memcpy(hex, f->sha256, sizeof(hex));
+        size = f->size;
+    } else {
+        int rc = kb_sha256_file(w->ctx, abs, hex, &size);
+        if (rc)
+            return rc;
+    }
     w->bytes += size;
-    return json_object_set_new(w->files, rel, json_string(hex)) ? kb_error_oom(w->ctx) : 0;
+    if (json_object_set_new(w->files, rel, json_string(hex)) || kb_strv_push(&w->sync_files, abs))
+        return kb_error_oom(w->ctx);
+    return 0;
+}
+
+static int record_dir(const char *rel, const char *abs, const struct stat *st, void *arg)
+{
+    record_walk *w = arg;
+    return kb_strv_push(&w->sync_dirs, abs) ? kb_error_oom(w->ctx) : 0;
+}
+
+/*
+ * Make every file and folder of an install durable before the rename that shows it: fsync each
+ * file and each folder (their entries, children before parents) once all of them are written.
+ * The extraction started each file's writeback as it went (opts.start_writeback), so the fsyncs
+ * mostly wait for I/O already in flight instead of issuing it one file at a time, and on a
+ * journalling file system the first one commits the metadata of all. fsync per file rather than
+ * one syncfs(2): syncfs would also flush every other program's dirty data on that file system
+ * (unbounded on a busy machine), and before Linux 5.8 it did not report write errors.
+ * bench/sync_strategies.c compares these (docs/perf.md).
+ */
+static int sync_install(kb_ctx *ctx, const kb_strv *files, const kb_strv *dirs)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < files->len; i++)
+        rc = kb_fsync_path(ctx, files->items[i]);
+    for (size_t i = 0; !rc && i < dirs->len; i++)
+        rc = kb_fsync_path(ctx, dirs->items[i]);
+    return rc;
 }
 
 /* ---- the artifact's own metadata ---- */
@@ -265,12 +313,23 @@ static char *find_library(const char *dir)
     return found;
 }
 
-static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info, json_t *exports)
+/* Hash (from the extraction's digests) and write the record, then sync the whole folder. */
+static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info, json_t *exports,
+                        const kb_extract_files *streamed)
 {
-    hash_walk w = {ctx, json_object(), 0};
-    int rc = w.files ? walk_files(ctx, dir, "", hash_and_sync, &w) : kb_error_oom(ctx);
+    record_walk w = {ctx, json_object(), streamed, json_object(), KB_STRV_INIT, KB_STRV_INIT, 0};
+    int rc = w.files && w.streamed_at ? 0 : kb_error_oom(ctx);
+    for (size_t i = 0; !rc && i < streamed->len; i++)
+        if (json_object_set_new(w.streamed_at, streamed->items[i].path,
+                                json_integer((json_int_t)i)))
+            rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = walk_files(ctx, dir, "", record_file, record_dir, &w);
+    json_decref(w.streamed_at);
     if (rc) {
         json_decref(w.files);
+        kb_strv_free(&w.sync_files);
+        kb_strv_free(&w.sync_dirs);
         return rc;
     }
     json_t *rec = json_pack(
@@ -284,8 +343,14 @@ static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *inf
     char *text = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(rec);
     char *path = kb_path_join(dir, KB_INSTALL_RECORD);
-    rc = text && path ? kb_write_file_atomic(ctx, path, text, strlen(text), 0644)
-                      : kb_error_oom(ctx);
+    /* A plain write: the folder is not visible yet, and the pass below syncs the record too. */
+    rc = text && path ? kb_write_file_new(ctx, path, text, strlen(text), 0644) : kb_error_oom(ctx);
+    if (!rc)
+        rc = kb_strv_push(&w.sync_files, path) ? kb_error_oom(ctx) : 0;
+    if (!rc)
+        rc = sync_install(ctx, &w.sync_files, &w.sync_dirs);
+    kb_strv_free(&w.sync_files);
+    kb_strv_free(&w.sync_dirs);
     free(text);
     free(path);
     return rc;
@@ -315,6 +380,7 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     char *parent = final ? kb_asprintf("%s/pkgs/%s/%s", c->root, info->name, info->version) : NULL;
     char *tmp = NULL;
     json_t *exports = NULL;
+    kb_extract_files streamed = KB_EXTRACT_FILES_INIT;
     kb_lock hold = {-1};
     int rc = parent ? kb_cache_hold(c, &hold) : kb_error_oom(ctx);
     if (!rc)
@@ -322,6 +388,8 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
     if (!rc) {
         kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
         opts.allowed_top = kb_extract_artifact_layout;
+        opts.files = &streamed;
+        opts.start_writeback = true;
         rc = kb_extract_archive(&tmp, ctx, artifact_path, parent, &opts);
         if (rc)
             kb_error_prefix(ctx, "installing %s@%s %s", info->name, info->version, info->target);
@@ -338,13 +406,14 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
         free(lib);
     }
     if (!rc)
-        rc = write_record(ctx, tmp, info, exports);
+        rc = write_record(ctx, tmp, info, exports, &streamed);
     if (!rc) {
         kb_cache_test_pause("record");
         rc = publish_dir(ctx, tmp, final);
     }
     if (!rc) {
         kb_fsync_dir(parent);
+        kb_cache_bump_generation(c);
         kb_cache_test_pause("rename");
     }
     if (tmp)
@@ -355,10 +424,44 @@ int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_
         final = NULL;
     }
     json_decref(exports);
+    kb_extract_files_free(&streamed);
     free(tmp);
     free(parent);
     free(final);
     return rc;
+}
+
+/* ---- the generation of what is installed ---- */
+
+void kb_cache_bump_generation(kb_cache *c)
+{
+    char *path = kb_path_join(c->root, KB_CACHE_GENERATION);
+    int fd = path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (fd < 0 || write(fd, "+", 1) != 1)
+        kb_log(c->ctx, KB_LOG_WARN,
+               "cannot update %s: %s; programs that already opened this package may not see the "
+               "change until the next install or uninstall",
+               path ? path : KB_CACHE_GENERATION, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    free(path);
+}
+
+void kb_cache_generation_read(kb_cache_gen *out, const char *gen_path)
+{
+    struct stat st;
+    memset(out, 0, sizeof(*out));
+    if (stat(gen_path, &st) != 0)
+        return;
+    out->exists = true;
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+    out->size = (uint64_t)st.st_size;
+}
+
+bool kb_cache_generation_equal(const kb_cache_gen *a, const kb_cache_gen *b)
+{
+    return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino && a->size == b->size;
 }
 
 /* ---- reading records ---- */
@@ -376,6 +479,36 @@ void kb_installed_clear(kb_installed *p)
     free(p->library);
     kb_strv_free(&p->exports);
     memset(p, 0, sizeof(*p));
+}
+
+int kb_installed_copy(kb_installed *dst, const kb_installed *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    struct {
+        char **to;
+        const char *from;
+    } strs[] = {{&dst->name, src->name},
+                {&dst->version, src->version},
+                {&dst->target, src->target},
+                {&dst->dir, src->dir},
+                {&dst->artifact_digest, src->artifact_digest},
+                {&dst->index_digest, src->index_digest},
+                {&dst->registry, src->registry},
+                {&dst->reason, src->reason},
+                {&dst->library, src->library}};
+    bool ok = true;
+    for (size_t i = 0; i < KB_ARRAY_LEN(strs); i++)
+        if (strs[i].from && !(*strs[i].to = kb_strdup(strs[i].from)))
+            ok = false;
+    for (size_t i = 0; ok && i < src->exports.len; i++)
+        ok = kb_strv_push(&dst->exports, src->exports.items[i]) == 0;
+    dst->local_build = src->local_build;
+    dst->bytes = src->bytes;
+    if (!ok) {
+        kb_installed_clear(dst);
+        return KB_ERR_NOMEM;
+    }
+    return 0;
 }
 
 static char *json_str_dup(json_t *obj, const char *key)
@@ -535,7 +668,7 @@ typedef struct verify_walk {
     size_t seen;
 } verify_walk;
 
-static int verify_file(const char *rel, const char *abs, void *arg)
+static int verify_file(const char *rel, const char *abs, const struct stat *st, void *arg)
 {
     verify_walk *w = arg;
     if (strcmp(rel, KB_INSTALL_RECORD) == 0)
@@ -562,7 +695,7 @@ int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
     if (rc)
         return rc;
     verify_walk w = {c->ctx, json_object_get(rec, "files"), issues, 0};
-    rc = walk_files(c->ctx, p->dir, "", verify_file, &w);
+    rc = walk_files(c->ctx, p->dir, "", verify_file, NULL, &w);
     if (!rc && w.seen != json_object_size(w.files)) {
         const char *rel;
         json_t *v;
@@ -607,6 +740,7 @@ int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const cha
             /* Rename away first so a reader never sees a half-removed install. */
             char *doomed = kb_asprintf("%s" REMOVING_MARK "%ld", list[i].dir, (long)getpid());
             if (doomed && rename(list[i].dir, doomed) == 0) {
+                kb_cache_bump_generation(c); /* gone from the listing: tell memos now */
                 rc = kb_rm_rf(c->ctx, doomed);
                 (*removed)++;
             }

@@ -7,6 +7,7 @@
 /* Layout under cache.dir:
  *   blobs/sha256/<hex>                          downloaded blobs, verified
  *   pkgs/<org>/<name>/<version>/<target>/       installed artifacts (+ kbpkg-install.json)
+ *   pkgs/.generation                            grows a byte per install/uninstall (below)
  *   builds/                                     local builds from source
  *   locks/                                      flock files, per blob and per install
  */
@@ -33,6 +34,23 @@ int kb_cache_hold(kb_cache *c, kb_lock *lock);
  * it. Phases: download, extract, record, rename. Unset (always, outside tests): no effect. */
 #define KB_TEST_PAUSE_MS 100
 void kb_cache_test_pause(const char *phase);
+
+/*
+ * pkgs/.generation: one byte is appended (O_APPEND, no lock needed) after every change of what
+ * is installed, once the rename that made the change is done. A process that resolved a ref
+ * remembers the file's identity and size as they were before it listed the installs; one stat
+ * then tells whether that answer may be stale (kb_kernel_open's per-ctx memo). Never truncated:
+ * a size that went back could equal an old one. A byte per install or uninstall.
+ */
+#define KB_CACHE_GENERATION "pkgs/.generation"
+typedef struct kb_cache_gen {
+    uint64_t dev, ino, size;
+    bool exists;
+} kb_cache_gen;
+void kb_cache_bump_generation(kb_cache *c);
+/* The state of the generation file at gen_path (absent: exists false). */
+void kb_cache_generation_read(kb_cache_gen *out, const char *gen_path);
+bool kb_cache_generation_equal(const kb_cache_gen *a, const kb_cache_gen *b);
 
 /* Where an installed package came from; written as kbpkg-install.json beside it. */
 typedef struct kb_install_info {
@@ -69,6 +87,8 @@ typedef struct kb_installed {
 } kb_installed;
 
 void kb_installed_clear(kb_installed *p);
+/* A deep copy; KB_ERR_NOMEM (dst cleared) when out of memory. */
+int kb_installed_copy(kb_installed *dst, const kb_installed *src);
 /* Every installed package (name filter optional), sorted by name, version, target. */
 int kb_cache_list(kb_installed **out, size_t *count, kb_cache *c, const char *name_filter);
 void kb_installed_list_free(kb_installed *list, size_t count);

@@ -164,6 +164,11 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
         ctx->probe_cache_free(ctx->probe_cache);
         ctx->probe_cache = NULL;
     }
+    if (ctx->open_memo && ctx->open_memo_free) {
+        /* Any setting may change what an open picks (cache.dir, rocm.aliases, probe.*). */
+        ctx->open_memo_free(ctx->open_memo);
+        ctx->open_memo = NULL;
+    }
     slot->value = v;
     slot->origin_path = p;
     slot->origin = origin;

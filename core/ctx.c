@@ -41,6 +41,8 @@ KB_EXTERN void kb_ctx_free(kb_ctx *ctx)
     kb_ctx_clear_error(ctx);
     if (ctx->probe_cache && ctx->probe_cache_free)
         ctx->probe_cache_free(ctx->probe_cache);
+    if (ctx->open_memo && ctx->open_memo_free)
+        ctx->open_memo_free(ctx->open_memo);
     kb_config_free(ctx);
     free(ctx);
 }

@@ -105,6 +105,47 @@ static char *parent_of(const char *path)
     return kb_strndup(path, (size_t)(slash - path));
 }
 
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0)
+        return io_error(ctx, "create", path, errno);
+    int err = write_all(fd, data, len);
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (err) {
+        unlink(path);
+        return io_error(ctx, "write", path, err);
+    }
+    return 0;
+}
+
+int kb_fsync_path(kb_ctx *ctx, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return io_error(ctx, "open", path, errno);
+    /* Delayed allocation can fail only now: ENOSPC and EIO surface here, naming the file. */
+    int rc = fsync(fd) == 0 ? 0 : io_error(ctx, "sync", path, errno);
+    close(fd);
+    return rc;
+}
+
 int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
                          unsigned mode)
 {

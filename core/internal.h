@@ -91,6 +91,11 @@ int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
 /* Write to path.tmp.<pid>, fsync, rename over path, fsync the folder. */
 int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
                          unsigned mode);
+/* Create path (it must not exist) and write data, without fsync: for a file inside a folder
+ * that is synced (kb_fsync_path) and renamed into place as a whole. */
+int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode);
+/* fsync a file or folder; errors (ENOSPC, EIO from writeback) name it. */
+int kb_fsync_path(kb_ctx *ctx, const char *path);
 int kb_rm_rf(kb_ctx *ctx, const char *path);
 bool kb_path_exists(const char *path);
 bool kb_is_dir(const char *path);
@@ -144,6 +149,10 @@ struct kb_ctx {
      * re-initialise GPU drivers; owned by whoever set it, freed through the function. */
     void *probe_cache;
     void (*probe_cache_free)(void *);
+    /* What kb_kernel_open resolved each ref to (cache/loader.c), so that a warm open is a lookup
+     * and one stat; dropped with any setting change. Owned, freed through the function. */
+    void *open_memo;
+    void (*open_memo_free)(void *);
 };
 
 #endif

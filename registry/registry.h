@@ -123,9 +123,10 @@ typedef struct kb_blob_writer {
     uint64_t written; /* bytes in .part, including a resumed prefix */
     uint64_t max_size;
     bool over_limit;
-    const char *item; /* progress item (the digest) */
-    int error;        /* first write error */
-    kb_buf *mem;      /* set: write into memory instead of a file */
+    const char *item;       /* progress item (the digest) */
+    int error;              /* first write error */
+    kb_buf *mem;            /* set: write into memory instead of a file */
+    uint64_t writeback_off; /* data before this offset was handed to the disk (a hint) */
 } kb_blob_writer;
 int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
 /*

@@ -434,3 +434,100 @@ Test(install_flow, docker_registry_round_trip)
     free(pkg);
     world_free(&w);
 }
+
+static const char *open_version(kb_ctx *ctx, const char *ref, kb_kernel **k)
+{
+    int rc = kb_kernel_open(ctx, ref, 0, k);
+    cr_assert_eq(rc, 0, "open %s: %s", ref, kb_ctx_last_error(ctx)->message);
+    return kb_kernel_version(*k);
+}
+
+/* kb_kernel_open remembers per ctx what a ref resolved to; what other processes install or
+ * uninstall in between must still be seen by the next open, in the same process and ctx. */
+Test(install_flow, a_warm_open_sees_what_other_processes_install_and_uninstall)
+{
+    world w;
+    world_init(&w);
+    char *p1 = fixture_copy(&w, "0.1.0");
+    char *p2 = fixture_copy(&w, "0.2.0");
+    build_and_publish(&w, p1, w.hub);
+    build_and_publish(&w, p2, w.hub);
+    const char *i1[] = {"install", "kbtest/vec-add@0.1.0", NULL};
+    const char *i2[] = {"install", "kbtest/vec-add@0.2.0", NULL};
+    const char *u2[] = {"uninstall", "kbtest/vec-add@0.2.0", NULL};
+    const char *u1[] = {"uninstall", "kbtest/vec-add@0.1.0", NULL};
+    kbt_run r = kb(&w, "none", i1);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_ctx_set(ctx, "cache.dir", w.cache), 0);
+    cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
+    cr_assert_eq(kb_ctx_set(ctx, "registry", w.hub), 0);
+    kb_kernel *k = NULL;
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
+    char *dir = kb_strdup(kb_kernel_path(k));
+    kb_kernel_close(k);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
+    kb_kernel_close(k);
+
+    /* a warm open reads no record: with 0.1.0's record moved away by hand (no kbpkg change,
+     * so no new generation) the remembered answer still loads */
+    char *record = kb_path_join(dir, "kbpkg-install.json");
+    char *aside = kb_asprintf("%s/record-aside.json", w.tmp);
+    cr_assert_eq(rename(record, aside), 0, "%s", record);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
+    kb_kernel_close(k);
+    /* ... and a setting change forgets it: the folder without a record is no install */
+    cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
+    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &k), KB_ERR_NOT_FOUND);
+    cr_assert_eq(rename(aside, record), 0);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
+    kb_kernel_close(k);
+
+    /* another process installs a higher version: seen at once */
+    r = kb(&w, "none", i2);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.2.0");
+    kb_kernel_close(k);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add@0.1.0", &k), "0.1.0");
+    kb_kernel_close(k);
+
+    /* ... and uninstalls it, while this process still holds it open */
+    kb_kernel *held = NULL;
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &held), "0.2.0");
+    r = kb(&w, "none", u2);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
+    kb_kernel_close(k);
+    kb_kernel_close(held);
+
+    /* an install by this ctx itself (KB_OPEN_INSTALL) is seen by the next plain open */
+    cr_assert_eq(
+        kb_kernel_open(ctx, "kbtest/vec-add@0.2.0", KB_OPEN_INSTALL | KB_OPEN_ALLOW_UNSIGNED, &k),
+        0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_str_eq(kb_kernel_version(k), "0.2.0");
+    kb_kernel_close(k);
+    cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.2.0");
+    kb_kernel_close(k);
+
+    /* everything uninstalled: not found, naming the package */
+    r = kb(&w, "none", u1);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kb(&w, "none", u2);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &k), KB_ERR_NOT_FOUND);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kbtest/vec-add"), "%s",
+              kb_ctx_last_error(ctx)->message);
+    cr_expect_null(k);
+
+    kb_ctx_free(ctx);
+    free(dir), free(record), free(aside);
+    free(p1);
+    free(p2);
+    world_free(&w);
+}

@@ -182,3 +182,129 @@ Test(extract, read_member_refuses_a_duplicated_member)
     kb_ctx_free(ctx);
     free(archive);
 }
+
+/* Write an archive of blobs to base/name and return its path (owned). */
+static char *write_archive(kb_ctx *ctx, const char *base, const char *name,
+                           const kb_archive_blob *blobs, size_t n)
+{
+    kb_buf mem = KB_BUF_INIT;
+    cr_assert_eq(kb_archive_write_memory(&mem, NULL, ctx, blobs, n, 0), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    char *archive = kb_path_join(base, name);
+    cr_assert_eq(kb_write_file_atomic(ctx, archive, mem.data, mem.len, 0644), 0);
+    kb_buf_free(&mem);
+    return archive;
+}
+
+static const kb_extract_file *find_extracted(const kb_extract_files *f, const char *path)
+{
+    for (size_t i = 0; i < f->len; i++)
+        if (strcmp(f->items[i].path, path) == 0)
+            return &f->items[i];
+    return NULL;
+}
+
+/* The installer writes its record from these digests instead of reading every file again: each
+ * must be the sha256 of the input bytes and of the file as it lies on disk. */
+Test(extract, digests_taken_while_writing_match_the_input_and_the_files_on_disk)
+{
+    char *base = kbt_mkdtemp();
+    kb_ctx *ctx = kbt_ctx();
+    /* 20 MiB + 3: more than two writeback steps of 8 MiB, and not a multiple of any block */
+    size_t big_len = (20u << 20) + 3;
+    unsigned char *big = malloc(big_len);
+    cr_assert_not_null(big);
+    for (size_t i = 0; i < big_len; i++) /* compressible: zstd -19 of random bytes takes seconds */
+        big[i] = (unsigned char)(i % 251 + i / 1000003);
+    kb_archive_blob blobs[] = {{"lib/libx.so", big, big_len, true},
+                               {"kbpkg.json", "{\"name\":\"x\"}", 12, false},
+                               {"include/empty.h", "", 0, false},
+                               {"include/deep/a.h", "int a;\n", 7, false},
+                               {"LICENSE", "MIT\n", 4, false}};
+    char *archive = write_archive(ctx, base, "a.tar.zst", blobs, KB_ARRAY_LEN(blobs));
+    char *parent = kb_path_join(base, "p");
+    cr_assert_eq(mkdir(parent, 0755), 0);
+    kb_extract_files files = KB_EXTRACT_FILES_INIT;
+    kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
+    opts.allowed_top = kb_extract_artifact_layout;
+    opts.files = &files;
+    opts.start_writeback = true;
+    opts.limits.max_ratio = 0; /* the test data compresses far beyond 200:1 */
+    char *dir = NULL;
+    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(files.len, KB_ARRAY_LEN(blobs), "regular files only, each once: %zu", files.len);
+    for (size_t i = 0; i < KB_ARRAY_LEN(blobs); i++) {
+        const kb_extract_file *f = find_extracted(&files, blobs[i].archive_path);
+        cr_assert_not_null(f, "%s not listed", blobs[i].archive_path);
+        char want[65], on_disk[65];
+        kb_sha256_hex(blobs[i].data, blobs[i].len, want);
+        char *abs = kb_path_join(dir, f->path);
+        uint64_t size = 0;
+        cr_assert_eq(kb_sha256_file(ctx, abs, on_disk, &size), 0);
+        cr_expect_str_eq(f->sha256, want, "%s", f->path);
+        cr_expect_str_eq(f->sha256, on_disk, "%s", f->path);
+        cr_expect_eq(f->size, blobs[i].len, "%s", f->path);
+        cr_expect_eq(size, blobs[i].len, "%s", f->path);
+        free(abs);
+    }
+    free(dir);
+
+    /* a failed extraction hands back no list, and a later one does not add to an old list */
+    opts.limits.max_file_bytes = 1 << 20;
+    cr_expect_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), KB_ERR_LIMIT);
+    cr_expect_eq(files.len, 0);
+    cr_expect_null(files.items);
+    opts.limits.max_file_bytes = 0;
+    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0);
+    cr_expect_eq(files.len, KB_ARRAY_LEN(blobs));
+    kb_extract_files_free(&files);
+    free(dir);
+    kb_ctx_free(ctx);
+    free(big), free(archive), free(parent);
+    kbt_rmtree(base);
+    free(base);
+}
+
+/* A sparse entry (GNU tar -S, pax format) arrives as data blocks around a hole: it gets no digest
+ * from the stream (sha256 ""), so the installer hashes the file from disk. */
+Test(extract, a_sparse_entry_gets_no_streamed_digest)
+{
+    char *base = kbt_mkdtemp();
+    char *cmd = kb_asprintf(
+        "cd '%s' && mkdir -p s/lib && printf '{}' > s/kbpkg.json && "
+        "head -c 4096 /dev/urandom > s/lib/libs.so && "
+        "head -c 4096 /dev/urandom | dd of=s/lib/libs.so bs=4096 seek=256 conv=notrunc "
+        "status=none && tar --sparse --format=pax -C s -cf sparse.tar kbpkg.json lib/libs.so",
+        base);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    free(cmd);
+    kb_ctx *ctx = kbt_ctx();
+    char *archive = kb_path_join(base, "sparse.tar");
+    kb_extract_files files = KB_EXTRACT_FILES_INIT;
+    kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
+    opts.allowed_top = kb_extract_artifact_layout;
+    opts.files = &files;
+    char *dir = NULL;
+    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, base, &opts), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    const kb_extract_file *f = find_extracted(&files, "lib/libs.so");
+    cr_assert_not_null(f);
+    char *abs = kb_path_join(dir, "lib/libs.so"), *orig = kb_path_join(base, "s/lib/libs.so");
+    char got[65], want[65];
+    uint64_t size = 0;
+    cr_assert_eq(kb_sha256_file(ctx, abs, got, &size), 0);
+    cr_assert_eq(kb_sha256_file(ctx, orig, want, NULL), 0);
+    cr_expect_str_eq(got, want, "the extracted file is whole, hole included");
+    cr_expect_eq(size, 257 * 4096);
+    cr_expect_str_eq(f->sha256, "", "a digest of the data blocks alone would be wrong");
+    const kb_extract_file *json = find_extracted(&files, "kbpkg.json");
+    cr_assert_not_null(json);
+    kb_sha256_hex("{}", 2, want);
+    cr_expect_str_eq(json->sha256, want, "a plain entry of the same archive has its digest");
+    kb_extract_files_free(&files);
+    kb_ctx_free(ctx);
+    free(abs), free(orig), free(dir), free(archive);
+    kbt_rmtree(base);
+    free(base);
+}
