@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "kbpkg/kbpkg.h"
+#include "progress.h"
 
 /* Process exit codes (documented in docs/cli.md). */
 enum {
@@ -25,6 +26,7 @@ typedef struct cli {
     bool color;   /* terminal colors (never with NO_COLOR or off a terminal) */
     bool tty;     /* stderr is a terminal: progress bars */
     const char *argv0;
+    cli_progress *progress; /* stderr's progress display; every stderr line goes through it */
 } cli;
 
 typedef struct cli_command {
@@ -75,6 +77,8 @@ const char *cli_suggest_command(const char *name);
 
 /* Report the ctx's last error as "kbpkg: <message>" and map it to an exit code. */
 int cli_fail(cli *c, int code);
+/* A line on stderr, above the progress display (which is redrawn below it). */
+void cli_eprint(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "kbpkg: <formatted>" to stderr; returns exit_code. */
 int cli_error(cli *c, int exit_code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)

@@ -1,4 +1,5 @@
 /* Output helpers for commands: errors to stderr, exit codes, JSON and plain lines to stdout. */
+#define _GNU_SOURCE
 #include "cli.h"
 
 #include <stdarg.h>
@@ -33,14 +34,26 @@ int cli_exit_code(int kb_code)
     }
 }
 
+void cli_eprint(cli *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        cli_progress_print(c ? c->progress : NULL, stderr, line);
+    free(line);
+}
+
 int cli_fail(cli *c, int code)
 {
     const kb_error *e = kb_ctx_last_error(c->ctx);
     const char *msg = e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
-    fprintf(stderr, "kbpkg: %s\n", msg);
+    cli_eprint(c, "kbpkg: %s", msg);
     if (c->json) {
-        json_t *err = json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code),
-                                "message", msg);
+        json_t *err =
+            json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code), "message", msg);
         if (err && e->code == code && e->path)
             json_object_set_new(err, "path", json_string(e->path));
         if (err && e->code == code && e->line)
@@ -56,13 +69,14 @@ int cli_fail(cli *c, int code)
 
 int cli_error(cli *c, int exit_code, const char *fmt, ...)
 {
-    (void)c;
     va_list ap;
     va_start(ap, fmt);
-    fputs("kbpkg: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    if (n >= 0)
+        cli_eprint(c, "kbpkg: %s", msg);
+    free(msg);
     return exit_code;
 }
 
