@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "kbpkg/kbpkg.h"
 #include "progress.h"
@@ -72,11 +73,37 @@ int cmd_verify(cli *c, int argc, char **argv);
 extern const cli_command cli_commands[];
 extern const size_t cli_command_count;
 const cli_command *cli_find_command(const char *name);
+/* Suggestions for typos (cli/suggest.c). The candidate closest to word by edit distance
+ * (swaps of neighbours count one), or NULL when none is close enough to be a typo. */
+const char *cli_closest(const char *word, const char *const *candidates, size_t count);
 /* The closest command name to a typo, or NULL. */
 const char *cli_suggest_command(const char *name);
+/* Where package names to suggest come from. */
+enum { CLI_SUGGEST_REGISTRY = 1, CLI_SUGGEST_INSTALLED = 2 };
+/* The closest known package to ref ("org/name[@constraint]"; "name" alone matches the part
+ * after the org), with ref's constraint kept; NULL when ref's name is known or none is close.
+ * Owned by the caller. */
+char *cli_suggest_package(cli *c, const char *ref, unsigned from);
+/* cli_fail for an error about package ref: a not-found (or a name without its org) adds
+ * "did you mean org/name?" when a close name exists in from. */
+int cli_fail_package(cli *c, int code, const char *ref, unsigned from);
 
 /* Report the ctx's last error as "kbpkg: <message>" and map it to an exit code. */
 int cli_fail(cli *c, int code);
+/* The ctx's last error, copied: later calls on the ctx replace it. */
+typedef struct cli_error_copy {
+    int code;
+    char *message;
+    char *path;
+    char *url;
+    unsigned line;
+    unsigned column;
+} cli_error_copy;
+void cli_error_save(cli_error_copy *out, cli *c, int code);
+void cli_error_copy_free(cli_error_copy *e);
+/* cli_fail for a saved error; with a suggestion, "kbpkg: did you mean X?" follows the
+ * message, and --json gets it as error.suggestion. */
+int cli_fail_saved(cli *c, const cli_error_copy *e, const char *suggestion);
 /* A line on stderr, above the progress display (which is redrawn below it). */
 void cli_eprint(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "kbpkg: <formatted>" to stderr; returns exit_code. */

@@ -31,7 +31,7 @@ int cmd_fetch(cli *c, int argc, char **argv)
         int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, allow_unsigned);
         if (rc) {
             json_decref(arr);
-            return cli_fail(c, rc);
+            return cli_fail_package(c, rc, argv[i], CLI_SUGGEST_REGISTRY);
         }
         if (arr)
             json_array_append_new(arr, json_pack("{s:s,s:s}", "package", argv[i], "version",

@@ -31,7 +31,7 @@ int cmd_info(cli *c, int argc, char **argv)
     kb_package_info *info = NULL;
     int rc = kb_package_info_get(&info, c->ctx, argv[1], NULL);
     if (rc)
-        return cli_fail(c, rc);
+        return cli_fail_package(c, rc, argv[1], CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED);
     kb_package_list *installed = NULL;
     rc = kb_cache_list_installed(&installed, c->ctx, kb_package_info_name(info));
     if (rc) {

@@ -59,7 +59,7 @@ int cmd_install(cli *c, int argc, char **argv)
         kb_install_result *r = NULL;
         int rc = kb_install_package(&r, c->ctx, argv[i], &o);
         if (rc) {
-            exit_code = cli_fail(c, rc);
+            exit_code = cli_fail_package(c, rc, argv[i], CLI_SUGGEST_REGISTRY);
             break;
         }
         if (all)

@@ -24,7 +24,7 @@ int cmd_uninstall(cli *c, int argc, char **argv)
         int rc = kb_cache_remove(&removed, c->ctx, argv[i], target);
         if (rc) {
             json_decref(arr);
-            return cli_fail(c, rc);
+            return cli_fail_package(c, rc, argv[i], CLI_SUGGEST_INSTALLED);
         }
         if (arr)
             json_array_append_new(arr, json_pack("{s:s,s:I}", "package", argv[i], "removed",

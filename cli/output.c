@@ -46,25 +46,57 @@ void cli_eprint(cli *c, const char *fmt, ...)
     free(line);
 }
 
-int cli_fail(cli *c, int code)
+void cli_error_save(cli_error_copy *out, cli *c, int code)
 {
     const kb_error *e = kb_ctx_last_error(c->ctx);
-    const char *msg = e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
+    bool ours = e->code == code;
+    out->code = code;
+    out->message = strdup(ours && e->message && *e->message ? e->message : kb_strerror(code));
+    out->path = ours && e->path ? strdup(e->path) : NULL;
+    out->url = ours && e->url ? strdup(e->url) : NULL;
+    out->line = ours ? e->line : 0;
+    out->column = ours ? e->column : 0;
+}
+
+void cli_error_copy_free(cli_error_copy *e)
+{
+    free(e->message);
+    free(e->path);
+    free(e->url);
+    memset(e, 0, sizeof(*e));
+}
+
+int cli_fail_saved(cli *c, const cli_error_copy *e, const char *suggestion)
+{
+    const char *msg = e->message ? e->message : kb_strerror(e->code);
     cli_eprint(c, "kbpkg: %s", msg);
+    if (suggestion)
+        cli_eprint(c, "kbpkg: did you mean %s?", suggestion);
     if (c->json) {
-        json_t *err =
-            json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code), "message", msg);
-        if (err && e->code == code && e->path)
+        json_t *err = json_pack("{s:i,s:s,s:s}", "code", e->code, "kind", kb_strerror(e->code),
+                                "message", msg);
+        if (err && e->path)
             json_object_set_new(err, "path", json_string(e->path));
-        if (err && e->code == code && e->line)
+        if (err && e->line)
             json_object_set_new(err, "line", json_integer(e->line));
-        if (err && e->code == code && e->column)
+        if (err && e->column)
             json_object_set_new(err, "column", json_integer(e->column));
-        if (err && e->code == code && e->url)
+        if (err && e->url)
             json_object_set_new(err, "url", json_string(e->url));
+        if (err && suggestion)
+            json_object_set_new(err, "suggestion", json_string(suggestion));
         cli_json_print(json_pack("{s:b,s:o}", "ok", 0, "error", err));
     }
-    return cli_exit_code(code);
+    return cli_exit_code(e->code);
+}
+
+int cli_fail(cli *c, int code)
+{
+    cli_error_copy e;
+    cli_error_save(&e, c, code);
+    int exit_code = cli_fail_saved(c, &e, NULL);
+    cli_error_copy_free(&e);
+    return exit_code;
 }
 
 int cli_error(cli *c, int exit_code, const char *fmt, ...)
