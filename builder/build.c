@@ -1,5 +1,6 @@
 /* The build runner: plan a package's targets, compile/verify/package them in parallel worker
- * threads, and report per target. Callbacks run on the caller's thread only. */
+ * threads, and report per target. Callbacks run on the caller's thread only: workers have
+ * their own ctx, and the caller's thread reports their progress while it waits. */
 #include "builder/builder.h"
 
 #include <pthread.h>
@@ -29,17 +30,26 @@ typedef struct build_job {
     double seconds;
     char build_key[65];
     kb_buf log;
+    /* progress, reported by the caller's thread */
+    uint64_t progress_job;
+    char *label; /* "org/name target" */
 } build_job;
 
 typedef struct build_pool {
     build_job *jobs;
     size_t count;
     size_t next;     /* next job to hand out */
+    size_t started;  /* jobs handed out */
     size_t finished; /* jobs done, not yet reported */
+    bool cancelled;  /* the progress callback asked to stop: hand out nothing more */
     bool *done;
     pthread_mutex_t lock;
     pthread_cond_t changed;
 } build_pool;
+
+/* While targets compile, the caller's thread reports them this often (elapsed time for a
+ * progress display, and a chance to cancel). */
+#define BUILD_TICK_NS 250000000L
 
 static double now_s(void)
 {
@@ -161,7 +171,11 @@ static void *worker_main(void *arg)
     build_pool *pool = arg;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
-        size_t i = pool->next < pool->count ? pool->next++ : pool->count;
+        size_t i = pool->next < pool->count && !pool->cancelled ? pool->next++ : pool->count;
+        if (i < pool->count) {
+            pool->started++;
+            pthread_cond_signal(&pool->changed);
+        }
         pthread_mutex_unlock(&pool->lock);
         if (i == pool->count)
             return NULL;
@@ -185,7 +199,30 @@ static unsigned job_count(kb_ctx *ctx, const kb_build_options *o)
     return cores > 0 ? (unsigned)cores : 1;
 }
 
-static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job, size_t done, size_t total)
+/* One target's progress: started (done 0), ticking, finished with the artifact's size. */
+static int report_target(kb_ctx *ctx, const build_job *job, bool finished)
+{
+    kb_progress p = {"build",
+                     job->item->target,
+                     finished ? job->size : 0,
+                     finished ? job->size : 0,
+                     finished ? 1 : 0,
+                     job->progress_job,
+                     job->label,
+                     "bytes",
+                     finished ? job->rc : 0};
+    return kb_progress_emit(ctx, &p);
+}
+
+/* The whole build: targets done of targets planned. */
+static int report_overall(kb_ctx *ctx, const kb_manifest *m, uint64_t job, size_t done,
+                          size_t total)
+{
+    kb_progress p = {"build", m->name, done, total, done == total, job, m->name, "targets", 0};
+    return kb_progress_emit(ctx, &p);
+}
+
+static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job)
 {
     if (job->log.len)
         kb_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
@@ -196,10 +233,39 @@ static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job, size_t
         kb_event_emit(ctx, KB_EVENT_BUILD_FAILED, m->name, "%s failed: %.*s", job->item->target,
                       job->message ? (int)strcspn(job->message, "\n") : 13,
                       job->message ? job->message : "unknown error");
-    kb_progress_report(ctx, "build", m->name, done, total, done == total);
+    report_target(ctx, job, true);
 }
 
-/* Run every job on min(jobs, count) threads; events are emitted here, in order of completion. */
+/* Wait until a job starts or finishes, or a tick passes. Called with the lock held. */
+static void wait_for_change(build_pool *pool, size_t started, size_t finished)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += BUILD_TICK_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (pool->finished == finished && pool->started == started)
+        if (pthread_cond_timedwait(&pool->changed, &pool->lock, &until) != 0)
+            break;
+}
+
+/* Jobs never handed out after a cancel: failed, and said so. */
+static void mark_cancelled(build_pool *pool)
+{
+    pool->cancelled = true;
+    for (size_t i = pool->next; i < pool->count; i++) {
+        pool->jobs[i].rc = KB_ERR_CANCELLED;
+        pool->jobs[i].message = kb_strdup("cancelled before it started");
+        pool->done[i] = true;
+        pool->finished++;
+    }
+    pool->next = pool->count;
+}
+
+/* Run every job on min(jobs, count) threads; events and progress are reported here, on the
+ * caller's thread, in order of start and of completion. */
 static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t count,
                     unsigned threads)
 {
@@ -207,14 +273,23 @@ static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t c
                        count,
                        0,
                        0,
+                       0,
+                       false,
                        calloc(count + 1, sizeof(bool)),
                        PTHREAD_MUTEX_INITIALIZER,
                        PTHREAD_COND_INITIALIZER};
-    bool *reported = calloc(count + 1, sizeof(bool));
+    /* per job: 0 waiting, 1 its start reported, 2 its end reported */
+    unsigned char *reported = calloc(count + 1, 1);
     if (threads > count)
         threads = (unsigned)count;
     pthread_t *tids = calloc(threads + 1, sizeof(*tids));
-    if (!pool.done || !reported || !tids) {
+    int oom = !pool.done || !reported || !tids;
+    for (size_t i = 0; !oom && i < count; i++) {
+        jobs[i].label = kb_asprintf("%s %s", m->name, jobs[i].item->target);
+        jobs[i].progress_job = kb_progress_job_new(ctx);
+        oom = !jobs[i].label;
+    }
+    if (oom) {
         free(pool.done);
         free(reported);
         free(tids);
@@ -222,30 +297,47 @@ static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t c
     }
     for (size_t i = 0; i < count; i++)
         kb_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s", jobs[i].item->target);
+    uint64_t overall = kb_progress_job_new(ctx);
+    bool cancel = report_overall(ctx, m, overall, 0, count) != 0;
+    if (cancel)
+        mark_cancelled(&pool);
     unsigned started = 0;
     for (; started < threads; started++)
         if (pthread_create(&tids[started], NULL, worker_main, &pool) != 0)
             break;
     if (started == 0) /* no thread at all: do the work here */
         worker_main(&pool);
-    size_t seen = 0;
+    size_t seen = 0, starts_seen = 0;
     while (seen < count) {
         pthread_mutex_lock(&pool.lock);
-        while (pool.finished == seen)
-            pthread_cond_wait(&pool.changed, &pool.lock);
+        if (cancel && !pool.cancelled)
+            mark_cancelled(&pool); /* under the lock: no worker takes another job */
+        wait_for_change(&pool, starts_seen, seen);
+        starts_seen = pool.started;
         pthread_mutex_unlock(&pool.lock);
         for (size_t i = 0; i < count; i++) {
             pthread_mutex_lock(&pool.lock);
-            bool ready = pool.done[i] && !reported[i];
+            bool running = i < pool.next && !pool.done[i];
+            bool ended = pool.done[i];
             pthread_mutex_unlock(&pool.lock);
-            if (ready) {
-                reported[i] = true;
-                report_job(ctx, m, &jobs[i], ++seen, count);
+            if (reported[i] == 0 && (running || ended)) {
+                reported[i] = 1;
+                cancel |= report_target(ctx, &jobs[i], false) != 0;
+            } else if (reported[i] == 1 && running) {
+                cancel |= report_target(ctx, &jobs[i], false) != 0; /* a tick */
+            }
+            if (reported[i] == 1 && ended) {
+                reported[i] = 2;
+                report_job(ctx, m, &jobs[i]);
+                ++seen;
+                cancel |= report_overall(ctx, m, overall, seen, count) != 0;
             }
         }
     }
     for (unsigned t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
+    if (cancel)
+        kb_ctx_clear_error(ctx); /* the cancelled targets say so in their results */
     pthread_mutex_destroy(&pool.lock);
     pthread_cond_destroy(&pool.changed);
     free(pool.done);
@@ -448,6 +540,7 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
     for (size_t i = 0; i < count; i++) {
         free(jobs[i].message);
         free(jobs[i].artifact);
+        free(jobs[i].label);
         kb_buf_free(&jobs[i].log);
     }
     free(jobs);

@@ -4,8 +4,10 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "kbpkg/kbpkg.h"
+#include "progress.h"
 
 /* Process exit codes (documented in docs/cli.md). */
 enum {
@@ -25,6 +27,7 @@ typedef struct cli {
     bool color;   /* terminal colors (never with NO_COLOR or off a terminal) */
     bool tty;     /* stderr is a terminal: progress bars */
     const char *argv0;
+    cli_progress *progress; /* stderr's progress display; every stderr line goes through it */
 } cli;
 
 typedef struct cli_command {
@@ -70,22 +73,53 @@ int cmd_verify(cli *c, int argc, char **argv);
 extern const cli_command cli_commands[];
 extern const size_t cli_command_count;
 const cli_command *cli_find_command(const char *name);
+/* Suggestions for typos (cli/suggest.c). The candidate closest to word by edit distance
+ * (swaps of neighbours count one), or NULL when none is close enough to be a typo. */
+const char *cli_closest(const char *word, const char *const *candidates, size_t count);
 /* The closest command name to a typo, or NULL. */
 const char *cli_suggest_command(const char *name);
+/* Where package names to suggest come from. */
+enum { CLI_SUGGEST_REGISTRY = 1, CLI_SUGGEST_INSTALLED = 2 };
+/* The closest known package to ref ("org/name[@constraint]"; "name" alone matches the part
+ * after the org), with ref's constraint kept; NULL when ref's name is known or none is close.
+ * Owned by the caller. */
+char *cli_suggest_package(cli *c, const char *ref, unsigned from);
+/* cli_fail_report for an error about package ref: a not-found (or a name without its org) adds
+ * "did you mean org/name?" (error.suggestion in --json) when a close name exists in from.
+ * report (owned) may be NULL. */
+int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *report);
 
 /* The version of the --json output: every top-level object carries it as "kbpkg_json".
  * Keys are only ever added within a version; a rename, removal or type change bumps it.
  * docs/json.md describes every command's output, docs/json/ holds the schemas. */
 #define CLI_JSON_VERSION 1
 
-/* Report the ctx's last error as "kbpkg: <message>" on stderr (and, with --json, as
- * {"ok": false, "error": {...}} on stdout) and map the kb_err code to an exit code. */
+/* Report the ctx's last error as "kbpkg: <message>" on stderr, above the progress display
+ * (and, with --json, as {"ok": false, "error": {...}} on stdout) and map the kb_err code to an
+ * exit code. Every failure goes through this one path (cli/output.c). */
 int cli_fail(cli *c, int code);
 /* The same, with the command's partial report (owned) as the --json document: what was done
  * before the failure stays visible. */
 int cli_fail_report(cli *c, int code, json_t *report);
 /* The same with a message of our own for the kb_err code. */
 int cli_failf(cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The ctx's last error, copied: later calls on the ctx (looking up names to suggest) replace
+ * it. */
+typedef struct cli_error_copy {
+    int code;
+    char *message;
+    char *path;
+    char *url;
+    unsigned line;
+    unsigned column;
+} cli_error_copy;
+void cli_error_save(cli_error_copy *out, cli *c, int code);
+void cli_error_copy_free(cli_error_copy *e);
+/* cli_fail_report for a saved error; with a suggestion, "kbpkg: did you mean X?" follows the
+ * message, and --json gets it as error.suggestion. report (owned) may be NULL. */
+int cli_fail_saved(cli *c, const cli_error_copy *e, const char *suggestion, json_t *report);
+/* A line on stderr, above the progress display (which is redrawn below it). */
+void cli_eprint(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A bad command line: the message and the command's usage on stderr, exit 2 (and, with
  * --json, the error object with "usage"). */
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)

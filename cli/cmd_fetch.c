@@ -30,12 +30,12 @@ int cmd_fetch(cli *c, int argc, char **argv)
         char *version = NULL;
         int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, allow_unsigned);
         if (rc) /* what was fetched before stays in the report */
-            return cli_fail_report(c, rc, arr ? json_pack("{s:o}", "fetched", arr) : NULL);
+            return cli_fail_package(c, rc, argv[i], CLI_SUGGEST_REGISTRY,
+                                    arr ? json_pack("{s:o}", "fetched", arr) : NULL);
         if (arr)
-            json_array_append_new(arr, json_pack("{s:s,s:s}", "package", argv[i], "version",
-                                                 version));
-        cli_say(c, "fetched the source of %s %s (offline installs can build it)", argv[i],
-                version);
+            json_array_append_new(arr,
+                                  json_pack("{s:s,s:s}", "package", argv[i], "version", version));
+        cli_say(c, "fetched the source of %s %s (offline installs can build it)", argv[i], version);
         free(version);
     }
     if (arr)

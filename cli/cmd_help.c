@@ -4,39 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 31 || m > 31)
-        return 99;
-    size_t d[32][32];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    return d[n][m];
-}
-
-const char *cli_suggest_command(const char *name)
-{
-    const char *best = NULL;
-    size_t best_d = 3; /* suggest only close matches */
-    for (size_t i = 0; i < cli_command_count; i++) {
-        size_t d = edit_distance(name, cli_commands[i].name);
-        if (d < best_d) {
-            best_d = d;
-            best = cli_commands[i].name;
-        }
-    }
-    return best;
-}
-
 /* kbpkg help --man [COMMAND]: the roff page build/man/ is generated from. */
 static int help_man(cli *c, int argc, char **argv)
 {

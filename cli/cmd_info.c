@@ -17,11 +17,10 @@ static json_t *info_json(const kb_package_info *info, const kb_package_list *ins
     }
     for (size_t i = 0; i < kb_package_list_count(installed); i++)
         json_array_append_new(inst, cli_installed_json(kb_package_list_at(installed, i)));
-    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o}", "name", kb_package_info_name(info),
-                     "version", kb_package_info_version(info), "summary",
-                     kb_package_info_summary(info), "index_digest",
-                     kb_package_info_index_digest(info), "versions", versions, "targets",
-                     targets, "installed", inst);
+    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o}", "name", kb_package_info_name(info), "version",
+                     kb_package_info_version(info), "summary", kb_package_info_summary(info),
+                     "index_digest", kb_package_info_index_digest(info), "versions", versions,
+                     "targets", targets, "installed", inst);
 }
 
 int cmd_info(cli *c, int argc, char **argv)
@@ -31,7 +30,7 @@ int cmd_info(cli *c, int argc, char **argv)
     kb_package_info *info = NULL;
     int rc = kb_package_info_get(&info, c->ctx, argv[1], NULL);
     if (rc)
-        return cli_fail(c, rc);
+        return cli_fail_package(c, rc, argv[1], CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED, NULL);
     kb_package_list *installed = NULL;
     rc = kb_cache_list_installed(&installed, c->ctx, kb_package_info_name(info));
     if (rc) {

@@ -7,14 +7,13 @@
 
 json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates)
 {
-    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:b,s:b}", "name",
-                          kb_install_result_name(r), "version", kb_install_result_version(r),
-                          "target", kb_install_result_target(r), "reason",
-                          kb_install_result_reason(r), "dir", kb_install_result_dir(r),
-                          "index_digest", kb_install_result_index_digest(r), "artifact_digest",
-                          kb_install_result_artifact_digest(r), "local_build",
-                          kb_install_result_local_build(r), "already_installed",
-                          kb_install_result_was_installed(r));
+    json_t *o = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:b,s:b}", "name", kb_install_result_name(r), "version",
+        kb_install_result_version(r), "target", kb_install_result_target(r), "reason",
+        kb_install_result_reason(r), "dir", kb_install_result_dir(r), "index_digest",
+        kb_install_result_index_digest(r), "artifact_digest", kb_install_result_artifact_digest(r),
+        "local_build", kb_install_result_local_build(r), "already_installed",
+        kb_install_result_was_installed(r));
     if (!with_candidates || !o)
         return o;
     json_t *arr = json_array();
@@ -22,8 +21,8 @@ json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates
         const char *target, *rank, *reason;
         int taken;
         kb_install_result_candidate(&target, &taken, &rank, &reason, r, i);
-        json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "target", target, "taken",
-                                             taken, "rank", rank, "reason", reason));
+        json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:s}", "target", target, "taken", taken,
+                                             "rank", rank, "reason", reason));
     }
     json_object_set_new(o, "candidates", arr);
     return o;
@@ -59,16 +58,18 @@ int cmd_install(cli *c, int argc, char **argv)
         kb_install_result *r = NULL;
         int rc = kb_install_package(&r, c->ctx, argv[i], &o);
         if (rc) { /* what was installed before stays in the report */
-            exit_code = cli_fail_report(c, rc, all ? json_pack("{s:o}", "installed", all) : NULL);
+            exit_code = cli_fail_package(c, rc, argv[i], CLI_SUGGEST_REGISTRY,
+                                         all ? json_pack("{s:o}", "installed", all) : NULL);
             all = NULL;
             break;
         }
         if (all)
             json_array_append_new(all, cli_install_result_json(r, false));
         else
-            cli_say(c, "%s %s %s %s: %s", kb_install_result_was_installed(r) ? "up to date"
-                                          : kb_install_result_local_build(r) ? "built and installed"
-                                                                             : "installed",
+            cli_say(c, "%s %s %s %s: %s",
+                    kb_install_result_was_installed(r) ? "up to date"
+                    : kb_install_result_local_build(r) ? "built and installed"
+                                                       : "installed",
                     kb_install_result_name(r), kb_install_result_version(r),
                     kb_install_result_target(r), kb_install_result_reason(r));
         kb_install_result_free(r);

@@ -30,7 +30,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
     kb_install_result *r = NULL;
     int rc = kb_resolve_package(&r, c->ctx, argv[optind], &o);
     if (rc)
-        return cli_fail(c, rc);
+        return cli_fail_package(c, rc, argv[optind], CLI_SUGGEST_REGISTRY, NULL);
     if (c->json) {
         cli_json_print(cli_install_result_json(r, true));
         kb_install_result_free(r);

@@ -23,10 +23,11 @@ int cmd_uninstall(cli *c, int argc, char **argv)
         size_t removed = 0;
         int rc = kb_cache_remove(&removed, c->ctx, argv[i], target);
         if (rc) /* what was removed before stays in the report */
-            return cli_fail_report(c, rc, arr ? json_pack("{s:o}", "uninstalled", arr) : NULL);
+            return cli_fail_package(c, rc, argv[i], CLI_SUGGEST_INSTALLED,
+                                    arr ? json_pack("{s:o}", "uninstalled", arr) : NULL);
         if (arr)
-            json_array_append_new(arr, json_pack("{s:s,s:I}", "package", argv[i], "removed",
-                                                 (json_int_t)removed));
+            json_array_append_new(
+                arr, json_pack("{s:s,s:I}", "package", argv[i], "removed", (json_int_t)removed));
         cli_say(c, "removed %s (%zu install%s)", argv[i], removed, removed == 1 ? "" : "s");
     }
     if (arr)

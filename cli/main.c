@@ -16,10 +16,10 @@ static void on_log(kb_log_level level, const char *message, void *payload)
     if (c->quiet && level > KB_LOG_ERROR)
         return;
     if (level == KB_LOG_INFO)
-        fprintf(stderr, "%s\n", message);
+        cli_eprint(c, "%s", message);
     else
-        fprintf(stderr, "kbpkg: %s%s%s: %s\n", cli_color(c, level <= KB_LOG_WARN ? "33" : "2"),
-                labels[level], cli_color(c, "0"), message);
+        cli_eprint(c, "kbpkg: %s%s%s: %s", cli_color(c, level <= KB_LOG_WARN ? "33" : "2"),
+                   labels[level], cli_color(c, "0"), message);
 }
 
 static void on_event(const kb_event *ev, void *payload)
@@ -27,29 +27,21 @@ static void on_event(const kb_event *ev, void *payload)
     cli *c = payload;
     if (c->json || c->quiet)
         return;
+    /* the progress display says when each download and build ends, with sizes and times */
+    if (ev->type == KB_EVENT_DOWNLOAD || ev->type == KB_EVENT_BUILD_START ||
+        ev->type == KB_EVENT_BUILD_DONE)
+        return;
     if (ev->type == KB_EVENT_WARNING)
-        fprintf(stderr, "kbpkg: %swarning%s: %s%s%s\n", cli_color(c, "33"), cli_color(c, "0"),
-                ev->subject, *ev->subject ? ": " : "", ev->detail);
+        cli_eprint(c, "kbpkg: %swarning%s: %s%s%s", cli_color(c, "33"), cli_color(c, "0"),
+                   ev->subject, *ev->subject ? ": " : "", ev->detail);
     else
-        fprintf(stderr, "%s%s%s\n", ev->subject, *ev->subject && *ev->detail ? ": " : "",
-                ev->detail);
+        cli_eprint(c, "%s%s%s", ev->subject, *ev->subject && *ev->detail ? ": " : "", ev->detail);
 }
 
 static int on_progress(const kb_progress *p, void *payload)
 {
     cli *c = payload;
-    if (c->json || c->quiet || !c->tty)
-        return 0;
-    if (p->total)
-        fprintf(stderr, "\r\033[K%s %s %3u%%", p->task, p->item,
-                (unsigned)(p->done * 100 / p->total));
-    else
-        fprintf(stderr, "\r\033[K%s %s %llu bytes", p->task, p->item,
-                (unsigned long long)p->done);
-    if (p->finished)
-        fprintf(stderr, "\r\033[K");
-    fflush(stderr);
-    return 0;
+    return cli_progress_update(c->progress, p);
 }
 
 static int print_general_help(void)
@@ -60,9 +52,10 @@ static int print_general_help(void)
     for (size_t i = 0; i < cli_command_count; i++)
         printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
     printf("\nglobal options (before or after the command):\n"
-           "  --json             machine-readable output on stdout\n"
-           "  -q, --quiet        print nothing but errors\n"
-           "  -v, --verbose      also print HTTP requests and compiler command lines\n"
+           "  --json             machine-readable output on stdout (no progress on stderr)\n"
+           "  -q, --quiet        print nothing but errors (no progress either)\n"
+           "  -v, --verbose      also print HTTP requests, files read and compiler command "
+           "lines\n"
            "  --no-color         never color the output (NO_COLOR is honoured too)\n"
            "  --registry R       registry: layout folder, file://, oci://host/ns, https://\n"
            "  --device D         pretend the machine has device D (repeatable): sm_86, "
@@ -72,6 +65,8 @@ static int print_general_help(void)
            "  --insecure         allow plain http to non-loopback registries\n"
            "  --set KEY=VALUE    set any configuration key for this run\n"
            "  --version          print the version\n\n"
+           "Progress goes to stderr: on a terminal, a live line per download or target being\n"
+           "built (size, rate, ETA); otherwise one line when each ends. Results go to stdout.\n\n"
            "Run 'kbpkg help COMMAND' for a command's options.\n");
     return CLI_EXIT_OK;
 }
@@ -207,6 +202,12 @@ int main(int argc, char **argv)
     if (exit_code)
         goto out;
     kb_ctx_set_log_level(c.ctx, c.verbose ? KB_LOG_DEBUG : c.quiet ? KB_LOG_ERROR : KB_LOG_INFO);
+    cli_progress_opts popts = {
+        .mode = cli_progress_mode_for(c.quiet, c.json, c.tty, getenv("TERM")),
+        .out = stderr,
+        .color = c.color,
+    };
+    c.progress = cli_progress_new(&popts); /* NULL (no memory): plain stderr lines, no progress */
 
     if (want_version) {
         if (c.json) {
@@ -241,6 +242,7 @@ int main(int argc, char **argv)
     }
     exit_code = cmd->run(&c, argc - 1, argv + 1);
 out:
+    cli_progress_free(c.progress);
     kb_ctx_free(c.ctx);
     return exit_code;
 }

@@ -69,5 +69,22 @@ int cli_print_man_index(void)
         roff_text(cli_commands[i].summary);
         putchar('\n');
     }
+    printf(".SH OUTPUT\n"
+           "Results go to stdout (with \\-\\-json, one JSON document); messages, errors and "
+           "progress go to stderr.\n"
+           ".PP\n"
+           "On a terminal, each running download, upload or target being compiled has a line "
+           "of its own with its size, rate and time left, redrawn in place at most ten times a "
+           "second within the terminal's width; when one ends, its line becomes a summary "
+           "(\\(lqfetched radeonflow/gemm sha256:3f2a9c1d0b4e 3.1 MiB in 0.4 s, "
+           "7.8 MiB/s\\(rq). Anywhere else (a pipe, a file, TERM=dumb) only the summaries are "
+           "printed, without escape codes. \\-q and \\-\\-json print no progress.\n"
+           ".PP\n"
+           "A package name that is not found is followed by \\(lqdid you mean org/name?\\(rq "
+           "when a close one exists (in \\-\\-json: error.suggestion).\n"
+           ".SH ENVIRONMENT\n"
+           ".TP\n.B NO_COLOR\nWhen set and not empty, no colors (as \\-\\-no\\-color).\n"
+           ".TP\n.B COLUMNS\nThe width of progress lines when the terminal does not say.\n"
+           ".TP\n.B TERM\n\\(lqdumb\\(rq: plain progress lines, no cursor moves.\n");
     return CLI_EXIT_OK;
 }

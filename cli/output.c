@@ -1,4 +1,5 @@
 /* Output helpers for commands: errors to stderr, exit codes, JSON and plain lines to stdout. */
+#define _GNU_SOURCE
 #include "cli.h"
 
 #include <stdarg.h>
@@ -33,90 +34,136 @@ int cli_exit_code(int kb_code)
     }
 }
 
-/* The "error" object of a failed command: the kb_err code, its kind, the message and what the
- * ctx's last error names (file:line:column, URL) when it is this code's. docs/json.md. */
-static json_t *error_json(cli *c, int code, const char *msg)
+void cli_eprint(cli *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        cli_progress_print(c ? c->progress : NULL, stderr, line);
+    free(line);
+}
+
+void cli_error_save(cli_error_copy *out, cli *c, int code)
 {
     const kb_error *e = kb_ctx_last_error(c->ctx);
-    bool same = e->code == code;
+    bool ours = e->code == code;
+    out->code = code;
+    out->message = strdup(ours && e->message && *e->message ? e->message : kb_strerror(code));
+    out->path = ours && e->path ? strdup(e->path) : NULL;
+    out->url = ours && e->url ? strdup(e->url) : NULL;
+    out->line = ours ? e->line : 0;
+    out->column = ours ? e->column : 0;
+}
+
+void cli_error_copy_free(cli_error_copy *e)
+{
+    free(e->message);
+    free(e->path);
+    free(e->url);
+    memset(e, 0, sizeof(*e));
+}
+
+/* The "error" object of a failed command: the kb_err code, its kind, the message, what the error
+ * names (file:line:column, URL), and the suggestion or usage line when there is one.
+ * docs/json.md, docs/json/error.json. */
+static json_t *error_json(const cli_error_copy *e, const char *msg, const char *suggestion,
+                          const char *usage)
+{
     json_t *err =
-        json_pack("{s:i,s:s,s:s}", "code", code, "kind", kb_strerror(code), "message", msg);
-    if (err && same && e->path)
+        json_pack("{s:i,s:s,s:s}", "code", e->code, "kind", kb_strerror(e->code), "message", msg);
+    if (err && e->path)
         json_object_set_new(err, "path", json_string(e->path));
-    if (err && same && e->line)
+    if (err && e->line)
         json_object_set_new(err, "line", json_integer(e->line));
-    if (err && same && e->column)
+    if (err && e->column)
         json_object_set_new(err, "column", json_integer(e->column));
-    if (err && same && e->url)
+    if (err && e->url)
         json_object_set_new(err, "url", json_string(e->url));
+    if (err && suggestion)
+        json_object_set_new(err, "suggestion", json_string(suggestion));
+    if (err && usage)
+        json_object_set_new(err, "usage", json_string(usage));
     return err;
 }
 
-/* stderr always gets "kbpkg: <message>"; under --json stdout gets one document: report (or an
- * empty object) with "ok": false and "error" set. */
-static int fail_with(cli *c, int code, const char *msg, json_t *report)
+/* Every failure ends here. stderr gets "kbpkg: <message>" (then "kbpkg: did you mean X?" or
+ * "usage: ..."), above the progress display; under --json stdout gets one document: report (or
+ * an empty object) with "ok": false and "error" set. report is owned. */
+static int report_failure(cli *c, const cli_error_copy *e, const char *suggestion,
+                          const char *usage, json_t *report)
 {
-    fprintf(stderr, "kbpkg: %s\n", msg);
+    const char *msg = e->message ? e->message : kb_strerror(e->code);
+    cli_eprint(c, "kbpkg: %s", msg);
+    if (suggestion)
+        cli_eprint(c, "kbpkg: did you mean %s?", suggestion);
+    if (usage)
+        cli_eprint(c, "usage: %s", usage);
     if (c->json) {
         json_t *doc = report ? report : json_object();
         if (doc) {
             json_object_set_new(doc, "ok", json_false());
-            json_object_set_new(doc, "error", error_json(c, code, msg));
+            json_object_set_new(doc, "error", error_json(e, msg, suggestion, usage));
         }
         cli_json_print(doc);
     } else
         json_decref(report);
-    return cli_exit_code(code);
+    return cli_exit_code(e->code);
 }
 
-static const char *fail_message(cli *c, int code)
+int cli_fail_saved(cli *c, const cli_error_copy *e, const char *suggestion, json_t *report)
 {
-    const kb_error *e = kb_ctx_last_error(c->ctx);
-    return e->code == code && e->message && *e->message ? e->message : kb_strerror(code);
-}
-
-int cli_fail(cli *c, int code)
-{
-    return fail_with(c, code, fail_message(c, code), NULL);
+    return report_failure(c, e, suggestion, NULL, report);
 }
 
 int cli_fail_report(cli *c, int code, json_t *report)
 {
-    return fail_with(c, code, fail_message(c, code), report);
+    cli_error_copy e;
+    cli_error_save(&e, c, code);
+    int exit_code = report_failure(c, &e, NULL, NULL, report);
+    cli_error_copy_free(&e);
+    return exit_code;
+}
+
+int cli_fail(cli *c, int code)
+{
+    return cli_fail_report(c, code, NULL);
+}
+
+/* A message of ours for code: no path or URL, which would be stale (ctx's last error). */
+static int fail_message(cli *c, int code, const char *usage, const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL; /* kb_strerror(code) is said instead */
+    kb_ctx_clear_error(c->ctx);
+    cli_error_copy e = {.code = code, .message = msg};
+    int exit_code = report_failure(c, &e, NULL, usage, NULL);
+    cli_error_copy_free(&e);
+    return exit_code;
 }
 
 int cli_failf(cli *c, int code, const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int exit_code = fail_message(c, code, NULL, fmt, ap);
     va_end(ap);
-    kb_ctx_clear_error(c->ctx); /* the message is ours: no stale path or URL in the object */
-    return fail_with(c, code, msg, NULL);
+    return exit_code;
 }
 
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
 {
-    char msg[1024];
+    const cli_command *cmd = command ? cli_find_command(command) : NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int exit_code = fail_message(c, KB_ERR_INVALID, cmd ? cmd->usage : NULL, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "kbpkg: %s\n", msg);
-    const cli_command *cmd = command ? cli_find_command(command) : NULL;
-    if (cmd)
-        fprintf(stderr, "usage: %s\n", cmd->usage);
-    else
-        fprintf(stderr, "Run 'kbpkg help' for the list of commands.\n");
-    if (c->json) {
-        json_t *err = json_pack("{s:i,s:s,s:s}", "code", KB_ERR_INVALID, "kind",
-                                kb_strerror(KB_ERR_INVALID), "message", msg);
-        if (err && cmd)
-            json_object_set_new(err, "usage", json_string(cmd->usage));
-        cli_json_print(json_pack("{s:b,s:o}", "ok", 0, "error", err));
-    }
-    return CLI_EXIT_USAGE;
+    if (!cmd)
+        cli_eprint(c, "Run 'kbpkg help' for the list of commands.");
+    return exit_code; /* CLI_EXIT_USAGE */
 }
 
 void cli_json_print(json_t *value)

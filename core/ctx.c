@@ -83,13 +83,29 @@ void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const c
     kb_buf_free(&b);
 }
 
-int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
-                       uint64_t total, int finished)
+uint64_t kb_progress_job_new(kb_ctx *ctx)
+{
+    return ctx ? ++ctx->progress_jobs : 0;
+}
+
+int kb_progress_emit(kb_ctx *ctx, const kb_progress *p)
 {
     if (!ctx || !ctx->opts.progress)
         return 0;
-    kb_progress p = {task, item, done, total, finished};
-    if (ctx->opts.progress(&p, ctx->opts.payload))
-        return kb_error_set(ctx, KB_ERR_CANCELLED, "%s of %s cancelled", task, item);
+    kb_progress full = *p;
+    if (!full.label)
+        full.label = full.item;
+    if (!full.unit)
+        full.unit = "bytes";
+    /* a finished job cannot be cancelled any more: its outcome (and error) stands */
+    if (ctx->opts.progress(&full, ctx->opts.payload) && !full.finished)
+        return kb_error_set(ctx, KB_ERR_CANCELLED, "%s of %s cancelled", full.task, full.label);
     return 0;
+}
+
+int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
+                       uint64_t total, int finished)
+{
+    kb_progress p = {task, item, done, total, finished, 0, NULL, NULL, 0};
+    return kb_progress_emit(ctx, &p);
 }

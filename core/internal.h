@@ -29,6 +29,11 @@ void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const c
 /* Returns KB_ERR_CANCELLED (with the error set) when the callback asks to cancel. */
 int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
                        uint64_t total, int finished);
+/* A new job id for kb_progress.job (never 0). */
+uint64_t kb_progress_job_new(kb_ctx *ctx);
+/* Report p as it is, filling label (item) and unit ("bytes") when NULL; cancels as above,
+ * except on a finished report (always 0: the job's outcome stands). */
+int kb_progress_emit(kb_ctx *ctx, const kb_progress *p);
 
 /* ---- config (core/config.c) ---- */
 /* Never NULL for a declared key; the effective value. */
@@ -153,6 +158,7 @@ struct kb_ctx {
      * and one stat; dropped with any setting change. Owned, freed through the function. */
     void *open_memo;
     void (*open_memo_free)(void *);
+    uint64_t progress_jobs; /* the last kb_progress.job handed out */
 };
 
 #endif

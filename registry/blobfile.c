@@ -98,6 +98,23 @@ int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_
     return w->hash ? 0 : kb_error_oom(ctx);
 }
 
+int kb_blob_writer_track(kb_blob_writer *w, const char *label, uint64_t expected)
+{
+    w->label = label;
+    w->job = kb_progress_job_new(w->ctx);
+    w->expected = expected;
+    return kb_blob_writer_report(w, false, 0);
+}
+
+int kb_blob_writer_report(kb_blob_writer *w, bool finished, int status)
+{
+    if (!w->job)
+        return 0;
+    kb_progress p = {"download", w->item,  w->written, w->expected, finished ? 1 : 0,
+                     w->job,     w->label, "bytes",    status};
+    return kb_progress_emit(w->ctx, &p);
+}
+
 int kb_blob_writer_truncate(kb_blob_writer *w)
 {
     if (w->mem)
@@ -151,7 +168,7 @@ int kb_blob_writer_write(kb_blob_writer *w, const void *data, size_t len)
     w->written += len;
     if (!w->mem)
         start_writeback(w);
-    return 0;
+    return kb_blob_writer_report(w, false, 0);
 }
 
 int kb_blob_writer_commit(kb_blob_writer *w, const char *digest, const char *what)

@@ -198,8 +198,13 @@ static int layout_blob_get(kb_registry *r, const char *repo, const char *digest,
     } else {
         struct stat st;
         rc = 0;
+        kb_log(r->ctx, KB_LOG_DEBUG, "read %s%s", path,
+               w->written ? " (resuming a partial download)" : "");
+        bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (sized && !w->expected)
+            w->expected = (uint64_t)st.st_size;
         /* a resumed prefix longer than the blob cannot be part of it */
-        if (fstat(fd, &st) == 0 && w->written > (uint64_t)st.st_size)
+        if (sized && w->written > (uint64_t)st.st_size)
             rc = kb_blob_writer_truncate(w);
         if (!rc)
             rc = copy_fd_to_writer(r, fd, path, w);

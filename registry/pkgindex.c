@@ -150,10 +150,41 @@ static int cmp_versions_desc(const void *a, const void *b)
     return kb_semver_cmp(&vb, &va);
 }
 
+/* The registry as people name it: the folder, or the URL with its namespace. */
+static char *registry_display(const kb_registry *r)
+{
+    if (r->url.layout)
+        return kb_strdup(r->url.path);
+    const char *ns = r->url.namespace ? r->url.namespace : "";
+    return kb_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
+}
+
+/* A repository the registry does not know is a package it does not have: say so, keeping the
+ * file or URL that told us (-v shows the request). */
+static int no_such_package(kb_registry *r, const char *name)
+{
+    const kb_error *e = kb_ctx_last_error(r->ctx);
+    char *path = kb_strdup(e->path), *url = kb_strdup(e->url), *where = registry_display(r);
+    int rc;
+    if (!where)
+        rc = kb_error_oom(r->ctx);
+    else if (url)
+        rc = kb_error_set_url(r->ctx, KB_ERR_NOT_FOUND, url, "no package %s in %s", name, where);
+    else
+        rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0, "no package %s in %s", name,
+                               where);
+    free(path);
+    free(url);
+    free(where);
+    return rc;
+}
+
 int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name)
 {
     kb_strv tags = KB_STRV_INIT;
     int rc = kb_registry_tags(&tags, r, name);
+    if (rc == KB_ERR_NOT_FOUND)
+        rc = no_such_package(r, name);
     for (size_t i = 0; !rc && i < tags.len; i++) {
         kb_semver v;
         if (kb_semver_parse(NULL, &v, tags.items[i]) == 0)

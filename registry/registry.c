@@ -152,13 +152,21 @@ static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, cons
         return rc;
     *resumed = w.written > 0;
     w.item = digest;
-    rc = r->ops->blob_get(r, repo, digest, &w);
+    const char *hex = kb_digest_hex(digest);
+    char *label = kb_asprintf("%s sha256:%.12s", repo, hex);
+    rc = label ? kb_blob_writer_track(&w, label, max_size) : kb_error_oom(r->ctx);
     if (!rc)
-        return kb_blob_writer_commit(&w, digest, digest);
-    /* a cut or a cap leaves a valid prefix worth resuming; anything else does not */
-    bool resumable = rc == KB_ERR_LIMIT || rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT ||
-                     rc == KB_ERR_CANCELLED;
-    kb_blob_writer_close(&w, resumable);
+        rc = r->ops->blob_get(r, repo, digest, &w);
+    if (!rc) {
+        rc = kb_blob_writer_commit(&w, digest, digest);
+    } else {
+        /* a cut or a cap leaves a valid prefix worth resuming; anything else does not */
+        bool resumable = rc == KB_ERR_LIMIT || rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT ||
+                         rc == KB_ERR_CANCELLED;
+        kb_blob_writer_close(&w, resumable);
+    }
+    kb_blob_writer_report(&w, true, rc); /* the outcome: its cancel request comes too late */
+    free(label);
     return rc;
 }
 

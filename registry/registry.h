@@ -127,6 +127,10 @@ typedef struct kb_blob_writer {
     int error;              /* first write error */
     kb_buf *mem;            /* set: write into memory instead of a file */
     uint64_t writeback_off; /* data before this offset was handed to the disk (a hint) */
+    /* progress: reported on every write when job is set (kb_blob_writer_track) */
+    uint64_t job;
+    const char *label; /* borrowed: what the user sees, "org/name sha256:<12 hex>" */
+    uint64_t expected; /* the blob's size when known (the index's, or the transport's) */
 } kb_blob_writer;
 int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
 /*
@@ -136,6 +140,13 @@ int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_
  */
 int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64_t max_size,
                         bool resume);
+/* Report this download's progress as a new job of w->ctx named label (borrowed: it must
+ * outlive the writer's last report); reports the start at once. Returns KB_ERR_CANCELLED
+ * when the callback cancels. */
+int kb_blob_writer_track(kb_blob_writer *w, const char *label, uint64_t expected);
+/* Report where a tracked download stands (no-op when untracked); finished with status. Valid
+ * after commit or close too: they keep written, job and label. */
+int kb_blob_writer_report(kb_blob_writer *w, bool finished, int status);
 /* Start over (the server ignored the Range). */
 int kb_blob_writer_truncate(kb_blob_writer *w);
 /* Returns 0, KB_ERR_LIMIT (the part holds exactly max_size bytes), or an IO error. */

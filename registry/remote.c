@@ -43,8 +43,11 @@ typedef struct http_req {
     kb_blob_writer *sink; /* 2xx body goes here (downloads) */
     size_t max_body;      /* cap on a body read into memory */
     auth_mode auth;
-    const char *progress_task;
+    const char *progress_task; /* uploads; a download's progress is its sink's */
     const char *progress_item;
+    const char *progress_label;
+    uint64_t progress_job;
+    uint64_t progress_total;
 } http_req;
 
 typedef struct http_resp {
@@ -194,6 +197,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
             if (t->resp->status != 206 && w->written > 0 &&
                 (t->sink_rc = kb_blob_writer_truncate(w)) != 0)
                 return 0;
+            if (!w->expected && t->resp->have_length)
+                w->expected = w->written + t->resp->content_length;
         }
         t->sink_rc = kb_blob_writer_write(w, data, len);
         return t->sink_rc ? 0 : len;
@@ -233,20 +238,33 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 {
     transfer *t = userdata;
     const http_req *req = t->req;
-    if (dlnow + ulnow != t->last_bytes) {
+    bool moved = dlnow + ulnow != t->last_bytes;
+    if (moved) {
         t->last_bytes = dlnow + ulnow;
         mark_active(t);
     } else if (seconds_idle(t) >= (double)R(t->r)->timeout_s) {
         t->stalled = true;
         return 1;
     }
-    if (!req->progress_task)
-        return 0;
-    bool upload = req->has_body;
-    uint64_t done =
-        upload ? req->offset + (uint64_t)ulnow : (req->sink ? req->sink->written : (uint64_t)dlnow);
-    uint64_t total = upload ? 0 : (uint64_t)(dltotal > 0 ? dltotal : 0);
-    if (kb_progress_report(t->r->ctx, req->progress_task, req->progress_item, done, total, 0)) {
+    int rc = 0;
+    if (req->sink && req->sink->job) {
+        /* the sink reports each write; while nothing arrives, this keeps the time going and
+         * lets the callback cancel a stalled download */
+        if (!moved)
+            rc = kb_blob_writer_report(req->sink, false, 0);
+    } else if (req->progress_task) {
+        kb_progress p = {req->progress_task,
+                         req->progress_item,
+                         req->offset + (uint64_t)ulnow,
+                         req->progress_total,
+                         0,
+                         req->progress_job,
+                         req->progress_label,
+                         "bytes",
+                         0};
+        rc = kb_progress_emit(t->r->ctx, &p);
+    }
+    if (rc) {
         t->progress_rc = KB_ERR_CANCELLED;
         return 1;
     }
@@ -569,12 +587,7 @@ static int remote_blob_get(kb_registry *r, const char *repo, const char *digest,
     char *url = repo_url(r, repo, "blobs/%s", digest);
     if (!url)
         return kb_error_oom(r->ctx);
-    http_req req = {.method = "GET",
-                    .url = url,
-                    .fd = -1,
-                    .sink = w,
-                    .progress_task = "download",
-                    .progress_item = digest};
+    http_req req = {.method = "GET", .url = url, .fd = -1, .sink = w};
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
     if (!rc && resp.status == 416) {
@@ -585,8 +598,6 @@ static int remote_blob_get(kb_registry *r, const char *repo, const char *digest,
     }
     if (!rc && !status_ok(resp.status))
         rc = http_error(r, &req, &resp);
-    if (!rc)
-        kb_progress_report(r->ctx, "download", digest, w->written, w->written, 1);
     resp_free(&resp);
     free(url);
     return rc;
@@ -627,9 +638,27 @@ static int start_upload(char **location, kb_registry *r, const char *repo)
     return rc;
 }
 
+/* What an upload reports as progress: one job per blob uploaded from a file. */
+typedef struct upload_progress {
+    uint64_t job; /* 0: not reported (small blobs from memory) */
+    const char *label;
+    uint64_t size;
+    uint64_t done; /* what the registry acknowledged */
+} upload_progress;
+
+static void upload_report(kb_registry *r, const char *digest, const upload_progress *up,
+                          uint64_t done, bool finished, int status)
+{
+    if (!up->job)
+        return;
+    kb_progress p = {"upload", digest,    done,    up->size, finished ? 1 : 0,
+                     up->job,  up->label, "bytes", status};
+    kb_progress_emit(r->ctx, &p);
+}
+
 static int send_chunk(char **location, kb_registry *r, const char *method, const char *url,
                       const char *digest, int fd, const void *data, uint64_t offset, uint64_t len,
-                      long want)
+                      long want, upload_progress *up)
 {
     char range[64];
     snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)offset,
@@ -643,14 +672,19 @@ static int send_chunk(char **location, kb_registry *r, const char *method, const
                     .has_body = true,
                     .content_type = "application/octet-stream",
                     .content_range = strcmp(method, "PATCH") == 0 ? range : NULL,
-                    .progress_task = "upload",
-                    .progress_item = digest};
+                    .progress_task = up->job ? "upload" : NULL,
+                    .progress_item = digest,
+                    .progress_label = up->label,
+                    .progress_job = up->job,
+                    .progress_total = up->size};
     if (data)
         req.data = (const char *)data + offset, req.offset = offset;
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
     if (!rc)
         rc = expect_status(r, &req, &resp, want);
+    if (!rc)
+        up->done = offset + len;
     if (!rc && location) {
         char *next = absolute_location(r, resp.location);
         if (next) {
@@ -664,7 +698,7 @@ static int send_chunk(char **location, kb_registry *r, const char *method, const
 
 /* One upload session: POST, PATCH chunks in order, final PUT. */
 static int upload_once(kb_registry *r, const char *repo, const char *digest, uint64_t size, int fd,
-                       const void *data)
+                       const void *data, upload_progress *up)
 {
     char *location = NULL;
     int rc = start_upload(&location, r, repo);
@@ -673,14 +707,14 @@ static int upload_once(kb_registry *r, const char *repo, const char *digest, uin
     /* large blobs: PATCH in order (docker-registry ignores Content-Range), then PUT */
     while (!rc && size > chunk && sent < size) {
         uint64_t n = size - sent < chunk ? size - sent : chunk;
-        rc = send_chunk(&location, r, "PATCH", location, digest, fd, data, sent, n, 202);
+        rc = send_chunk(&location, r, "PATCH", location, digest, fd, data, sent, n, 202, up);
         sent += n;
     }
     char *final = !rc ? with_digest(location, digest) : NULL;
     if (!rc && !final)
         rc = kb_error_oom(r->ctx);
     if (!rc)
-        rc = send_chunk(NULL, r, "PUT", final, digest, fd, data, sent, size - sent, 201);
+        rc = send_chunk(NULL, r, "PUT", final, digest, fd, data, sent, size - sent, 201, up);
     free(final);
     free(location);
     return rc;
@@ -722,7 +756,16 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
         return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
                                  strerror(errno));
     long restarts = R(r)->retries < 2 ? R(r)->retries : 2;
-    int rc = upload_once(r, repo, digest, size, fd, data);
+    /* artifacts and sources come from files; what comes from memory is small JSON */
+    upload_progress up = {0, NULL, size, 0};
+    char *label = NULL;
+    if (path) {
+        label = kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
+        up.job = label ? kb_progress_job_new(r->ctx) : 0;
+        up.label = label;
+    }
+    upload_report(r, digest, &up, 0, false, 0);
+    int rc = upload_once(r, repo, digest, size, fd, data, &up);
     for (long i = 0; rc && upload_restartable(rc); i++) {
         if (blob_arrived(r, repo, digest, size)) {
             kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: the registry has it; its answer was lost",
@@ -736,10 +779,10 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
         kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: upload failed (%s); starting a new session", digest,
                kb_ctx_last_error(r->ctx)->message);
         kb_ctx_clear_error(r->ctx);
-        rc = upload_once(r, repo, digest, size, fd, data);
+        rc = upload_once(r, repo, digest, size, fd, data, &up);
     }
-    if (!rc)
-        kb_progress_report(r->ctx, "upload", digest, size, size, 1);
+    upload_report(r, digest, &up, rc ? up.done : size, true, rc);
+    free(label);
     if (fd >= 0)
         close(fd);
     return rc;

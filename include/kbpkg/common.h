@@ -75,16 +75,31 @@ typedef enum kb_log_level {
 
 typedef void (*kb_log_cb)(kb_log_level level, const char *message, void *payload);
 
-/* Progress of one long task (a download, a build). total is 0 when unknown. */
+/*
+ * Progress of one long task (a download, a build). total is 0 when unknown.
+ *
+ * Each job (one blob downloaded, one target compiled) reports a first time when it starts
+ * (done may be non-zero: a resumed download), then as it advances, then once with finished
+ * set. Jobs of one ctx can be under way at the same time (`kbpkg build -j N` compiles
+ * several targets at once): tell them apart by job, not by item. Reports of one ctx come
+ * one at a time, never concurrently.
+ */
 typedef struct kb_progress {
     const char *task; /* "download", "build", "extract", "upload" */
     const char *item; /* what: a package@version target, a digest */
     uint64_t done;
     uint64_t total;
     int finished; /* 1 on the last report for this item */
+    /* Appended without breaking older callbacks (they never read past finished). A callback
+     * that reads these needs a library that fills them: this version or later. */
+    uint64_t job;      /* non-zero, the same on every report of one job, unique in its ctx */
+    const char *label; /* for people: "radeonflow/gemm cpu-x86_64_v3-x86_64-linux"; never NULL */
+    const char *unit;  /* what done and total count: "bytes" or "targets"; never NULL */
+    int status;        /* with finished: 0, or the kb_err the job failed with */
 } kb_progress;
 
-/* Return non-zero to cancel the task (it fails with KB_ERR_CANCELLED). */
+/* Return non-zero to cancel the task (it fails with KB_ERR_CANCELLED); ignored on a finished
+ * report. */
 typedef int (*kb_progress_cb)(const kb_progress *progress, void *payload);
 
 typedef enum kb_event_type {

@@ -506,6 +506,31 @@ Test(json_schema, unknown_packages_bad_manifests_and_bad_command_lines)
     cr_expect_eq(json_array_size(json_object_get(d, "installed")), 1, "the first one stays");
     json_decref(d);
 
+    /* a typo: error.suggestion names the closest package, next to the partial report */
+    d = expect_error(run(&w, "install", "kbtest/cpu-add", "kbtest/cpu-ad@^0"), 3,
+                     "install.json#/$defs/failure", "not found", "kbtest/cpu-ad",
+                     "install known + typo");
+    cr_expect_str_eq(first_string(d, "installed", "name"), "kbtest/cpu-add");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(d, "error"), "suggestion")),
+                     "kbtest/cpu-add@^0");
+    json_decref(d);
+    d = expect_error(run(&w, "uninstall", "kbtest/cpu-adds"), 3, "uninstall.json#/$defs/failure",
+                     "not found", "kbtest/cpu-adds", "uninstall typo");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(d, "error"), "suggestion")),
+                     "kbtest/cpu-add");
+    cr_expect_eq(json_array_size(json_object_get(d, "uninstalled")), 0, "nothing removed");
+    json_decref(d);
+    d = expect_error(run(&w, "info", "kbtest/cpu-dad"), 3, "error.json", "not found",
+                     "kbtest/cpu-dad", "info typo");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(d, "error"), "suggestion")),
+                     "kbtest/cpu-add");
+    json_decref(d);
+    /* nobody/nothing above is close to nothing: no suggestion key at all */
+    d = expect_error(run(&w, "resolve", "nobody/nothing"), 3, "error.json", "not found",
+                     "nobody/nothing", "resolve far from any name");
+    cr_expect_null(json_object_get(json_object_get(d, "error"), "suggestion"));
+    json_decref(d);
+
     /* bad manifest: the error names file, line and column; nothing is written */
     char *manifest = kb_asprintf("%s/kernel.yaml", w.bad);
     char *before = read_text(manifest);
