@@ -1,5 +1,6 @@
 /* kbpkg package indexes on OCI: parse, pick versions, resolve entries, publish with merge. */
 #include "registry/pkgindex.h"
+#include "registry/oci.h"
 #include "core/target.h"
 #include "core/semver.h"
 
@@ -38,8 +39,9 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx);
 }
 
-/* A descriptor of ours: kbpkg artifactType and a target annotation; anything else is skipped. */
-static bool parse_entry(kb_pkg_entry *e, json_t *desc)
+/* A descriptor of ours: kbpkg artifactType (or kind annotation) and a target annotation.
+ * Returns 1 for anything else (skipped), 0 for ours, or an error for ours with a bad size. */
+static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *what, size_t pos)
 {
     const char *type = json_string_value(json_object_get(desc, "artifactType"));
     json_t *ann = json_object_get(desc, "annotations");
@@ -47,7 +49,7 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
     const char *target = json_string_value(json_object_get(ann, KB_ANN_TARGET));
     const char *digest = json_string_value(json_object_get(desc, "digest"));
     if (!target || !digest || !kb_digest_valid(digest))
-        return false;
+        return 1;
     bool source, artifact;
     if (type) {
         source = strcmp(type, KB_MT_KBPKG_SOURCE) == 0;
@@ -57,14 +59,22 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
         artifact = kind && strcmp(kind, "artifact") == 0;
     }
     if (!source && !artifact)
-        return false;
+        return 1;
     memset(e, 0, sizeof(*e));
+    char field[96];
+    snprintf(field, sizeof(field), "manifests[%zu] (target %.48s)", pos, target);
+    int rc = kb_oci_descriptor_size(&e->manifest_size, ctx, desc, 1, KB_MANIFEST_MAX, what, field);
+    if (rc)
+        return rc;
     e->is_source = source;
     e->target = kb_strdup(target);
     e->manifest_digest = kb_strdup(digest);
-    e->manifest_size = (uint64_t)json_integer_value(json_object_get(desc, "size"));
     e->build_key = jstr(ann, KB_ANN_BUILD_KEY);
-    return e->target && e->manifest_digest;
+    if (!e->target || !e->manifest_digest) {
+        entry_clear(e);
+        return kb_error_oom(ctx);
+    }
+    return 0;
 }
 
 /* The index's name and version become cache folders (pkgs/<org>/<name>/<version>): a registry
@@ -124,12 +134,27 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     json_array_foreach(manifests, i, desc)
     {
         kb_pkg_entry e;
-        if (json_is_object(desc) && parse_entry(&e, desc))
+        int kept = json_is_object(desc) ? parse_entry(&e, ctx, desc, what, i) : 1;
+        if (kept < 0) {
+            kb_pkg_index_free(idx);
+            json_decref(root);
+            return kept;
+        }
+        if (kept == 0)
             idx->entries[idx->count++] = e;
     }
     json_decref(root);
     *out = idx;
     return 0;
+}
+
+/* Where r is, for messages: the layout folder, or the base URL and namespace. */
+static char *registry_where(const kb_registry *r)
+{
+    if (r->url.layout)
+        return kb_strdup(r->url.path);
+    const char *ns = r->url.namespace ? r->url.namespace : "";
+    return kb_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
 }
 
 const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *target)
@@ -203,7 +228,9 @@ int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
     int rc = kb_registry_manifest_get(&m, r, name, expect_digest ? expect_digest : version);
     if (rc)
         return rc;
-    char *what = kb_asprintf("%s@%s index %s", name, version, m->digest);
+    char *where = registry_where(r);
+    char *what = where ? kb_asprintf("%s: %s@%s index %s", where, name, version, m->digest) : NULL;
+    free(where);
     rc = what ? kb_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kb_error_oom(r->ctx);
     kb_semver tagged;
     if (!rc && (*out)->name && strcmp((*out)->name, name) != 0)
@@ -239,31 +266,55 @@ int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
     int rc = kb_registry_manifest_get(&m, r, name, e->manifest_digest);
     if (rc)
         return rc;
+    char *where = registry_where(r);
+    char *what = where ? kb_asprintf("%s: %s %s manifest %s", where, name, e->target,
+                                     e->manifest_digest)
+                       : NULL;
+    free(where);
+    if (!what) {
+        kb_registry_manifest_free(m);
+        return kb_error_oom(r->ctx);
+    }
     json_error_t jerr;
     json_t *root = json_loadb(m->data, m->len, 0, &jerr);
     json_t *layers = json_object_get(root, "layers");
     json_t *layer = NULL;
-    size_t i;
+    size_t i, layer_pos = 0;
     json_t *l;
     json_array_foreach(layers, i, l)
     {
         const char *mt = json_string_value(json_object_get(l, "mediaType"));
-        if (mt && strcmp(mt, KB_MT_KBPKG_LAYER) == 0 && !layer)
+        if (mt && strcmp(mt, KB_MT_KBPKG_LAYER) == 0 && !layer) {
             layer = l;
+            layer_pos = i;
+        }
     }
     json_t *config = json_object_get(root, "config");
     const char *ld = json_string_value(json_object_get(layer, "digest"));
-    if (!layer || !ld || !kb_digest_valid(ld))
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                          "%s %s: manifest %s has no %s layer", name, e->target,
-                          e->manifest_digest, KB_MT_KBPKG_LAYER);
-    else {
+    uint64_t layer_size = 0, config_size = 0;
+    char field[32];
+    snprintf(field, sizeof(field), "layers[%zu]", layer_pos);
+    if (!root)
+        rc = kb_error_set(r->ctx, KB_ERR_PARSE, "%s:%d:%d: %s", what, jerr.line, jerr.column,
+                          jerr.text);
+    else if (!layer || !ld || !kb_digest_valid(ld))
+        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: no %s layer", what, KB_MT_KBPKG_LAYER);
+    else
+        rc = kb_oci_descriptor_size(&layer_size, r->ctx, layer, 1, KB_PKG_LAYER_SIZE_MAX, what,
+                                    field);
+    if (!rc && config)
+        rc = kb_oci_descriptor_size(&config_size, r->ctx, config, 0, KB_PKG_CONFIG_SIZE_MAX, what,
+                                    "config");
+    if (!rc) {
         e->layer_digest = kb_strdup(ld);
-        e->layer_size = (uint64_t)json_integer_value(json_object_get(layer, "size"));
+        e->layer_size = layer_size;
         e->config_digest = jstr(config, "digest");
-        e->config_size = (uint64_t)json_integer_value(json_object_get(config, "size"));
+        e->config_size = config_size;
+        if (!e->layer_digest)
+            rc = kb_error_oom(r->ctx);
     }
     json_decref(root);
+    free(what);
     kb_registry_manifest_free(m);
     return rc;
 }

@@ -26,6 +26,14 @@ cat >"$c/oci/seed-index.json" <<JSON
 {"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.artifact.v1","digest":"$D1","size":10,"platform":{"os":"linux","architecture":"amd64"},"annotations":{"dev.kbpkg.kind":"artifact","dev.kbpkg.target":"cuda13-sm_90-x86_64-linux","dev.kbpkg.backend":"cuda","dev.kbpkg.arch":"sm_90","dev.kbpkg.runtime":"cuda13","dev.kbpkg.build-key":"abc"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.source.v1","digest":"$D2","size":3,"annotations":{"dev.kbpkg.kind":"source","dev.kbpkg.target":"source"}}],"annotations":{"dev.kbpkg.name":"radeonflow/gemm","dev.kbpkg.version":"1.0.0","org.opencontainers.image.description":"GEMM"}}
 JSON
 printf '{"schemaVersion":2,"manifests":[]}' >"$c/oci/seed-empty-index.json"
+# sizes a registry must not get away with: negative, over the manifest cap, not integers
+for size in -1 4194305 12.5 '"12"'; do
+  name=$(printf '%s' "$size" | tr -c 'a-z0-9.-' '_')
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.artifact.v1","digest":"%s","size":%s,"annotations":{"dev.kbpkg.kind":"artifact","dev.kbpkg.target":"cpu-x86_64_v3-x86_64-linux"}}],"annotations":{"dev.kbpkg.name":"a/b","dev.kbpkg.version":"1.0.0"}}' \
+    "$D1" "$size" >"$c/oci/seed-index-size-$name.json"
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.kbpkg.config.v1+json","digest":"%s","size":1},"layers":[{"mediaType":"application/vnd.kbpkg.layer.v1.tar+zstd","digest":"%s","size":%s}]}' \
+    "$D1" "$D2" "$size" >"$c/oci/seed-manifest-size-$name.json"
+done
 
 # target: a target id, a newline, a device list
 i=0
