@@ -41,7 +41,11 @@ const cli_command cli_commands[] = {
      "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
      "--source          the source artifact (what 'install --offline' builds from)\n"
      "--allow-unsigned  accept a package without a trusted signature"},
-    {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
+    {"gc", cmd_gc, "remove downloaded blobs that no install, fetch or lockfile needs",
+     "kbpkg gc [--keep-lock FILE]... [--json]",
+     "  --keep-lock FILE     also keep every blob FILE pins (a kbpkg.lock; must exist)\n"
+     "  kept too: fetched sources, and what the lockfiles of the gc.keep_locks setting pin\n"
+     "  (default ./kbpkg.lock when present; --set gc.keep_locks= for none)"},
     {"help", cmd_help, "show the commands, or one command's options",
      "kbpkg help [COMMAND] | help --man [COMMAND]",
      "  --man                the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
