@@ -38,10 +38,9 @@ static int make_list(kb_package_list **out, kb_ctx *ctx, const char *name)
     }
     for (size_t i = 0; i < l->count; i++) {
         const kb_installed *p = &l->items[i];
-        l->views[i] = (kb_installed_pkg){p->name,         p->version,      p->target,
-                                         p->dir,          p->library,      p->artifact_digest,
-                                         p->index_digest, p->registry,     p->reason,
-                                         p->local_build,  p->bytes};
+        l->views[i] = (kb_installed_pkg){
+            p->name,         p->version,  p->target, p->dir,         p->library, p->artifact_digest,
+            p->index_digest, p->registry, p->reason, p->local_build, p->bytes};
     }
     *out = l;
     return 0;
@@ -69,8 +68,7 @@ KB_EXTERN size_t kb_package_list_issue_count(const kb_package_list *list, size_t
     return list && index < list->count ? list->issues[index].len : 0;
 }
 
-KB_EXTERN const char *kb_package_list_issue(const kb_package_list *list, size_t index,
-                                            size_t issue)
+KB_EXTERN const char *kb_package_list_issue(const kb_package_list *list, size_t index, size_t issue)
 {
     if (!list || index >= list->count || issue >= list->issues[index].len)
         return NULL;
@@ -193,8 +191,9 @@ KB_EXTERN int kb_cache_collect_garbage_ext(size_t *removed, uint64_t *bytes_free
     kb_gc_options defaults = KB_GC_OPTIONS_INIT;
     const kb_gc_options *o = options ? options : &defaults;
     if (o->version != KB_GC_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_cache_collect_garbage: options version %u, "
-                                                 "expected %u",
+        return kb_error_set(ctx, KB_ERR_INVALID,
+                            "kb_cache_collect_garbage: options version %u, "
+                            "expected %u",
                             o->version, KB_GC_OPTIONS_VERSION);
     if (o->keep_lock_count && !o->keep_locks)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_cache_collect_garbage: no keep_locks");

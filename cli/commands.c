@@ -110,8 +110,8 @@ const cli_command cli_commands[] = {
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
      "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
      "--explain    every candidate with the reason it was taken or refused"},
-    {"search", cmd_search, "find packages in the registry by name",
-     "kbpkg search [TERM] [--json]", ""},
+    {"search", cmd_search, "find packages in the registry by name", "kbpkg search [TERM] [--json]",
+     ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
      "kbpkg sync [--file F] [--offline] [--allow-unsigned]",
      "  --file F             read F instead of ./kbpkg.lock\n"

@@ -108,8 +108,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     json_t *manifests = json_object_get(root, "manifests");
     if (!json_is_array(manifests)) {
         json_decref(root);
-        return kb_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array",
-                            what);
+        return kb_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array", what);
     }
     kb_pkg_index *idx = calloc(1, sizeof(*idx));
     if (idx)
@@ -190,8 +189,7 @@ int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name)
     return rc;
 }
 
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
-                        const char *constraint_text)
+int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text)
 {
     *out = NULL;
     kb_constraint *c = NULL;
@@ -220,8 +218,8 @@ int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
     return rc;
 }
 
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
-                       const char *version, const char *expect_digest)
+int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                       const char *expect_digest)
 {
     *out = NULL;
     kb_registry_manifest *m = NULL;
@@ -240,9 +238,9 @@ int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
     /* A version tag must hold that version's index ("latest" may hold any). */
     else if (!rc && (*out)->version && kb_semver_parse(NULL, &tagged, version) == 0 &&
              strcmp((*out)->version, version) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                          "%s: the index says version %s, not the tag's %s", what,
-                          (*out)->version, version);
+        rc =
+            kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: the index says version %s, not the tag's %s",
+                         what, (*out)->version, version);
     if (rc && *out) {
         kb_pkg_index_free(*out);
         *out = NULL;
@@ -267,9 +265,9 @@ int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
     if (rc)
         return rc;
     char *where = registry_where(r);
-    char *what = where ? kb_asprintf("%s: %s %s manifest %s", where, name, e->target,
-                                     e->manifest_digest)
-                       : NULL;
+    char *what =
+        where ? kb_asprintf("%s: %s %s manifest %s", where, name, e->target, e->manifest_digest)
+              : NULL;
     free(where);
     if (!what) {
         kb_registry_manifest_free(m);
@@ -347,8 +345,7 @@ static json_t *entry_annotations(const kb_publish_item *it)
         if (t.backend == KB_BACKEND_CPU)
             snprintf(runtime, sizeof(runtime), "cpu");
         else
-            snprintf(runtime, sizeof(runtime), "%s%u", kb_backend_name(t.backend),
-                     t.runtime_major);
+            snprintf(runtime, sizeof(runtime), "%s%u", kb_backend_name(t.backend), t.runtime_major);
         json_object_set_new(ann, KB_ANN_BACKEND, json_string(kb_backend_name(t.backend)));
         json_object_set_new(ann, KB_ANN_ARCH, json_string(t.arch));
         json_object_set_new(ann, KB_ANN_RUNTIME, json_string(runtime));
@@ -370,9 +367,9 @@ typedef struct prepared {
     char layer_digest[72];
     uint64_t layer_size;
     char config_digest[72];
-    char *manifest;        /* canonical bytes */
+    char *manifest; /* canonical bytes */
     char manifest_digest[72];
-    json_t *descriptor;    /* for the index */
+    json_t *descriptor; /* for the index */
 } prepared;
 
 static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
@@ -389,13 +386,13 @@ static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
     const char *slash = strrchr(it->path, '/');
     bool source = strcmp(it->target, KB_SOURCE_TARGET) == 0;
     const char *atype = source ? KB_MT_KBPKG_SOURCE : KB_MT_KBPKG_ARTIFACT;
-    json_t *m = json_pack(
-        "{s:i,s:s,s:s,s:{s:s,s:s,s:I},s:[{s:s,s:s,s:I,s:{s:s}}],s:o}", "schemaVersion", 2,
-        "mediaType", KB_MT_OCI_MANIFEST, "artifactType", atype, "config", "mediaType",
-        KB_MT_KBPKG_CONFIG, "digest", p->config_digest, "size", (json_int_t)clen, "layers",
-        "mediaType", KB_MT_KBPKG_LAYER, "digest", p->layer_digest, "size",
-        (json_int_t)p->layer_size, "annotations", "org.opencontainers.image.title",
-        slash ? slash + 1 : it->path, "annotations", entry_annotations(it));
+    json_t *m =
+        json_pack("{s:i,s:s,s:s,s:{s:s,s:s,s:I},s:[{s:s,s:s,s:I,s:{s:s}}],s:o}", "schemaVersion", 2,
+                  "mediaType", KB_MT_OCI_MANIFEST, "artifactType", atype, "config", "mediaType",
+                  KB_MT_KBPKG_CONFIG, "digest", p->config_digest, "size", (json_int_t)clen,
+                  "layers", "mediaType", KB_MT_KBPKG_LAYER, "digest", p->layer_digest, "size",
+                  (json_int_t)p->layer_size, "annotations", "org.opencontainers.image.title",
+                  slash ? slash + 1 : it->path, "annotations", entry_annotations(it));
     p->manifest = m ? canonical(m) : NULL;
     json_decref(m);
     if (!p->manifest)
@@ -417,8 +414,7 @@ static void prepared_clear(prepared *p)
     json_decref(p->descriptor);
 }
 
-static int push_item(kb_registry *r, const char *name, const kb_publish_item *it,
-                     const prepared *p)
+static int push_item(kb_registry *r, const char *name, const kb_publish_item *it, const prepared *p)
 {
     int rc = kb_registry_blob_put_file(NULL, r, name, it->path);
     if (!rc)
@@ -448,8 +444,8 @@ static int load_existing(json_t **out, kb_registry *r, const char *name, const c
     if (!*out || !json_is_array(json_object_get(*out, "manifests"))) {
         json_decref(*out);
         *out = NULL;
-        return kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s@%s: the existing index is not an OCI index",
-                            name, version);
+        return kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                            "%s@%s: the existing index is not an OCI index", name, version);
     }
     return 0;
 }
@@ -460,8 +456,8 @@ static json_t *find_descriptor(json_t *manifests, const char *target, size_t *po
     json_t *d;
     json_array_foreach(manifests, i, d)
     {
-        const char *t = json_string_value(
-            json_object_get(json_object_get(d, "annotations"), KB_ANN_TARGET));
+        const char *t =
+            json_string_value(json_object_get(json_object_get(d, "annotations"), KB_ANN_TARGET));
         if (t && strcmp(t, target) == 0) {
             *pos = i;
             return d;
@@ -558,8 +554,7 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
             rc = kb_error_set(ctx, KB_ERR_EXISTS,
                               "%s@%s %s is already published with different bytes (registry "
                               "%s, yours %s); use --force to replace it",
-                              name, version, items[i].target, old_digest,
-                              prep[i].manifest_digest);
+                              name, version, items[i].target, old_digest, prep[i].manifest_digest);
         else if (old_digest)
             st[i] = KB_PUBLISH_REPLACED;
         if (statuses)

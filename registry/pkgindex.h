@@ -33,7 +33,7 @@ typedef struct kb_pkg_entry {
     char *target;          /* target id, or "source" */
     char *manifest_digest; /* the per-target manifest */
     uint64_t manifest_size;
-    char *build_key;       /* may be NULL */
+    char *build_key; /* may be NULL */
     bool is_source;
     /* Filled by kb_pkg_entry_resolve (one GET of the per-target manifest): */
     char *layer_digest;
@@ -63,11 +63,10 @@ const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *targe
 int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name);
 /* The highest version matching constraint_text ("*" for any). KB_ERR_NOT_FOUND naming what the
  * registry has when none matches. */
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
-                        const char *constraint_text);
+int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text);
 /* GET the index of name@version (verifying its digest when one is given). */
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
-                       const char *version, const char *expect_digest);
+int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                       const char *expect_digest);
 /* GET an entry's manifest by digest and fill its layer/config descriptors. A layer size outside
  * 1..KB_PKG_LAYER_SIZE_MAX or a config size over KB_PKG_CONFIG_SIZE_MAX (or not an integer) is
  * KB_ERR_PARSE naming the registry, package, target and digests. */
@@ -75,9 +74,9 @@ int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name);
 
 /* Publishing. An artifact file is <org>-<name>-<version>-<target>.tar.zst holding kbpkg.json. */
 typedef struct kb_publish_item {
-    const char *path;   /* the .tar.zst */
-    const char *target; /* target id or "source" */
-    const char *build_key; /* may be NULL */
+    const char *path;        /* the .tar.zst */
+    const char *target;      /* target id or "source" */
+    const char *build_key;   /* may be NULL */
     const char *config_json; /* the kbpkg.json bytes (NUL-terminated) */
 } kb_publish_item;
 

@@ -124,8 +124,8 @@ Test(registry_package, republish_same_bytes_is_a_no_op_and_more_targets_merge)
     kb_publish_item one[] = {{f.sm90, "cuda13-sm_90-x86_64-linux", "bk1", cfg}};
     kb_publish_status st[2];
     char *d1 = NULL, *d2 = NULL, *d3 = NULL;
-    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d1),
-                 0, "%s", msg(&f));
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d1), 0,
+                 "%s", msg(&f));
     cr_expect_eq(st[0], KB_PUBLISH_NEW);
     cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d2),
                  0);
@@ -163,8 +163,7 @@ Test(registry_package, different_bytes_are_refused_unless_forced)
     cr_expect_str_eq(ix->digest, d1, "a refused publish changes nothing");
     kb_pkg_index_free(ix);
     char *d2 = NULL;
-    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, true, st, &d2),
-                 0);
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, true, st, &d2), 0);
     cr_expect_eq(st[0], KB_PUBLISH_REPLACED);
     cr_expect_str_neq(d1, d2);
     cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
@@ -322,9 +321,9 @@ Test(registry_package, an_index_for_another_package_or_version_is_refused)
     kb_registry_manifest *m = NULL;
     cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "1.0.0"), 0);
     /* a registry serving gemm's index under another package's name, or another version's tag */
-    cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "evil/pkg", "1.0.0", m->media_type,
-                                          m->data, m->len),
-                 0);
+    cr_assert_eq(
+        kb_registry_manifest_put(NULL, f.reg, "evil/pkg", "1.0.0", m->media_type, m->data, m->len),
+        0);
     cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "radeonflow/gemm", "2.0.0", m->media_type,
                                           m->data, m->len),
                  0);
@@ -334,8 +333,7 @@ Test(registry_package, an_index_for_another_package_or_version_is_refused)
     cr_expect(strstr(msg(&f), "the index names package 'radeonflow/gemm', not the one asked for"),
               "%s", msg(&f));
     cr_expect_null(ix);
-    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "2.0.0", NULL),
-                 KB_ERR_REGISTRY);
+    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "2.0.0", NULL), KB_ERR_REGISTRY);
     cr_expect(strstr(msg(&f), "the index says version 1.0.0, not the tag's 2.0.0"), "%s", msg(&f));
     cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "latest", NULL), 0, "%s",
                  msg(&f));
@@ -383,11 +381,11 @@ Test(registry_package, index_entry_sizes_must_be_byte_counts)
         free(size);
     }
     /* the largest manifest a registry accepts is fine; foreign entries' sizes are not ours */
-    char *doc = kb_asprintf(
-        "{\"manifests\":[{\"artifactType\":\"%s\",\"digest\":\"%s\",\"size\":4194304,"
-        "\"annotations\":{\"dev.kbpkg.target\":\"source\"}},{\"artifactType\":\"x/y\","
-        "\"digest\":\"%s\",\"size\":-1,\"annotations\":{\"dev.kbpkg.target\":\"z\"}}]}",
-        KB_MT_KBPKG_SOURCE, digest, digest);
+    char *doc =
+        kb_asprintf("{\"manifests\":[{\"artifactType\":\"%s\",\"digest\":\"%s\",\"size\":4194304,"
+                    "\"annotations\":{\"dev.kbpkg.target\":\"source\"}},{\"artifactType\":\"x/y\","
+                    "\"digest\":\"%s\",\"size\":-1,\"annotations\":{\"dev.kbpkg.target\":\"z\"}}]}",
+                    KB_MT_KBPKG_SOURCE, digest, digest);
     kb_pkg_index *ix = NULL;
     cr_assert_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", doc, strlen(doc)), 0, "%s", msg(&f));
     cr_assert_eq(ix->count, 1);
@@ -403,8 +401,7 @@ static char *rewrite_manifest(fixture *f, const char *digest, const char *tag,
                               json_t *(*edit)(json_t *root))
 {
     kb_registry_manifest *m = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&m, f->reg, "radeonflow/gemm", digest), 0, "%s",
-                 msg(f));
+    cr_assert_eq(kb_registry_manifest_get(&m, f->reg, "radeonflow/gemm", digest), 0, "%s", msg(f));
     json_t *root = json_loadb(m->data, m->len, 0, NULL);
     cr_assert_not_null(root);
     root = edit(root);
@@ -473,12 +470,11 @@ Test(registry_package, manifest_layer_and_config_sizes_must_be_byte_counts)
         cr_expect_eq(kb_pkg_entry_resolve(&e, f.reg, "radeonflow/gemm"), KB_ERR_PARSE);
         cr_expect_null(e.layer_digest, "nothing is filled from a bad manifest");
         cr_expect_eq(e.layer_size, 0);
-        char *want = kb_asprintf("%s: radeonflow/gemm cuda13-sm_90-x86_64-linux manifest %s: ",
-                                 hub, digest);
+        char *want =
+            kb_asprintf("%s: radeonflow/gemm cuda13-sm_90-x86_64-linux manifest %s: ", hub, digest);
         cr_expect(kb_str_starts(msg(&f), want), "%s", msg(&f));
         cr_expect(strstr(msg(&f), bad[i].message), "%s", msg(&f));
-        cr_expect(strstr(msg(&f), i < 3 ? "layers[0] (sha256:" : "config (sha256:"), "%s",
-                  msg(&f));
+        cr_expect(strstr(msg(&f), i < 3 ? "layers[0] (sha256:" : "config (sha256:"), "%s", msg(&f));
         free(want);
         free(digest);
     }
@@ -506,8 +502,8 @@ Test(registry_package, a_fetched_index_with_a_negative_size_names_registry_and_d
     kb_pkg_index *ix = NULL;
     cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.1", NULL), KB_ERR_PARSE);
     cr_expect_null(ix);
-    char *want = kb_asprintf("%s/hub: radeonflow/gemm@1.0.1 index %s: manifests[0] (target ",
-                             f.dir, bad);
+    char *want =
+        kb_asprintf("%s/hub: radeonflow/gemm@1.0.1 index %s: manifests[0] (target ", f.dir, bad);
     cr_expect(kb_str_starts(msg(&f), want), "%s", msg(&f));
     cr_expect(strstr(msg(&f), ": size -5 is negative"), "%s", msg(&f));
     free(want);
