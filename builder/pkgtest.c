@@ -99,8 +99,8 @@ static int push_cuda_test_args(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m,
     return 0;
 }
 
-static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                      const char *work, const char *exe, kb_buf *output)
+static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const char *work,
+                      const char *exe, kb_buf *output)
 {
     kb_strv argv = KB_STRV_INIT;
     kb_strv_push(&argv, item->tc->path);
@@ -203,8 +203,8 @@ static int plan_tests(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan 
         rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, (*m)->path, 0, 0,
                                "%s declares no test (add `test: tests/check.c`)", (*m)->name);
     if (!rc)
-        rc = kb_toolchains_discover_some(ctx, tcs,
-                                         (1u << KB_BACKEND_CPU) | (1u << KB_BACKEND_CUDA));
+        rc =
+            kb_toolchains_discover_some(ctx, tcs, (1u << KB_BACKEND_CPU) | (1u << KB_BACKEND_CUDA));
     if (!rc)
         rc = kb_probe_run(ctx, probe);
     if (!rc)
@@ -223,8 +223,8 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
     char level[16];
     kb_probe_report probe;
     memset(&probe, 0, sizeof(probe));
-    int rc = plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level),
-                        &probe);
+    int rc =
+        plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level), &probe);
     kb_test_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (res)
         res->targets = calloc(plan.count + 1, sizeof(*res->targets));

@@ -1,6 +1,7 @@
 /* Toolchain discovery: nvcc, hipcc (and its clang + device libs), cc, xcrun metal; versions and
  * the archs each can build. */
 #include "builder/builder.h"
+#include "core/cpu.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -203,24 +204,8 @@ void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size)
         snprintf(out, size, "%s", forced);
         return;
     }
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx2"))
-        snprintf(out, size, "x86_64_v4");
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("bmi2"))
-        snprintf(out, size, "x86_64_v3");
-    else if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt"))
-        snprintf(out, size, "x86_64_v2");
-    else
-        snprintf(out, size, "x86_64_v1");
-#elif defined(__aarch64__)
-    snprintf(out, size, "aarch64");
-#else
-    snprintf(out, size, "unknown");
-#endif
+    char arch[32];
+    kb_cpu_host(arch, sizeof(arch), out, size);
 }
 
 /* Run `exe args...` and keep its output; false when it does not run or exits non-zero. */

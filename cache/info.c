@@ -95,8 +95,8 @@ KB_EXTERN size_t kb_package_info_target_count(const kb_package_info *info)
 }
 
 KB_EXTERN int kb_package_info_target(const char **target, const char **build_key,
-                                     const char **manifest_digest,
-                                     const kb_package_info *info, size_t index)
+                                     const char **manifest_digest, const kb_package_info *info,
+                                     size_t index)
 {
     if (!info || index >= info->index->count)
         return KB_ERR_NOT_FOUND;

@@ -21,9 +21,8 @@ static unsigned version_major(const char *version)
 }
 
 /* The target a device would be built for with the toolchain found here, or why not. */
-static bool device_target(char *out, size_t size, char *why, size_t why_size,
-                          const kb_device *d, const kb_toolchains *tcs, const char *host_arch,
-                          const char *os)
+static bool device_target(char *out, size_t size, char *why, size_t why_size, const kb_device *d,
+                          const kb_toolchains *tcs, const char *host_arch, const char *os)
 {
     const kb_toolchain *tc = &tcs->tc[d->backend];
     if (d->backend != KB_BACKEND_CUDA && d->backend != KB_BACKEND_ROCM) {
@@ -58,8 +57,8 @@ int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx 
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     bool ok = false;
     for (size_t i = 0; !ok && i < host->device_count; i++)
-        ok = device_target(target, sizeof(target), why, why_size, &host->devices[i], &tcs, arch,
-                           os);
+        ok =
+            device_target(target, sizeof(target), why, why_size, &host->devices[i], &tcs, arch, os);
     if (!ok && host->device_count == 0) {
         const kb_toolchain *cc = &tcs.tc[KB_BACKEND_CPU];
         if (cc->found && host->cpu_level[0]) {
@@ -90,16 +89,16 @@ static int move_into_blobs(char **blob_out, char hex[65], kb_ctx *ctx, kb_cache 
     return 0;
 }
 
-int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache,
-                             const char *name, const char *version, const char *source_blob,
-                             const char *target_id, const char *reason, const char *registry)
+int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache, const char *name,
+                             const char *version, const char *source_blob, const char *target_id,
+                             const char *reason, const char *registry)
 {
     char *builds = kb_path_join(cache->root, "builds");
     char *src_dir = NULL, *out_dir = NULL, *artifact = NULL, *blob = NULL;
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
     opts.allowed_top = kb_extract_source_layout;
-    int rc = builds ? kb_extract_archive(&src_dir, ctx, source_blob, builds, &opts)
-                    : kb_error_oom(ctx);
+    int rc =
+        builds ? kb_extract_archive(&src_dir, ctx, source_blob, builds, &opts) : kb_error_oom(ctx);
     if (!rc)
         rc = kb_mkdtemp(ctx, &out_dir, builds, ".kbpkg-out-");
     if (!rc) {
@@ -114,8 +113,8 @@ int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cach
     if (!rc) {
         char digest[80];
         snprintf(digest, sizeof(digest), "sha256:%s", hex);
-        kb_install_info info = {name, version, target_id, digest, res->index_digest,
-                                registry, reason, true};
+        kb_install_info info = {name,     version, target_id, digest, res->index_digest,
+                                registry, reason,  true};
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", name, version, target_id);
         rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);

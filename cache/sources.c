@@ -21,9 +21,9 @@ int kb_sources_record(kb_cache *cache, const char *name, const char *version,
     kb_ctx *ctx = cache->ctx;
     char *dir = record_dir(cache, name);
     char *path = dir ? kb_asprintf("%s/%s.json", dir, version) : NULL;
-    json_t *rec = json_pack("{s:s,s:s,s:s,s:s?,s:s?}", "name", name, "version", version,
-                            "source_digest", source_digest, "index_digest", index_digest,
-                            "registry", registry);
+    json_t *rec =
+        json_pack("{s:s,s:s,s:s,s:s?,s:s?}", "name", name, "version", version, "source_digest",
+                  source_digest, "index_digest", index_digest, "registry", registry);
     char *text = rec ? json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     int rc = path && text ? kb_mkdir_p(ctx, dir, 0755) : kb_error_oom(ctx);
     if (!rc)

@@ -7,8 +7,8 @@ json_t *cli_installed_json(const kb_installed_pkg *p)
 {
     return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I}", "name", p->name, "version",
                      p->version, "target", p->target, "dir", p->dir, "artifact_digest",
-                     p->artifact_digest, "index_digest", p->index_digest, "registry",
-                     p->registry, "reason", p->reason, "local_build", p->local_build, "bytes",
+                     p->artifact_digest, "index_digest", p->index_digest, "registry", p->registry,
+                     "reason", p->reason, "local_build", p->local_build, "bytes",
                      (json_int_t)p->bytes);
 }
 

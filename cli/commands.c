@@ -41,7 +41,11 @@ const cli_command cli_commands[] = {
      "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
      "--source          the source artifact (what 'install --offline' builds from)\n"
      "--allow-unsigned  accept a package without a trusted signature"},
-    {"gc", cmd_gc, "remove downloaded blobs that no install needs", "kbpkg gc [--json]", ""},
+    {"gc", cmd_gc, "remove downloaded blobs that no install, fetch or lockfile needs",
+     "kbpkg gc [--keep-lock FILE]... [--json]",
+     "  --keep-lock FILE     also keep every blob FILE pins (a kbpkg.lock; must exist)\n"
+     "  kept too: fetched sources, and what the lockfiles of the gc.keep_locks setting pin\n"
+     "  (default ./kbpkg.lock when present; --set gc.keep_locks= for none)"},
     {"help", cmd_help, "show the commands, or one command's options",
      "kbpkg help [COMMAND] | help --man [COMMAND]",
      "  --man                the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
@@ -106,8 +110,8 @@ const cli_command cli_commands[] = {
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
      "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
      "--explain    every candidate with the reason it was taken or refused"},
-    {"search", cmd_search, "find packages in the registry by name",
-     "kbpkg search [TERM] [--json]", ""},
+    {"search", cmd_search, "find packages in the registry by name", "kbpkg search [TERM] [--json]",
+     ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
      "kbpkg sync [--file F] [--offline] [--allow-unsigned]",
      "  --file F             read F instead of ./kbpkg.lock\n"

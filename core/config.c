@@ -91,6 +91,9 @@ static const cfg_key config_table[] = {
      "never | remote | always"},
     {"trust.signature_days", CFG_STRING, "365", NULL, "KBPKG_SIGNATURE_DAYS",
      "days a new signature stays valid (its expiry stops freeze attacks)"},
+    {"gc.keep_locks", CFG_STRING, "kbpkg.lock", NULL, "KBPKG_GC_KEEP_LOCKS",
+     "lockfiles whose pinned blobs gc keeps (comma-separated, relative to the working folder; "
+     "missing ones are skipped)"},
     {"source_date_epoch", CFG_INT, "0", NULL, "SOURCE_DATE_EPOCH",
      "mtime written into artifacts (reproducible builds)"},
 };

@@ -1,4 +1,5 @@
-/* Semantic versions (semver 2.0; pure libc, in core so every module may use it) and constraints: 1.2.3, ^1.2, ~1.2, >=1.0,<2, *. */
+/* Semantic versions (semver 2.0; pure libc, in core so every module may use it) and
+ * constraints: 1.2.3, ^1.2, ~1.2, >=1.0,<2, *. */
 #ifndef KB_MANIFESTS_SEMVER_H
 #define KB_MANIFESTS_SEMVER_H
 

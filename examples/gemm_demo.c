@@ -72,8 +72,7 @@ static int open_cuda(device_api *api)
         ((cu_retain_t)dlsym(g_cuda, "cuDevicePrimaryCtxRetain"))(&ctx, dev) ||
         ((cu_set_t)dlsym(g_cuda, "cuCtxSetCurrent"))(ctx))
         return -1;
-    *api = (device_api){g_cuda, cuda_alloc, cuda_to_device, cuda_to_host, cuda_sync,
-                        cuda_release};
+    *api = (device_api){g_cuda, cuda_alloc, cuda_to_device, cuda_to_host, cuda_sync, cuda_release};
     return 0;
 }
 
@@ -85,8 +84,8 @@ static int hip_alloc(void **ptr, size_t bytes)
 }
 static int hip_copy(void *dst, const void *src, size_t bytes, int kind)
 {
-    return ((int (*)(void *, const void *, size_t, int))dlsym(g_hip, "hipMemcpy"))(dst, src,
-                                                                                  bytes, kind);
+    return ((int (*)(void *, const void *, size_t, int))dlsym(g_hip, "hipMemcpy"))(dst, src, bytes,
+                                                                                   kind);
 }
 static int hip_to_device(void *dst, const void *src, size_t bytes)
 {

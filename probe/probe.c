@@ -1,4 +1,5 @@
 /* kb_probe_run: overrides first, then the CUDA driver, the KFD topology, HIP and the CPU. */
+#include "core/cpu.h"
 #include "probe/probe_internal.h"
 
 #include <stdio.h>
@@ -44,8 +45,7 @@ static void take_cpu_from_devices(kb_host *h)
             continue;
         }
         snprintf(h->cpu_level, sizeof(h->cpu_level), "%.15s", d->arch);
-        snprintf(h->cpu_arch, sizeof(h->cpu_arch), "%s",
-                 kb_str_starts(d->arch, "x86_64") ? "x86_64" : "aarch64");
+        snprintf(h->cpu_arch, sizeof(h->cpu_arch), "%s", kb_cpu_level_arch(d->arch));
     }
     h->device_count = kept;
 }

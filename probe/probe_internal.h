@@ -53,13 +53,4 @@ bool kb_probe_gfx_name(char *buf, size_t size, uint64_t gfx_target_version);
 /* HIP_VERSION-style number 50221601 -> major 5, minor 2. */
 void kb_probe_hip_version_split(int v, unsigned *major, unsigned *minor);
 
-/* x86-64 microarchitecture features, as cpuid reports them (OS state included). */
-typedef struct kb_x86_features {
-    bool cx16, lahf, popcnt, sse3, sse41, sse42, ssse3;
-    bool avx, avx2, bmi1, bmi2, f16c, fma, lzcnt, movbe, xsave, os_ymm;
-    bool avx512f, avx512bw, avx512cd, avx512dq, avx512vl, os_zmm;
-} kb_x86_features;
-/* 1..4: the highest x86-64 level all of whose features are present. */
-int kb_x86_level(const kb_x86_features *f);
-
 #endif

@@ -13,11 +13,36 @@
 #define LAYOUT_FILE "oci-layout"
 #define LAYOUT_TEXT "{\"imageLayoutVersion\":\"1.0.0\"}"
 
+/* Byte offsets [start, end) in index.json's text; start SCAN_NONE when absent. */
+typedef struct span {
+    size_t start, end;
+} span;
+
+/* One entry of index.json's "manifests": the whole value, its "digest" string and its
+ * annotations' ref name string (the last of each, absent when none is a plain string). They
+ * only pick which entries to parse: jansson's reading of the entry decides, so a repeated key
+ * can cost a parse but never hide an entry. */
+typedef struct memo_entry {
+    span whole, digest, ref;
+} memo_entry;
+
+/* index.json as last read through this handle (see each_entry). */
+typedef struct index_memo {
+    int fd;         /* held open, so no later file can get its inode; -1: nothing read */
+    struct stat st; /* identity and state when read */
+    kb_buf text;
+    memo_entry *entries;
+    size_t count;
+    bool scanned;   /* false: the scanner gave up on this text, jansson reads it */
+    json_t *parsed; /* jansson's reading, kept once made (only when not scanned) */
+} index_memo;
+
 typedef struct layout {
     char *root;
     char *index_path;
     char *lock_path;
     char *blob_dir;
+    index_memo memo;
 } layout;
 
 static layout *L(kb_registry *r)
@@ -90,22 +115,12 @@ static int layout_ping(kb_registry *r)
     return check_layout_file(r);
 }
 
-/* index.json, or an empty index when the layout has none yet. */
-static int load_index(json_t **out, kb_registry *r)
+/* index.json's bytes as an index with a manifests array (added when missing). */
+static int parse_index(json_t **out, kb_registry *r, const char *data, size_t len)
 {
     *out = NULL;
-    kb_buf b = KB_BUF_INIT;
-    if (!kb_path_exists(L(r)->index_path)) {
-        *out = json_pack("{s:i, s:s, s:[]}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
-                         "manifests");
-        return *out ? 0 : kb_error_oom(r->ctx);
-    }
-    int rc = kb_read_file(r->ctx, L(r)->index_path, &b);
-    if (rc)
-        return rc;
     json_error_t jerr;
-    json_t *j = json_loadb(b.data, b.len, 0, &jerr);
-    kb_buf_free(&b);
+    json_t *j = json_loadb(data, len, 0, &jerr);
     if (!j)
         return kb_error_set_path(r->ctx, KB_ERR_PARSE, L(r)->index_path, (unsigned)jerr.line,
                                  (unsigned)jerr.column, "%s:%d:%d: %s", L(r)->index_path, jerr.line,
@@ -125,26 +140,430 @@ static int load_index(json_t **out, kb_registry *r)
     return 0;
 }
 
+/* index.json, or an empty index when the layout has none yet. */
+static int load_index(json_t **out, kb_registry *r)
+{
+    *out = NULL;
+    if (!kb_path_exists(L(r)->index_path)) {
+        *out = json_pack("{s:i, s:s, s:[]}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
+                         "manifests");
+        return *out ? 0 : kb_error_oom(r->ctx);
+    }
+    kb_buf b = KB_BUF_INIT;
+    int rc = kb_read_file(r->ctx, L(r)->index_path, &b);
+    if (!rc)
+        rc = parse_index(out, r, b.data, b.len);
+    kb_buf_free(&b);
+    return rc;
+}
+
 static const char *entry_ref_name(json_t *entry)
 {
     return json_string_value(
         json_object_get(json_object_get(entry, "annotations"), KB_OCI_REF_NAME));
 }
 
-/* The index entry tagged "<repo>:<tag>", borrowed from index. */
-static json_t *find_tag(json_t *index, const char *repo, const char *tag)
+/* ---- looking entries up without building the whole index.json ----
+ *
+ * A layout keeps every tag of every repository in index.json: with 10,000 packages that is
+ * 20,000 entries and 4.5 MB, and jansson needs 0.15-0.4 s to build and free it, three times
+ * per resolution (tags, the version's index, its signature tag). A lookup wants the entries
+ * of one repository or digest, so a scanner checks the JSON syntax of the whole file in one
+ * pass without building anything, and notes for each "manifests" entry where it lies and
+ * where its digest and ref name strings are. A lookup compares those and parses only the
+ * entries that match. The scan is kept per registry handle until index.json changes.
+ *
+ * The scanner takes the plain subset that kbpkg and other tools write: ASCII strings without
+ * escapes, numbers without exponents. Anything else (an escape, UTF-8, an exponent, nesting
+ * deeper than 64, or JSON that is not valid) makes it give up, and the whole file goes
+ * through jansson as before, so results and errors are the same either way: with no escapes,
+ * a string's bytes in the file are the string. */
+
+#define SCAN_MAX_DEPTH 64
+#define SCAN_MAX_NUMBER 18 /* characters: never near int64 or double overflow */
+#define SCAN_NONE ((size_t)-1)
+
+static bool is_digit(char c)
 {
-    size_t i;
-    json_t *entry;
-    size_t rlen = strlen(repo);
-    json_array_foreach(json_object_get(index, "manifests"), i, entry)
-    {
-        const char *name = entry_ref_name(entry);
-        if (name && strncmp(name, repo, rlen) == 0 && name[rlen] == ':' &&
-            strcmp(name + rlen + 1, tag) == 0)
-            return entry;
+    return c >= '0' && c <= '9';
+}
+
+/* A string at *p (its opening quote) without escapes, control or non-ASCII bytes: advances
+ * past it and gives its content as [*start, *end). */
+static bool scan_string(const char **p, const char *end, size_t *start, size_t *stop,
+                        const char *base)
+{
+    const char *c = *p + 1;
+    unsigned bad = 0;
+    while (c < end && *c != '"') {
+        unsigned char u = (unsigned char)*c++;
+        bad |= (unsigned)(u < 0x20) | (unsigned)(u >= 0x80) | (unsigned)(u == '\\');
     }
+    if (c >= end || bad)
+        return false;
+    *start = (size_t)(*p + 1 - base);
+    *stop = (size_t)(c - base);
+    *p = c + 1;
+    return true;
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?, short: what jansson reads without overflow. */
+static bool scan_number(const char **p, const char *end)
+{
+    const char *c = *p;
+    if (c < end && *c == '-')
+        c++;
+    if (c >= end || !is_digit(*c))
+        return false;
+    if (*c == '0')
+        c++;
+    else
+        while (c < end && is_digit(*c))
+            c++;
+    if (c < end && *c == '.') {
+        if (++c >= end || !is_digit(*c))
+            return false;
+        while (c < end && is_digit(*c))
+            c++;
+    }
+    if (c - *p > SCAN_MAX_NUMBER || (c < end && (*c == 'e' || *c == 'E' || is_digit(*c))))
+        return false;
+    *p = c;
+    return true;
+}
+
+static bool scan_literal(const char **p, const char *end, const char *word, size_t n)
+{
+    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* The keys the scanner looks for, told apart once per key read. */
+enum { KEY_OTHER, KEY_MANIFESTS, KEY_DIGEST, KEY_ANNOTATIONS, KEY_REF_NAME };
+
+static int key_kind(const char *key, size_t len)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } keys[] = {{"manifests", KEY_MANIFESTS},
+                {"digest", KEY_DIGEST},
+                {"annotations", KEY_ANNOTATIONS},
+                {KB_OCI_REF_NAME, KEY_REF_NAME}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(keys); i++)
+        if (len == strlen(keys[i].name) && memcmp(key, keys[i].name, len) == 0)
+            return keys[i].kind;
+    return KEY_OTHER;
+}
+
+/* Scan state: what the next token may be. */
+enum { WANT_VALUE, WANT_VALUE_OR_CLOSE, WANT_KEY, WANT_KEY_OR_CLOSE, WANT_COLON, WANT_NEXT };
+
+/* Note one more entry; false when out of memory. */
+static bool add_entry(index_memo *m, size_t *cap, size_t start)
+{
+    if (m->count == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : 256;
+        memo_entry *grown = realloc(m->entries, grown_cap * sizeof(*grown));
+        if (!grown)
+            return false;
+        m->entries = grown;
+        *cap = grown_cap;
+    }
+    m->entries[m->count++] = (memo_entry){{start, SCAN_NONE}, {SCAN_NONE, 0}, {SCAN_NONE, 0}};
+    return true;
+}
+
+/* Fill m->entries from m->text. Depths: 1 the document, 2 inside "manifests", 3 inside an
+ * entry, 4 inside its annotations. False when the scanner cannot vouch for the text. */
+static bool scan_index(index_memo *m)
+{
+    const char *base = m->text.data, *p = base, *end = base + m->text.len;
+    char stack[SCAN_MAX_DEPTH];
+    int depth = 0, want = WANT_VALUE;
+    bool in_manifests = false, seen_manifests = false, done = false;
+    size_t cap = 0;
+    int key = KEY_OTHER;         /* the last key read */
+    bool in_annotations = false; /* the current entry's annotations object is open */
+    m->count = 0;
+    while (!done) {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            p++;
+        if (p >= end)
+            return false;
+        char c = *p;
+        bool closing = false;
+        size_t s0, s1;
+        switch (want) {
+        case WANT_KEY_OR_CLOSE:
+        case WANT_KEY:
+            if (want == WANT_KEY_OR_CLOSE && c == '}') {
+                closing = true;
+                break;
+            }
+            if (c != '"' || !scan_string(&p, end, &s0, &s1, base))
+                return false;
+            key = key_kind(base + s0, s1 - s0);
+            if (depth == 1 && key == KEY_MANIFESTS && seen_manifests)
+                return false; /* twice: jansson's path decides which one counts */
+            want = WANT_COLON;
+            continue;
+        case WANT_COLON:
+            if (c != ':')
+                return false;
+            p++;
+            want = WANT_VALUE;
+            continue;
+        case WANT_NEXT:
+            if (c == ',') {
+                p++;
+                want = stack[depth - 1] == '{' ? WANT_KEY : WANT_VALUE;
+                continue;
+            }
+            if (c != (stack[depth - 1] == '{' ? '}' : ']'))
+                return false;
+            closing = true;
+            break;
+        default: /* a value */
+            if (want == WANT_VALUE_OR_CLOSE && c == ']') {
+                closing = true;
+                break;
+            }
+            if (depth == 0 && c != '{')
+                return false;
+            bool manifests_value = depth == 1 && key == KEY_MANIFESTS;
+            if (manifests_value && c != '[')
+                return false; /* jansson's path names the problem */
+            if (in_manifests && depth == 2 && !add_entry(m, &cap, (size_t)(p - base)))
+                return false;
+            if (c == '{' || c == '[') {
+                if (depth == SCAN_MAX_DEPTH)
+                    return false;
+                if (manifests_value)
+                    in_manifests = seen_manifests = true;
+                if (in_manifests && depth == 3 && c == '{' && key == KEY_ANNOTATIONS)
+                    in_annotations = true;
+                stack[depth++] = c;
+                p++;
+                want = c == '{' ? WANT_KEY_OR_CLOSE : WANT_VALUE_OR_CLOSE;
+                continue;
+            }
+            if (c == '"') {
+                if (!scan_string(&p, end, &s0, &s1, base))
+                    return false;
+                if (in_manifests && depth == 3 && key == KEY_DIGEST)
+                    m->entries[m->count - 1].digest = (span){s0, s1};
+                if (in_annotations && depth == 4 && key == KEY_REF_NAME)
+                    m->entries[m->count - 1].ref = (span){s0, s1};
+            } else if (!(c == 't'   ? scan_literal(&p, end, "true", 4)
+                         : c == 'f' ? scan_literal(&p, end, "false", 5)
+                         : c == 'n' ? scan_literal(&p, end, "null", 4)
+                                    : scan_number(&p, end))) {
+                return false;
+            }
+            break;
+        }
+        if (closing) {
+            p++;
+            depth--;
+            if (in_manifests && depth == 1)
+                in_manifests = false;
+            if (in_annotations && depth == 3)
+                in_annotations = false;
+        }
+        /* a value ended at depth: an entry when it was a child of "manifests" */
+        if (in_manifests && depth == 2)
+            m->entries[m->count - 1].whole.end = (size_t)(p - base);
+        if (depth == 0)
+            done = true;
+        want = WANT_NEXT;
+    }
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p == end;
+}
+
+static void memo_clear(index_memo *m)
+{
+    if (m->fd >= 0)
+        close(m->fd);
+    kb_buf_free(&m->text);
+    free(m->entries);
+    json_decref(m->parsed);
+    memset(m, 0, sizeof(*m));
+    m->fd = -1;
+}
+
+static bool same_file_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Bring the memo up to date with index.json: kept while the file is the one read (same
+ * inode, which the held fd keeps from being reused, same size and times; kbpkg replaces the
+ * file by rename, never in place), else read and scanned again. *absent: no index.json. */
+static int memo_refresh(kb_registry *r, bool *absent)
+{
+    index_memo *m = &L(r)->memo;
+    struct stat now;
+    *absent = false;
+    if (stat(L(r)->index_path, &now) != 0) {
+        memo_clear(m);
+        if (errno == ENOENT)
+            return *absent = true, 0;
+        return io_fail(r->ctx, "stat", L(r)->index_path, errno);
+    }
+    if (m->fd >= 0 && same_file_state(&now, &m->st))
+        return 0;
+    memo_clear(m);
+    int fd = open(L(r)->index_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) /* removed since the stat */
+            return *absent = true, 0;
+        return io_fail(r->ctx, "open", L(r)->index_path, errno);
+    }
+    int rc = fstat(fd, &m->st) == 0 ? 0 : io_fail(r->ctx, "stat", L(r)->index_path, errno);
+    if (!rc && kb_buf_grow(&m->text, (size_t)m->st.st_size + 1))
+        rc = kb_error_oom(r->ctx);
+    while (!rc) {
+        if (m->text.cap - m->text.len < 2 && kb_buf_grow(&m->text, 65536)) {
+            rc = kb_error_oom(r->ctx);
+            break;
+        }
+        ssize_t n = read(fd, m->text.data + m->text.len, m->text.cap - m->text.len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = io_fail(r->ctx, "read", L(r)->index_path, errno);
+        if (n <= 0)
+            break;
+        m->text.len += (size_t)n;
+        m->text.data[m->text.len] = '\0';
+    }
+    if (rc) {
+        close(fd);
+        memo_clear(m);
+        return rc;
+    }
+    m->fd = fd;
+    m->scanned = m->text.len && scan_index(m);
+    return 0;
+}
+
+/* How a lookup picks entries from the scan: by ref name ("<repo>:" prefix) or by digest. */
+typedef struct entry_key {
+    const char *text;
+    bool is_digest; /* else a ref-name prefix */
+} entry_key;
+
+static bool entry_may_match(const index_memo *m, const memo_entry *e, const entry_key *k)
+{
+    const span *s = k->is_digest ? &e->digest : &e->ref;
+    size_t n = strlen(k->text);
+    if (s->start == SCAN_NONE || s->end - s->start < n)
+        return false;
+    if (k->is_digest && s->end - s->start != n)
+        return false;
+    return memcmp(m->text.data + s->start, k->text, n) == 0;
+}
+
+/* Called for each candidate entry: 0 goes on, 1 stops, a negative kb_err stops with it. */
+typedef int (*entry_fn)(json_t *entry, void *arg);
+
+/* Call fn for every "manifests" entry of index.json that key may select, in file order,
+ * parsed one by one (fn checks the exact match). When the scanner gave up, every entry of
+ * the whole index, parsed by jansson, is offered. */
+static int each_entry(kb_registry *r, const entry_key *key, entry_fn fn, void *arg)
+{
+    bool absent;
+    int rc = memo_refresh(r, &absent);
+    if (rc || absent)
+        return rc;
+    index_memo *m = &L(r)->memo;
+    if (m->scanned) {
+        for (size_t i = 0; !rc && i < m->count; i++) {
+            const memo_entry *e = &m->entries[i];
+            if (!entry_may_match(m, e, key))
+                continue;
+            json_t *entry =
+                json_loadb(m->text.data + e->whole.start, e->whole.end - e->whole.start, 0, NULL);
+            rc = entry ? fn(entry, arg) : KB_ERR_NOMEM; /* it scanned: only memory fails */
+            json_decref(entry);
+        }
+    } else {
+        if (!m->parsed)
+            rc = parse_index(&m->parsed, r, m->text.data, m->text.len);
+        size_t i;
+        json_t *entry;
+        json_array_foreach(json_object_get(m->parsed, "manifests"), i, entry)
+        {
+            if (!rc)
+                rc = fn(entry, arg);
+        }
+    }
+    if (rc == KB_ERR_NOMEM)
+        return kb_error_oom(r->ctx);
+    return rc < 0 ? rc : 0;
+}
+
+/* Does entry's ref name say "<repo>:<something>"? Then the something, borrowed. */
+static const char *entry_tag_of(json_t *entry, const char *repo)
+{
+    const char *name = entry_ref_name(entry);
+    size_t rlen = strlen(repo);
+    if (name && strncmp(name, repo, rlen) == 0 && name[rlen] == ':')
+        return name + rlen + 1;
     return NULL;
+}
+
+typedef struct tag_query {
+    const char *repo;
+    const char *tag;
+    json_t *found; /* owned */
+} tag_query;
+
+static int match_tag(json_t *entry, void *arg)
+{
+    tag_query *q = arg;
+    const char *tag = entry_tag_of(entry, q->repo);
+    if (!tag || strcmp(tag, q->tag) != 0)
+        return 0;
+    q->found = json_incref(entry); /* the first one, as other tools read it */
+    return 1;
+}
+
+typedef struct digest_query {
+    const char *digest;
+    json_t *found; /* owned */
+} digest_query;
+
+static int match_digest(json_t *entry, void *arg)
+{
+    digest_query *q = arg;
+    const char *d = json_string_value(json_object_get(entry, "digest"));
+    if (d && strcmp(d, q->digest) == 0) {
+        json_decref(q->found); /* the last one */
+        q->found = json_incref(entry);
+    }
+    return 0;
+}
+
+typedef struct tags_query {
+    const char *repo;
+    kb_strv *out;
+} tags_query;
+
+static int collect_tag(json_t *entry, void *arg)
+{
+    tags_query *q = arg;
+    const char *tag = entry_tag_of(entry, q->repo);
+    if (tag && !kb_strv_contains(q->out, tag) && kb_strv_push(q->out, tag))
+        return KB_ERR_NOMEM;
+    return 0;
 }
 
 static int layout_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
@@ -309,36 +728,37 @@ static char *manifest_media_type(json_t *entry, const kb_registry_manifest *m)
 static int layout_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
                                const char *reference)
 {
-    json_t *index = NULL;
-    int rc = load_index(&index, r);
-    if (rc)
-        return rc;
     json_t *entry = NULL;
     const char *digest = reference;
+    int rc;
     if (!kb_str_starts(reference, "sha256:")) {
-        entry = find_tag(index, repo, reference);
+        char *prefix = kb_asprintf("%s:", repo);
+        entry_key key = {prefix, false};
+        tag_query q = {repo, reference, NULL};
+        rc = prefix ? each_entry(r, &key, match_tag, &q) : kb_error_oom(r->ctx);
+        free(prefix);
+        if (rc)
+            return rc;
+        entry = q.found;
         digest = json_string_value(json_object_get(entry, "digest"));
         if (!entry || !kb_digest_valid(digest)) {
-            rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
-                                   "%s:%s not found in %s", repo, reference, L(r)->root);
-            json_decref(index);
-            return rc;
+            json_decref(entry);
+            return kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
+                                     "%s:%s not found in %s", repo, reference, L(r)->root);
         }
     } else {
-        size_t i;
-        json_t *e;
-        json_array_foreach(json_object_get(index, "manifests"), i, e)
-        {
-            const char *d = json_string_value(json_object_get(e, "digest"));
-            if (d && strcmp(d, reference) == 0)
-                entry = e;
-        }
+        digest_query q = {reference, NULL};
+        entry_key key = {reference, true};
+        rc = each_entry(r, &key, match_digest, &q);
+        if (rc)
+            return rc;
+        entry = q.found;
     }
     kb_registry_manifest *m = calloc(1, sizeof(*m));
     rc = m ? read_manifest_blob(m, r, digest) : kb_error_oom(r->ctx);
     if (!rc && !(m->media_type = manifest_media_type(entry, m)))
         rc = kb_error_oom(r->ctx);
-    json_decref(index);
+    json_decref(entry);
     if (rc) {
         kb_registry_manifest_free(m);
         return rc;
@@ -393,6 +813,7 @@ static int tag_manifest(kb_registry *r, const char *repo, const char *tag, const
         else
             rc = save_index(r, index);
     }
+    memo_clear(&L(r)->memo); /* replaced; the next lookup reads it again anyway */
     free(name);
     json_decref(index);
     kb_lock_release(&lock);
@@ -411,20 +832,11 @@ static int layout_manifest_put(kb_registry *r, const char *repo, const char *ref
 
 static int layout_tags(kb_strv *out, kb_registry *r, const char *repo)
 {
-    json_t *index = NULL;
-    int rc = load_index(&index, r);
-    if (rc)
-        return rc;
-    size_t i, rlen = strlen(repo);
-    json_t *entry;
-    json_array_foreach(json_object_get(index, "manifests"), i, entry)
-    {
-        const char *name = entry_ref_name(entry);
-        if (!rc && name && strncmp(name, repo, rlen) == 0 && name[rlen] == ':' &&
-            !kb_strv_contains(out, name + rlen + 1) && kb_strv_push(out, name + rlen + 1))
-            rc = kb_error_oom(r->ctx);
-    }
-    json_decref(index);
+    char *prefix = kb_asprintf("%s:", repo);
+    entry_key key = {prefix, false};
+    tags_query q = {repo, out};
+    int rc = prefix ? each_entry(r, &key, collect_tag, &q) : kb_error_oom(r->ctx);
+    free(prefix);
     if (!rc && out->len == 0)
         rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
                                "repository %s not found in %s", repo, L(r)->root);
@@ -466,6 +878,7 @@ static void layout_free(kb_registry *r)
     free(l->index_path);
     free(l->lock_path);
     free(l->blob_dir);
+    memo_clear(&l->memo);
     free(l);
     r->impl = NULL;
 }
@@ -488,6 +901,7 @@ int kb_layout_init(kb_registry *r)
     layout *l = calloc(1, sizeof(*l));
     if (!l)
         return kb_error_oom(r->ctx);
+    l->memo.fd = -1;
     r->impl = l;
     r->ops = &layout_ops;
     l->root = kb_strdup(r->url.path);

@@ -203,17 +203,49 @@ static int bad_field(kb_ctx *ctx, const char *what, const char *field)
     return kb_error_set(ctx, KB_ERR_PARSE, "%s: %s is missing or invalid", what, field);
 }
 
+int kb_oci_descriptor_size(uint64_t *out, kb_ctx *ctx, const json_t *desc, uint64_t min,
+                           uint64_t max, const char *what, const char *field)
+{
+    *out = 0;
+    json_t *size = json_object_get(desc, "size");
+    const char *digest = json_string_value(json_object_get(desc, "digest"));
+    char of[96] = "";
+    if (digest)
+        snprintf(of, sizeof(of), " (%.80s)", digest);
+    if (!size)
+        return kb_error_set(ctx, KB_ERR_PARSE, "%s: %s%s has no size", what, field, of);
+    if (!json_is_integer(size)) {
+        char *text = json_dumps(size, JSON_ENCODE_ANY | JSON_COMPACT);
+        int rc = kb_error_set(ctx, KB_ERR_PARSE, "%s: %s%s: size %.40s is not an integer", what,
+                              field, of, text ? text : "?");
+        free(text);
+        return rc;
+    }
+    json_int_t v = json_integer_value(size);
+    if (v < 0)
+        return kb_error_set(ctx, KB_ERR_PARSE, "%s: %s%s: size %lld is negative", what, field, of,
+                            (long long)v);
+    if ((uint64_t)v < min || (uint64_t)v > max)
+        return kb_error_set(ctx, KB_ERR_PARSE,
+                            "%s: %s%s: size %lld is out of range (%llu to %llu bytes)", what, field,
+                            of, (long long)v, (unsigned long long)min, (unsigned long long)max);
+    *out = (uint64_t)v;
+    return 0;
+}
+
 static int parse_descriptor(kb_oci_descriptor *d, kb_ctx *ctx, json_t *o, const char *what,
                             const char *field)
 {
     const char *mt = json_string_value(json_object_get(o, "mediaType"));
     const char *digest = json_string_value(json_object_get(o, "digest"));
-    json_t *size = json_object_get(o, "size");
-    if (!json_is_object(o) || !mt || !kb_digest_valid(digest) || !json_is_integer(size) ||
-        json_integer_value(size) < 0)
+    if (!json_is_object(o) || !mt || !kb_digest_valid(digest))
         return bad_field(ctx, what, field);
+    uint64_t size;
+    int rc = kb_oci_descriptor_size(&size, ctx, o, 0, INT64_MAX, what, field);
+    if (rc)
+        return rc;
     json_t *platform = json_object_get(o, "platform");
-    if (kb_oci_descriptor_set(d, mt, digest, (uint64_t)json_integer_value(size)) ||
+    if (kb_oci_descriptor_set(d, mt, digest, size) ||
         replace(&d->artifact_type, json_string_value(json_object_get(o, "artifactType"))) ||
         replace(&d->platform_os, json_string_value(json_object_get(platform, "os"))) ||
         replace(&d->platform_arch, json_string_value(json_object_get(platform, "architecture"))) ||

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+struct json_t;
+
 /* Annotations in insertion order; serialized sorted (canonical bytes). */
 typedef struct kb_oci_annotations {
     kb_strv keys;
@@ -36,6 +38,12 @@ int kb_oci_descriptor_for(kb_oci_descriptor *d, const char *media_type, const vo
 int kb_oci_descriptor_empty_config(kb_oci_descriptor *d);
 int kb_oci_descriptor_copy(kb_oci_descriptor *dst, const kb_oci_descriptor *src);
 void kb_oci_descriptor_clear(kb_oci_descriptor *d);
+
+/* The "size" of descriptor object desc: an integer in min..max. A missing, non-integer,
+ * negative or out-of-range size is KB_ERR_PARSE naming what, field and the descriptor's digest
+ * (a registry's JSON must not turn -1 into a 16 EiB download cap). */
+int kb_oci_descriptor_size(uint64_t *out, kb_ctx *ctx, const struct json_t *desc, uint64_t min,
+                           uint64_t max, const char *what, const char *field);
 
 typedef struct kb_oci_manifest {
     char *artifact_type; /* optional */

@@ -1,5 +1,6 @@
 /* kbpkg package indexes on OCI: parse, pick versions, resolve entries, publish with merge. */
 #include "registry/pkgindex.h"
+#include "registry/oci.h"
 #include "core/target.h"
 #include "core/semver.h"
 
@@ -38,8 +39,9 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx);
 }
 
-/* A descriptor of ours: kbpkg artifactType and a target annotation; anything else is skipped. */
-static bool parse_entry(kb_pkg_entry *e, json_t *desc)
+/* A descriptor of ours: kbpkg artifactType (or kind annotation) and a target annotation.
+ * Returns 1 for anything else (skipped), 0 for ours, or an error for ours with a bad size. */
+static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *what, size_t pos)
 {
     const char *type = json_string_value(json_object_get(desc, "artifactType"));
     json_t *ann = json_object_get(desc, "annotations");
@@ -47,7 +49,7 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
     const char *target = json_string_value(json_object_get(ann, KB_ANN_TARGET));
     const char *digest = json_string_value(json_object_get(desc, "digest"));
     if (!target || !digest || !kb_digest_valid(digest))
-        return false;
+        return 1;
     bool source, artifact;
     if (type) {
         source = strcmp(type, KB_MT_KBPKG_SOURCE) == 0;
@@ -57,14 +59,22 @@ static bool parse_entry(kb_pkg_entry *e, json_t *desc)
         artifact = kind && strcmp(kind, "artifact") == 0;
     }
     if (!source && !artifact)
-        return false;
+        return 1;
     memset(e, 0, sizeof(*e));
+    char field[96];
+    snprintf(field, sizeof(field), "manifests[%zu] (target %.48s)", pos, target);
+    int rc = kb_oci_descriptor_size(&e->manifest_size, ctx, desc, 1, KB_MANIFEST_MAX, what, field);
+    if (rc)
+        return rc;
     e->is_source = source;
     e->target = kb_strdup(target);
     e->manifest_digest = kb_strdup(digest);
-    e->manifest_size = (uint64_t)json_integer_value(json_object_get(desc, "size"));
     e->build_key = jstr(ann, KB_ANN_BUILD_KEY);
-    return e->target && e->manifest_digest;
+    if (!e->target || !e->manifest_digest) {
+        entry_clear(e);
+        return kb_error_oom(ctx);
+    }
+    return 0;
 }
 
 /* The index's name and version become cache folders (pkgs/<org>/<name>/<version>): a registry
@@ -98,8 +108,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     json_t *manifests = json_object_get(root, "manifests");
     if (!json_is_array(manifests)) {
         json_decref(root);
-        return kb_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array",
-                            what);
+        return kb_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array", what);
     }
     kb_pkg_index *idx = calloc(1, sizeof(*idx));
     if (idx)
@@ -124,12 +133,27 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     json_array_foreach(manifests, i, desc)
     {
         kb_pkg_entry e;
-        if (json_is_object(desc) && parse_entry(&e, desc))
+        int kept = json_is_object(desc) ? parse_entry(&e, ctx, desc, what, i) : 1;
+        if (kept < 0) {
+            kb_pkg_index_free(idx);
+            json_decref(root);
+            return kept;
+        }
+        if (kept == 0)
             idx->entries[idx->count++] = e;
     }
     json_decref(root);
     *out = idx;
     return 0;
+}
+
+/* Where r is, for messages: the layout folder, or the base URL and namespace. */
+static char *registry_where(const kb_registry *r)
+{
+    if (r->url.layout)
+        return kb_strdup(r->url.path);
+    const char *ns = r->url.namespace ? r->url.namespace : "";
+    return kb_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
 }
 
 const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *target)
@@ -150,21 +174,12 @@ static int cmp_versions_desc(const void *a, const void *b)
     return kb_semver_cmp(&vb, &va);
 }
 
-/* The registry as people name it: the folder, or the URL with its namespace. */
-static char *registry_display(const kb_registry *r)
-{
-    if (r->url.layout)
-        return kb_strdup(r->url.path);
-    const char *ns = r->url.namespace ? r->url.namespace : "";
-    return kb_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
-}
-
 /* A repository the registry does not know is a package it does not have: say so, keeping the
  * file or URL that told us (-v shows the request). */
 static int no_such_package(kb_registry *r, const char *name)
 {
     const kb_error *e = kb_ctx_last_error(r->ctx);
-    char *path = kb_strdup(e->path), *url = kb_strdup(e->url), *where = registry_display(r);
+    char *path = kb_strdup(e->path), *url = kb_strdup(e->url), *where = registry_where(r);
     int rc;
     if (!where)
         rc = kb_error_oom(r->ctx);
@@ -196,8 +211,7 @@ int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name)
     return rc;
 }
 
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
-                        const char *constraint_text)
+int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text)
 {
     *out = NULL;
     kb_constraint *c = NULL;
@@ -226,15 +240,17 @@ int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
     return rc;
 }
 
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
-                       const char *version, const char *expect_digest)
+int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                       const char *expect_digest)
 {
     *out = NULL;
     kb_registry_manifest *m = NULL;
     int rc = kb_registry_manifest_get(&m, r, name, expect_digest ? expect_digest : version);
     if (rc)
         return rc;
-    char *what = kb_asprintf("%s@%s index %s", name, version, m->digest);
+    char *where = registry_where(r);
+    char *what = where ? kb_asprintf("%s: %s@%s index %s", where, name, version, m->digest) : NULL;
+    free(where);
     rc = what ? kb_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kb_error_oom(r->ctx);
     kb_semver tagged;
     if (!rc && (*out)->name && strcmp((*out)->name, name) != 0)
@@ -244,9 +260,9 @@ int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
     /* A version tag must hold that version's index ("latest" may hold any). */
     else if (!rc && (*out)->version && kb_semver_parse(NULL, &tagged, version) == 0 &&
              strcmp((*out)->version, version) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                          "%s: the index says version %s, not the tag's %s", what,
-                          (*out)->version, version);
+        rc =
+            kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: the index says version %s, not the tag's %s",
+                         what, (*out)->version, version);
     if (rc && *out) {
         kb_pkg_index_free(*out);
         *out = NULL;
@@ -270,31 +286,55 @@ int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
     int rc = kb_registry_manifest_get(&m, r, name, e->manifest_digest);
     if (rc)
         return rc;
+    char *where = registry_where(r);
+    char *what =
+        where ? kb_asprintf("%s: %s %s manifest %s", where, name, e->target, e->manifest_digest)
+              : NULL;
+    free(where);
+    if (!what) {
+        kb_registry_manifest_free(m);
+        return kb_error_oom(r->ctx);
+    }
     json_error_t jerr;
     json_t *root = json_loadb(m->data, m->len, 0, &jerr);
     json_t *layers = json_object_get(root, "layers");
     json_t *layer = NULL;
-    size_t i;
+    size_t i, layer_pos = 0;
     json_t *l;
     json_array_foreach(layers, i, l)
     {
         const char *mt = json_string_value(json_object_get(l, "mediaType"));
-        if (mt && strcmp(mt, KB_MT_KBPKG_LAYER) == 0 && !layer)
+        if (mt && strcmp(mt, KB_MT_KBPKG_LAYER) == 0 && !layer) {
             layer = l;
+            layer_pos = i;
+        }
     }
     json_t *config = json_object_get(root, "config");
     const char *ld = json_string_value(json_object_get(layer, "digest"));
-    if (!layer || !ld || !kb_digest_valid(ld))
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                          "%s %s: manifest %s has no %s layer", name, e->target,
-                          e->manifest_digest, KB_MT_KBPKG_LAYER);
-    else {
+    uint64_t layer_size = 0, config_size = 0;
+    char field[32];
+    snprintf(field, sizeof(field), "layers[%zu]", layer_pos);
+    if (!root)
+        rc = kb_error_set(r->ctx, KB_ERR_PARSE, "%s:%d:%d: %s", what, jerr.line, jerr.column,
+                          jerr.text);
+    else if (!layer || !ld || !kb_digest_valid(ld))
+        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: no %s layer", what, KB_MT_KBPKG_LAYER);
+    else
+        rc = kb_oci_descriptor_size(&layer_size, r->ctx, layer, 1, KB_PKG_LAYER_SIZE_MAX, what,
+                                    field);
+    if (!rc && config)
+        rc = kb_oci_descriptor_size(&config_size, r->ctx, config, 0, KB_PKG_CONFIG_SIZE_MAX, what,
+                                    "config");
+    if (!rc) {
         e->layer_digest = kb_strdup(ld);
-        e->layer_size = (uint64_t)json_integer_value(json_object_get(layer, "size"));
+        e->layer_size = layer_size;
         e->config_digest = jstr(config, "digest");
-        e->config_size = (uint64_t)json_integer_value(json_object_get(config, "size"));
+        e->config_size = config_size;
+        if (!e->layer_digest)
+            rc = kb_error_oom(r->ctx);
     }
     json_decref(root);
+    free(what);
     kb_registry_manifest_free(m);
     return rc;
 }
@@ -327,8 +367,7 @@ static json_t *entry_annotations(const kb_publish_item *it)
         if (t.backend == KB_BACKEND_CPU)
             snprintf(runtime, sizeof(runtime), "cpu");
         else
-            snprintf(runtime, sizeof(runtime), "%s%u", kb_backend_name(t.backend),
-                     t.runtime_major);
+            snprintf(runtime, sizeof(runtime), "%s%u", kb_backend_name(t.backend), t.runtime_major);
         json_object_set_new(ann, KB_ANN_BACKEND, json_string(kb_backend_name(t.backend)));
         json_object_set_new(ann, KB_ANN_ARCH, json_string(t.arch));
         json_object_set_new(ann, KB_ANN_RUNTIME, json_string(runtime));
@@ -350,9 +389,9 @@ typedef struct prepared {
     char layer_digest[72];
     uint64_t layer_size;
     char config_digest[72];
-    char *manifest;        /* canonical bytes */
+    char *manifest; /* canonical bytes */
     char manifest_digest[72];
-    json_t *descriptor;    /* for the index */
+    json_t *descriptor; /* for the index */
 } prepared;
 
 static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
@@ -369,13 +408,13 @@ static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
     const char *slash = strrchr(it->path, '/');
     bool source = strcmp(it->target, KB_SOURCE_TARGET) == 0;
     const char *atype = source ? KB_MT_KBPKG_SOURCE : KB_MT_KBPKG_ARTIFACT;
-    json_t *m = json_pack(
-        "{s:i,s:s,s:s,s:{s:s,s:s,s:I},s:[{s:s,s:s,s:I,s:{s:s}}],s:o}", "schemaVersion", 2,
-        "mediaType", KB_MT_OCI_MANIFEST, "artifactType", atype, "config", "mediaType",
-        KB_MT_KBPKG_CONFIG, "digest", p->config_digest, "size", (json_int_t)clen, "layers",
-        "mediaType", KB_MT_KBPKG_LAYER, "digest", p->layer_digest, "size",
-        (json_int_t)p->layer_size, "annotations", "org.opencontainers.image.title",
-        slash ? slash + 1 : it->path, "annotations", entry_annotations(it));
+    json_t *m =
+        json_pack("{s:i,s:s,s:s,s:{s:s,s:s,s:I},s:[{s:s,s:s,s:I,s:{s:s}}],s:o}", "schemaVersion", 2,
+                  "mediaType", KB_MT_OCI_MANIFEST, "artifactType", atype, "config", "mediaType",
+                  KB_MT_KBPKG_CONFIG, "digest", p->config_digest, "size", (json_int_t)clen,
+                  "layers", "mediaType", KB_MT_KBPKG_LAYER, "digest", p->layer_digest, "size",
+                  (json_int_t)p->layer_size, "annotations", "org.opencontainers.image.title",
+                  slash ? slash + 1 : it->path, "annotations", entry_annotations(it));
     p->manifest = m ? canonical(m) : NULL;
     json_decref(m);
     if (!p->manifest)
@@ -397,8 +436,7 @@ static void prepared_clear(prepared *p)
     json_decref(p->descriptor);
 }
 
-static int push_item(kb_registry *r, const char *name, const kb_publish_item *it,
-                     const prepared *p)
+static int push_item(kb_registry *r, const char *name, const kb_publish_item *it, const prepared *p)
 {
     int rc = kb_registry_blob_put_file(NULL, r, name, it->path);
     if (!rc)
@@ -428,8 +466,8 @@ static int load_existing(json_t **out, kb_registry *r, const char *name, const c
     if (!*out || !json_is_array(json_object_get(*out, "manifests"))) {
         json_decref(*out);
         *out = NULL;
-        return kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s@%s: the existing index is not an OCI index",
-                            name, version);
+        return kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                            "%s@%s: the existing index is not an OCI index", name, version);
     }
     return 0;
 }
@@ -440,8 +478,8 @@ static json_t *find_descriptor(json_t *manifests, const char *target, size_t *po
     json_t *d;
     json_array_foreach(manifests, i, d)
     {
-        const char *t = json_string_value(
-            json_object_get(json_object_get(d, "annotations"), KB_ANN_TARGET));
+        const char *t =
+            json_string_value(json_object_get(json_object_get(d, "annotations"), KB_ANN_TARGET));
         if (t && strcmp(t, target) == 0) {
             *pos = i;
             return d;
@@ -538,8 +576,7 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
             rc = kb_error_set(ctx, KB_ERR_EXISTS,
                               "%s@%s %s is already published with different bytes (registry "
                               "%s, yours %s); use --force to replace it",
-                              name, version, items[i].target, old_digest,
-                              prep[i].manifest_digest);
+                              name, version, items[i].target, old_digest, prep[i].manifest_digest);
         else if (old_digest)
             st[i] = KB_PUBLISH_REPLACED;
         if (statuses)

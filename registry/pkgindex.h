@@ -20,12 +20,20 @@
 #define KB_ANN_KIND "dev.kbpkg.kind"
 #define KB_SOURCE_TARGET "source"
 
+/* Sizes a registry may announce for kbpkg's descriptors; anything else is refused when parsed,
+ * since layer_size caps the download. A per-target manifest is at most what registries accept
+ * (KB_MANIFEST_MAX); a config is kbpkg.json (publish refuses one over 1 MiB); a layer is a
+ * .tar.zst whose content extraction caps at 4 GiB (cache/extract.h), so twice that is already
+ * more than any installable artifact. */
+#define KB_PKG_CONFIG_SIZE_MAX ((uint64_t)1024 * 1024)
+#define KB_PKG_LAYER_SIZE_MAX ((uint64_t)8 << 30)
+
 /* One entry of a package index: a target's artifact, or the source. */
 typedef struct kb_pkg_entry {
     char *target;          /* target id, or "source" */
     char *manifest_digest; /* the per-target manifest */
     uint64_t manifest_size;
-    char *build_key;       /* may be NULL */
+    char *build_key; /* may be NULL */
     bool is_source;
     /* Filled by kb_pkg_entry_resolve (one GET of the per-target manifest): */
     char *layer_digest;
@@ -44,7 +52,8 @@ typedef struct kb_pkg_index {
 } kb_pkg_index;
 
 /* Parse an index's bytes. Entries that are not kbpkg artifacts (other tools' manifests,
- * unknown media types) are skipped, not errors. */
+ * unknown media types) are skipped, not errors; a kbpkg entry without a valid size (an integer,
+ * 1 to KB_MANIFEST_MAX) is KB_ERR_PARSE naming what, the entry and its digest. */
 int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
                        size_t len);
 void kb_pkg_index_free(kb_pkg_index *idx);
@@ -54,19 +63,20 @@ const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *targe
 int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name);
 /* The highest version matching constraint_text ("*" for any). KB_ERR_NOT_FOUND naming what the
  * registry has when none matches. */
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name,
-                        const char *constraint_text);
+int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text);
 /* GET the index of name@version (verifying its digest when one is given). */
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name,
-                       const char *version, const char *expect_digest);
-/* GET an entry's manifest by digest and fill its layer/config descriptors. */
+int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                       const char *expect_digest);
+/* GET an entry's manifest by digest and fill its layer/config descriptors. A layer size outside
+ * 1..KB_PKG_LAYER_SIZE_MAX or a config size over KB_PKG_CONFIG_SIZE_MAX (or not an integer) is
+ * KB_ERR_PARSE naming the registry, package, target and digests. */
 int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name);
 
 /* Publishing. An artifact file is <org>-<name>-<version>-<target>.tar.zst holding kbpkg.json. */
 typedef struct kb_publish_item {
-    const char *path;   /* the .tar.zst */
-    const char *target; /* target id or "source" */
-    const char *build_key; /* may be NULL */
+    const char *path;        /* the .tar.zst */
+    const char *target;      /* target id or "source" */
+    const char *build_key;   /* may be NULL */
     const char *config_json; /* the kbpkg.json bytes (NUL-terminated) */
 } kb_publish_item;
 

@@ -25,8 +25,8 @@ KB_EXTERN const char *kb_package_info_version_at(const kb_package_info *info, si
 /* Entries of the chosen version's index: target id ("source" for the source artifact). */
 KB_EXTERN size_t kb_package_info_target_count(const kb_package_info *info);
 KB_EXTERN int kb_package_info_target(const char **target, const char **build_key,
-                                     const char **manifest_digest,
-                                     const kb_package_info *info, size_t index);
+                                     const char **manifest_digest, const kb_package_info *info,
+                                     size_t index);
 
 /* Package names in the registry containing term (case-insensitive; "" for all), sorted. */
 KB_EXTERN int kb_package_search(char ***out, size_t *count, kb_ctx *ctx, const char *term,

@@ -10,15 +10,18 @@ extern "C" {
 
 #define KB_INSTALL_OPTS_VERSION 1
 typedef struct kb_install_opts {
-    unsigned int version;  /* KB_INSTALL_OPTS_VERSION */
-    const char *registry;  /* NULL: the ctx's "registry" setting */
-    const char *target;    /* force this target id (cross installs); NULL: best for the host */
-    int allow_build;       /* build from source when no artifact fits (default 1) */
-    int allow_unsigned;    /* accept packages without a trusted signature */
-    int resolve_only;      /* decide and explain, download nothing */
+    unsigned int version; /* KB_INSTALL_OPTS_VERSION */
+    const char *registry; /* NULL: the ctx's "registry" setting */
+    const char *target;   /* force this target id (cross installs); NULL: best for the host */
+    int allow_build;      /* build from source when no artifact fits (default 1) */
+    int allow_unsigned;   /* accept packages without a trusted signature */
+    int resolve_only;     /* decide and explain, download nothing */
 } kb_install_opts;
 
-#define KB_INSTALL_OPTS_INIT {KB_INSTALL_OPTS_VERSION, NULL, NULL, 1, 0, 0}
+#define KB_INSTALL_OPTS_INIT                                                                       \
+    {                                                                                              \
+        KB_INSTALL_OPTS_VERSION, NULL, NULL, 1, 0, 0                                               \
+    }
 
 /* What an install or resolve decided, and every candidate it weighed. */
 typedef struct kb_install_result kb_install_result;

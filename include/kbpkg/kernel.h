@@ -12,9 +12,9 @@ extern "C" {
 typedef struct kb_kernel kb_kernel;
 
 typedef enum kb_open_flags {
-    KB_OPEN_DEFAULT = 0,    /* installed packages only: no network, no build */
-    KB_OPEN_INSTALL = 1,    /* on a miss, resolve and install from the registry */
-    KB_OPEN_BUILD = 2,      /* with INSTALL: build from source when no artifact fits */
+    KB_OPEN_DEFAULT = 0, /* installed packages only: no network, no build */
+    KB_OPEN_INSTALL = 1, /* on a miss, resolve and install from the registry */
+    KB_OPEN_BUILD = 2,   /* with INSTALL: build from source when no artifact fits */
     KB_OPEN_ALLOW_UNSIGNED = 4,
 } kb_open_flags;
 

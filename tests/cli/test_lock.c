@@ -288,3 +288,185 @@ Test(cli_lock, sync_without_a_lockfile)
     kbt_rmtree(tmp);
     free(tmp);
 }
+
+static bool cached_blob(const fixture *f, const char *digest)
+{
+    char *path = kb_asprintf("%s/blobs/sha256/%s", f->cache, kb_digest_hex(digest));
+    bool there = kb_path_exists(path);
+    free(path);
+    return there;
+}
+
+/* kbpkg [--set S] gc ARGS... --json, run from folder cwd; returns "removed" (-1: failed). */
+static long gc_in(const fixture *f, const char *cwd, const char *set, const char *args,
+                  char **err_out)
+{
+    char *out = kb_asprintf("%s/gc.out", f->tmp), *err = kb_asprintf("%s/gc.err", f->tmp);
+    char *cmd = kb_asprintf("cd '%s' && env %s %s %s %s '%s' %s%s%s gc %s --json >'%s' 2>'%s'", cwd,
+                            f->env[0], f->env[1], f->env[2], f->env[3], getenv("KBPKG_BIN"),
+                            set ? "--set '" : "", set ? set : "", set ? "'" : "", args, out, err);
+    int status = system(cmd);
+    kb_buf b = KB_BUF_INIT;
+    long removed = -1;
+    if (status == 0 && kb_read_file(NULL, out, &b) == 0) {
+        json_t *o = json_loads(b.data, 0, NULL);
+        cr_assert_not_null(o, "%s", b.data);
+        removed = (long)json_integer_value(json_object_get(o, "removed"));
+        json_decref(o);
+    }
+    kb_buf_free(&b);
+    if (err_out) {
+        kb_read_file(NULL, err, &b);
+        *err_out = kb_buf_detach(&b);
+    }
+    kb_buf_free(&b);
+    free(cmd);
+    free(out);
+    free(err);
+    return removed;
+}
+
+/* install two targets, lock one, uninstall both, gc: the pinned blob stays, the other goes. */
+Test(cli_lock, gc_keeps_the_blobs_a_lockfile_pins)
+{
+    fixture f = setup();
+    const char *pin_v3[] = {"lock", "kbtest/cpu-add", "--registry",    f.hub, "--file",
+                            f.lock, "--target",       "cpu-x86_64_v3", NULL};
+    kbt_run r = kbt_kbpkg(f.env, pin_v3);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    const char *targets[] = {"cpu-x86_64_v2-x86_64-linux", "cpu-x86_64_v3-x86_64-linux"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *install[] = {"install",  "kbtest/cpu-add", "--registry", f.hub,
+                                 "--target", targets[i],       NULL};
+        r = kbt_kbpkg(f.env, install);
+        cr_assert_eq(r.exit_code, 0, "%s", r.err);
+        kbt_run_free(&r);
+    }
+    r = run3(&f, "uninstall", "kbtest/cpu-add", NULL);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *idx = hub_index(&f, ctx, &reg);
+    const char *v2 = kb_pkg_index_find(idx, targets[0])->layer_digest;
+    const char *v3 = kb_pkg_index_find(idx, targets[1])->layer_digest;
+    cr_assert(cached_blob(&f, v2) && cached_blob(&f, v3), "both downloads are in the cache");
+    char *elsewhere = kb_asprintf("%s/elsewhere", f.tmp);
+    cr_assert_eq(kb_mkdir_p(NULL, elsewhere, 0755), 0);
+
+    /* lockfiles that cannot be read stop gc before it removes anything */
+    char *err = NULL;
+    char *missing = kb_asprintf("--keep-lock '%s/missing.lock'", f.tmp);
+    cr_expect_eq(gc_in(&f, elsewhere, NULL, missing, &err), -1);
+    cr_expect(strstr(err, "missing.lock") && strstr(err, "nothing removed"), "%s", err);
+    free(err);
+    char *bad = kb_asprintf("%s/bad.lock", f.tmp);
+    kbt_write(bad, "{\"lockfile\":1,");
+    char *set_bad = kb_asprintf("gc.keep_locks=%s", bad);
+    cr_expect_eq(gc_in(&f, elsewhere, set_bad, "", &err), -1);
+    cr_expect(strstr(err, bad), "names the lockfile: %s", err);
+    free(err);
+    cr_expect(cached_blob(&f, v2) && cached_blob(&f, v3), "a failed gc removes nothing");
+
+    /* --keep-lock: the v3 pin stays, the unpinned v2 blob goes */
+    char *keep = kb_asprintf("--keep-lock '%s'", f.lock);
+    cr_expect_eq(gc_in(&f, elsewhere, NULL, keep, &err), 1, "%s", err);
+    free(err);
+    cr_expect_not(cached_blob(&f, v2), "unpinned: removed");
+    cr_expect(cached_blob(&f, v3), "pinned by %s: kept", f.lock);
+
+    /* the default gc.keep_locks is ./kbpkg.lock: in the project folder the pin holds */
+    cr_expect_eq(gc_in(&f, f.tmp, NULL, "", NULL), 0);
+    cr_expect(cached_blob(&f, v3));
+    /* with the setting emptied (or elsewhere) nothing pins it any more */
+    cr_expect_eq(gc_in(&f, f.tmp, "gc.keep_locks=", "", NULL), 1);
+    cr_expect_not(cached_blob(&f, v3));
+
+    free(keep);
+    free(set_bad);
+    free(bad);
+    free(missing);
+    free(elsewhere);
+    kb_pkg_index_free(idx);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}
+
+/* A hub whose v3 manifest says its layer has -1 bytes (a cap of 16 EiB once cast): install
+ * refuses it naming hub, manifest and layer, downloads nothing and keeps what was installed. */
+Test(cli_lock, install_refuses_a_negative_layer_size_and_keeps_what_is_installed)
+{
+    fixture f = setup();
+    const char *v2_install[] = {"install", "kbtest/cpu-add", "--registry",
+                                f.hub,     "--target",       "cpu-x86_64_v2-x86_64-linux",
+                                NULL};
+    kbt_run r = kbt_kbpkg(f.env, v2_install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *reg = NULL;
+    kb_pkg_index *idx = hub_index(&f, ctx, &reg);
+    const kb_pkg_entry *v3 = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
+    kb_registry_manifest *m = NULL;
+    cr_assert_eq(kb_registry_manifest_get(&m, reg, "kbtest/cpu-add", v3->manifest_digest), 0);
+    json_t *man = json_loadb(m->data, m->len, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(man, "layers"), 0), "size",
+                        json_integer(-1));
+    char *bytes = json_dumps(man, JSON_COMPACT | JSON_SORT_KEYS);
+    char *digest = NULL;
+    char hex[65];
+    kb_sha256_hex(bytes, strlen(bytes), hex);
+    char *ref = kb_asprintf("sha256:%s", hex);
+    cr_assert_eq(kb_registry_manifest_put(&digest, reg, "kbtest/cpu-add", ref, m->media_type, bytes,
+                                          strlen(bytes)),
+                 0);
+    kb_registry_manifest_free(m);
+    cr_assert_eq(kb_registry_manifest_get(&m, reg, "kbtest/cpu-add", "0.1.0"), 0);
+    json_t *index = json_loadb(m->data, m->len, 0, NULL);
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(index, "manifests"), i, d)
+    {
+        if (strcmp(json_string_value(json_object_get(d, "digest")), v3->manifest_digest) == 0) {
+            json_object_set_new(d, "digest", json_string(digest));
+            json_object_set_new(d, "size", json_integer((json_int_t)strlen(bytes)));
+        }
+    }
+    char *ibytes = json_dumps(index, JSON_COMPACT | JSON_SORT_KEYS);
+    cr_assert_eq(kb_registry_manifest_put(NULL, reg, "kbtest/cpu-add", "0.1.0", m->media_type,
+                                          ibytes, strlen(ibytes)),
+                 0);
+    kb_registry_manifest_free(m);
+
+    const char *install[] = {"install", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
+    r = kbt_kbpkg(f.env, install);
+    cr_expect_eq(r.exit_code, 5, "%s", r.err);
+    char *want = kb_asprintf("%s: kbtest/cpu-add cpu-x86_64_v3-x86_64-linux manifest %s: "
+                             "layers[0] (%s): size -1 is negative",
+                             f.hub, digest, v3->layer_digest);
+    cr_expect(strstr(r.err, want), "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_not(cached_blob(&f, v3->layer_digest), "nothing downloaded");
+    char *v3_dir = kb_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/cpu-x86_64_v3-x86_64-linux", f.cache);
+    cr_expect_not(kb_path_exists(v3_dir), "nothing installed");
+    const char *verify[] = {"verify", "--json", NULL};
+    r = kbt_kbpkg(f.env, verify);
+    cr_expect_eq(r.exit_code, 0, "the v2 install is intact: %s %s", r.out, r.err);
+    cr_expect(strstr(r.out, "cpu-x86_64_v2-x86_64-linux"), "%s", r.out);
+    kbt_run_free(&r);
+    free(v3_dir);
+    free(want);
+    free(ibytes);
+    free(ref);
+    free(digest);
+    free(bytes);
+    json_decref(index);
+    json_decref(man);
+    kb_pkg_index_free(idx);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    teardown(&f);
+}

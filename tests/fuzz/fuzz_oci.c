@@ -1,7 +1,8 @@
 /* libFuzzer target: OCI image manifest and image index JSON parsers (registry/oci.c) and the
  * package-index reader (registry/pkgindex.c) on the same bytes. Invariants: what oci.c parses
  * serializes to canonical bytes that parse to the same thing; what pkgindex.c keeps is safe to
- * use as cache path components (kb_cache_pkg_dir joins name, version and target). */
+ * use as cache path components (kb_cache_pkg_dir joins name, version and target), and its
+ * sizes are byte counts a manifest can have (a negative one must not become a huge cap). */
 #include "fuzz_common.h"
 #include "registry/oci.h"
 #include "core/semver.h"
@@ -105,6 +106,8 @@ static void fuzz_pkgindex(kb_ctx *ctx, const uint8_t *data, size_t size)
     for (size_t i = 0; i < idx->count; i++) {
         const kb_pkg_entry *e = &idx->entries[i];
         FUZZ_CHECK(e->target && e->manifest_digest, "entry %zu lacks target or digest", i);
+        FUZZ_CHECK(e->manifest_size >= 1 && e->manifest_size <= KB_MANIFEST_MAX,
+                   "entry %s kept size %llu", e->target, (unsigned long long)e->manifest_size);
         FUZZ_CHECK(kb_pkg_index_find(idx, e->target) != NULL, "entry %s not found", e->target);
         kb_target t;
         if (kb_target_parse(ctx, &t, e->target) == 0)

@@ -4,7 +4,7 @@
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 c="$src/tests/fuzz/corpus"
-mkdir -p "$c"/{manifest,oci,target,semver,extract,inspect}
+mkdir -p "$c"/{manifest,oci,layout,target,semver,extract,inspect}
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -26,6 +26,27 @@ cat >"$c/oci/seed-index.json" <<JSON
 {"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.artifact.v1","digest":"$D1","size":10,"platform":{"os":"linux","architecture":"amd64"},"annotations":{"dev.kbpkg.kind":"artifact","dev.kbpkg.target":"cuda13-sm_90-x86_64-linux","dev.kbpkg.backend":"cuda","dev.kbpkg.arch":"sm_90","dev.kbpkg.runtime":"cuda13","dev.kbpkg.build-key":"abc"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.source.v1","digest":"$D2","size":3,"annotations":{"dev.kbpkg.kind":"source","dev.kbpkg.target":"source"}}],"annotations":{"dev.kbpkg.name":"radeonflow/gemm","dev.kbpkg.version":"1.0.0","org.opencontainers.image.description":"GEMM"}}
 JSON
 printf '{"schemaVersion":2,"manifests":[]}' >"$c/oci/seed-empty-index.json"
+# sizes a registry must not get away with: negative, over the manifest cap, not integers
+for size in -1 4194305 12.5 '"12"'; do
+  name=$(printf '%s' "$size" | tr -c 'a-z0-9.-' '_')
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.kbpkg.artifact.v1","digest":"%s","size":%s,"annotations":{"dev.kbpkg.kind":"artifact","dev.kbpkg.target":"cpu-x86_64_v3-x86_64-linux"}}],"annotations":{"dev.kbpkg.name":"a/b","dev.kbpkg.version":"1.0.0"}}' \
+    "$D1" "$size" >"$c/oci/seed-index-size-$name.json"
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.kbpkg.config.v1+json","digest":"%s","size":1},"layers":[{"mediaType":"application/vnd.kbpkg.layer.v1.tar+zstd","digest":"%s","size":%s}]}' \
+    "$D1" "$D2" "$size" >"$c/oci/seed-manifest-size-$name.json"
+done
+
+# layout: index.json files; sha256:$DL is the one blob fuzz_layout puts in its layout
+mkdir -p "$c/layout"
+DL="sha256:$(printf '%s' '{"schemaVersion":2,"mediaType":"application/x-blob"}' | sha256sum | cut -c1-64)"
+R=org.opencontainers.image.ref.name
+M=application/vnd.oci.image.manifest.v1+json
+printf '{"schemaVersion":2,"manifests":[{"mediaType":"%s","digest":"%s","size":52,"annotations":{"%s":"a/b:1.0.0"}},{"mediaType":"%s","digest":"%s","size":7,"annotations":{"%s":"a/b:latest"}},{"mediaType":"%s","digest":"%s","size":3,"annotations":{"%s":"x/y:1.0.0"}}]}' \
+  "$M" "$DL" "$R" "$M" "$D1" "$R" "$M" "$D2" "$R" >"$c/layout/seed-kbpkg.json"
+printf '{\n  "schemaVersion": 2,\n  "x": {"manifests": [1.5, true, null], "digest": "%s"},\n  "manifests": [\n    {"digest": "%s", "annotations": {"%s": "a\\/b:2.0.0", "d": "\303\251"}},\n    [{"annotations": {"%s": "a/b:3"}}], 17, "a/b:4",\n    {"digest": "%s", "digest": "%s", "annotations": {"%s": "a/b:5", "%s": "a/bc:5"}, "annotations": {"%s": "a/b:6"}}\n  ]\n}\n' \
+  "$DL" "$DL" "$R" "$R" "$D1" "$DL" "$R" "$R" "$R" >"$c/layout/seed-odd.json"
+sed -e 's|a\\/b|a/b|' -e 's|"d": "[^"]*"|"d": "e"|' "$c/layout/seed-odd.json" >"$c/layout/seed-plain.json"
+printf '{"manifests":[{"digest":"%s","mediaType":"x/y","size":1e3,"annotations":{"%s":"a/b:1"}}],"manifests":[]}' \
+  "$DL" "$R" >"$c/layout/seed-repeated.json"
 
 # target: a target id, a newline, a device list
 i=0

@@ -369,20 +369,19 @@ Test(registry_remote, package_version_round_trip)
     kbt_write(archive, "sm_86 archive bytes");
     kb_publish_item item = {archive, "cuda13-sm_86-x86_64-linux", NULL, "{}"};
     char *digest = NULL;
-    cr_assert_eq(kb_pkg_publish(s.reg, "radeonflow/gemm", "0.3.0", NULL, &item, 1, false, NULL,
-                                &digest),
-                 0, "%s", msg(&s));
+    cr_assert_eq(
+        kb_pkg_publish(s.reg, "radeonflow/gemm", "0.3.0", NULL, &item, 1, false, NULL, &digest), 0,
+        "%s", msg(&s));
     kb_pkg_index *ix = NULL;
     cr_assert_eq(kb_pkg_index_fetch(&ix, s.reg, "radeonflow/gemm", "latest", NULL), 0, "%s",
                  msg(&s));
     cr_expect_str_eq(ix->digest, digest);
     cr_assert_eq(ix->count, 1);
-    cr_assert_eq(kb_pkg_entry_resolve(&ix->entries[0], s.reg, "radeonflow/gemm"), 0, "%s",
-                 msg(&s));
+    cr_assert_eq(kb_pkg_entry_resolve(&ix->entries[0], s.reg, "radeonflow/gemm"), 0, "%s", msg(&s));
     char *out = kb_asprintf("%s/out", s.tmp);
-    cr_assert_eq(kb_registry_blob_get_file(s.reg, "radeonflow/gemm", ix->entries[0].layer_digest,
-                                           out, 0),
-                 0, "%s", msg(&s));
+    cr_assert_eq(
+        kb_registry_blob_get_file(s.reg, "radeonflow/gemm", ix->entries[0].layer_digest, out, 0), 0,
+        "%s", msg(&s));
     kb_buf b = KB_BUF_INIT;
     kb_read_file(NULL, out, &b);
     cr_expect_str_eq(b.data, "sm_86 archive bytes");

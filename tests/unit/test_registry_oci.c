@@ -150,3 +150,36 @@ Test(registry_oci, bad_documents_name_the_problem)
     cr_expect_eq(kb_oci_manifest_parse(&m, ctx, dup, strlen(dup), "d"), KB_ERR_PARSE);
     kb_ctx_free(ctx);
 }
+
+Test(registry_oci, descriptor_sizes_are_non_negative_integers)
+{
+    kb_ctx *ctx = kbt_ctx();
+    static const struct {
+        const char *size;
+        const char *message;
+    } bad[] = {
+        {"\"size\":-1", "ix: manifests[0] (" D1 "): size -1 is negative"},
+        {"\"size\":3.5", "ix: manifests[0] (" D1 "): size 3.5 is not an integer"},
+        {"\"size\":\"3\"", "ix: manifests[0] (" D1 "): size \"3\" is not an integer"},
+        {"\"size\":{}", "ix: manifests[0] (" D1 "): size {} is not an integer"},
+        {"\"n\":1", "ix: manifests[0] (" D1 ") has no size"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *doc = kb_asprintf("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"a\","
+                                "\"digest\":\"" D1 "\",%s}]}",
+                                bad[i].size);
+        kb_oci_index ix = {0};
+        cr_expect_eq(kb_oci_index_parse(&ix, ctx, doc, strlen(doc), "ix"), KB_ERR_PARSE, "%s", doc);
+        cr_expect_eq(ix.manifest_count, 0, "a failed parse keeps nothing");
+        cr_expect_str_eq(kb_ctx_last_error(ctx)->message, bad[i].message);
+        free(doc);
+    }
+    const char *big = "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"a\",\"digest\":\"" D1
+                      "\",\"size\":9223372036854775807}]}";
+    kb_oci_index ix = {0};
+    cr_assert_eq(kb_oci_index_parse(&ix, ctx, big, strlen(big), "ix"), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(ix.manifests[0].size, 9223372036854775807ULL);
+    kb_oci_index_clear(&ix);
+    kb_ctx_free(ctx);
+}

@@ -4,6 +4,7 @@
 #include "registry/oci.h"
 #include "registry/pkgindex.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,8 +124,8 @@ Test(registry_package, republish_same_bytes_is_a_no_op_and_more_targets_merge)
     kb_publish_item one[] = {{f.sm90, "cuda13-sm_90-x86_64-linux", "bk1", cfg}};
     kb_publish_status st[2];
     char *d1 = NULL, *d2 = NULL, *d3 = NULL;
-    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d1),
-                 0, "%s", msg(&f));
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d1), 0,
+                 "%s", msg(&f));
     cr_expect_eq(st[0], KB_PUBLISH_NEW);
     cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, false, st, &d2),
                  0);
@@ -162,8 +163,7 @@ Test(registry_package, different_bytes_are_refused_unless_forced)
     cr_expect_str_eq(ix->digest, d1, "a refused publish changes nothing");
     kb_pkg_index_free(ix);
     char *d2 = NULL;
-    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, true, st, &d2),
-                 0);
+    cr_assert_eq(kb_pkg_publish(f.reg, "radeonflow/gemm", "1.0.0", NULL, one, 1, true, st, &d2), 0);
     cr_expect_eq(st[0], KB_PUBLISH_REPLACED);
     cr_expect_str_neq(d1, d2);
     cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
@@ -321,9 +321,9 @@ Test(registry_package, an_index_for_another_package_or_version_is_refused)
     kb_registry_manifest *m = NULL;
     cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "radeonflow/gemm", "1.0.0"), 0);
     /* a registry serving gemm's index under another package's name, or another version's tag */
-    cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "evil/pkg", "1.0.0", m->media_type,
-                                          m->data, m->len),
-                 0);
+    cr_assert_eq(
+        kb_registry_manifest_put(NULL, f.reg, "evil/pkg", "1.0.0", m->media_type, m->data, m->len),
+        0);
     cr_assert_eq(kb_registry_manifest_put(NULL, f.reg, "radeonflow/gemm", "2.0.0", m->media_type,
                                           m->data, m->len),
                  0);
@@ -333,13 +333,186 @@ Test(registry_package, an_index_for_another_package_or_version_is_refused)
     cr_expect(strstr(msg(&f), "the index names package 'radeonflow/gemm', not the one asked for"),
               "%s", msg(&f));
     cr_expect_null(ix);
-    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "2.0.0", NULL),
-                 KB_ERR_REGISTRY);
+    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "2.0.0", NULL), KB_ERR_REGISTRY);
     cr_expect(strstr(msg(&f), "the index says version 1.0.0, not the tag's 2.0.0"), "%s", msg(&f));
     cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "latest", NULL), 0, "%s",
                  msg(&f));
     cr_expect_str_eq(ix->version, "1.0.0");
     kb_pkg_index_free(ix);
+    free(d);
+    teardown(&f);
+}
+
+/* A registry's sizes become download caps: -1 cast to uint64 would be no cap at all. */
+Test(registry_package, index_entry_sizes_must_be_byte_counts)
+{
+    fixture f = setup();
+    static const struct {
+        const char *size; /* JSON text of "size", or NULL for none */
+        const char *message;
+    } bad[] = {
+        {"-1", "size -1 is negative"},
+        {"-9223372036854775808", "size -9223372036854775808 is negative"},
+        {"0", "size 0 is out of range (1 to 4194304 bytes)"},
+        {"4194305", "size 4194305 is out of range (1 to 4194304 bytes)"},
+        {"12.5", "size 12.5 is not an integer"},
+        {"1e3", "size 1000.0 is not an integer"},
+        {"\"12\"", "size \"12\" is not an integer"},
+        {"null", "size null is not an integer"},
+        {NULL, "has no size"},
+    };
+    const char *digest = "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *size = bad[i].size ? kb_asprintf(",\"size\":%s", bad[i].size) : kb_strdup("");
+        char *doc = kb_asprintf(
+            "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image."
+            "manifest.v1+json\",\"artifactType\":\"%s\",\"digest\":\"%s\"%s,\"annotations\":{"
+            "\"dev.kbpkg.target\":\"cpu-x86_64_v3-x86_64-linux\"}}]}",
+            KB_MT_KBPKG_ARTIFACT, digest, size);
+        kb_pkg_index *ix = NULL;
+        cr_expect_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", doc, strlen(doc)), KB_ERR_PARSE, "%s",
+                     doc);
+        cr_expect_null(ix);
+        char *want = kb_asprintf("idx: manifests[0] (target cpu-x86_64_v3-x86_64-linux) (%s)%s%s",
+                                 digest, bad[i].size ? ": " : " ", bad[i].message);
+        cr_expect_str_eq(msg(&f), want);
+        free(want);
+        free(doc);
+        free(size);
+    }
+    /* the largest manifest a registry accepts is fine; foreign entries' sizes are not ours */
+    char *doc =
+        kb_asprintf("{\"manifests\":[{\"artifactType\":\"%s\",\"digest\":\"%s\",\"size\":4194304,"
+                    "\"annotations\":{\"dev.kbpkg.target\":\"source\"}},{\"artifactType\":\"x/y\","
+                    "\"digest\":\"%s\",\"size\":-1,\"annotations\":{\"dev.kbpkg.target\":\"z\"}}]}",
+                    KB_MT_KBPKG_SOURCE, digest, digest);
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_parse(&ix, f.ctx, "idx", doc, strlen(doc)), 0, "%s", msg(&f));
+    cr_assert_eq(ix->count, 1);
+    cr_expect_eq(ix->entries[0].manifest_size, 4194304);
+    kb_pkg_index_free(ix);
+    free(doc);
+    teardown(&f);
+}
+
+/* Store an edited copy of the document held as digest in f's hub (a manifest or an index),
+ * tagged tag, or untagged when tag is NULL; returns the copy's digest. */
+static char *rewrite_manifest(fixture *f, const char *digest, const char *tag,
+                              json_t *(*edit)(json_t *root))
+{
+    kb_registry_manifest *m = NULL;
+    cr_assert_eq(kb_registry_manifest_get(&m, f->reg, "radeonflow/gemm", digest), 0, "%s", msg(f));
+    json_t *root = json_loadb(m->data, m->len, 0, NULL);
+    cr_assert_not_null(root);
+    root = edit(root);
+    char *bytes = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+    char hex[65];
+    kb_sha256_hex(bytes, strlen(bytes), hex);
+    char *out = kb_asprintf("sha256:%s", hex);
+    cr_assert_eq(kb_registry_manifest_put(NULL, f->reg, "radeonflow/gemm", tag ? tag : out,
+                                          m->media_type, bytes, strlen(bytes)),
+                 0, "%s", msg(f));
+    free(bytes);
+    json_decref(root);
+    kb_registry_manifest_free(m);
+    return out;
+}
+
+static json_t *layer_size_negative(json_t *root)
+{
+    json_object_set_new(json_array_get(json_object_get(root, "layers"), 0), "size",
+                        json_integer(-1));
+    return root;
+}
+
+static json_t *layer_size_huge(json_t *root)
+{
+    json_object_set_new(json_array_get(json_object_get(root, "layers"), 0), "size",
+                        json_integer((json_int_t)KB_PKG_LAYER_SIZE_MAX + 1));
+    return root;
+}
+
+static json_t *layer_size_real(json_t *root)
+{
+    json_object_set_new(json_array_get(json_object_get(root, "layers"), 0), "size",
+                        json_real(12.0));
+    return root;
+}
+
+static json_t *config_size_huge(json_t *root)
+{
+    json_object_set_new(json_object_get(root, "config"), "size",
+                        json_integer((json_int_t)KB_PKG_CONFIG_SIZE_MAX + 1));
+    return root;
+}
+
+Test(registry_package, manifest_layer_and_config_sizes_must_be_byte_counts)
+{
+    fixture f = setup();
+    char *d = publish(&f, "1.0.0");
+    kb_pkg_index *ix = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0);
+    const kb_pkg_entry *good = kb_pkg_index_find(ix, "cuda13-sm_90-x86_64-linux");
+    cr_assert_not_null(good);
+    static const struct {
+        json_t *(*edit)(json_t *);
+        const char *message;
+    } bad[] = {
+        {layer_size_negative, "size -1 is negative"},
+        {layer_size_huge, "size 8589934593 is out of range (1 to 8589934592 bytes)"},
+        {layer_size_real, "size 12.0 is not an integer"},
+        {config_size_huge, "size 1048577 is out of range (0 to 1048576 bytes)"},
+    };
+    char *hub = kb_asprintf("%s/hub", f.dir);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *digest = rewrite_manifest(&f, good->manifest_digest, NULL, bad[i].edit);
+        kb_pkg_entry e = {.target = "cuda13-sm_90-x86_64-linux", .manifest_digest = digest};
+        cr_expect_eq(kb_pkg_entry_resolve(&e, f.reg, "radeonflow/gemm"), KB_ERR_PARSE);
+        cr_expect_null(e.layer_digest, "nothing is filled from a bad manifest");
+        cr_expect_eq(e.layer_size, 0);
+        char *want =
+            kb_asprintf("%s: radeonflow/gemm cuda13-sm_90-x86_64-linux manifest %s: ", hub, digest);
+        cr_expect(kb_str_starts(msg(&f), want), "%s", msg(&f));
+        cr_expect(strstr(msg(&f), bad[i].message), "%s", msg(&f));
+        cr_expect(strstr(msg(&f), i < 3 ? "layers[0] (sha256:" : "config (sha256:"), "%s", msg(&f));
+        free(want);
+        free(digest);
+    }
+    free(hub);
+    kb_pkg_index_free(ix);
+    free(d);
+    teardown(&f);
+}
+
+/* The first entry of an index says -5 bytes; the index is version 1.0.1. */
+static json_t *entry_size_negative(json_t *root)
+{
+    json_object_set_new(json_array_get(json_object_get(root, "manifests"), 0), "size",
+                        json_integer(-5));
+    json_object_set_new(json_object_get(root, "annotations"), "dev.kbpkg.version",
+                        json_string("1.0.1"));
+    return root;
+}
+
+Test(registry_package, a_fetched_index_with_a_negative_size_names_registry_and_digest)
+{
+    fixture f = setup();
+    char *d = publish(&f, "1.0.0");
+    char *bad = rewrite_manifest(&f, d, "1.0.1", entry_size_negative);
+    kb_pkg_index *ix = NULL;
+    cr_expect_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.1", NULL), KB_ERR_PARSE);
+    cr_expect_null(ix);
+    char *want =
+        kb_asprintf("%s/hub: radeonflow/gemm@1.0.1 index %s: manifests[0] (target ", f.dir, bad);
+    cr_expect(kb_str_starts(msg(&f), want), "%s", msg(&f));
+    cr_expect(strstr(msg(&f), ": size -5 is negative"), "%s", msg(&f));
+    free(want);
+    /* the good version is untouched */
+    cr_assert_eq(kb_pkg_index_fetch(&ix, f.reg, "radeonflow/gemm", "1.0.0", NULL), 0, "%s",
+                 msg(&f));
+    cr_expect_str_eq(ix->digest, d);
+    kb_pkg_index_free(ix);
+    free(bad);
     free(d);
     teardown(&f);
 }
