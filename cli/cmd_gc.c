@@ -9,7 +9,7 @@ int cmd_gc(cli *c, int argc, char **argv)
 {
     const char **locks = calloc((size_t)argc + 1, sizeof(*locks));
     if (!locks)
-        return cli_error(c, CLI_EXIT_FAILURE, "out of memory");
+        return cli_fail(c, KB_ERR_NOMEM);
     kb_gc_options o = KB_GC_OPTIONS_INIT;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {

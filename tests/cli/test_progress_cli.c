@@ -332,8 +332,11 @@ Test(progress_cli, quiet_and_json_print_no_progress_on_a_terminal)
 Test(progress_cli, pipe_gets_one_plain_line_per_finished_download)
 {
     fixture f = setup();
+    /* served slowly: a local 2.6 KiB read takes under a millisecond, too short for a rate */
+    pid_t writer = slow_blob(&f);
     const char *args[] = {"install", PKG, "--registry", f.hub, NULL};
     kbt_run r = run_pipe(&f, args);
+    end_slow_blob(&f, writer);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     char *line = kb_asprintf("\nfetched %s 2.", f.layer_label);
     const char *at = strstr(r.err, line);
