@@ -112,6 +112,10 @@ int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
                       kb_buf *log);
 /* Keep the first max_lines lines that matter (errors first) of compiler output; owned. */
 char *kb_trim_compiler_output(const char *text, size_t max_lines);
+/* A failed test's output for the error message: its last tail_lines lines, preceded by up to
+ * 10 earlier lines that name a failure ("FAIL"), so a failure reported early (stderr is not
+ * buffered, stdout is) is not cut off by the tail. Owned by the caller; NULL on OOM. */
+char *kb_test_output_excerpt(const char *text, size_t tail_lines);
 
 /* ---- packaging (builder/package.c) ---- */
 

@@ -77,6 +77,39 @@ static char *tail_lines(const char *text, size_t n)
     return kb_strndup(text + i, len - i);
 }
 
+char *kb_test_output_excerpt(const char *text, size_t n)
+{
+    char *tail = tail_lines(text, n);
+    if (!tail)
+        return NULL;
+    size_t len = strlen(text); /* the tail ends where tail_lines trimmed the newlines */
+    while (len && text[len - 1] == '\n')
+        len--;
+    size_t tail_at = len - strlen(tail);
+    kb_buf out = KB_BUF_INIT;
+    size_t found = 0;
+    for (const char *line = text; line < text + tail_at && found < 10;) {
+        const char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line) : strlen(line);
+        if (line + ll > text + tail_at)
+            ll = (size_t)(text + tail_at - line);
+        bool fail = false;
+        for (size_t k = 0; k + 4 <= ll && !fail; k++)
+            fail = memcmp(line + k, "FAIL", 4) == 0;
+        if (fail) {
+            kb_buf_append(&out, line, ll);
+            kb_buf_append(&out, "\n", 1);
+            found++;
+        }
+        line += ll + (end ? 1 : 0);
+    }
+    if (found)
+        kb_buf_append(&out, "[...]\n", 6);
+    kb_buf_append(&out, tail, strlen(tail));
+    free(tail);
+    return kb_buf_detach(&out);
+}
+
 /* CUDA: compile the package library for the target, then the test with nvcc against it, as
  * docs/kernels.md says (the test uses device memory with -DKBPKG_CHECK_CUDA). */
 static int push_cuda_test_args(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m,
@@ -169,7 +202,7 @@ static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
         if (!rc) {
             t->output = kb_strdup(r.output.data);
             if (r.exit_code != 0) {
-                char *tail = tail_lines(r.output.data, TEST_TAIL_LINES);
+                char *tail = kb_test_output_excerpt(r.output.data, TEST_TAIL_LINES);
                 rc = r.timed_out
                          ? kb_error_set(ctx, KB_ERR_TIMEOUT, "%s: the test timed out", item->target)
                          : kb_error_set(ctx, KB_ERR_BUILD, "%s: the test exited %d%s:\n%s",

@@ -462,3 +462,28 @@ Test(builder, build_target_for_the_fetcher)
     free(dir);
     free(tmp);
 }
+
+Test(builder, test_failure_excerpt_keeps_early_fail_lines)
+{
+    /* stderr's FAIL line comes first (unbuffered), then 30 lines of buffered stdout */
+    kb_buf b = KB_BUF_INIT;
+    kb_buf_append(&b, "check: FAIL act_silu special values: 1 wrong\n", 45);
+    for (int i = 0; i < 30; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "check: ok   case %d\n", i);
+        kb_buf_append(&b, line, (size_t)n);
+    }
+    kb_buf_append(&b, "check: FAILED (1 problems)\n\n", 28);
+    char *x = kb_test_output_excerpt(b.data, 5);
+    cr_assert_not_null(x);
+    cr_expect(strncmp(x, "check: FAIL act_silu special values: 1 wrong\n[...]\n", 51) == 0, "%s",
+              x);
+    cr_expect(strstr(x, "case 29\ncheck: FAILED (1 problems)"), "%s", x);
+    cr_expect_not(strstr(x, "case 25\n"), "only the tail's 5 lines: %s", x);
+    free(x);
+    /* nothing early: just the tail, no marker */
+    x = kb_test_output_excerpt("a\nb\nc\n", 2);
+    cr_expect_str_eq(x, "b\nc");
+    free(x);
+    kb_buf_free(&b);
+}
