@@ -69,6 +69,16 @@ template <> __device__ __forceinline__ float apply<2>(float x, float up)
     const float k = 0.79788456080286536f; /* sqrt(2/pi) */
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
 }
+/* gelu alternatives measured beside the export (which uses a one-exp erfc): CUDA's erfcf,
+ * and 1 + erff with gelu = -0 below -5.2 (where 1 + erff is within a few ulp of 0) */
+template <> __device__ __forceinline__ float apply<3>(float x, float up)
+{
+    return (x < -12.0f ? -0.0f : 0.5f * x * erfcf(x * -0.70710678118654752f)) * up;
+}
+template <> __device__ __forceinline__ float apply<4>(float x, float up)
+{
+    return (x < -5.2f ? -0.0f : 0.5f * x * (1.0f + erff(x * 0.70710678118654752f))) * up;
+}
 
 template <typename T> union vec16 {
     uint4 raw;
@@ -392,6 +402,42 @@ static void bench_act(const char *name, act_fn fn, int dtype, int64_t n, int64_t
     CK(cudaFree(out_v1));
 }
 
+/* ---- gelu_and_mul: the alternatives to the export's erfc, same checks ---- */
+template <typename T>
+static void bench_gelu_alternatives(int dtype, int64_t n, int64_t d, double copy)
+{
+    size_t es = dtype == B_F32 ? 4 : 2, nin = (size_t)(2 * n * d), nout = (size_t)(n * d);
+    void *in[SETS], *out[SETS];
+    for (int s = 0; s < SETS; s++) {
+        CK(cudaMalloc(&in[s], nin * es));
+        CK(cudaMalloc(&out[s], nout * es));
+        bench_fill_random(in[s], nin, dtype, 4.0f);
+    }
+    double ms_v1 = bench_median_ms(
+        [&](int i) { v1::act_launch<T, 1>(out[i % SETS], in[i % SETS], n, d); }, 5, 30);
+    for (int v = 0; v < 2; v++) {
+        auto launch = [&](void *o, const void *x) {
+            if (v == 0)
+                v1::act_launch<T, 3>(o, x, n, d);
+            else
+                v1::act_launch<T, 4>(o, x, n, d);
+        };
+        CK(cudaMemset(out[0], 0xff, nout * es));
+        launch(out[0], in[0]);
+        CK(cudaMemset(g_acc, 0, sizeof *g_acc));
+        act_ref_kernel<<<1024, 256>>>(g_acc, out[0], in[0], n, d, 1, dtype);
+        double relerr;
+        const char *verdict = check_result(&relerr, dtype);
+        double ms = bench_median_ms([&](int i) { launch(out[i % SETS], in[i % SETS]); }, 5, 30);
+        report("gelu_and_mul", v == 0 ? "alt: cuda erfcf" : "alt: 1+erff, -0 < -5.2", dtype, n, d,
+               (double)(nin + nout) * es, ms, copy, ms_v1, relerr, verdict, "");
+    }
+    for (int s = 0; s < SETS; s++) {
+        CK(cudaFree(in[s]));
+        CK(cudaFree(out[s]));
+    }
+}
+
 /* ---- rmsnorm: v1, the export, and forced variants of the new kernels ---- */
 typedef int (*rms_fn)(void *, const void *, const void *, int64_t, int64_t, float, void *);
 
@@ -598,6 +644,9 @@ int main(void)
     bench_act<float, 0>("silu_and_mul", ACT(act_silu_and_mul_f32), B_F32, n, d, copy);
     bench_act<kb_bf16_tag, 1>("gelu_and_mul", ACT(act_gelu_and_mul_bf16), B_BF16, n, d, copy);
     bench_act<kb_f16_tag, 1>("gelu_and_mul", ACT(act_gelu_and_mul_f16), B_F16, n, d, copy);
+    bench_gelu_alternatives<kb_bf16_tag>(B_BF16, n, d, copy);
+    bench_gelu_alternatives<kb_f16_tag>(B_F16, n, d, copy);
+    bench_act<float, 1>("gelu_and_mul", ACT(act_gelu_and_mul_f32), B_F32, n, d, copy);
     bench_act<kb_bf16_tag, 2>("gelu_tanh", ACT(act_gelu_tanh_bf16), B_BF16, n, d, copy);
     bench_act<kb_f16_tag, 2>("gelu_tanh", ACT(act_gelu_tanh_f16), B_F16, n, d, copy);
     bench_act<kb_bf16_tag, 0>("silu_and_mul", ACT(act_silu_and_mul_bf16), B_BF16, 64, 14336, copy);

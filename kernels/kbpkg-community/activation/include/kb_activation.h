@@ -13,7 +13,9 @@ extern "C" {
 /*
  * *_and_mul: in is [n, 2d] row-major (gate = in[:, :d], up = in[:, d:]), out is [n, d]:
  *   silu_and_mul: out = silu(gate) * up, silu(x) = x / (1 + exp(-x))
- *   gelu_and_mul: out = gelu(gate) * up, gelu(x) = 0.5 x (1 + erf(x / sqrt 2))
+ *   gelu_and_mul: out = gelu(gate) * up, gelu(x) = 0.5 x (1 + erf(x / sqrt 2)), computed as
+ *     0.5 x erfc(-x / sqrt 2) (no cancellation for x < 0: tiny gates times inf give +-inf
+ *     on every device) and x * 0 below -12 (-0; NaN for -inf, as torch's formula)
  * gelu_tanh: elementwise, in and out are [n, d]:
  *   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  * Math is fp32; 16-bit outputs round to nearest even. n, d >= 0; out must not overlap in.

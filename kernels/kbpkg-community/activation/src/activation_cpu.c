@@ -6,9 +6,15 @@ static float silu(float x)
 {
     return x / (1.0f + expf(-x));
 }
+/* x/2 (1 + erf(x/sqrt 2)) written with erfc, which keeps the tail's precision: 1 + erff()
+ * cancels below x = -5.5, where math libraries round it to 0 or to one ulp differently (the
+ * H200 gave NaN for a gate near -6 times an infinite up, glibc -inf). Below -12, |gelu| <
+ * 1e-32 and erfcf nears its underflow, where libraries may again disagree: gelu is x * 0
+ * there on every device (-0, and NaN for -inf as in torch's formula). The GPU build computes
+ * the same function with a cheaper erfc (activation.cu), zero at the same x. */
 static float gelu_erf(float x)
 {
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    return x < -12.0f ? x * 0.0f : 0.5f * x * erfcf(x * -0.70710678118654752f);
 }
 static float gelu_tanh(float x)
 {

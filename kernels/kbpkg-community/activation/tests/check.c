@@ -88,33 +88,22 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
  * random data, on the vector and the scalar path: NaN comes out exactly where the reference
  * has NaN (a NaN input must not round to a number, nor a number to NaN), infinities match
  * exactly, the rest within the usual tolerance. */
-static size_t run_special(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
+/* Compares got with want element by element: NaN exactly where the reference has NaN,
+ * infinities exactly, the rest within the usual tolerance. Prints the first 5 misses. */
+static size_t compare_special(const char *what, int op, kbc_dtype t, const void *in,
+                              const void *got, const void *want, int64_t n, int64_t d, int rc,
+                              int rrc)
 {
-    static const float specials[] = {NAN,    -NAN,    INFINITY, -INFINITY, 0.0f,     -0.0f,
-                                     1e-40f, -1e-40f, 3.0e38f,  -3.0e38f,  65504.0f, -65504.0f,
-                                     1e5f,   -1e5f,   -90.0f,   90.0f};
-    const size_t nspecial = sizeof specials / sizeof specials[0];
     int gated = op != ACT_GELU_TANH;
-    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
-    void *in = kbc_xmalloc(nin * es), *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es);
-    kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
-    for (size_t i = 0; i < nin; i++)
-        if (kbc_next(rng) % 3 == 0)
-            kbc_set(t, in, i, specials[kbc_next(rng) % nspecial]);
-    kbc_set(t, in, 0, NAN); /* at least one NaN result: row 0's first gate */
-    kbc_poison(t, got, nout);
-    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
-    kbc_upload(din, in, nin * es);
-    kbc_upload(dout, got, nout * es);
-    int rc = fns[op][t](dout, din, n, d, NULL);
-    kbc_download(got, dout, nout * es);
-    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    size_t nout = (size_t)(n * d);
     size_t bad = rc != 0 || rrc != 0, nans = 0, infs = 0;
     for (size_t i = 0; i < nout; i++) {
         size_t r = i / (size_t)d, c = i % (size_t)d, base = r * (size_t)d * (gated ? 2 : 1);
         double g = kbc_get(t, got, i), w = kbc_get(t, want, i);
         double x = kbc_get(t, in, base + c), up = gated ? kbc_get(t, in, base + (size_t)d + c) : 1;
-        double extra = op == ACT_SILU_AND_MUL ? 0.0 : 4 * 5.96e-8 * fabs(x * up);
+        /* (x up is NaN for a gate of -inf times a zero up, whose gelu is -0 times 0) */
+        double xu = fabs(x * up),
+               extra = op == ACT_SILU_AND_MUL || !isfinite(xu) ? 0.0 : 4 * 5.96e-8 * xu;
         int ok;
         if (isnan(w) || isnan(g))
             ok = isnan(w) && isnan(g), nans += isnan(w) != 0;
@@ -122,24 +111,86 @@ static size_t run_special(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t 
             ok = g == w, infs += isinf(w) != 0;
         else
             ok = fabs(g - w) <= (kbc_ulp(t) + 8 * 5.96e-8) * fabs(w) + 1e-6 + extra;
+        /* a non-finite gate (or a NaN up) gives NaN exactly where the fp64 formula (torch's)
+         * does: gelu(-inf) is NaN there, not its limit 0 */
+        if (ok && (!isfinite(x) || isnan(up)) && !isnan(w) != !isnan(exact_op(op, x, up))) {
+            ok = 0;
+            w = exact_op(op, x, up);
+        }
         if (!ok && bad++ < 5)
-            fprintf(stderr,
-                    "check: act_%s_%s special values n=%lld d=%lld: element %zu: got %.9g, "
-                    "want %.9g\n",
-                    op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, i, g, w);
+            fprintf(stderr, "check: %s: element %zu: x %.9g up %.9g: got %.9g, want %.9g\n", what,
+                    i, x, up, g, w);
     }
     if (bad)
-        fprintf(stderr,
-                "check: FAIL act_%s_%s special values n=%lld d=%lld: %zu wrong (rc %d, "
-                "reference %d)\n",
-                op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, bad, rc, rrc);
+        fprintf(stderr, "check: FAIL %s: %zu wrong (rc %d, reference %d)\n", what, bad, rc, rrc);
     else
-        printf(
-            "check: ok   act_%s_%s special values n=%lld d=%lld: %zu elements, %zu NaN, %zu inf\n",
-            op_names[op], kbc_dtype_names[t], (long long)n, (long long)d, nout, nans, infs);
+        printf("check: ok   %s: %zu elements, %zu NaN, %zu inf\n", what, nout, nans, infs);
+    return bad;
+}
+
+/* Runs op on in (n rows) on the device and on the reference, then compare_special. */
+static size_t run_and_compare(const char *what, int op, kbc_dtype t, const void *in, int64_t n,
+                              int64_t d)
+{
+    int gated = op != ACT_GELU_TANH;
+    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
+    void *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es);
+    kbc_poison(t, got, nout);
+    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
+    kbc_upload(din, in, nin * es);
+    kbc_upload(dout, got, nout * es);
+    int rc = fns[op][t](dout, din, n, d, NULL);
+    kbc_download(got, dout, nout * es);
+    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    size_t bad = compare_special(what, op, t, in, got, want, n, d, rc, rrc);
     kbc_dev_free(din);
     kbc_dev_free(dout);
-    free(in), free(got), free(want);
+    free(got), free(want);
+    return bad;
+}
+
+static size_t run_special(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
+{
+    static const float specials[] = {NAN,    -NAN,    INFINITY, -INFINITY, 0.0f,     -0.0f,
+                                     1e-40f, -1e-40f, 3.0e38f,  -3.0e38f,  65504.0f, -65504.0f,
+                                     1e5f,   -1e5f,   -90.0f,   90.0f};
+    const size_t nspecial = sizeof specials / sizeof specials[0];
+    int gated = op != ACT_GELU_TANH;
+    size_t nin = (size_t)(n * d * (gated ? 2 : 1));
+    void *in = kbc_xmalloc(nin * kbc_size(t));
+    kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
+    for (size_t i = 0; i < nin; i++)
+        if (kbc_next(rng) % 3 == 0)
+            kbc_set(t, in, i, specials[kbc_next(rng) % nspecial]);
+    kbc_set(t, in, 0, NAN); /* at least one NaN result: row 0's first gate */
+    char what[128];
+    snprintf(what, sizeof what, "act_%s_%s special values n=%lld d=%lld", op_names[op],
+             kbc_dtype_names[t], (long long)n, (long long)d);
+    size_t bad = run_and_compare(what, op, t, in, n, d);
+    free(in);
+    return bad;
+}
+
+/* Every 16-bit gate value (all 65536 bit patterns: NaNs, infinities, subnormals, the far
+ * tails) against an up of +inf, -inf, 1 and the largest finite value: where a gate's
+ * activation is tiny but not zero, times inf is +-inf, and where it is zero it is NaN, so the
+ * device and the reference must agree on which gates give exactly zero. Random data found a
+ * gate where they did not (gelu with 1 + erff, now erfc); this finds them all, every run. */
+static size_t run_gate_sweep(int op, kbc_dtype t)
+{
+    const int64_t d = 65536, n = 4;
+    const float ups[4] = {INFINITY, -INFINITY, 1.0f, t == KBC_F16 ? 65504.0f : 3.0e38f};
+    uint16_t *in = kbc_xmalloc(sizeof(uint16_t) * (size_t)(2 * n * d));
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = 0; c < d; c++) {
+            in[2 * r * d + c] = (uint16_t)c;
+            kbc_set(t, in, (size_t)(2 * r * d + d + c), ups[r]);
+        }
+    char what[128];
+    snprintf(what, sizeof what, "act_%s_%s every gate value times +-inf, 1, max", op_names[op],
+             kbc_dtype_names[t]);
+    size_t bad = run_and_compare(what, op, t, in, n, d);
+    free(in);
     return bad;
 }
 
@@ -178,6 +229,8 @@ int main(void)
                 bad += run_case(&rng, op, (kbc_dtype)t, shapes[s][0], shapes[s][1]);
             bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* vector path */
             bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* scalar path */
+            if (op != ACT_GELU_TANH && t != KBC_F32)
+                bad += run_gate_sweep(op, (kbc_dtype)t);
         }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
