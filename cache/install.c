@@ -182,7 +182,7 @@ static int fetch_blob(kb_ctx *ctx, kb_registry *r, const char *name, const kb_pk
     kb_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target, e->layer_digest,
                   (unsigned long long)e->layer_size);
     kb_cache_test_pause("download");
-    return kb_registry_blob_get_file(r, name, e->layer_digest, path, e->layer_size);
+    return kb_registry_blob_get_file_for(r, name, e->layer_digest, path, e->layer_size, e->target);
 }
 
 int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,

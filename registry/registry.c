@@ -144,7 +144,7 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
 
 /* One download into <dest>.part, resuming what it holds; *resumed says whether it held any. */
 static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, const char *digest,
-                           const char *dest, uint64_t max_size)
+                           const char *dest, uint64_t max_size, const char *what)
 {
     kb_blob_writer w;
     int rc = kb_blob_writer_open(&w, r->ctx, dest, max_size, true);
@@ -153,7 +153,8 @@ static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, cons
     *resumed = w.written > 0;
     w.item = digest;
     const char *hex = kb_digest_hex(digest);
-    char *label = kb_asprintf("%s sha256:%.12s", repo, hex);
+    char *label =
+        what ? kb_asprintf("%s %s", repo, what) : kb_asprintf("%s sha256:%.12s", repo, hex);
     rc = label ? kb_blob_writer_track(&w, label, max_size) : kb_error_oom(r->ctx);
     if (!rc)
         rc = r->ops->blob_get(r, repo, digest, &w);
@@ -173,20 +174,26 @@ static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, cons
 int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
                               const char *dest, uint64_t max_size)
 {
+    return kb_registry_blob_get_file_for(r, repo, digest, dest, max_size, NULL);
+}
+
+int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
+                                  const char *dest, uint64_t max_size, const char *what)
+{
     int rc = check_repo(r, repo);
     if (!rc)
         rc = check_digest(r, digest);
     if (rc)
         return rc;
     bool resumed = false;
-    rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size);
+    rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size, what);
     if (rc == KB_ERR_DIGEST && resumed) {
         /* the kept prefix was never verified: it may be what went wrong, so fetch it all once
          * more (the mismatch deleted the part) */
         kb_log(r->ctx, KB_LOG_DEBUG, "%s: resumed download did not verify; fetching it whole",
                digest);
         kb_ctx_clear_error(r->ctx);
-        rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size);
+        rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size, what);
     }
     return rc;
 }

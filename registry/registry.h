@@ -54,6 +54,10 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
  */
 int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
                               const char *dest, uint64_t max_size);
+/* The same; its progress names the download "<repo> <what>" (what the user asked for: the
+ * target the blob holds) rather than "<repo> sha256:<12 hex>" (what = NULL). */
+int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
+                                  const char *dest, uint64_t max_size, const char *what);
 /* Fetch a small blob into memory (verified); max_size must be given. */
 int kb_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
                              size_t max_size);

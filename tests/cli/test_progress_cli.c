@@ -57,7 +57,7 @@ static fixture setup(void)
     cr_assert_not_null(e);
     cr_assert_eq(kb_pkg_entry_resolve(e, reg, PKG), 0);
     f.blob_path = kb_asprintf("%s/blobs/sha256/%s", f.hub, e->layer_digest + 7);
-    f.layer_label = kb_asprintf(PKG " sha256:%.12s", e->layer_digest + 7);
+    f.layer_label = kb_asprintf(PKG " %s", e->target); /* downloads are named by target */
     cr_assert_eq(kb_read_file(ctx, f.blob_path, &f.blob), 0);
     cr_assert_gt(f.blob.len, 1000);
     kb_pkg_index_free(idx);
