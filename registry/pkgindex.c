@@ -185,6 +185,11 @@ static int no_such_package(kb_registry *r, const char *name)
         rc = kb_error_oom(r->ctx);
     else if (url)
         rc = kb_error_set_url(r->ctx, KB_ERR_NOT_FOUND, url, "no package %s in %s", name, where);
+    else if (r->url.layout && !kb_path_exists(where))
+        rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, where, 0, 0,
+                               "no package %s in %s: that registry folder does not exist (publish "
+                               "there first, or point --registry or $KBPKG_REGISTRY at a registry)",
+                               name, where);
     else
         rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0, "no package %s in %s", name,
                                where);

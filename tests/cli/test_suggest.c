@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct fixture {
     char *tmp, *hub, *other_hub;
@@ -215,5 +216,42 @@ Test(suggest, uninstall_and_info_suggest_from_installed_names)
     cr_expect_eq(r.exit_code, 3);
     cr_expect_not(strstr(r.err, "did you mean"), "%s", r.err);
     kbt_run_free(&r);
+    teardown(&f);
+}
+
+Test(suggest, a_registry_folder_that_does_not_exist_is_named_as_the_problem)
+{
+    fixture f = setup();
+    char *missing = kb_asprintf("%s/no-such-hub", f.tmp);
+    const char *args[] = {"--registry", missing, "install", "kbtest/cpu-add", NULL};
+    kbt_run r = run(&f, args);
+    cr_expect_eq(r.exit_code, 3);
+    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-add in %s: that registry folder does "
+                             "not exist (publish there first, or point --registry or "
+                             "$KBPKG_REGISTRY at a registry)\n",
+                             missing);
+    cr_expect_str_eq(r.err, want);
+    kbt_run_free(&r);
+    /* the lookup created nothing, and the registry that does exist is still what it was */
+    cr_expect_not(kb_path_exists(missing), "%s was created", missing);
+    char *list = installed(&f);
+    cr_expect(strstr(list, "\"installed\": []"), "nothing installed: %s", list);
+    free(list);
+    const char *good[] = {"-q", "install", "kbtest/cpu-add", NULL};
+    r = run(&f, good);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    /* an existing but empty folder is a registry without the package: the plain message */
+    char *empty = kb_asprintf("%s/empty-hub", f.tmp);
+    cr_assert_eq(mkdir(empty, 0755), 0);
+    const char *in_empty[] = {"--registry", empty, "install", "kbtest/cpu-add@9", NULL};
+    r = run(&f, in_empty);
+    cr_expect_eq(r.exit_code, 3);
+    cr_expect(strstr(r.err, "no package kbtest/cpu-add in "), "%s", r.err);
+    cr_expect_not(strstr(r.err, "does not exist"), "%s", r.err);
+    kbt_run_free(&r);
+    free(empty);
+    free(want);
+    free(missing);
     teardown(&f);
 }
