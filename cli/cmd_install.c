@@ -50,8 +50,10 @@ int cmd_install(cli *c, int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");
     if (o.allow_unsigned && !c->quiet)
-        fprintf(stderr, "kbpkg: warning: --allow-unsigned: packages without a trusted signature "
-                        "are accepted\n");
+        cli_eprint(c,
+                   "kbpkg: %swarning%s: --allow-unsigned: packages without a trusted signature "
+                   "are accepted",
+                   cli_color(c, "33"), cli_color(c, "0"));
     json_t *all = c->json ? json_array() : NULL;
     int exit_code = CLI_EXIT_OK;
     for (int i = optind; i < argc; i++) {

@@ -97,7 +97,7 @@ static int key_list(cli *c, int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             print_key_line(&keys[i]);
         if (n == 0)
-            fprintf(stderr, "no keys (create one with 'kbpkg key generate')\n");
+            cli_eprint(c, "no keys (create one with 'kbpkg key generate')");
     }
     kb_trust_key_list_free(keys, n);
     return CLI_EXIT_OK;

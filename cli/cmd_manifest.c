@@ -27,7 +27,7 @@ static bool check_one(cli *c, const char *path, json_t *results)
     int rc = kb_manifest_open(&m, c->ctx, path);
     const kb_error *e = kb_ctx_last_error(c->ctx);
     if (rc)
-        fprintf(stderr, "kbpkg: %s\n", *e->message ? e->message : kb_strerror(rc));
+        cli_eprint(c, "kbpkg: %s", *e->message ? e->message : kb_strerror(rc));
     else
         cli_say(c, "ok  %s %s (%s)", kb_manifest_name(m), kb_manifest_version(m), path);
     if (results)

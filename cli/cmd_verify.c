@@ -28,7 +28,7 @@ int cmd_verify(cli *c, int argc, char **argv)
         }
         cli_say(c, "%s %s %s %s", issues ? "FAIL" : "ok  ", p->name, p->version, p->target);
         for (size_t k = 0; k < issues; k++)
-            fprintf(stderr, "  %s\n", kb_package_list_issue(l, i, k));
+            cli_eprint(c, "  %s", kb_package_list_issue(l, i, k));
     }
     json_t *report = arr ? json_pack("{s:b,s:o}", "ok", rc == 0, "packages", arr) : NULL;
     if (!arr && n == 0)
