@@ -10,7 +10,7 @@ PKGS=(
   docker-registry skopeo apache2-utils curl zstd libarchive-tools
   hipcc libamdhip64-dev
   clang libclang-rt-14-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-torch
   chromium zlib1g-dev zsh
 )
 missing=()
