@@ -178,7 +178,9 @@ static void print_zsh(void)
            "its command table.\n# Use: source <(kbpkg completion zsh), or save it as _kbpkg in "
            "$fpath.\n%s",
            packages_fn);
-    printf("_kbpkg() {\n    local -a commands globals words\n    commands=(\n");
+    /* No local may be called `words`: that is compsys's own array of the command line, and a
+     * local of that name would hide it (the command word would never be found). */
+    printf("_kbpkg() {\n    local -a commands globals\n    commands=(\n");
     for (size_t i = 0; i < cli_command_count; i++) {
         char entry[512];
         snprintf(entry, sizeof(entry), "%s:%s", cli_commands[i].name, cli_commands[i].summary);
