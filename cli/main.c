@@ -192,8 +192,13 @@ int main(int argc, char **argv)
         goto out;
     }
     if (argc < 2) {
-        cli_print_general_help();
-        exit_code = CLI_EXIT_USAGE;
+        /* --json promises one JSON document on stdout, failures included */
+        if (c.json)
+            exit_code = cli_usage_error(&c, NULL, "no command given");
+        else {
+            cli_print_general_help();
+            exit_code = CLI_EXIT_USAGE;
+        }
         goto out;
     }
     const cli_command *cmd = cli_find_command(argv[1]);

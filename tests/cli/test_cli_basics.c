@@ -1,6 +1,7 @@
 /* The kbpkg binary: version, help, unknown commands, exit codes. */
 #include "kbtest.h"
 
+#include <jansson.h>
 #include <string.h>
 
 Test(cli, version_prints_library_version)
@@ -50,5 +51,24 @@ Test(cli, bad_setting_flag_names_the_key)
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_neq(r.exit_code, 0);
     cr_expect(strstr(r.err, "unknown configuration key 'bogus.key'"), "got: %s", r.err);
+    kbt_run_free(&r);
+}
+
+Test(cli, no_command_with_json_prints_the_error_document)
+{
+    /* --json promises one JSON document on stdout, a bad command line included */
+    const char *args[] = {"--json", NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_eq(r.exit_code, 2);
+    json_error_t jerr;
+    json_t *doc = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(doc, "not JSON (%s): %s", jerr.text, r.out);
+    cr_expect(json_is_false(json_object_get(doc, "ok")), "%s", r.out);
+    cr_expect_eq(json_integer_value(json_object_get(doc, "kbpkg_json")), 1, "%s", r.out);
+    json_t *err = json_object_get(doc, "error");
+    cr_expect_eq(json_integer_value(json_object_get(err, "code")), KB_ERR_INVALID, "%s", r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(err, "message")), "no command given");
+    cr_expect(strstr(r.err, "kbpkg: no command given"), "got: %s", r.err);
+    json_decref(doc);
     kbt_run_free(&r);
 }
