@@ -103,6 +103,16 @@ char *cli_suggest_package(cli *c, const char *ref, unsigned from);
  * report (owned) may be NULL. */
 int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *report);
 
+/* Typos on the command line (cli/usage_hints.c), reported through cli_usage_error. An unknown
+ * subcommand of command, with the closest of subcommands ("did you mean 'list'?"). */
+int cli_unknown_subcommand(cli *c, const char *command, const char *word,
+                           const char *const *subcommands, size_t count);
+/* getopt_long returned opt ('?' or ':'; the optstring starts with ':' and main sets opterr to
+ * 0, so getopt printed nothing): name the option as typed, and the closest of long_opts. */
+struct option;
+int cli_option_error(cli *c, const char *command, int opt, const struct option *long_opts,
+                     char **argv);
+
 /* The version of the --json output: every top-level object carries it as "kbpkg_json".
  * Keys are only ever added within a version; a rename, removal or type change bumps it.
  * docs/json.md describes every command's output, docs/json/ holds the schemas. */

@@ -167,6 +167,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kbpkg: cannot start: %s\n", kb_strerror(rc));
         return CLI_EXIT_FAILURE;
     }
+    opterr = 0; /* commands say what is wrong with an option themselves (cli_option_error) */
     bool want_version = false;
     int exit_code = extract_global_flags(&c, &argc, argv, &want_version);
     if (exit_code)
