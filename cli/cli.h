@@ -73,6 +73,20 @@ int cmd_verify(cli *c, int argc, char **argv);
 extern const cli_command cli_commands[];
 extern const size_t cli_command_count;
 const cli_command *cli_find_command(const char *name);
+/* The one table of global options (cli/commands.c), valid before or after any command: `kbpkg
+ * help`, kbpkg(1) and the completion scripts are generated from it; main.c parses them. */
+typedef struct cli_global_option {
+    const char *name;       /* "--quiet" */
+    const char *short_name; /* "-q", or NULL */
+    const char *arg;        /* "R" when the option takes a value (--registry R), else NULL */
+    const char *help;       /* one line */
+} cli_global_option;
+extern const cli_global_option cli_global_options[];
+extern const size_t cli_global_option_count;
+/* "--registry" (or "-q"): its row, or NULL when arg is not a global option. */
+const cli_global_option *cli_find_global_option(const char *arg);
+/* "-q, --quiet" or "--registry R": how help and man pages name an option. */
+void cli_global_option_label(const cli_global_option *o, char *out, size_t size);
 /* Suggestions for typos (cli/suggest.c). The candidate closest to word by edit distance
  * (swaps of neighbours count one), or NULL when none is close enough to be a typo. */
 const char *cli_closest(const char *word, const char *const *candidates, size_t count);
@@ -88,6 +102,16 @@ char *cli_suggest_package(cli *c, const char *ref, unsigned from);
  * "did you mean org/name?" (error.suggestion in --json) when a close name exists in from.
  * report (owned) may be NULL. */
 int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *report);
+
+/* Typos on the command line (cli/usage_hints.c), reported through cli_usage_error. An unknown
+ * subcommand of command, with the closest of subcommands ("did you mean 'list'?"). */
+int cli_unknown_subcommand(cli *c, const char *command, const char *word,
+                           const char *const *subcommands, size_t count);
+/* getopt_long returned opt ('?' or ':'; the optstring starts with ':' and main sets opterr to
+ * 0, so getopt printed nothing): name the option as typed, and the closest of long_opts. */
+struct option;
+int cli_option_error(cli *c, const char *command, int opt, const struct option *long_opts,
+                     char **argv);
 
 /* The version of the --json output: every top-level object carries it as "kbpkg_json".
  * Keys are only ever added within a version; a rename, removal or type change bumps it.
@@ -138,6 +162,8 @@ json_t *cli_installed_json(const kb_installed_pkg *p);
 
 /* Parse the common per-command flag --json / -h; returns 1 when handled. */
 bool cli_is_help_flag(const char *arg);
+/* The general help: usage, every command and every global option (cli/cmd_help.c). */
+int cli_print_general_help(void);
 int cli_print_command_help(const cli_command *cmd);
 /* roff man pages from the table (cli/man_page.c): kbpkg-<name>(1), and kbpkg(1). */
 int cli_print_man_page(const cli_command *cmd);

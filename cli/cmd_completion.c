@@ -5,13 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The global flags main.c parses (they are valid before or after any command). */
-static const char *const global_flags[] = {
-    "--json",   "-q",      "--quiet",   "-v",         "--verbose", "--no-color", "--registry",
-    "--device", "--cache", "--offline", "--insecure", "--set",     "--version",  "--help"};
-/* Global flags whose next word is their value: the word after them is not the command. */
-static const char global_value_flags[] = "--registry|--device|--cache|--set";
-
 /* A word list built from a command's usage and help text. */
 typedef struct word_list {
     char words[64][40];
@@ -20,10 +13,12 @@ typedef struct word_list {
 
 static bool is_global_flag(const char *start, size_t len)
 {
-    for (size_t i = 0; i < sizeof(global_flags) / sizeof(global_flags[0]); i++)
-        if (strlen(global_flags[i]) == len && strncmp(global_flags[i], start, len) == 0)
-            return true;
-    return false;
+    char flag[40];
+    if (len >= sizeof(flag))
+        return false;
+    memcpy(flag, start, len);
+    flag[len] = '\0';
+    return cli_find_global_option(flag) != NULL;
 }
 
 /* Adds a word once; global flags are offered everywhere already. */
@@ -105,10 +100,27 @@ static void print_command_names(void)
         printf("%s%s", i ? " " : "", cli_commands[i].name);
 }
 
+/* Every global option (cli_global_options), short forms too. */
 static void print_globals(void)
 {
-    for (size_t i = 0; i < sizeof(global_flags) / sizeof(global_flags[0]); i++)
-        printf("%s%s", i ? " " : "", global_flags[i]);
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        const cli_global_option *o = &cli_global_options[i];
+        printf("%s%s%s%s", i ? " " : "", o->short_name ? o->short_name : "",
+               o->short_name ? " " : "", o->name);
+    }
+}
+
+/* A case pattern of the global options whose next word is their value ("--registry|--set"):
+ * the word after them is not the command. */
+static void print_value_flags(void)
+{
+    bool first = true;
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        if (!cli_global_options[i].arg)
+            continue;
+        printf("%s%s", first ? "" : "|", cli_global_options[i].name);
+        first = false;
+    }
 }
 
 /* `kbpkg list --json` lists installed packages; without it (or on error) nothing. */
@@ -125,10 +137,10 @@ static void print_bash(void)
            packages_fn);
     printf("_kbpkg() {\n    local cur=\"${COMP_WORDS[COMP_CWORD]}\" cmd=\"\" i\n"
            "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
-           "        case \"${COMP_WORDS[i]}\" in\n"
-           "        %s) ((i++)) ;;\n        -*) ;;\n"
-           "        *) cmd=\"${COMP_WORDS[i]}\"; break ;;\n        esac\n    done\n",
-           global_value_flags);
+           "        case \"${COMP_WORDS[i]}\" in\n        ");
+    print_value_flags();
+    printf(") ((i++)) ;;\n        -*) ;;\n"
+           "        *) cmd=\"${COMP_WORDS[i]}\"; break ;;\n        esac\n    done\n");
     printf("    local globals=\"");
     print_globals();
     printf("\"\n    local words=\"\" packages=0\n    case \"$cmd\" in\n    \"\") words=\"");
@@ -178,7 +190,9 @@ static void print_zsh(void)
            "its command table.\n# Use: source <(kbpkg completion zsh), or save it as _kbpkg in "
            "$fpath.\n%s",
            packages_fn);
-    printf("_kbpkg() {\n    local -a commands globals words\n    commands=(\n");
+    /* No local may be called `words`: that is compsys's own array of the command line, and a
+     * local of that name would hide it (the command word would never be found). */
+    printf("_kbpkg() {\n    local -a commands globals\n    commands=(\n");
     for (size_t i = 0; i < cli_command_count; i++) {
         char entry[512];
         snprintf(entry, sizeof(entry), "%s:%s", cli_commands[i].name, cli_commands[i].summary);
@@ -189,13 +203,14 @@ static void print_zsh(void)
     printf("    )\n    globals=(");
     print_globals();
     printf(")\n    local cmd=\"\" i\n    for ((i = 2; i < CURRENT; i++)); do\n"
-           "        case \"${words[i]}\" in\n        %s) ((i++)) ;;\n        -*) ;;\n"
+           "        case \"${words[i]}\" in\n        ");
+    print_value_flags();
+    printf(") ((i++)) ;;\n        -*) ;;\n"
            "        *) cmd=\"${words[i]}\"; break ;;\n        esac\n    done\n"
            "    if [[ -z \"$cmd\" ]]; then\n"
            "        if [[ \"$PREFIX\" == -* ]]; then compadd -- $globals; "
            "else _describe 'command' commands; fi\n        return\n    fi\n"
-           "    local -a cwords\n    local packages=0\n    case \"$cmd\" in\n",
-           global_value_flags);
+           "    local -a cwords\n    local packages=0\n    case \"$cmd\" in\n");
     for (size_t i = 0; i < cli_command_count; i++) {
         const cli_command *cmd = &cli_commands[i];
         word_list w = {.count = 0};

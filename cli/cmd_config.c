@@ -92,8 +92,11 @@ static int config_set(cli *c, int argc, char **argv)
 
 int cmd_config(cli *c, int argc, char **argv)
 {
+    static const char *const subcommands[] = {"list", "get", "set"};
     if (argc < 2)
         return cli_usage_error(c, "config", "config needs a subcommand (list, get, set)");
+    if (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "get") != 0 && strcmp(argv[1], "set") != 0)
+        return cli_unknown_subcommand(c, "config", argv[1], subcommands, 3);
     if (strcmp(argv[1], "list") == 0 && argc == 2)
         return config_list(c);
     if (strcmp(argv[1], "get") == 0 && argc == 3)

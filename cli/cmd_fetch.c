@@ -13,13 +13,13 @@ int cmd_fetch(cli *c, int argc, char **argv)
     int allow_unsigned = 0;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
         if (opt == 's')
             source = true;
         else if (opt == 'u')
             allow_unsigned = 1;
         else
-            return cli_usage_error(c, "fetch", "unknown option");
+            return cli_option_error(c, "fetch", opt, long_opts, argv);
     }
     if (!source)
         return cli_usage_error(c, "fetch", "only --source is supported: kbpkg fetch --source PKG");

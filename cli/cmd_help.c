@@ -4,6 +4,27 @@
 #include <stdio.h>
 #include <string.h>
 
+/* `kbpkg help` and `kbpkg --help`: the commands and the global options, from their tables. */
+int cli_print_general_help(void)
+{
+    printf("usage: kbpkg [global options] COMMAND [ARGS]\n\n"
+           "Ahead-of-time GPU kernel packages: probe, resolve, fetch, verify, load.\n\n"
+           "commands:\n");
+    for (size_t i = 0; i < cli_command_count; i++)
+        printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    printf("\nglobal options (before or after the command):\n");
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        char label[64];
+        cli_global_option_label(&cli_global_options[i], label, sizeof(label));
+        printf("  %-18s %s\n", label, cli_global_options[i].help);
+    }
+    printf("\n"
+           "Progress goes to stderr: on a terminal, a live line per download or target being\n"
+           "built (size, rate, ETA); otherwise one line when each ends. Results go to stdout.\n\n"
+           "Run 'kbpkg help COMMAND' for a command's options.\n");
+    return CLI_EXIT_OK;
+}
+
 /* kbpkg help --man [COMMAND]: the roff page build/man/ is generated from. */
 static int help_man(cli *c, int argc, char **argv)
 {
@@ -29,12 +50,7 @@ int cmd_help(cli *c, int argc, char **argv)
             cli_json_print(json_pack("{s:o}", "commands", arr));
             return CLI_EXIT_OK;
         }
-        printf("usage: kbpkg [global options] COMMAND [ARGS]\n\ncommands:\n");
-        for (size_t i = 0; i < cli_command_count; i++)
-            printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
-        printf("\nRun 'kbpkg help COMMAND' for a command's options, 'kbpkg --help' for the "
-               "global options.\n");
-        return CLI_EXIT_OK;
+        return cli_print_general_help();
     }
     const cli_command *cmd = cli_find_command(argv[1]);
     if (!cmd) {

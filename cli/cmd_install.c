@@ -37,7 +37,7 @@ int cmd_install(cli *c, int argc, char **argv)
     kb_install_opts o = KB_INSTALL_OPTS_INIT;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
         if (opt == 't')
             o.target = optarg;
         else if (opt == 'n')
@@ -45,7 +45,7 @@ int cmd_install(cli *c, int argc, char **argv)
         else if (opt == 'u')
             o.allow_unsigned = 1;
         else
-            return cli_usage_error(c, "install", "unknown option");
+            return cli_option_error(c, "install", opt, long_opts, argv);
     }
     if (optind >= argc)
         return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");

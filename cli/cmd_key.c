@@ -160,5 +160,8 @@ int cmd_key(cli *c, int argc, char **argv)
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
         if (strcmp(argv[1], subs[i].name) == 0)
             return subs[i].run(c, argc - 1, argv + 1);
-    return cli_usage_error(c, "key", "unknown key subcommand '%s'", argv[1]);
+    const char *names[sizeof(subs) / sizeof(subs[0])];
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+        names[i] = subs[i].name;
+    return cli_unknown_subcommand(c, "key", argv[1], names, sizeof(names) / sizeof(names[0]));
 }

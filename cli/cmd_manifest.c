@@ -56,5 +56,6 @@ int cmd_manifest(cli *c, int argc, char **argv)
         return cli_usage_error(c, "manifest", "manifest needs a subcommand (check)");
     if (strcmp(argv[1], "check") == 0)
         return manifest_check(c, argc - 1, argv + 1);
-    return cli_usage_error(c, "manifest", "unknown manifest subcommand '%s'", argv[1]);
+    static const char *const subcommands[] = {"check"};
+    return cli_unknown_subcommand(c, "manifest", argv[1], subcommands, 1);
 }

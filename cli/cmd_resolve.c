@@ -15,7 +15,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
     bool explain = false;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
         if (opt == 'e')
             explain = true;
         else if (opt == 't')
@@ -23,7 +23,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
         else if (opt == 'n')
             o.allow_build = 0;
         else
-            return cli_usage_error(c, "resolve", "unknown option");
+            return cli_option_error(c, "resolve", opt, long_opts, argv);
     }
     if (optind + 1 != argc)
         return cli_usage_error(c, "resolve", "give one package, e.g. radeonflow/gemm@^1");

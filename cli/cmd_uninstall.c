@@ -10,11 +10,11 @@ int cmd_uninstall(cli *c, int argc, char **argv)
     const char *target = NULL;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
         if (opt == 't')
             target = optarg;
         else
-            return cli_usage_error(c, "uninstall", "unknown option");
+            return cli_option_error(c, "uninstall", opt, long_opts, argv);
     }
     if (optind >= argc)
         return cli_usage_error(c, "uninstall", "which package?");

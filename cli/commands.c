@@ -1,6 +1,7 @@
 /* The one table of kbpkg commands; `kbpkg help` is generated from it. */
 #include "cli.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
@@ -142,4 +143,39 @@ const cli_command *cli_find_command(const char *name)
         if (strcmp(cli_commands[i].name, name) == 0)
             return &cli_commands[i];
     return NULL;
+}
+
+/* Keep in the order `kbpkg help` shows them. */
+const cli_global_option cli_global_options[] = {
+    {"--json", NULL, NULL, "machine-readable output on stdout (no progress on stderr)"},
+    {"--quiet", "-q", NULL, "print nothing but errors (no progress either)"},
+    {"--verbose", "-v", NULL, "also print HTTP requests, files read and compiler command lines"},
+    {"--no-color", NULL, NULL, "never color the output (NO_COLOR is honoured too)"},
+    {"--registry", NULL, "R", "registry: layout folder, file://, oci://host/ns, https://"},
+    {"--device", NULL, "D",
+     "pretend the machine has device D (repeatable): sm_86, gfx1030@rocm5.2, none"},
+    {"--cache", NULL, "DIR", "cache folder (default $KBPKG_CACHE or ~/.cache/kbpkg)"},
+    {"--offline", NULL, NULL, "never open a network connection"},
+    {"--insecure", NULL, NULL, "allow plain http to non-loopback registries"},
+    {"--set", NULL, "KEY=VALUE", "set any configuration key for this run"},
+    {"--version", NULL, NULL, "print the version"},
+    {"--help", "-h", NULL, "this help; COMMAND --help: that command's options"},
+};
+
+const size_t cli_global_option_count = sizeof(cli_global_options) / sizeof(cli_global_options[0]);
+
+const cli_global_option *cli_find_global_option(const char *arg)
+{
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        const cli_global_option *o = &cli_global_options[i];
+        if (strcmp(o->name, arg) == 0 || (o->short_name && strcmp(o->short_name, arg) == 0))
+            return o;
+    }
+    return NULL;
+}
+
+void cli_global_option_label(const cli_global_option *o, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s%s%s%s", o->short_name ? o->short_name : "", o->short_name ? ", " : "",
+             o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 }

@@ -44,33 +44,6 @@ static int on_progress(const kb_progress *p, void *payload)
     return cli_progress_update(c->progress, p);
 }
 
-static int print_general_help(void)
-{
-    printf("usage: kbpkg [global options] COMMAND [ARGS]\n\n"
-           "Ahead-of-time GPU kernel packages: probe, resolve, fetch, verify, load.\n\n"
-           "commands:\n");
-    for (size_t i = 0; i < cli_command_count; i++)
-        printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
-    printf("\nglobal options (before or after the command):\n"
-           "  --json             machine-readable output on stdout (no progress on stderr)\n"
-           "  -q, --quiet        print nothing but errors (no progress either)\n"
-           "  -v, --verbose      also print HTTP requests, files read and compiler command "
-           "lines\n"
-           "  --no-color         never color the output (NO_COLOR is honoured too)\n"
-           "  --registry R       registry: layout folder, file://, oci://host/ns, https://\n"
-           "  --device D         pretend the machine has device D (repeatable): sm_86, "
-           "gfx1030@rocm5.2, none\n"
-           "  --cache DIR        cache folder (default $KBPKG_CACHE or ~/.cache/kbpkg)\n"
-           "  --offline          never open a network connection\n"
-           "  --insecure         allow plain http to non-loopback registries\n"
-           "  --set KEY=VALUE    set any configuration key for this run\n"
-           "  --version          print the version\n\n"
-           "Progress goes to stderr: on a terminal, a live line per download or target being\n"
-           "built (size, rate, ETA); otherwise one line when each ends. Results go to stdout.\n\n"
-           "Run 'kbpkg help COMMAND' for a command's options.\n");
-    return CLI_EXIT_OK;
-}
-
 /* Global flags that become ctx settings; the rest of argv goes to the command. */
 static int apply_setting_flag(cli *c, const char *flag, const char *value, char **devices)
 {
@@ -101,11 +74,8 @@ static int apply_setting_flag(cli *c, const char *flag, const char *value, char 
 
 static bool takes_value(const char *arg)
 {
-    static const char *with_value[] = {"--registry", "--cache", "--device", "--set"};
-    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
-        if (strcmp(arg, with_value[i]) == 0)
-            return true;
-    return false;
+    const cli_global_option *o = cli_find_global_option(arg);
+    return o && o->arg;
 }
 
 /* "--registry=R" style. */
@@ -197,6 +167,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "kbpkg: cannot start: %s\n", kb_strerror(rc));
         return CLI_EXIT_FAILURE;
     }
+    opterr = 0; /* commands say what is wrong with an option themselves (cli_option_error) */
     bool want_version = false;
     int exit_code = extract_global_flags(&c, &argc, argv, &want_version);
     if (exit_code)
@@ -218,20 +189,25 @@ int main(int argc, char **argv)
         goto out;
     }
     if (argc >= 2 && cli_is_help_flag(argv[1])) {
-        exit_code = print_general_help();
+        exit_code = cli_print_general_help();
         goto out;
     }
     if (argc < 2) {
-        print_general_help();
-        exit_code = CLI_EXIT_USAGE;
+        /* --json promises one JSON document on stdout, failures included */
+        if (c.json)
+            exit_code = cli_usage_error(&c, NULL, "no command given");
+        else {
+            cli_print_general_help();
+            exit_code = CLI_EXIT_USAGE;
+        }
         goto out;
     }
     const cli_command *cmd = cli_find_command(argv[1]);
     if (!cmd) {
         const char *s = cli_suggest_command(argv[1]);
         if (s)
-            exit_code = cli_usage_error(&c, NULL, "unknown command '%s'; did you mean '%s'?",
-                                        argv[1], s);
+            exit_code =
+                cli_usage_error(&c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1], s);
         else
             exit_code = cli_usage_error(&c, NULL, "unknown command '%s'", argv[1]);
         goto out;

@@ -52,9 +52,12 @@ int cli_print_man_page(const cli_command *cmd)
         roff_text(cmd->help);
         printf("\n.fi\n");
     }
-    printf(".PP\nThe global options of\n.BR kbpkg (1)\n(\\-\\-json, \\-q, \\-v, \\-\\-registry,"
-           " \\-\\-device, \\-\\-cache, \\-\\-offline, \\-\\-set) apply too.\n"
-           ".SH SEE ALSO\n.BR kbpkg (1)\n");
+    printf(".PP\nThe global options of\n.BR kbpkg (1)\n(");
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        printf("%s", i ? ", " : "");
+        roff_text(cli_global_options[i].name);
+    }
+    printf(") apply too.\n.SH SEE ALSO\n.BR kbpkg (1)\n");
     return CLI_EXIT_OK;
 }
 
@@ -63,7 +66,26 @@ int cli_print_man_index(void)
     man_header("kbpkg", "kbpkg - ahead-of-time GPU kernel packages");
     printf(".SH SYNOPSIS\n.B kbpkg\n[global options] COMMAND [ARGS]\n.SH DESCRIPTION\n"
            "Probe the machine, resolve, fetch, verify and load GPU kernel packages.\n"
-           "Run \\fBkbpkg \\-\\-help\\fR for the global options.\n.SH COMMANDS\n");
+           ".SH OPTIONS\nThese global options go before or after the command.\n");
+    for (size_t i = 0; i < cli_global_option_count; i++) {
+        const cli_global_option *o = &cli_global_options[i];
+        /* the option bold, its value italic: .BI "\-\-registry " R */
+        printf(".TP\n%s\"", o->arg ? ".BI " : ".B ");
+        if (o->short_name) {
+            roff_text(o->short_name);
+            printf(", ");
+        }
+        roff_text(o->name);
+        printf("%s\"", o->arg ? " " : "");
+        if (o->arg) {
+            putchar(' ');
+            roff_text(o->arg);
+        }
+        putchar('\n');
+        roff_text(o->help);
+        putchar('\n');
+    }
+    printf(".SH COMMANDS\n");
     for (size_t i = 0; i < cli_command_count; i++) {
         printf(".TP\n.BR kbpkg\\-%s (1)\n", cli_commands[i].name);
         roff_text(cli_commands[i].summary);

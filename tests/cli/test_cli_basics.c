@@ -1,6 +1,8 @@
 /* The kbpkg binary: version, help, unknown commands, exit codes. */
 #include "kbtest.h"
 
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 Test(cli, version_prints_library_version)
@@ -50,5 +52,85 @@ Test(cli, bad_setting_flag_names_the_key)
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_neq(r.exit_code, 0);
     cr_expect(strstr(r.err, "unknown configuration key 'bogus.key'"), "got: %s", r.err);
+    kbt_run_free(&r);
+}
+
+Test(cli, no_command_with_json_prints_the_error_document)
+{
+    /* --json promises one JSON document on stdout, a bad command line included */
+    const char *args[] = {"--json", NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_eq(r.exit_code, 2);
+    json_error_t jerr;
+    json_t *doc = json_loads(r.out, 0, &jerr);
+    cr_assert_not_null(doc, "not JSON (%s): %s", jerr.text, r.out);
+    cr_expect(json_is_false(json_object_get(doc, "ok")), "%s", r.out);
+    cr_expect_eq(json_integer_value(json_object_get(doc, "kbpkg_json")), 1, "%s", r.out);
+    json_t *err = json_object_get(doc, "error");
+    cr_expect_eq(json_integer_value(json_object_get(err, "code")), KB_ERR_INVALID, "%s", r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(err, "message")), "no command given");
+    cr_expect(strstr(r.err, "kbpkg: no command given"), "got: %s", r.err);
+    json_decref(doc);
+    kbt_run_free(&r);
+}
+
+/* ---- typos in subcommands and options: the closest valid one, through the usage error ---- */
+
+static void expect_usage_error(const char *const *args, const char *first_line)
+{
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    char *want = kb_asprintf("kbpkg: %s\nusage: kbpkg %s ", first_line, args[0]);
+    /* the message, then the usage line: nothing of getopt's own "unrecognized option" */
+    cr_expect(kb_str_starts(r.err, want), "want '%s', got: %s", want, r.err);
+    cr_expect_str_eq(r.out, "");
+    free(want);
+    kbt_run_free(&r);
+}
+
+Test(cli, subcommand_typos_suggest_the_closest)
+{
+    expect_usage_error((const char *const[]){"config", "lst", NULL},
+                       "unknown config subcommand 'lst'; did you mean 'list'?");
+    expect_usage_error((const char *const[]){"key", "lst", NULL},
+                       "unknown key subcommand 'lst'; did you mean 'list'?");
+    expect_usage_error((const char *const[]){"manifest", "chek", "x", NULL},
+                       "unknown manifest subcommand 'chek'; did you mean 'check'?");
+    /* nothing close: no guess */
+    expect_usage_error((const char *const[]){"key", "rotate", NULL},
+                       "unknown key subcommand 'rotate'");
+}
+
+Test(cli, unknown_long_option_is_named_with_the_closest)
+{
+    expect_usage_error((const char *const[]){"install", "--allow-unsgined", "x", NULL},
+                       "unknown option '--allow-unsgined'; did you mean --allow-unsigned?");
+    /* after the package (getopt permutes) and with a value attached */
+    expect_usage_error((const char *const[]){"uninstall", "x", "--tagret=cpu", NULL},
+                       "unknown option '--tagret'; did you mean --target?");
+    expect_usage_error((const char *const[]){"fetch", "--sorce", "x", NULL},
+                       "unknown option '--sorce'; did you mean --source?");
+    expect_usage_error((const char *const[]){"resolve", "--frobnicate", "x", NULL},
+                       "unknown option '--frobnicate'");
+    expect_usage_error((const char *const[]){"install", "-x", "y", NULL}, "unknown option '-x'");
+    expect_usage_error((const char *const[]){"install", "x", "--target", NULL},
+                       "option '--target' needs a value");
+    expect_usage_error((const char *const[]){"install", "--no-build=1", "x", NULL},
+                       "option '--no-build' takes no value");
+}
+
+Test(cli, unknown_option_with_json_is_the_error_document)
+{
+    const char *args[] = {"--json", "install", "--allow-unsgined", "x", NULL};
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_eq(r.exit_code, 2);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(doc, "not JSON: %s", r.out);
+    json_t *err = json_object_get(doc, "error");
+    cr_expect_str_eq(json_string_value(json_object_get(err, "message")),
+                     "unknown option '--allow-unsgined'; did you mean --allow-unsigned?");
+    cr_expect(kb_str_starts(json_string_value(json_object_get(err, "usage")), "kbpkg install "),
+              "%s", r.out);
+    json_decref(doc);
     kbt_run_free(&r);
 }

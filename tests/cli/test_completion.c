@@ -1,5 +1,6 @@
 /* kbpkg completion: the generated bash script completes commands, subcommands, flags and
- * installed package names in a real bash; the zsh script is well-formed for zsh. */
+ * installed package names in a real bash; the zsh script parses and, driven by a real zsh with
+ * stand-ins for compsys's builtins, offers the same after the command word. */
 #include "kbtest.h"
 
 #include <stdlib.h>
@@ -58,38 +59,135 @@ Test(completion, bash_completes_subcommands_and_flags)
     expect_completion("kbpkg help doc", "doctor\n");
 }
 
-Test(completion, bash_completes_installed_packages_and_tolerates_no_list)
+/* A fresh cache with kbtest/cpu-add really installed from a layout registry, and a PATH
+ * whose kbpkg is the built one: what the scripts' `kbpkg list --json` reads. */
+typedef struct installed_world {
+    char *tmp;
+    char *exports; /* shell lines exporting KBPKG_CACHE, PATH, ... for the completing shell */
+} installed_world;
+
+static installed_world install_one_package(void)
 {
-    /* A stand-in kbpkg on PATH answers `list --json` the way the list command does. */
-    char *dir = kbt_mkdtemp();
-    char *fake = kb_asprintf("%s/kbpkg", dir);
-    kbt_write(fake, "#!/bin/sh\n[ \"$1 $2\" = 'list --json' ] || exit 2\n"
-                    "printf '{\"packages\": [{\"name\": \"radeonflow/gemm\", \"version\": "
-                    "\"1.0.0\"},\\n {\"name\": \"kbpkg-community/rmsnorm\"}]}\\n'\n");
-    cr_assert_eq(chmod(fake, 0755), 0);
-    /* the functions are sourced once; only the helper is checked against the stand-in */
-    const char *bin = getenv("KBPKG_BIN");
-    char *script = kb_asprintf("source <(\"%s\" completion bash); export PATH=%s:$PATH; "
-                               "_kbpkg_packages",
-                               bin, dir);
-    const char *argv[] = {"bash", "-c", script, NULL};
+    installed_world w = {kbt_mkdtemp(), NULL};
+    char *env_cache = kb_asprintf("KBPKG_CACHE=%s/cache", w.tmp);
+    char *env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", w.tmp);
+    char *env_registry = kb_asprintf("KBPKG_REGISTRY=%s/hub", w.tmp);
+    const char *env[] = {
+        env_cache, env_config, env_registry, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v3", NULL};
+    char *src = kbt_data("publish/cpu-add");
+    char *publish_dir = kb_asprintf("%s/cpu-add", w.tmp);
+    char *cmd = kb_asprintf("cp -r '%s' '%s' && mkdir '%s/bin' && ln -s '%s' '%s/bin/kbpkg'", src,
+                            publish_dir, w.tmp, getenv("KBPKG_BIN"), w.tmp);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    kbt_run r = kbt_kbpkg(env, (const char *const[]){"-q", "publish", publish_dir, NULL});
+    cr_assert_eq(r.exit_code, 0, "publish: %s", r.err);
+    kbt_run_free(&r);
+    r = kbt_kbpkg(env, (const char *const[]){"-q", "install", "kbtest/cpu-add", NULL});
+    cr_assert_eq(r.exit_code, 0, "install: %s", r.err);
+    kbt_run_free(&r);
+    w.exports = kb_asprintf("export %s %s %s KBPKG_DEVICES=none PATH='%s/bin':\"$PATH\"\n",
+                            env_cache, env_config, env_registry, w.tmp);
+    free(cmd);
+    free(publish_dir);
+    free(src);
+    free(env_registry);
+    free(env_config);
+    free(env_cache);
+    return w;
+}
+
+static void installed_world_free(installed_world *w)
+{
+    kbt_rmtree(w->tmp);
+    free(w->tmp);
+    free(w->exports);
+}
+
+/* Run script in shell (bash or zsh -f); its stdout. */
+static char *run_shell(const char *shell, const char *script)
+{
+    const char *argv[] = {shell, strcmp(shell, "zsh") == 0 ? "-fc" : "-c", script, NULL};
     kb_proc_result res = {0};
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
-    cr_expect_str_eq(res.output.data, "kbpkg-community/rmsnorm\nradeonflow/gemm\n");
-    kb_proc_result_free(&res);
-    /* Without a list command (or without kbpkg at all) the helper prints nothing. */
-    kbt_write(fake, "#!/bin/sh\necho \"kbpkg: unknown command '$1'\" >&2\nexit 2\n");
-    memset(&res, 0, sizeof(res));
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
-    cr_expect_eq(res.exit_code, 0);
-    cr_expect_str_eq(res.output.data ? res.output.data : "", "");
+    cr_assert_eq(res.exit_code, 0, "%s said: %s", shell, res.output.data);
+    char *out = res.output.data ? kb_buf_detach(&res.output) : kb_strdup("");
     kb_proc_result_free(&res);
     kb_ctx_free(ctx);
+    return out;
+}
+
+Test(completion, bash_completes_installed_packages_and_tolerates_no_list)
+{
+    /* The real `kbpkg list --json` of a cache holding one install. */
+    installed_world w = install_one_package();
+    char *script = kb_asprintf("%ssource <(kbpkg completion bash) || exit 9\n"
+                               "COMP_WORDS=(kbpkg uninstall \"\"); COMP_CWORD=2\n"
+                               "_kbpkg; printf '%%s\\n' \"${COMPREPLY[@]}\" | sort\n",
+                               w.exports);
+    char *got = run_shell("bash", script);
+    cr_expect_str_eq(got, "kbtest/cpu-add\n", "completing 'kbpkg uninstall '");
+    free(got);
     free(script);
-    kbt_rmtree(dir);
-    free(dir);
+    /* Without a list command (or without kbpkg at all) the helper prints nothing. */
+    char *fake = kb_asprintf("%s/bin/kbpkg", w.tmp);
+    const char *bin = getenv("KBPKG_BIN");
+    script = kb_asprintf("source <(\"%s\" completion bash); %s_kbpkg_packages", bin, w.exports);
+    cr_assert_eq(unlink(fake), 0);
+    kbt_write(fake, "#!/bin/sh\necho \"kbpkg: unknown command '$1'\" >&2\nexit 2\n");
+    cr_assert_eq(chmod(fake, 0755), 0);
+    got = run_shell("bash", script);
+    cr_expect_str_eq(got, "");
+    free(got);
+    free(script);
     free(fake);
+    installed_world_free(&w);
+}
+
+/* Drive the zsh script's _kbpkg outside the line editor: compadd, _describe and _files are
+ * stand-ins that print what they are offered, and words/CURRENT/PREFIX are set as compsys sets
+ * them. words is as for the bash helper (a trailing space: a new, empty word). Returns the
+ * offered words sorted, one per line, with a leading newline to match "\nword\n". */
+static char *complete_zsh(const char *exports, const char *words)
+{
+    char *script = kb_asprintf(
+        "%s"
+        "compadd() { while (($#)) && [[ $1 != -- ]]; do shift; done; shift; print -rl -- \"$@\"; "
+        "}\n"
+        "_describe() { local -a d; d=(\"${(@P)2}\"); print -rl -- \"${d[@]%%%%:*}\"; }\n"
+        "_files() { print -r -- '<files>'; }\n"
+        "compdef() { : }\n"
+        "source <(kbpkg completion zsh) || exit 9\n"
+        "words=(%s%s); CURRENT=${#words}; PREFIX=${words[CURRENT]}\n"
+        "{ print; _kbpkg | sort -u }\n",
+        exports, words, kb_str_ends(words, " ") ? "''" : "");
+    char *out = run_shell("zsh", script);
+    free(script);
+    return out;
+}
+
+Test(completion, zsh_completes_after_the_command_word)
+{
+    if (system("command -v zsh >/dev/null 2>&1") != 0)
+        cr_skip("zsh is not installed: the zsh script's completions were not checked");
+    installed_world w = install_one_package();
+    char *got = complete_zsh(w.exports, "kbpkg hub ");
+    cr_expect(strstr(got, "\nrender\n") != NULL, "hub offers render: %s", got);
+    cr_expect(strstr(got, "\ndoctor\n") == NULL, "hub offers no command names: %s", got);
+    free(got);
+    got = complete_zsh(w.exports, "kbpkg uninstall ");
+    cr_expect(strstr(got, "\nkbtest/cpu-add\n") != NULL, "uninstall offers the install: %s", got);
+    free(got);
+    got = complete_zsh(w.exports, "kbpkg key ");
+    cr_expect(strstr(got, "\ngenerate\n") != NULL && strstr(got, "\nrevoke\n") != NULL, "%s", got);
+    free(got);
+    got = complete_zsh(w.exports, "kbpkg build --ta");
+    cr_expect(strstr(got, "\n--target\n") != NULL, "build --ta offers --target: %s", got);
+    free(got);
+    got = complete_zsh(w.exports, "kbpkg --registry /tmp/x doc");
+    cr_expect(strstr(got, "\ndoctor\n") != NULL, "a global's value is not the command: %s", got);
+    free(got);
+    installed_world_free(&w);
 }
 
 Test(completion, zsh_script_parses_and_lists_commands)

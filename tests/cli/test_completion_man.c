@@ -91,3 +91,108 @@ Test(man, unknown_command_is_a_usage_error)
     cr_expect_str_eq(r.out, "");
     kbt_run_free(&r);
 }
+
+/* The global options, as `kbpkg help` lists them: "  -q, --quiet        print ..." under
+ * "global options". Each option name (short forms too), one per line (owned). */
+static char *global_options_in_help(const char *help)
+{
+    const char *p = strstr(help, "\nglobal options");
+    cr_assert_not_null(p, "no global options in help: %s", help);
+    p = strchr(p + 1, '\n') + 1;
+    kb_buf names = KB_BUF_INIT;
+    while (strncmp(p, "  -", 3) == 0) {
+        const char *end = strstr(p + 2, "  "); /* the help column */
+        cr_assert_not_null(end, "%s", p);
+        /* "-q, --quiet" or "--registry R": the words that start with '-' */
+        for (const char *w = p + 2; w < end;) {
+            size_t n = strcspn(w, ", ");
+            if (*w == '-')
+                cr_assert(kb_buf_append(&names, w, n) == 0 && kb_buf_append(&names, "\n", 1) == 0);
+            w += n;
+            w += strspn(w, ", ");
+        }
+        p = strchr(p, '\n') + 1;
+    }
+    return kb_buf_detach(&names);
+}
+
+/* word occurs in text between separators: "--set" is not found in "--settings". */
+static bool has_word(const char *text, const char *word, const char *before, const char *after)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+        if (p > text && strchr(before, p[-1]) && p[n] && strchr(after, p[n]))
+            return true;
+    return false;
+}
+
+/* The line of script that starts (after indentation) with prefix. */
+static char *script_line(const char *script, const char *prefix)
+{
+    for (const char *p = script; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *s = p + strspn(p, " ");
+        if (strncmp(s, prefix, strlen(prefix)) == 0)
+            return kb_strndup(s, strcspn(s, "\n"));
+    }
+    cr_assert_fail("no line starting with %s in:\n%s", prefix, script);
+    return NULL;
+}
+
+Test(man, every_global_option_is_in_help_the_man_page_and_both_completions)
+{
+    kbt_run help = kbt_kbpkg(NULL, (const char *const[]){"help", NULL});
+    cr_assert_eq(help.exit_code, 0);
+    char *names = global_options_in_help(help.out);
+    /* the ones that went missing from the man page once, among the others */
+    static const char *const known[] = {
+        "--json",   "-q",      "--quiet",   "-v",         "--verbose", "--no-color", "--registry",
+        "--device", "--cache", "--offline", "--insecure", "--set",     "--version",  "--help"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        char *line = kb_asprintf("\n%s\n", known[i]);
+        char *all = kb_asprintf("\n%s", names);
+        cr_expect(strstr(all, line) != NULL, "%s is not in kbpkg help:\n%s", known[i], help.out);
+        free(all);
+        free(line);
+    }
+
+    const char *build = getenv("KB_BUILD_DIR");
+    cr_assert_not_null(build);
+    char *index = kb_asprintf("%s/man/kbpkg.1", build);
+    kb_buf man = KB_BUF_INIT;
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_read_file(ctx, index, &man), 0, "%s (the man target did not run?)", index);
+    const char *options = strstr(man.data, "\n.SH OPTIONS\n");
+    cr_assert_not_null(options, "kbpkg.1 has no OPTIONS section:\n%s", man.data);
+    char *section = kb_strndup(options, (size_t)(strstr(options + 1, "\n.SH ") - options));
+
+    kbt_run bash = kbt_kbpkg(NULL, (const char *const[]){"completion", "bash", NULL});
+    kbt_run zsh = kbt_kbpkg(NULL, (const char *const[]){"completion", "zsh", NULL});
+    char *bash_globals = script_line(bash.out, "local globals=");
+    char *zsh_globals = script_line(zsh.out, "globals=(");
+
+    size_t count = 0;
+    for (char *name = names, *nl; (nl = strchr(name, '\n')); name = nl + 1, count++) {
+        *nl = '\0';
+        kb_buf roff = KB_BUF_INIT; /* "--no-color" is written \-\-no\-color in roff */
+        for (const char *c = name; *c; c++)
+            cr_assert_eq(*c == '-' ? kb_buf_append(&roff, "\\-", 2) : kb_buf_append(&roff, c, 1),
+                         0);
+        cr_expect(has_word(section, roff.data, " \"\n", " \",\n"), "%s not in kbpkg(1):\n%s", name,
+                  section);
+        cr_expect(has_word(bash_globals, name, "\" ", "\" "), "%s not in bash's %s", name,
+                  bash_globals);
+        cr_expect(has_word(zsh_globals, name, "( ", ") "), "%s not in zsh's %s", name, zsh_globals);
+        kb_buf_free(&roff);
+    }
+    cr_expect_geq(count, sizeof(known) / sizeof(known[0]));
+    free(zsh_globals);
+    free(bash_globals);
+    kbt_run_free(&zsh);
+    kbt_run_free(&bash);
+    free(section);
+    kb_buf_free(&man);
+    kb_ctx_free(ctx);
+    free(index);
+    free(names);
+    kbt_run_free(&help);
+}
