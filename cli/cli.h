@@ -88,6 +88,9 @@ char *cli_suggest_package(cli *c, const char *ref, unsigned from);
  * "did you mean org/name?" (error.suggestion in --json) when a close name exists in from.
  * report (owned) may be NULL. */
 int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *report);
+/* A package name a command was asked about (list, verify) that is not installed: not found
+ * (exit 3), with "did you mean" from the installed names. report (owned) may be NULL. */
+int cli_fail_not_installed(cli *c, const char *name, json_t *report);
 
 /* The version of the --json output: every top-level object carries it as "kbpkg_json".
  * Keys are only ever added within a version; a rename, removal or type change bumps it.
