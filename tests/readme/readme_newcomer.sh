@@ -17,8 +17,9 @@ for tool in cc pkg-config cmake "$python"; do
   command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/install-deps.sh installs it)"
 done
 "$python" -c 'import numpy' 2>/dev/null || skip "$python has no numpy (apt-get install python3-numpy)"
-[ -x "$build/kbpkg" ] && [ -x "$build/gemm_demo" ] && [ -e "$build/libkbpkg.so" ] ||
+if ! [ -x "$build/kbpkg" ] || ! [ -x "$build/gemm_demo" ] || ! [ -e "$build/libkbpkg.so" ]; then
   fail "$build lacks kbpkg, gemm_demo or libkbpkg.so: build first (bash scripts/build.sh)"
+fi
 
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -99,6 +100,7 @@ libdir=$(pkg-config --variable=libdir kbpkg)
   echo '    float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {0};'
   echo '    if (gemm(2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2, NULL) != 0)'
   echo '        return 3;'
+  # shellcheck disable=SC2028 # the \n is C's, written as is
   echo '    printf("c = %g %g %g %g\n", c[0], c[1], c[2], c[3]);'
   echo '    return c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50 ? 0 : 4;'
   echo '}'
@@ -113,6 +115,7 @@ cat "$tmp/c.out"
 grep -q '^running cpu-' "$tmp/c.out" || fail "the C block did not say which target runs"
 
 echo "== README: examples/gemm_demo.c built standalone"
+# shellcheck disable=SC2016 # backquotes of the Markdown, not a shell expansion
 cmd=$(grep -o '`cc examples/gemm_demo.c[^`]*`' "$readme" | head -n1 | tr -d '`')
 [ -n "$cmd" ] || fail "no 'cc examples/gemm_demo.c ...' command in $readme"
 bash -ec "$cmd" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; fail "'$cmd' failed"; }
