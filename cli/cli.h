@@ -102,6 +102,9 @@ char *cli_suggest_package(cli *c, const char *ref, unsigned from);
  * "did you mean org/name?" (error.suggestion in --json) when a close name exists in from.
  * report (owned) may be NULL. */
 int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *report);
+/* A package name a command was asked about (list, verify) that is not installed: not found
+ * (exit 3), with "did you mean" from the installed names. report (owned) may be NULL. */
+int cli_fail_not_installed(cli *c, const char *name, json_t *report);
 
 /* Typos on the command line (cli/usage_hints.c), reported through cli_usage_error. An unknown
  * subcommand of command, with the closest of subcommands ("did you mean 'list'?"). */

@@ -16,11 +16,16 @@ int cmd_list(cli *c, int argc, char **argv)
 {
     if (argc > 2)
         return cli_usage_error(c, "list", "give at most one package name");
+    const char *name = argc == 2 ? argv[1] : NULL;
     kb_package_list *l = NULL;
-    int rc = kb_cache_list_installed(&l, c->ctx, argc == 2 ? argv[1] : NULL);
-    if (rc)
-        return cli_fail(c, rc);
+    int rc = kb_cache_list_installed(&l, c->ctx, name);
+    if (rc) /* "cpu-add" without its org is invalid: the installed kbtest/cpu-add is suggested */
+        return name ? cli_fail_package(c, rc, name, CLI_SUGGEST_INSTALLED, NULL) : cli_fail(c, rc);
     size_t n = kb_package_list_count(l);
+    if (name && n == 0) { /* asked about one package: an empty list would read as success */
+        kb_package_list_free(l);
+        return cli_fail_not_installed(c, name, NULL);
+    }
     if (c->json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)

@@ -1,6 +1,7 @@
 /* kbpkg lock org/name[@c]... [--target T]... [--file F]: pin versions and digests in kbpkg.lock. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,34 @@ static void print_text(cli *c, const kb_lockfile *lock, const char *file)
         printf("%s %s (%s): %zu pinned, index %s\n", name, version, constraint, pins, index);
     }
     printf("wrote %s\n", file);
+}
+
+/* Whether msg names the package name[0..len) as a whole word ("kbtest/cpu-ad", not the start of
+ * "kbtest/cpu-add"). */
+static bool names_package(const char *msg, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *hit = msg; (hit = strstr(hit, name)) != NULL; hit++) {
+        char next = hit[len];
+        if (next == '\0' || (!isalnum((unsigned char)next) && !strchr("-_./", next)))
+            return true;
+    }
+    return false;
+}
+
+/* The ref the resolver failed on: the first one the error message names (refs are locked in
+ * order and the first failure stops it), so that a typo in it gets a suggestion. */
+static const char *failed_ref(cli *c, const char **refs, size_t nrefs)
+{
+    const char *msg = kb_ctx_last_error(c->ctx)->message;
+    const char *found = NULL;
+    for (size_t i = 0; msg && !found && i < nrefs; i++) {
+        char *name = strndup(refs[i], strcspn(refs[i], "@"));
+        if (name && *name && names_package(msg, name))
+            found = refs[i];
+        free(name);
+    }
+    return found;
 }
 
 int cmd_lock(cli *c, int argc, char **argv)
@@ -47,7 +76,10 @@ int cmd_lock(cli *c, int argc, char **argv)
         int err = kb_lockfile_resolve(&lock, c->ctx, refs, nrefs, &o);
         if (!err)
             err = kb_lockfile_write(c->ctx, lock, file);
-        if (err)
+        const char *ref = err ? failed_ref(c, refs, nrefs) : NULL;
+        if (ref) /* a typo in it: "did you mean" from the registry, as install says */
+            rc = cli_fail_package(c, err, ref, CLI_SUGGEST_REGISTRY, NULL);
+        else if (err)
             rc = cli_fail(c, err);
     }
     if (!rc && c->json)

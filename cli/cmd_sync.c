@@ -1,9 +1,12 @@
 /* kbpkg sync [--file F] [--allow-unsigned]: install exactly what kbpkg.lock pins. */
+#define _GNU_SOURCE
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_json(const kb_sync_report *r)
 {
@@ -29,6 +32,25 @@ static void print_text(cli *c, const kb_sync_report *r)
     }
 }
 
+/* No lockfile where sync looked: name the file (with the folder, for the default relative name)
+ * and say what writes one. The path stays in --json's error.path. */
+static int fail_no_lockfile(cli *c, const char *file)
+{
+    char *cwd = file[0] == '/' ? NULL : getcwd(NULL, 0);
+    char *msg = NULL;
+    if (asprintf(&msg,
+                 "no lockfile: %s%s%s does not exist; run 'kbpkg lock org/name[@constraint]...' "
+                 "first to write one (or give --file PATH)",
+                 cwd ? cwd : "", cwd ? "/" : "", file) < 0)
+        msg = NULL;
+    kb_ctx_clear_error(c->ctx);
+    cli_error_copy e = {.code = KB_ERR_NOT_FOUND, .message = msg, .path = strdup(file)};
+    int exit_code = cli_fail_saved(c, &e, NULL, NULL);
+    cli_error_copy_free(&e);
+    free(cwd);
+    return exit_code;
+}
+
 int cmd_sync(cli *c, int argc, char **argv)
 {
     const char *file = KB_LOCKFILE_NAME;
@@ -46,9 +68,11 @@ int cmd_sync(cli *c, int argc, char **argv)
     kb_sync_report *r = NULL;
     if (!rc) {
         int err = kb_lockfile_load(&lock, c->ctx, file);
-        if (!err)
+        if (err == KB_ERR_NOT_FOUND && access(file, F_OK) != 0 && errno == ENOENT)
+            rc = fail_no_lockfile(c, file);
+        else if (!err)
             err = kb_sync(&r, c->ctx, lock, &o);
-        if (err)
+        if (err && !rc)
             rc = cli_fail(c, err);
     }
     if (r && c->json)

@@ -7,11 +7,16 @@ int cmd_verify(cli *c, int argc, char **argv)
 {
     if (argc > 2)
         return cli_usage_error(c, "verify", "give at most one package name");
+    const char *name = argc == 2 ? argv[1] : NULL;
     kb_package_list *l = NULL;
-    int rc = kb_cache_verify(&l, c->ctx, argc == 2 ? argv[1] : NULL);
+    int rc = kb_cache_verify(&l, c->ctx, name);
     if (!l)
-        return cli_fail(c, rc);
+        return name ? cli_fail_package(c, rc, name, CLI_SUGGEST_INSTALLED, NULL) : cli_fail(c, rc);
     size_t n = kb_package_list_count(l);
+    if (name && n == 0) { /* nothing verified is not "ok": the name is wrong */
+        kb_package_list_free(l);
+        return cli_fail_not_installed(c, name, NULL);
+    }
     json_t *arr = c->json ? json_array() : NULL;
     for (size_t i = 0; i < n; i++) {
         const kb_installed_pkg *p = kb_package_list_at(l, i);

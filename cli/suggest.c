@@ -175,3 +175,17 @@ int cli_fail_package(cli *c, int code, const char *ref, unsigned from, json_t *r
     free(suggestion);
     return exit_code;
 }
+
+int cli_fail_not_installed(cli *c, const char *name, json_t *report)
+{
+    char *msg = NULL;
+    if (asprintf(&msg, "%s is not installed (kbpkg list shows what is)", name) < 0)
+        msg = NULL;             /* kb_strerror(code) is said instead */
+    kb_ctx_clear_error(c->ctx); /* no stale path or URL in the report */
+    cli_error_copy e = {.code = KB_ERR_NOT_FOUND, .message = msg};
+    char *suggestion = cli_suggest_package(c, name, CLI_SUGGEST_INSTALLED);
+    int exit_code = cli_fail_saved(c, &e, suggestion, report);
+    cli_error_copy_free(&e);
+    free(suggestion);
+    return exit_code;
+}

@@ -281,8 +281,31 @@ Test(cli_lock, sync_without_a_lockfile)
     char *file = kb_asprintf("%s/missing.lock", tmp);
     const char *args[] = {"sync", "--file", file, NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
-    cr_expect_neq(r.exit_code, 0);
-    cr_expect(strstr(r.err, file), "names the file: %s", r.err);
+    cr_expect_eq(r.exit_code, 3);
+    char *want = kb_asprintf("kbpkg: no lockfile: %s does not exist; run 'kbpkg lock "
+                             "org/name[@constraint]...' first to write one (or give --file PATH)\n",
+                             file);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    kbt_run_free(&r);
+    /* the default name, relative: the folder it was looked for in is named; --json keeps it */
+    const char *json[] = {"--json", "sync", NULL};
+    char *here = getcwd(NULL, 0), *real = realpath(tmp, NULL);
+    cr_assert(here && real && chdir(tmp) == 0);
+    r = kbt_kbpkg(NULL, json);
+    cr_assert_eq(chdir(here), 0);
+    cr_expect_eq(r.exit_code, 3);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    json_t *err = json_object_get(doc, "error");
+    char *looked = kb_asprintf("no lockfile: %s/kbpkg.lock does not exist; run 'kbpkg lock ", real);
+    const char *msg = json_string_value(json_object_get(err, "message"));
+    cr_expect(msg && strncmp(msg, looked, strlen(looked)) == 0, "%s", r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(err, "path")), "kbpkg.lock");
+    cr_expect_str_eq(json_string_value(json_object_get(err, "kind")), "not found");
+    json_decref(doc);
+    free(looked);
+    free(here);
+    free(real);
     kbt_run_free(&r);
     free(file);
     kbt_rmtree(tmp);

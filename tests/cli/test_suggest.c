@@ -255,3 +255,113 @@ Test(suggest, a_registry_folder_that_does_not_exist_is_named_as_the_problem)
     free(missing);
     teardown(&f);
 }
+
+/* ==== list, verify and lock: a name that is not there fails as not found (exit 3), with the
+ * suggestion (installed names for list and verify, the registry's for lock) ==== */
+
+/* The --json error document of r: exit 3, kind "not found", and error.suggestion (NULL: none). */
+static void expect_json_not_found(kbt_run *r, const char *suggestion, const char *what)
+{
+    cr_expect_eq(r->exit_code, 3, "%s: %s", what, r->err);
+    json_error_t jerr;
+    json_t *root = json_loads(r->out, 0, &jerr);
+    cr_assert_not_null(root, "%s: %s", what, r->out);
+    cr_expect(json_is_false(json_object_get(root, "ok")), "%s: %s", what, r->out);
+    json_t *err = json_object_get(root, "error");
+    cr_expect_str_eq(json_string_value(json_object_get(err, "kind")), "not found", "%s", what);
+    const char *got = json_string_value(json_object_get(err, "suggestion"));
+    if (suggestion)
+        cr_expect(got && strcmp(got, suggestion) == 0, "%s: suggestion %s", what, r->out);
+    else
+        cr_expect_null(got, "%s: %s", what, r->out);
+    json_decref(root);
+}
+
+Test(suggest, list_and_verify_of_a_name_not_installed_fail_and_suggest)
+{
+    fixture f = setup();
+    const char *install[] = {"-q", "install", "kbtest/cpu-add", NULL};
+    kbt_run r = run(&f, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+
+    const char *commands[] = {"list", "verify"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *typo[] = {commands[i], "kbtest/cpu-ad", NULL};
+        r = run(&f, typo);
+        cr_expect_eq(r.exit_code, 3, "%s: %s", commands[i], r.err);
+        cr_expect_str_eq(r.err, "kbpkg: kbtest/cpu-ad is not installed (kbpkg list shows what is)\n"
+                                "kbpkg: did you mean kbtest/cpu-add?\n");
+        cr_expect_not(strstr(r.out, "nothing installed"), "%s: %s", commands[i], r.out);
+        kbt_run_free(&r);
+
+        const char *json[] = {"--json", commands[i], "kbtest/cpu-ad", NULL};
+        r = run(&f, json);
+        expect_json_not_found(&r, "kbtest/cpu-add", commands[i]);
+        kbt_run_free(&r);
+
+        /* in the registry but not installed: not found, and no installed name is close */
+        const char *other[] = {"--json", commands[i], "kbtest/vec-scale", NULL};
+        r = run(&f, other);
+        expect_json_not_found(&r, NULL, commands[i]);
+        cr_expect_not(strstr(r.err, "did you mean"), "%s: %s", commands[i], r.err);
+        kbt_run_free(&r);
+
+        /* without its org: not a package name, but the installed one is suggested */
+        const char *short_name[] = {commands[i], "cpu-add", NULL};
+        r = run(&f, short_name);
+        cr_expect_eq(r.exit_code, 2, "%s: %s", commands[i], r.err);
+        cr_expect(strstr(r.err, "kbpkg: did you mean kbtest/cpu-add?\n"), "%s", r.err);
+        kbt_run_free(&r);
+
+        /* the installed name itself still works */
+        const char *good[] = {commands[i], "kbtest/cpu-add", NULL};
+        r = run(&f, good);
+        cr_expect_eq(r.exit_code, 0, "%s: %s", commands[i], r.err);
+        cr_expect(strstr(r.out, "kbtest/cpu-add"), "%s: %s", commands[i], r.out);
+        kbt_run_free(&r);
+    }
+    /* with nothing installed, a bare list still says so and succeeds */
+    const char *uninstall[] = {"-q", "uninstall", "kbtest/cpu-add", NULL};
+    r = run(&f, uninstall);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    const char *bare[] = {"list", NULL};
+    r = run(&f, bare);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "nothing installed"), "%s", r.out);
+    kbt_run_free(&r);
+    teardown(&f);
+}
+
+Test(suggest, lock_typo_suggests_from_the_registry)
+{
+    fixture f = setup();
+    char *lock = kb_asprintf("%s/kbpkg.lock", f.tmp);
+    const char *args[] = {"lock", "kbtest/vec-scale", "kbtest/cpu-ad@^0", "--file", lock, NULL};
+    kbt_run r = run(&f, args);
+    cr_expect_eq(r.exit_code, 3, "%s", r.err);
+    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
+                             "kbpkg: did you mean kbtest/cpu-add@^0?\n",
+                             f.hub);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    cr_expect_not(kb_path_exists(lock), "no lockfile written for a failed lock");
+    kbt_run_free(&r);
+
+    const char *json[] = {"--json", "lock", "kbtest/cpu-ad", "--file", lock, NULL};
+    r = run(&f, json);
+    expect_json_not_found(&r, "kbtest/cpu-add", "lock --json");
+    kbt_run_free(&r);
+
+    /* nothing close: the plain message */
+    const char *far[] = {"lock", "zzz/qqq", "--file", lock, NULL};
+    r = run(&f, far);
+    cr_expect_eq(r.exit_code, 3);
+    cr_expect(strstr(r.err, "no package zzz/qqq in "), "%s", r.err);
+    cr_expect_not(strstr(r.err, "did you mean"), "%s", r.err);
+    kbt_run_free(&r);
+    free(lock);
+    teardown(&f);
+}
+/* ==== end of list, verify and lock suggestions ==== */
