@@ -1,6 +1,6 @@
 /* gemm_demo: load radeonflow/gemm for this machine's device (installing it on a miss), run an
  * fp32 GEMM, check it against a CPU reference and say which target ran.
- * Build standalone: cc gemm_demo.c $(pkg-config --cflags --libs kbpkg) -ldl -o gemm_demo */
+ * Build standalone: cc gemm_demo.c $(pkg-config --cflags --libs kbpkg) -ldl -lm -o gemm_demo */
 #include <kbpkg/kbpkg.h>
 
 #include <dlfcn.h>

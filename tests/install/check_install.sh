@@ -15,4 +15,8 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc "$src/examples/gemm_demo.c" $(pkg-config --cflags --libs kbpkg) -ldl -lm -o "$prefix/gemm_demo"
 test -x "$prefix/gemm_demo"
 test -f "$prefix/include/kbpkg/kbpkg.h" && test -x "$prefix/bin/kbpkg"
-echo "installed prefix works: find_package consumer ran, gemm_demo built with pkg-config"
+# the installed CLI finds the installed library by itself (RUNPATH $ORIGIN/../lib): a prefix
+# such as ~/.local is not on the loader's path
+env -u LD_LIBRARY_PATH "$prefix/bin/kbpkg" --version | grep -q '^kbpkg ' ||
+  { echo "the installed kbpkg does not run without LD_LIBRARY_PATH"; exit 1; }
+echo "installed prefix works: find_package consumer ran, gemm_demo built with pkg-config, kbpkg runs"
