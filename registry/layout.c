@@ -660,8 +660,9 @@ static int store_file_blob(kb_registry *r, const char *digest, const char *src)
 }
 
 static int layout_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
-                           const char *path, const void *data)
+                           const char *path, const void *data, const char *what)
 {
+    (void)what; /* a local copy reports no progress */
     int rc = ensure_layout(r);
     if (rc)
         return rc;
@@ -824,7 +825,7 @@ static int layout_manifest_put(kb_registry *r, const char *repo, const char *ref
                                const char *media_type, const void *data, size_t len,
                                const char *digest)
 {
-    int rc = layout_blob_put(r, repo, digest, len, NULL, data);
+    int rc = layout_blob_put(r, repo, digest, len, NULL, data, NULL);
     if (rc || kb_str_starts(reference, "sha256:"))
         return rc;
     return tag_manifest(r, repo, reference, media_type, digest, len);

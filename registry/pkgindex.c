@@ -443,7 +443,7 @@ static void prepared_clear(prepared *p)
 
 static int push_item(kb_registry *r, const char *name, const kb_publish_item *it, const prepared *p)
 {
-    int rc = kb_registry_blob_put_file(NULL, r, name, it->path);
+    int rc = kb_registry_blob_put_file_for(NULL, r, name, it->path, it->target);
     if (!rc)
         rc = kb_registry_blob_put_mem(NULL, r, name, it->config_json, strlen(it->config_json));
     if (!rc)

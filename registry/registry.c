@@ -238,7 +238,7 @@ static int finish_put(char **digest_out, kb_registry *r, const char *digest, int
 }
 
 static int put_blob(char **digest_out, kb_registry *r, const char *repo, const char *digest,
-                    uint64_t size, const char *path, const void *data)
+                    uint64_t size, const char *path, const void *data, const char *what)
 {
     uint64_t have = 0;
     int rc = r->ops->blob_exists(&have, r, repo, digest);
@@ -249,11 +249,17 @@ static int put_blob(char **digest_out, kb_registry *r, const char *repo, const c
     if (rc != KB_ERR_NOT_FOUND)
         return rc;
     kb_ctx_clear_error(r->ctx);
-    rc = r->ops->blob_put(r, repo, digest, size, path, data);
+    rc = r->ops->blob_put(r, repo, digest, size, path, data, what);
     return finish_put(digest_out, r, digest, rc);
 }
 
 int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo, const char *path)
+{
+    return kb_registry_blob_put_file_for(digest_out, r, repo, path, NULL);
+}
+
+int kb_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
+                                  const char *path, const char *what)
 {
     if (digest_out)
         *digest_out = NULL;
@@ -266,7 +272,7 @@ int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *rep
     if (rc)
         return rc;
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
-    return put_blob(digest_out, r, repo, digest, size, path, NULL);
+    return put_blob(digest_out, r, repo, digest, size, path, NULL, what);
 }
 
 int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
@@ -280,7 +286,7 @@ int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo
     char hex[65], digest[72];
     kb_sha256_hex(data, len, hex);
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
-    return put_blob(digest_out, r, repo, digest, len, NULL, data ? data : "");
+    return put_blob(digest_out, r, repo, digest, len, NULL, data ? data : "", NULL);
 }
 
 /* A manifest fetched by digest must hash to it; by tag, its digest is computed. */

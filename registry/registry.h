@@ -65,6 +65,10 @@ int kb_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, cons
 /* Upload; skipped when the blob already exists. *digest_out ("sha256:...") may be NULL. */
 int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo,
                               const char *path);
+/* The same; its progress names the upload "<repo> <what>" (the target the blob holds) rather
+ * than "<repo> sha256:<12 hex>" (what = NULL). */
+int kb_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
+                                  const char *path, const char *what);
 int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
                              size_t len);
 /* Blobs above this size use the chunked (PATCH) upload; 0 restores the default. */
@@ -166,8 +170,9 @@ typedef struct kb_registry_ops {
     int (*blob_exists)(uint64_t *size_out, kb_registry *r, const char *repo, const char *digest);
     int (*blob_get)(kb_registry *r, const char *repo, const char *digest, kb_blob_writer *w);
     /* exactly one of path / data is set; digest and size already computed */
+    /* what: how progress names the upload (see kb_registry_blob_put_file_for); may be NULL */
     int (*blob_put)(kb_registry *r, const char *repo, const char *digest, uint64_t size,
-                    const char *path, const void *data);
+                    const char *path, const void *data, const char *what);
     int (*manifest_get)(kb_registry_manifest **out, kb_registry *r, const char *repo,
                         const char *reference);
     int (*manifest_put)(kb_registry *r, const char *repo, const char *reference,

@@ -749,7 +749,7 @@ static bool blob_arrived(kb_registry *r, const char *repo, const char *digest, u
  * only when net.retries allows retries at all.
  */
 static int remote_blob_put(kb_registry *r, const char *repo, const char *digest, uint64_t size,
-                           const char *path, const void *data)
+                           const char *path, const void *data, const char *what)
 {
     int fd = -1;
     if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -760,7 +760,8 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
     upload_progress up = {0, NULL, size, 0};
     char *label = NULL;
     if (path) {
-        label = kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
+        label = what ? kb_asprintf("%s %s", repo, what)
+                     : kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
         up.job = label ? kb_progress_job_new(r->ctx) : 0;
         up.label = label;
     }

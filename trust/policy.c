@@ -104,7 +104,9 @@ KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *pac
         }
         return refuse(ctx, package, version, index_digest,
                       "is not signed, and trust.require_signatures=%s requires a signature from "
-                      "this registry",
+                      "this registry (publishers sign with a key from 'kbpkg key generate'; "
+                      "'kbpkg key trust FILE' trusts their public key here; --allow-unsigned "
+                      "takes it unsigned)",
                       kb_config_str(ctx, "trust.require_signatures"));
     case KB_TRUST_UNTRUSTED_KEY:
         /* where signatures are optional, a stranger's signature is no worse than none */

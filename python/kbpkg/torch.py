@@ -76,6 +76,12 @@ def _launch(t):
 
 def _check_same(names, *tensors):
     """Every tensor on the first one's device and of its dtype; names name them in errors."""
+    torch = _torch()
+    for name, t in zip(names, tensors):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__module__}."
+                            f"{type(t).__name__} (numpy arrays: use kbpkg.load() directly, "
+                            f"or torch.from_numpy)")
     first = tensors[0]
     _kind(first)
     for name, t in zip(names[1:], tensors[1:]):
@@ -175,7 +181,7 @@ def rmsnorm(x, weight, eps=1e-6, out=None):
 
 
 def _activation(op, x, out, gated):
-    _kind(x)
+    _check_same(("x",), x)
     suffix = _suffix(x)
     _contiguous(x, "x")
     if x.dim() < 1:

@@ -118,6 +118,25 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
     cr_assert_eq(kb_registry_blob_get_file(reg, "org/name", digest, dest2, size), 0);
     expect_one_job(rec, "download", label, size);
 
+    /* an install or a publish names the job by the target the blob holds */
+    f = fopen(src, "ab");
+    fputs("another blob", f);
+    fclose(f);
+    rec->count = 0;
+    char *digest2 = NULL;
+    cr_assert_eq(
+        kb_registry_blob_put_file_for(&digest2, reg, "org/name", src, "cpu-x86_64_v2-x86_64-linux"),
+        0, "%s", kb_ctx_last_error(ctx)->message);
+    expect_one_job(rec, "upload", "org/name cpu-x86_64_v2-x86_64-linux", size + 12);
+    rec->count = 0;
+    char *dest3 = kb_asprintf("%s/got3", tmp);
+    cr_assert_eq(kb_registry_blob_get_file_for(reg, "org/name", digest2, dest3, size + 12,
+                                               "cpu-x86_64_v2-x86_64-linux"),
+                 0);
+    expect_one_job(rec, "download", "org/name cpu-x86_64_v2-x86_64-linux", size + 12);
+    free(dest3);
+    free(digest2);
+
     /* small blobs from memory are not reported */
     rec->count = 0;
     cr_assert_eq(kb_registry_blob_put_mem(NULL, reg, "org/name", "{}", 2), 0);

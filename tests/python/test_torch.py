@@ -143,6 +143,13 @@ class TorchCpu(unittest.TestCase):
             kt.rmsnorm(x, self.rand(63))
         with self.assertRaisesRegex(ValueError, "not supported"):
             kt.rmsnorm(x.to("meta"), w.to("meta"))
+        # numpy arrays (what kbpkg.load() takes) are named as the wrong type, not an AttributeError
+        with self.assertRaisesRegex(TypeError, "a must be a torch.Tensor, got numpy.ndarray"):
+            kt.gemm(x.numpy(), x.t().contiguous())
+        with self.assertRaisesRegex(TypeError, "weight must be a torch.Tensor, got numpy.ndarray"):
+            kt.rmsnorm(x, w.numpy())
+        with self.assertRaisesRegex(TypeError, "x must be a torch.Tensor, got builtins.list"):
+            kt.silu_and_mul([1.0, 2.0])
         import kbpkg
 
         out = torch.full_like(x, float("nan"))

@@ -399,7 +399,7 @@ Test(registry_layout, concurrent_puts_of_one_blob_do_not_collide)
             kb_sha256_hex(data, sizeof(data), hex);
             snprintf(digest, sizeof(digest), "sha256:%s", hex);
             for (int i = 0; !rc && i < 5; i++)
-                rc = r->ops->blob_put(r, "a/b", digest, sizeof(data), src, NULL);
+                rc = r->ops->blob_put(r, "a/b", digest, sizeof(data), src, NULL, NULL);
             _exit(rc ? 1 : 0);
         }
     }

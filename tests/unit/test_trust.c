@@ -534,7 +534,9 @@ Test(trust, check_policy_matrix_for_unsigned_on_layout)
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, false), KB_ERR_SIGNATURE);
     char *want = kb_asprintf("radeonflow/gemm@1.0.0 (index %s) is not signed, and "
                              "trust.require_signatures=always requires a signature from this "
-                             "registry",
+                             "registry (publishers sign with a key from 'kbpkg key generate'; "
+                             "'kbpkg key trust FILE' trusts their public key here; "
+                             "--allow-unsigned takes it unsigned)",
                              ix);
     cr_expect_str_eq(kbt_msg(f.ctx), want);
     cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", "sometimes"), 0);
