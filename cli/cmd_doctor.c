@@ -130,7 +130,7 @@ static void check_registry(doctor *d)
         return;
     }
     kb_registry *r = NULL;
-    int rc = kb_registry_open(&r, d->c->ctx, ref);
+    int rc = kb_trust_registry_open(&r, d->c->ctx, ref); /* as install does: logins count */
     if (!rc)
         rc = kb_registry_check(r);
     const char *msg = rc ? kb_ctx_last_error(d->c->ctx)->message : "";
@@ -143,10 +143,14 @@ static void check_registry(doctor *d)
     else if (rc == KB_ERR_OFFLINE)
         report(d, DOCTOR_WARN, "registry", "drop --offline / the offline setting to check it", "%s",
                msg);
-    else if (rc == KB_ERR_AUTH)
-        report(d, DOCTOR_FAIL, "registry", "set KBPKG_REGISTRY_USER and KBPKG_REGISTRY_PASSWORD",
-               "%s", msg);
-    else
+    else if (rc == KB_ERR_AUTH) {
+        char fix[1024]; /* the same advice as the registry error itself */
+        snprintf(fix, sizeof(fix),
+                 "log in with: kbpkg login %s (or set KBPKG_REGISTRY_USER and "
+                 "KBPKG_REGISTRY_PASSWORD)",
+                 ref);
+        report(d, DOCTOR_FAIL, "registry", fix, "%s", msg);
+    } else
         report(d, DOCTOR_FAIL, "registry",
                "check the address and the network, or set --registry / the registry setting", "%s",
                msg);
