@@ -37,8 +37,8 @@ static void report(doctor *d, doctor_status st, const char *area, const char *fi
     if (d->c->json || (d->c->quiet && st != DOCTOR_FAIL))
         return;
     static const char *colors[] = {"32", "33", "31"};
-    printf("%s%-4s%s  %-10s %s\n", cli_color(d->c, colors[st]), status_names[st],
-           cli_color(d->c, "0"), area, message);
+    printf("%s%-4s%s  %-10s %s\n", cli_color_out(d->c, colors[st]), status_names[st],
+           cli_color_out(d->c, "0"), area, message);
     if (st != DOCTOR_PASS && fix)
         printf("            fix: %s\n", fix);
 }
