@@ -80,6 +80,25 @@ static void check_toolchains(doctor *d)
     kb_toolchain_list_free(list);
 }
 
+/* Why no GPU shows, as far as the probe can tell: telling someone whose driver is loaded to
+ * install it sends them the wrong way. */
+static const char *no_gpu_fix(const kb_probe *p)
+{
+    if (kb_probe_overridden(p))
+        return "the device list is set to none (probe.devices, KBPKG_DEVICES or --device): "
+               "unset it to look for real GPUs; CPU targets still work";
+    if (*kb_probe_cuda_driver(p))
+        return "the NVIDIA driver is loaded but shows no devices: check CUDA_VISIBLE_DEVICES (an "
+               "empty or wrong list hides them), that you may open /dev/nvidia* (permissions, "
+               "container device flags), and what nvidia-smi says; CPU targets still work";
+    if (*kb_probe_hip_runtime(p))
+        return "the ROCm runtime is loaded but shows no devices: check HIP_VISIBLE_DEVICES / "
+               "ROCR_VISIBLE_DEVICES, that you may open /dev/kfd (the render and video groups), "
+               "and what rocm-smi says; CPU targets still work";
+    return "install the NVIDIA driver (libcuda) or ROCm (libamdhip64) to use a GPU; CPU targets "
+           "still work";
+}
+
 static void check_gpus(doctor *d)
 {
     kb_probe *p = NULL;
@@ -104,10 +123,7 @@ static void check_gpus(doctor *d)
         for (size_t i = 0; i < kb_probe_note_count(p) && used < sizeof(why); i++)
             used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s: %s", i ? "; " : "",
                                      kb_probe_note_source(p, i), kb_probe_note_message(p, i));
-        report(d, DOCTOR_WARN, "gpu",
-               "install the NVIDIA driver (libcuda) or ROCm (libamdhip64) to use a GPU; CPU "
-               "targets still work",
-               "no GPU found%s%s", *why ? ": " : "", why);
+        report(d, DOCTOR_WARN, "gpu", no_gpu_fix(p), "no GPU found%s%s", *why ? ": " : "", why);
     }
     report(d, DOCTOR_PASS, "host", NULL, "%s (%s), %s", kb_probe_cpu_level(p), kb_probe_cpu_arch(p),
            kb_probe_os(p));
