@@ -255,11 +255,27 @@ static void mark_missing(kb_toolchain *tc, const char *fmt, const char *arg)
     tc->note = kb_asprintf(fmt, arg);
 }
 
+/* Not located: name the setting when one points at nothing, since "not in PATH" would send
+ * someone who set build.nvcc looking in the wrong place. */
+static void mark_not_located(const kb_ctx *ctx, kb_toolchain *tc, const char *setting,
+                             const char *fmt, const char *name)
+{
+    const char *forced = kb_config_str(ctx, setting);
+    if (!forced || !*forced) {
+        mark_missing(tc, fmt, name);
+        return;
+    }
+    tc->found = false;
+    free(tc->note);
+    tc->note = kb_asprintf("%s is %s, which is not an executable", setting, forced);
+}
+
 static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
 {
     tc->path = locate(ctx, "build.nvcc", "nvcc", "/usr/local/cuda/bin/nvcc");
     if (!tc->path) {
-        mark_missing(tc, "%s not found in PATH or /usr/local/cuda/bin", "nvcc");
+        mark_not_located(ctx, tc, "build.nvcc", "%s not found in PATH or /usr/local/cuda/bin",
+                         "nvcc");
         return 0;
     }
     kb_buf out = KB_BUF_INIT;
@@ -348,7 +364,7 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
 {
     tc->path = locate(ctx, "build.hipcc", "hipcc", "/opt/rocm/bin/hipcc");
     if (!tc->path) {
-        mark_missing(tc, "%s not found in PATH or /opt/rocm/bin", "hipcc");
+        mark_not_located(ctx, tc, "build.hipcc", "%s not found in PATH or /opt/rocm/bin", "hipcc");
         return 0;
     }
     kb_buf out = KB_BUF_INIT;
@@ -387,7 +403,7 @@ static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
 {
     tc->path = locate(ctx, "build.cc", "cc", "gcc");
     if (!tc->path) {
-        mark_missing(tc, "%s not found in PATH", "cc");
+        mark_not_located(ctx, tc, "build.cc", "%s not found in PATH", "cc");
         return 0;
     }
     kb_buf out = KB_BUF_INIT;

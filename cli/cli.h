@@ -21,11 +21,12 @@ enum {
 
 typedef struct cli {
     kb_ctx *ctx;
-    bool json;    /* machine-readable output on stdout */
-    bool quiet;   /* nothing but errors */
-    bool verbose; /* debug log: HTTP requests, compiler command lines */
-    bool color;   /* terminal colors (never with NO_COLOR or off a terminal) */
-    bool tty;     /* stderr is a terminal: progress bars */
+    bool json;      /* machine-readable output on stdout */
+    bool quiet;     /* nothing but errors */
+    bool verbose;   /* debug log: HTTP requests, compiler command lines */
+    bool color;     /* stderr colors (never with NO_COLOR or when stderr is no terminal) */
+    bool color_out; /* stdout colors (never with NO_COLOR or when stdout is no terminal) */
+    bool tty;       /* stderr is a terminal: progress bars */
     const char *argv0;
     cli_progress *progress; /* stderr's progress display; every stderr line goes through it */
 } cli;
@@ -156,8 +157,11 @@ int cli_exit_code(int kb_code);
 void cli_json_print(json_t *value);
 /* A plain line on stdout unless --quiet or --json. */
 void cli_say(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Terminal color wrappers: empty strings when colors are off. */
+/* Terminal color wrappers: empty strings when colors are off. cli_color is for stderr lines,
+ * cli_color_out for stdout: each stream is colored only when it is itself a terminal, so
+ * `kbpkg doctor > file` run from a terminal writes no escape codes into the file. */
 const char *cli_color(cli *c, const char *sgr);
+const char *cli_color_out(cli *c, const char *sgr);
 
 /* JSON renderings shared by commands. */
 json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates);

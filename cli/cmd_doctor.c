@@ -37,8 +37,8 @@ static void report(doctor *d, doctor_status st, const char *area, const char *fi
     if (d->c->json || (d->c->quiet && st != DOCTOR_FAIL))
         return;
     static const char *colors[] = {"32", "33", "31"};
-    printf("%s%-4s%s  %-10s %s\n", cli_color(d->c, colors[st]), status_names[st],
-           cli_color(d->c, "0"), area, message);
+    printf("%s%-4s%s  %-10s %s\n", cli_color_out(d->c, colors[st]), status_names[st],
+           cli_color_out(d->c, "0"), area, message);
     if (st != DOCTOR_PASS && fix)
         printf("            fix: %s\n", fix);
 }
@@ -80,6 +80,25 @@ static void check_toolchains(doctor *d)
     kb_toolchain_list_free(list);
 }
 
+/* Why no GPU shows, as far as the probe can tell: telling someone whose driver is loaded to
+ * install it sends them the wrong way. */
+static const char *no_gpu_fix(const kb_probe *p)
+{
+    if (kb_probe_overridden(p))
+        return "the device list is set to none (probe.devices, KBPKG_DEVICES or --device): "
+               "unset it to look for real GPUs; CPU targets still work";
+    if (*kb_probe_cuda_driver(p))
+        return "the NVIDIA driver is loaded but shows no devices: check CUDA_VISIBLE_DEVICES (an "
+               "empty or wrong list hides them), that you may open /dev/nvidia* (permissions, "
+               "container device flags), and what nvidia-smi says; CPU targets still work";
+    if (*kb_probe_hip_runtime(p))
+        return "the ROCm runtime is loaded but shows no devices: check HIP_VISIBLE_DEVICES / "
+               "ROCR_VISIBLE_DEVICES, that you may open /dev/kfd (the render and video groups), "
+               "and what rocm-smi says; CPU targets still work";
+    return "install the NVIDIA driver (libcuda) or ROCm (libamdhip64) to use a GPU; CPU targets "
+           "still work";
+}
+
 static void check_gpus(doctor *d)
 {
     kb_probe *p = NULL;
@@ -104,10 +123,7 @@ static void check_gpus(doctor *d)
         for (size_t i = 0; i < kb_probe_note_count(p) && used < sizeof(why); i++)
             used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%s: %s", i ? "; " : "",
                                      kb_probe_note_source(p, i), kb_probe_note_message(p, i));
-        report(d, DOCTOR_WARN, "gpu",
-               "install the NVIDIA driver (libcuda) or ROCm (libamdhip64) to use a GPU; CPU "
-               "targets still work",
-               "no GPU found%s%s", *why ? ": " : "", why);
+        report(d, DOCTOR_WARN, "gpu", no_gpu_fix(p), "no GPU found%s%s", *why ? ": " : "", why);
     }
     report(d, DOCTOR_PASS, "host", NULL, "%s (%s), %s", kb_probe_cpu_level(p), kb_probe_cpu_arch(p),
            kb_probe_os(p));
@@ -130,7 +146,7 @@ static void check_registry(doctor *d)
         return;
     }
     kb_registry *r = NULL;
-    int rc = kb_registry_open(&r, d->c->ctx, ref);
+    int rc = kb_trust_registry_open(&r, d->c->ctx, ref); /* as install does: logins count */
     if (!rc)
         rc = kb_registry_check(r);
     const char *msg = rc ? kb_ctx_last_error(d->c->ctx)->message : "";
@@ -143,10 +159,14 @@ static void check_registry(doctor *d)
     else if (rc == KB_ERR_OFFLINE)
         report(d, DOCTOR_WARN, "registry", "drop --offline / the offline setting to check it", "%s",
                msg);
-    else if (rc == KB_ERR_AUTH)
-        report(d, DOCTOR_FAIL, "registry", "set KBPKG_REGISTRY_USER and KBPKG_REGISTRY_PASSWORD",
-               "%s", msg);
-    else
+    else if (rc == KB_ERR_AUTH) {
+        char fix[1024]; /* the same advice as the registry error itself */
+        snprintf(fix, sizeof(fix),
+                 "log in with: kbpkg login %s (or set KBPKG_REGISTRY_USER and "
+                 "KBPKG_REGISTRY_PASSWORD)",
+                 ref);
+        report(d, DOCTOR_FAIL, "registry", fix, "%s", msg);
+    } else
         report(d, DOCTOR_FAIL, "registry",
                "check the address and the network, or set --registry / the registry setting", "%s",
                msg);

@@ -56,7 +56,7 @@ static void print_library(cli *c, const kb_inspect *ins)
 {
     if (c->quiet)
         return;
-    printf("%s%s%s\n", cli_color(c, "1"), kb_inspect_name(ins), cli_color(c, "0"));
+    printf("%s%s%s\n", cli_color_out(c, "1"), kb_inspect_name(ins), cli_color_out(c, "0"));
     print_list("exports:", kb_inspect_export_count(ins), kb_inspect_export, ins);
     print_list("gnu_unique:", kb_inspect_unique_count(ins), kb_inspect_unique, ins);
     const char *glibc = kb_inspect_glibc_needed(ins), *glibcxx = kb_inspect_glibcxx_needed(ins);
@@ -80,8 +80,8 @@ static void print_inspect(cli *c, const kb_inspect *ins)
         print_library(c, ins);
         return;
     }
-    cli_say(c, "%s%s%s (artifact, %zu members)", cli_color(c, "1"), kb_inspect_name(ins),
-            cli_color(c, "0"), kb_inspect_member_count(ins));
+    cli_say(c, "%s%s%s (artifact, %zu members)", cli_color_out(c, "1"), kb_inspect_name(ins),
+            cli_color_out(c, "0"), kb_inspect_member_count(ins));
     for (size_t i = 0; i < kb_inspect_member_count(ins); i++)
         cli_say(c, "  %s", kb_inspect_member(ins, i));
     for (size_t i = 0; i < kb_inspect_library_count(ins); i++)

@@ -63,8 +63,8 @@ static void print_table(cli *c, const target_row *rows, size_t n, const char *de
            "WHY");
     for (size_t i = 0; i < n; i++)
         printf("%-*s  %s%-4s%s  %-*s  %s\n", id_w, rows[i].id,
-               cli_color(c, rows[i].fits ? "32" : "31"), rows[i].fits ? "yes" : "no",
-               cli_color(c, "0"), runs_w, rows[i].runs_on, rows[i].reason);
+               cli_color_out(c, rows[i].fits ? "32" : "31"), rows[i].fits ? "yes" : "no",
+               cli_color_out(c, "0"), runs_w, rows[i].runs_on, rows[i].reason);
 }
 
 static int list_targets(cli *c, char **ids, size_t n_ids, const char *devices)

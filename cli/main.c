@@ -115,7 +115,7 @@ static int extract_global_flags(cli *c, int *argc, char **argv, bool *want_versi
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
             c->verbose = true;
         else if (strcmp(a, "--no-color") == 0)
-            c->color = false;
+            c->color = c->color_out = false;
         else if (strcmp(a, "--version") == 0 && out == 1)
             *want_version = true;
         else if (strcmp(a, "--offline") == 0 || strcmp(a, "--insecure") == 0) {
@@ -156,6 +156,7 @@ int main(int argc, char **argv)
     c.tty = isatty(2);
     const char *no_color = getenv("NO_COLOR");
     c.color = c.tty && !(no_color && *no_color);
+    c.color_out = isatty(1) && !(no_color && *no_color);
 
     kb_ctx_options opts = KB_CTX_OPTIONS_INIT;
     opts.log = on_log;

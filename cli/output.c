@@ -198,9 +198,9 @@ void cli_say(cli *c, const char *fmt, ...)
     putchar('\n');
 }
 
-const char *cli_color(cli *c, const char *sgr)
+static const char *sgr_code(bool on, const char *sgr)
 {
-    if (!c->color)
+    if (!on)
         return "";
     if (strcmp(sgr, "0") == 0)
         return "\033[0m";
@@ -215,6 +215,16 @@ const char *cli_color(cli *c, const char *sgr)
     if (strcmp(sgr, "33") == 0)
         return "\033[33m";
     return "";
+}
+
+const char *cli_color(cli *c, const char *sgr)
+{
+    return sgr_code(c->color, sgr);
+}
+
+const char *cli_color_out(cli *c, const char *sgr)
+{
+    return sgr_code(c->color_out, sgr);
 }
 
 bool cli_is_help_flag(const char *arg)

@@ -1,6 +1,7 @@
 /* kbpkg hub render: a registry's packages, versions and targets as a static HTML site. */
 #include "registry/hub_render.h"
 #include "core/target.h"
+#include "kbpkg/trust.h"
 #include "registry/pkgindex.h"
 
 #include <stdio.h>
@@ -332,7 +333,7 @@ KB_EXTERN int kb_hub_render(size_t *packages_out, kb_ctx *ctx, const char *regis
         return kb_error_set(ctx, KB_ERR_CONFIG,
                             "no registry to render: pass one or set the registry setting");
     kb_registry *r = NULL;
-    int rc = kb_registry_open(&r, ctx, ref);
+    int rc = kb_trust_registry_open(&r, ctx, ref); /* a `kbpkg login` counts here too */
     kb_strv repos = KB_STRV_INIT;
     if (!rc) /* a layout folder that is not there would list as empty: say so instead */
         rc = kb_registry_check(r);

@@ -369,20 +369,44 @@ static void setup_curl(CURL *c, kb_registry *r, const http_req *req, transfer *t
     }
 }
 
+/* What to do after a 401/403: a status code alone leaves the user guessing. The user name is
+ * shown (it says which login was used); the password never is. */
+static char *auth_hint(const kb_registry *r, long status)
+{
+    const char *how = "kbpkg login oci://%s (or set KBPKG_REGISTRY_USER and "
+                      "KBPKG_REGISTRY_PASSWORD)";
+    char *login = kb_asprintf(how, r->url.host);
+    char *hint = NULL;
+    if (!login)
+        return NULL;
+    if (!r->user)
+        hint = kb_asprintf("not logged in: log in with: %s", login);
+    else if (status == 401)
+        hint = kb_asprintf("the registry refused user '%s': log in again with: %s", r->user, login);
+    else
+        hint = kb_asprintf("user '%s' may not do this here: log in as one who may, with: %s",
+                           r->user, login);
+    free(login);
+    return hint;
+}
+
 /* "GET url: 404 NAME_UNKNOWN: repository name not known to registry" */
 static int http_error(kb_registry *r, const http_req *req, const http_resp *resp)
 {
     char *oci = kb_oci_error_summary(resp->body.data, resp->body.len);
+    char *hint = NULL;
     int code = KB_ERR_HTTP;
-    if (resp->status == 401 || resp->status == 403)
+    if (resp->status == 401 || resp->status == 403) {
         code = KB_ERR_AUTH;
-    else if (resp->status == 404)
+        hint = auth_hint(r, resp->status);
+    } else if (resp->status == 404)
         code = KB_ERR_NOT_FOUND;
     else if (oci)
         code = KB_ERR_REGISTRY;
     const char *reason = resp->reason && *resp->reason ? resp->reason : "";
-    int rc = kb_error_set_url(r->ctx, code, req->url, "%s %s: %ld %s", req->method, req->url,
-                              resp->status, oci ? oci : reason);
+    int rc = kb_error_set_url(r->ctx, code, req->url, "%s %s: %ld %s%s%s", req->method, req->url,
+                              resp->status, oci ? oci : reason, hint ? "; " : "", hint ? hint : "");
+    free(hint);
     free(oci);
     return rc;
 }

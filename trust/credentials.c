@@ -175,3 +175,21 @@ KB_EXTERN void kb_trust_credentials_free(char *user, char *password)
     free(user);
     free(password);
 }
+
+KB_EXTERN int kb_trust_registry_open(kb_registry **out, kb_ctx *ctx, const char *registry_ref)
+{
+    const char *url = registry_ref ? registry_ref : kb_config_str(ctx, "registry");
+    int rc = kb_registry_open(out, ctx, url);
+    if (rc)
+        return rc;
+    char *user = NULL, *password = NULL;
+    rc = kb_trust_credentials_for(ctx, url, &user, &password);
+    if (!rc && user)
+        rc = kb_registry_set_credentials(*out, user, password);
+    kb_trust_credentials_free(user, password);
+    if (rc) {
+        kb_registry_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

@@ -14,7 +14,8 @@ extern "C" {
  * backend, arch, artifact size and build key, and whether the version's index is signed (a
  * tag sha256-<hex>.sig exists for its digest). Plain HTML and CSS with a small inline script;
  * no network needed to view it. Every registry string is HTML-escaped.
- * registry NULL: the ctx's "registry" setting. *packages_out (may be NULL): packages written.
+ * registry NULL: the ctx's "registry" setting, opened with kb_trust_registry_open (stored
+ * credentials count). *packages_out (may be NULL): packages written.
  * A version whose index cannot be read is shown as such and reported as a warning event;
  * the render fails only when the registry cannot be listed or out_dir cannot be written.
  */

@@ -109,6 +109,12 @@ KB_EXTERN int kb_trust_credentials_store(kb_ctx *ctx, const char *registry_ref, 
 /* KB_ERR_NOT_FOUND when nothing was stored for that host. */
 KB_EXTERN int kb_trust_credentials_remove(kb_ctx *ctx, const char *registry_ref);
 KB_EXTERN void kb_trust_credentials_free(char *user, char *password);
+/*
+ * kb_registry_open on registry_ref (NULL: the "registry" setting) with the credentials
+ * kb_trust_credentials_for finds: how install, search, doctor and the hub reach a registry,
+ * so a `kbpkg login` counts for all of them.
+ */
+KB_EXTERN int kb_trust_registry_open(kb_registry **out, kb_ctx *ctx, const char *registry_ref);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct doctor_env {
     char *dir;
@@ -93,7 +94,10 @@ Test(doctor, fresh_setup_warns_with_fixes_and_exits_zero)
     cr_assert_not_null(cache);
     cr_expect(strstr(field(cache, "message"), "0 installed packages verified") != NULL);
     cr_expect(json_is_null(json_object_get(cache, "fix")));
-    cr_expect_not_null(find_check(doc, "gpu", "warn"), "KBPKG_DEVICES=none: no GPU");
+    json_t *gpu = find_check(doc, "gpu", "warn");
+    cr_assert_not_null(gpu, "KBPKG_DEVICES=none: no GPU");
+    cr_expect(kb_str_starts(field(gpu, "fix"), "the device list is set to none (probe.devices"),
+              "not 'install a driver': %s", field(gpu, "fix"));
     json_t *cc = find_check(doc, "toolchain", "pass");
     cr_expect_not_null(cc, "at least the C compiler is found");
     cr_expect_eq(json_integer_value(json_object_get(json_object_get(doc, "summary"), "fail")), 0);
@@ -236,4 +240,168 @@ Test(doctor, extra_argument_is_a_usage_error)
     cr_expect_eq(r.exit_code, 2);
     cr_expect(strstr(r.err, "unexpected argument 'now'") != NULL, "%s", r.err);
     kbt_run_free(&r);
+}
+
+/* ---- what doctor says about GPUs and compilers, with the fake CUDA driver and fake tools ---- */
+
+/* `kbpkg --json doctor` with the doctor env minus KBPKG_DEVICES=none, plus extra ("K=V"). */
+static json_t *doctor_json_env(const doctor_env *e, const char *const *extra, int *exit_code,
+                               char **text_out)
+{
+    const char *env[16] = {e->env[0], e->env[1], e->env[2]};
+    size_t n = 3;
+    for (size_t i = 0; extra[i] && n < 15; i++)
+        env[n++] = extra[i];
+    const char *args[] = {"--json", "doctor", NULL};
+    kbt_run r = kbt_kbpkg(env, args);
+    *exit_code = r.exit_code;
+    json_t *doc = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(doc, "not JSON: %s / %s", r.out, r.err);
+    kbt_run_free(&r);
+    const char *text[] = {"doctor", NULL};
+    r = kbt_kbpkg(env, text);
+    *text_out = r.out;
+    r.out = NULL;
+    kbt_run_free(&r);
+    return doc;
+}
+
+/* The fake libcuda (tests/fakes/fake_libcuda.c) in the given mode, and no HIP or KFD. */
+typedef struct fake_gpu {
+    char *lib;
+    const char *env[8];
+} fake_gpu;
+
+static fake_gpu fake_gpu_env(const char *mode)
+{
+    const char *path = getenv("KB_FAKE_CUDA");
+    cr_assert(path && *path, "KB_FAKE_CUDA is not set (run the tests through ctest)");
+    fake_gpu g = {.lib = kb_asprintf("KBPKG_CUDA_LIB=%s", path)};
+    const char *env[] = {g.lib,
+                         "KBPKG_HIP_LIB=/nonexistent/libamdhip64.so",
+                         "KBPKG_SYSFS_ROOT=/nonexistent-kbpkg-sysfs",
+                         mode,
+                         "FAKE_CUDA_DEVICES=sm_90:NVIDIA H200:150000000000",
+                         "FAKE_CUDA_DRIVER=12040",
+                         NULL};
+    memcpy(g.env, env, sizeof(env));
+    return g;
+}
+
+Test(doctor, a_cuda_device_and_its_driver_pass)
+{
+    doctor_env e = env_new();
+    fake_gpu g = fake_gpu_env("FAKE_CUDA_MODE=ok");
+    int code = -1;
+    char *text = NULL;
+    json_t *doc = doctor_json_env(&e, g.env, &code, &text);
+    json_t *gpu = find_check(doc, "gpu", "pass");
+    cr_assert_not_null(gpu, "%s", text);
+    cr_expect_str_eq(field(gpu, "message"), "cuda:0 sm_90 NVIDIA H200 (runtime 12.4)");
+    cr_expect_null(find_check(doc, "gpu", "warn"), "a device was found: %s", text);
+    json_t *driver = find_check(doc, "driver", "pass");
+    cr_assert_not_null(driver, "%s", text);
+    cr_expect_str_eq(field(driver, "message"), "CUDA driver 12.4");
+    cr_expect_not_null(strstr(text, "pass  gpu        cuda:0 sm_90 NVIDIA H200 (runtime 12.4)\n"),
+                       "%s", text);
+    cr_expect_not_null(strstr(text, "pass  driver     CUDA driver 12.4\n"), "%s", text);
+    json_decref(doc);
+    free(text);
+    free(g.lib);
+    env_free(&e);
+}
+
+/* A loaded driver that shows no devices is not told to install the driver. */
+Test(doctor, a_driver_without_devices_gets_an_accurate_fix)
+{
+    doctor_env e = env_new();
+    fake_gpu g = fake_gpu_env("FAKE_CUDA_MODE=no_devices");
+    int code = -1;
+    char *text = NULL;
+    json_t *doc = doctor_json_env(&e, g.env, &code, &text);
+    cr_expect_eq(code, 0, "no GPU is a warning: %s", text);
+    cr_expect_not_null(find_check(doc, "driver", "pass"), "the driver itself answers: %s", text);
+    json_t *gpu = find_check(doc, "gpu", "warn");
+    cr_assert_not_null(gpu, "%s", text);
+    cr_expect_not_null(strstr(field(gpu, "message"), "the CUDA 12.4 driver reports no devices"),
+                       "%s", field(gpu, "message"));
+    const char *fix = field(gpu, "fix");
+    cr_expect_null(strstr(fix, "install the NVIDIA driver"), "%s", fix);
+    cr_expect(kb_str_starts(fix, "the NVIDIA driver is loaded but shows no devices"), "%s", fix);
+    cr_expect_not_null(strstr(fix, "CUDA_VISIBLE_DEVICES"), "%s", fix);
+    cr_expect_not_null(strstr(fix, "/dev/nvidia*"), "%s", fix);
+    cr_expect_not_null(strstr(fix, "nvidia-smi"), "%s", fix);
+    json_decref(doc);
+    free(text);
+    free(g.lib);
+    env_free(&e);
+
+    /* no driver at all: installing one is the fix */
+    e = env_new();
+    const char *none[] = {"KBPKG_CUDA_LIB=/nonexistent/libcuda.so.1",
+                          "KBPKG_HIP_LIB=/nonexistent/libamdhip64.so",
+                          "KBPKG_SYSFS_ROOT=/nonexistent-kbpkg-sysfs", NULL};
+    doc = doctor_json_env(&e, none, &code, &text);
+    gpu = find_check(doc, "gpu", "warn");
+    cr_assert_not_null(gpu, "%s", text);
+    cr_expect(kb_str_starts(field(gpu, "fix"), "install the NVIDIA driver (libcuda) or ROCm"), "%s",
+              field(gpu, "fix"));
+    cr_expect_null(find_check(doc, "driver", "pass"), "%s", text);
+    json_decref(doc);
+    free(text);
+    env_free(&e);
+}
+
+Test(doctor, toolchains_show_their_version_and_a_missing_one_its_fix)
+{
+    doctor_env e = env_new();
+    char *cc = kb_asprintf("%s/bin/cc", e.dir);
+    kbt_write(cc, "#!/bin/sh\necho 'cc (Fake 9.8.7-1) 9.8.7'\n");
+    cr_assert_eq(chmod(cc, 0755), 0);
+    char *cc_env = kb_asprintf("KBPKG_CC=%s", cc);
+    const char *extra[] = {cc_env, "KBPKG_NVCC=/nonexistent/nvcc", "KBPKG_DEVICES=none", NULL};
+    int code = -1;
+    char *text = NULL;
+    json_t *doc = doctor_json_env(&e, extra, &code, &text);
+    cr_expect_eq(code, 0, "a missing nvcc is a warning: %s", text);
+    char *want = kb_asprintf("cc 9.8.7 (%s)", cc);
+    size_t i;
+    json_t *c;
+    bool cc_seen = false;
+    json_array_foreach(json_object_get(doc, "checks"), i, c)
+    {
+        cc_seen = cc_seen || strcmp(field(c, "message"), want) == 0;
+    }
+    cr_expect(cc_seen, "no '%s' check: %s", want, text);
+    json_t *nvcc = find_check(doc, "toolchain", "warn");
+    cr_assert_not_null(nvcc, "%s", text);
+    cr_expect_str_eq(field(nvcc, "message"),
+                     "nvcc not found: build.nvcc is /nonexistent/nvcc, which is not an executable");
+    cr_expect_str_eq(field(nvcc, "fix"), "install the CUDA toolkit (nvcc) or set build.nvcc; only "
+                                         "needed to build CUDA targets");
+    char *line = kb_asprintf("pass  toolchain  %s\n", want);
+    cr_expect_not_null(strstr(text, line), "%s", text);
+    cr_expect_not_null(strstr(text, "warn  toolchain  nvcc not found: build.nvcc is "
+                                    "/nonexistent/nvcc, which is not an executable\n"
+                                    "            fix: install the CUDA toolkit (nvcc)"),
+                       "%s", text);
+    json_decref(doc);
+    free(text);
+    free(line);
+    free(want);
+
+    /* no C compiler means nothing can be built: a failure, exit 1 */
+    const char *no_cc[] = {"KBPKG_CC=/nonexistent/cc", "KBPKG_DEVICES=none", NULL};
+    doc = doctor_json_env(&e, no_cc, &code, &text);
+    cr_expect_eq(code, 1, "%s", text);
+    json_t *fail = find_check(doc, "toolchain", "fail");
+    cr_assert_not_null(fail, "%s", text);
+    cr_expect_str_eq(field(fail, "message"),
+                     "cc not found: build.cc is /nonexistent/cc, which is not an executable");
+    cr_expect(kb_str_starts(field(fail, "fix"), "install a C compiler"), "%s", field(fail, "fix"));
+    json_decref(doc);
+    free(text);
+    free(cc_env);
+    free(cc);
+    env_free(&e);
 }
