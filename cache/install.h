@@ -51,9 +51,9 @@ int kb_sources_record(kb_cache *cache, const char *name, const char *version,
 int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, const char *name,
                     const char *constraint_text);
 /* Build and install from a source artifact blob already in the cache. */
-int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache,
-                             const char *name, const char *version, const char *source_blob,
-                             const char *target_id, const char *reason, const char *registry);
+int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache, const char *name,
+                             const char *version, const char *source_blob, const char *target_id,
+                             const char *reason, const char *registry);
 
 /* Local builds (cache/local_build.c). The target this host would build for itself (its best
  * GPU with a toolchain, else its CPU); KB_ERR_TOOLCHAIN with why when nothing can build. */

@@ -83,10 +83,9 @@ static int check_library(kb_ctx *ctx, kb_kernel *k)
                                {"target", info->target, p->target}};
     for (size_t i = 0; i < KB_ARRAY_LEN(fields); i++)
         if (!fields[i][1] || strcmp(fields[i][1], fields[i][2]) != 0)
-            return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
-                                     "%s reports %s '%s', the install says '%s'", p->library,
-                                     fields[i][0], fields[i][1] ? fields[i][1] : "(null)",
-                                     fields[i][2]);
+            return kb_error_set_path(
+                ctx, KB_ERR_ABI, p->library, 0, 0, "%s reports %s '%s', the install says '%s'",
+                p->library, fields[i][0], fields[i][1] ? fields[i][1] : "(null)", fields[i][2]);
     for (size_t i = 0; i < p->exports.len; i++)
         if (!dlsym(k->handle, p->exports.items[i]))
             return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
@@ -108,14 +107,14 @@ static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const ch
     k->reason = kb_strdup(reason);
     int rc = 0;
     if (!k->install.library)
-        rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.dir, 0, 0,
-                               "%s holds no lib/lib*.so", k->install.dir);
+        rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.dir, 0, 0, "%s holds no lib/lib*.so",
+                               k->install.dir);
     if (!rc) {
         /* RTLD_LOCAL: two versions of one package can live side by side. */
         k->handle = dlopen(k->install.library, RTLD_NOW | RTLD_LOCAL);
         if (!k->handle)
-            rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.library, 0, 0,
-                                   "cannot load %s: %s", k->install.library, dlerror());
+            rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.library, 0, 0, "cannot load %s: %s",
+                                   k->install.library, dlerror());
     }
     if (!rc)
         rc = check_library(ctx, k);

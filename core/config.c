@@ -136,8 +136,8 @@ static int check_value(kb_ctx *ctx, const cfg_key *k, const char *value)
         return kb_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a boolean (true/false)", k->key,
                             value);
     if (k->type == CFG_INT && (!kb_parse_u64(value, &n) || n > 0x7fffffff))
-        return kb_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a non-negative integer",
-                            k->key, value);
+        return kb_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a non-negative integer", k->key,
+                            value);
     return 0;
 }
 

@@ -27,8 +27,8 @@ static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
                : err == EFBIG                 ? KB_ERR_LIMIT
                : err == ENOENT                ? KB_ERR_NOT_FOUND
                                               : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path,
-                             strerror(err), err == EFBIG ? " (file size limit reached)" : "");
+    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
+                             err == EFBIG ? " (file size limit reached)" : "");
 }
 
 int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
@@ -52,8 +52,7 @@ int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
     }
     free(p);
     if (!kb_is_dir(path))
-        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder",
-                                 path);
+        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder", path);
     return 0;
 }
 
@@ -146,8 +145,7 @@ int kb_fsync_path(kb_ctx *ctx, const char *path)
     return rc;
 }
 
-int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
-                         unsigned mode)
+int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
 {
     char *tmp = kb_asprintf("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)

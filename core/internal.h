@@ -15,8 +15,7 @@
 int kb_error_set(kb_ctx *ctx, int code, const char *fmt, ...) KB_PRINTF(3, 4);
 int kb_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
                       const char *fmt, ...) KB_PRINTF(6, 7);
-int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...)
-    KB_PRINTF(4, 5);
+int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...) KB_PRINTF(4, 5);
 /* Record an out-of-memory error (no allocation needed). */
 int kb_error_oom(kb_ctx *ctx);
 /* Prefix the current message with "<context>: " (keeps code, path, url). */
@@ -55,7 +54,10 @@ typedef struct kb_buf {
     size_t cap;
 } kb_buf;
 
-#define KB_BUF_INIT {NULL, 0, 0}
+#define KB_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 int kb_buf_grow(kb_buf *b, size_t extra);
 int kb_buf_append(kb_buf *b, const void *data, size_t len);
 int kb_buf_puts(kb_buf *b, const char *s);
@@ -67,7 +69,7 @@ void kb_buf_reset(kb_buf *b);
 void kb_buf_free(kb_buf *b);
 
 /* ---- strings ---- */
-char *kb_strdup(const char *s);               /* NULL-safe */
+char *kb_strdup(const char *s); /* NULL-safe */
 char *kb_strndup(const char *s, size_t n);
 char *kb_asprintf(const char *fmt, ...) KB_PRINTF(1, 2);
 bool kb_str_starts(const char *s, const char *prefix);
@@ -81,13 +83,15 @@ typedef struct kb_strv {
     size_t len;
     size_t cap;
 } kb_strv;
-#define KB_STRV_INIT {NULL, 0, 0}
-int kb_strv_push(kb_strv *v, const char *s);       /* copies s */
-int kb_strv_push_owned(kb_strv *v, char *s);       /* takes s */
+#define KB_STRV_INIT                                                                               \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
+int kb_strv_push(kb_strv *v, const char *s); /* copies s */
+int kb_strv_push_owned(kb_strv *v, char *s); /* takes s */
 bool kb_strv_contains(const kb_strv *v, const char *s);
 void kb_strv_sort(kb_strv *v);
 void kb_strv_free(kb_strv *v);
-
 
 /* ---- files and paths (core/fs.c); errors name the path ---- */
 char *kb_path_join(const char *a, const char *b);
@@ -127,10 +131,10 @@ int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_o
 
 /* ---- child processes (core/proc.c) ---- */
 typedef struct kb_proc_result {
-    int exit_code;   /* -1 when killed by a signal or timed out */
-    int signal;      /* the signal, when killed */
+    int exit_code; /* -1 when killed by a signal or timed out */
+    int signal;    /* the signal, when killed */
     int timed_out;
-    kb_buf output;   /* stdout and stderr together */
+    kb_buf output; /* stdout and stderr together */
 } kb_proc_result;
 /* Run argv (argv[0] searched in PATH) with an optional cwd and timeout (0: none). */
 int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,

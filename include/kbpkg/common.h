@@ -26,38 +26,38 @@ extern "C" {
  */
 typedef enum kb_err {
     KB_OK = 0,
-    KB_ERR_GENERIC = -1,      /* unexpected failure; the message says more */
-    KB_ERR_NOMEM = -2,        /* out of memory */
-    KB_ERR_INVALID = -3,      /* invalid argument from the caller */
-    KB_ERR_IO = -4,           /* file system error (the message names the path) */
-    KB_ERR_NOT_FOUND = -5,    /* package, file, version or symbol does not exist */
-    KB_ERR_PARSE = -6,        /* syntax error in YAML/JSON (file:line:col) */
-    KB_ERR_MANIFEST = -7,     /* kernel.yaml is well-formed but invalid */
-    KB_ERR_VERSION = -8,      /* bad semantic version or constraint */
-    KB_ERR_TARGET = -9,       /* bad target id or arch name */
+    KB_ERR_GENERIC = -1,       /* unexpected failure; the message says more */
+    KB_ERR_NOMEM = -2,         /* out of memory */
+    KB_ERR_INVALID = -3,       /* invalid argument from the caller */
+    KB_ERR_IO = -4,            /* file system error (the message names the path) */
+    KB_ERR_NOT_FOUND = -5,     /* package, file, version or symbol does not exist */
+    KB_ERR_PARSE = -6,         /* syntax error in YAML/JSON (file:line:col) */
+    KB_ERR_MANIFEST = -7,      /* kernel.yaml is well-formed but invalid */
+    KB_ERR_VERSION = -8,       /* bad semantic version or constraint */
+    KB_ERR_TARGET = -9,        /* bad target id or arch name */
     KB_ERR_INCOMPATIBLE = -10, /* nothing fits the device */
-    KB_ERR_PROBE = -11,       /* hardware probe failed */
-    KB_ERR_TOOLCHAIN = -12,   /* compiler missing or unusable */
-    KB_ERR_BUILD = -13,       /* compilation or verification failed */
-    KB_ERR_ARCHIVE = -14,     /* archive unreadable or malformed */
-    KB_ERR_NETWORK = -15,     /* connection failed, timed out, reset */
-    KB_ERR_HTTP = -16,        /* unexpected HTTP status (the message names the URL) */
-    KB_ERR_REGISTRY = -17,    /* the registry answered with an OCI error code */
-    KB_ERR_AUTH = -18,        /* authentication required or refused */
-    KB_ERR_DIGEST = -19,      /* content does not match its digest */
-    KB_ERR_SIGNATURE = -20,   /* signature missing, invalid or untrusted */
-    KB_ERR_UNSAFE = -21,      /* archive entry refused by the extraction policy */
-    KB_ERR_LOCKED = -22,      /* another process holds the lock */
-    KB_ERR_EXISTS = -23,      /* refusing to overwrite existing content */
-    KB_ERR_OFFLINE = -24,     /* needs the network but offline mode is on */
-    KB_ERR_LOAD = -25,        /* dlopen/dlsym failed */
-    KB_ERR_ABI = -26,         /* kernel ABI, name, version or exports mismatch */
-    KB_ERR_CONFIG = -27,      /* bad configuration key or value */
-    KB_ERR_UNSUPPORTED = -28, /* not supported on this host */
-    KB_ERR_CANCELLED = -29,   /* cancelled by a callback */
-    KB_ERR_TIMEOUT = -30,     /* an operation ran out of time */
-    KB_ERR_NOSPACE = -31,     /* disk full or quota exceeded */
-    KB_ERR_LIMIT = -32,       /* a size or count limit was exceeded */
+    KB_ERR_PROBE = -11,        /* hardware probe failed */
+    KB_ERR_TOOLCHAIN = -12,    /* compiler missing or unusable */
+    KB_ERR_BUILD = -13,        /* compilation or verification failed */
+    KB_ERR_ARCHIVE = -14,      /* archive unreadable or malformed */
+    KB_ERR_NETWORK = -15,      /* connection failed, timed out, reset */
+    KB_ERR_HTTP = -16,         /* unexpected HTTP status (the message names the URL) */
+    KB_ERR_REGISTRY = -17,     /* the registry answered with an OCI error code */
+    KB_ERR_AUTH = -18,         /* authentication required or refused */
+    KB_ERR_DIGEST = -19,       /* content does not match its digest */
+    KB_ERR_SIGNATURE = -20,    /* signature missing, invalid or untrusted */
+    KB_ERR_UNSAFE = -21,       /* archive entry refused by the extraction policy */
+    KB_ERR_LOCKED = -22,       /* another process holds the lock */
+    KB_ERR_EXISTS = -23,       /* refusing to overwrite existing content */
+    KB_ERR_OFFLINE = -24,      /* needs the network but offline mode is on */
+    KB_ERR_LOAD = -25,         /* dlopen/dlsym failed */
+    KB_ERR_ABI = -26,          /* kernel ABI, name, version or exports mismatch */
+    KB_ERR_CONFIG = -27,       /* bad configuration key or value */
+    KB_ERR_UNSUPPORTED = -28,  /* not supported on this host */
+    KB_ERR_CANCELLED = -29,    /* cancelled by a callback */
+    KB_ERR_TIMEOUT = -30,      /* an operation ran out of time */
+    KB_ERR_NOSPACE = -31,      /* disk full or quota exceeded */
+    KB_ERR_LIMIT = -32,        /* a size or count limit was exceeded */
 } kb_err;
 
 /* A static, never-NULL description of an error code. */
@@ -131,12 +131,15 @@ typedef struct kb_ctx_options {
     kb_log_cb log;
     kb_progress_cb progress;
     kb_event_cb event;
-    void *payload;           /* handed to every callback */
-    kb_log_level log_level;  /* messages above this level are not reported */
-    int no_config_files;     /* 1: skip system/user/project config files (tests) */
+    void *payload;          /* handed to every callback */
+    kb_log_level log_level; /* messages above this level are not reported */
+    int no_config_files;    /* 1: skip system/user/project config files (tests) */
 } kb_ctx_options;
 
-#define KB_CTX_OPTIONS_INIT {KB_CTX_OPTIONS_VERSION, NULL, NULL, NULL, NULL, KB_LOG_INFO, 0}
+#define KB_CTX_OPTIONS_INIT                                                                        \
+    {                                                                                              \
+        KB_CTX_OPTIONS_VERSION, NULL, NULL, NULL, NULL, KB_LOG_INFO, 0                             \
+    }
 
 /* The context: callbacks, settings and the last error. One per thread. */
 typedef struct kb_ctx kb_ctx;

@@ -241,8 +241,8 @@ static void check_activation(run *r, cuda *c, kb_kernel *g, kb_kernel *h)
                 free(in), free(og), free(oh);
             }
             if (!fg || !fh)
-                report(r, "kbpkg-community/activation", name, "missing symbol", INFINITY, 0, 0,
-                       -1, -1);
+                report(r, "kbpkg-community/activation", name, "missing symbol", INFINITY, 0, 0, -1,
+                       -1);
         }
 }
 
@@ -261,7 +261,8 @@ static void check_rmsnorm(run *r, cuda *c, kb_kernel *g, kb_kernel *h)
             size_t nx = (size_t)(n * d);
             void *x = random_buf(nx, t, 3), *w = random_buf((size_t)d, t, 1);
             void *og = poisoned(nx, t), *oh = poisoned(nx, t);
-            void *dx = dev_upload(c, x, nx * dsize(t)), *dw = dev_upload(c, w, (size_t)d * dsize(t));
+            void *dx = dev_upload(c, x, nx * dsize(t)),
+                 *dw = dev_upload(c, w, (size_t)d * dsize(t));
             void *dout = dev_upload(c, og, nx * dsize(t));
             int rg = fg(dout, dx, dw, n, d, 1e-6f, NULL);
             dev_download(c, og, dout, nx * dsize(t));

@@ -85,9 +85,9 @@ static void build_and_publish(world *w, const char *pkgdir, const char *registry
         if (br->targets[i].status != KB_BUILD_BUILT)
             continue;
         cfgs[n] = (kb_buf)KB_BUF_INIT;
-        cr_assert_eq(kb_extract_read_member(&cfgs[n], ctx, br->targets[i].artifact, "kbpkg.json",
-                                            1 << 20),
-                     0);
+        cr_assert_eq(
+            kb_extract_read_member(&cfgs[n], ctx, br->targets[i].artifact, "kbpkg.json", 1 << 20),
+            0);
         items[n] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
                                      br->targets[i].build_key, cfgs[n].data};
         n++;
@@ -98,9 +98,9 @@ static void build_and_publish(world *w, const char *pkgdir, const char *registry
     n++;
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, registry), 0, "%s", kb_ctx_last_error(ctx)->message);
-    cr_assert_eq(kb_pkg_publish(r, br->package, br->version, "vector add", items, n, false, NULL,
-                                NULL),
-                 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(
+        kb_pkg_publish(r, br->package, br->version, "vector add", items, n, false, NULL, NULL), 0,
+        "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     for (size_t i = 0; i < n; i++)
         kb_buf_free(&cfgs[i]);
@@ -208,17 +208,16 @@ static void publish_fake_targets(world *w)
     kb_ctx *ctx = kbt_ctx();
     char *blob = kb_asprintf("%s/fake.tar.zst", w->tmp);
     kbt_write(blob, "not an archive: resolution never downloads it");
-    const char *targets[] = {"cuda13-sm_80-x86_64-linux", "cuda13-sm_90-x86_64-linux",
+    const char *targets[] = {"cuda13-sm_80-x86_64-linux",      "cuda13-sm_90-x86_64-linux",
                              "cuda13-compute_80-x86_64-linux", "rocm5-gfx1030-x86_64-linux",
-                             "cpu-x86_64_v2-x86_64-linux", "source"};
+                             "cpu-x86_64_v2-x86_64-linux",     "source"};
     kb_publish_item items[6];
     for (size_t i = 0; i < 6; i++)
         items[i] = (kb_publish_item){blob, targets[i], NULL, "{}"};
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
-    cr_assert_eq(
-        kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, 6, false, NULL, NULL), 0,
-        "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, 6, false, NULL, NULL),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     free(blob);
     kb_ctx_free(ctx);
@@ -409,8 +408,8 @@ Test(install_flow, docker_registry_round_trip)
     cr_assert_eq(kb_registry_open(&rr, ctx, reg.url), 0);
     kb_pkg_index *ix = NULL;
     cr_assert_eq(kb_pkg_index_fetch(&ix, rr, "kbtest/vec-add", "0.4.0", NULL), 0);
-    cr_assert_eq(kb_trust_sign_index(ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL, NULL),
-                 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_trust_sign_index(ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL, NULL), 0,
+                 "%s", kb_ctx_last_error(ctx)->message);
     kb_pkg_index_free(ix);
     kb_registry_free(rr);
     kb_ctx_free(ctx);
