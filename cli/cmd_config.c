@@ -59,6 +59,44 @@ static int layer_flag(const char *arg, kb_config_origin *layer)
     return 0;
 }
 
+/* The layer above `layer` that sets key (an environment variable, a flag, or a project file
+ * over the user's): what was just written will not be what kbpkg uses here. */
+static bool overridden(const char **value, kb_config_origin *origin, const char **path, cli *c,
+                       const char *want, kb_config_origin layer)
+{
+    const char *key;
+    for (size_t i = 0; kb_config_entry(&key, value, origin, path, c->ctx, i) == 0; i++)
+        if (strcmp(key, want) == 0)
+            return *origin > layer;
+    return false;
+}
+
+static void report_set(cli *c, const char *key, const char *value, kb_config_origin layer,
+                       const char *path)
+{
+    const char *o_value = NULL, *o_path = NULL;
+    kb_config_origin o_origin = KB_CONFIG_BUILTIN;
+    bool over = overridden(&o_value, &o_origin, &o_path, c, key, layer);
+    if (c->json) {
+        json_t *out = json_pack("{s:s,s:s,s:s,s:s}", "key", key, "value", value, "origin",
+                                kb_config_origin_name(layer), "path", path);
+        if (over)
+            json_object_set_new(out, "overridden_by",
+                                json_pack("{s:s,s:s,s:o}", "origin",
+                                          kb_config_origin_name(o_origin), "value", o_value, "path",
+                                          o_path ? json_string(o_path) : json_null()));
+        cli_json_print(out);
+        return;
+    }
+    cli_say(c, "%s = %s (%s: %s)", key, value, kb_config_origin_name(layer), path);
+    if (over)
+        cli_eprint(
+            c, "kbpkg: %swarning%s: %s stays %s here: the %s setting%s%s%s overrides the %s file",
+            cli_color(c, "33"), cli_color(c, "0"), key, o_value, kb_config_origin_name(o_origin),
+            o_path ? " (" : "", o_path ? o_path : "", o_path ? ")" : "",
+            kb_config_origin_name(layer));
+}
+
 static int config_set(cli *c, int argc, char **argv)
 {
     kb_config_origin layer = KB_CONFIG_USER;
@@ -79,13 +117,8 @@ static int config_set(cli *c, int argc, char **argv)
     if (rc)
         return cli_fail(c, rc);
     char *path = NULL;
-    if (kb_config_file_path(&path, c->ctx, layer) == 0) {
-        if (c->json)
-            cli_json_print(json_pack("{s:s,s:s,s:s,s:s}", "key", words[0], "value", words[1],
-                                     "origin", kb_config_origin_name(layer), "path", path));
-        else
-            cli_say(c, "%s = %s (%s: %s)", words[0], words[1], kb_config_origin_name(layer), path);
-    }
+    if (kb_config_file_path(&path, c->ctx, layer) == 0)
+        report_set(c, words[0], words[1], layer, path);
     free(path);
     return CLI_EXIT_OK;
 }
@@ -94,7 +127,7 @@ int cmd_config(cli *c, int argc, char **argv)
 {
     static const char *const subcommands[] = {"list", "get", "set"};
     if (argc < 2)
-        return cli_usage_error(c, "config", "config needs a subcommand (list, get, set)");
+        return config_list(c); /* "show or change settings": plain `kbpkg config` shows them */
     if (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "get") != 0 && strcmp(argv[1], "set") != 0)
         return cli_unknown_subcommand(c, "config", argv[1], subcommands, 3);
     if (strcmp(argv[1], "list") == 0 && argc == 2)

@@ -18,10 +18,11 @@ const cli_command cli_commands[] = {
      "  zsh                  source <(kbpkg completion zsh), or save as _kbpkg in $fpath\n"
      "  completes commands, their subcommands and flags, and installed package names"},
     {"config", cmd_config, "show or change settings and where they come from",
-     "kbpkg config list | get KEY | set KEY VALUE [--user|--project|--system]",
-     "  list                 every setting, its value and its layer (and file)\n"
+     "kbpkg config [list] | get KEY | set KEY VALUE [--user|--project|--system]",
+     "  list                 every setting, its value and its layer (and file); the default\n"
      "  get KEY              one setting's value\n"
-     "  set KEY VALUE        write KEY into a config file (default: the user file)\n"
+     "  set KEY VALUE        write KEY into a config file (default: the user file); warns\n"
+     "                       when a higher layer (project, env, flag) still overrides it\n"
      "  --user               <config.dir>/config.yaml\n"
      "  --project            ./kbpkg.yaml\n"
      "  --system             $KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},

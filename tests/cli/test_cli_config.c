@@ -124,3 +124,67 @@ Test(cli_config, bad_config_file_stops_with_its_position)
     free(system);
     free_sandbox(&s);
 }
+
+Test(cli_config, set_warns_when_a_higher_layer_still_overrides_and_bare_config_lists)
+{
+    sandbox s = make_sandbox();
+    char *env_retries = kb_strdup("KBPKG_RETRIES=9");
+    const char *env[] = {s.env_system, s.env_user, env_retries, NULL};
+    /* the variable is the env layer of net.retries */
+    const char *get[] = {"--json", "config", "get", "net.retries", NULL};
+    kbt_run r = kbt_kbpkg(env, get);
+    json_t *g = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(g, "%s", r.out);
+    cr_assert_str_eq(json_string_value(json_object_get(g, "origin")), "env", "%s", r.out);
+    json_decref(g);
+    kbt_run_free(&r);
+
+    const char *set[] = {"config", "set", "net.retries", "7", NULL};
+    r = kbt_kbpkg(env, set);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    char *user_file = kb_path_join(s.user_dir, "config.yaml");
+    char *said = kb_asprintf("net.retries = 7 (user: %s)\n", user_file);
+    cr_expect_str_eq(r.out, said);
+    cr_expect_str_eq(r.err, "kbpkg: warning: net.retries stays 9 here: the env setting "
+                            "(KBPKG_RETRIES) overrides the user file\n");
+    kbt_run_free(&r);
+    /* written all the same: without the variable, the file's value is in effect */
+    const char *plain_get[] = {"config", "get", "net.retries", NULL};
+    r = kbt_kbpkg(s.env, plain_get);
+    cr_expect_str_eq(r.out, "7\n");
+    kbt_run_free(&r);
+
+    const char *set_json[] = {"--json", "config", "set", "net.retries", "8", NULL};
+    r = kbt_kbpkg(env, set_json);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    json_t *o = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(o, "%s", r.out);
+    json_t *over = json_object_get(o, "overridden_by");
+    cr_expect_str_eq(json_string_value(json_object_get(over, "origin")), "env", "%s", r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(over, "value")), "9", "%s", r.out);
+    json_decref(o);
+    kbt_run_free(&r);
+
+    /* nothing above the user file: no warning, no overridden_by */
+    const char *set_plain[] = {"--json", "config", "set", "build.jobs", "2", NULL};
+    r = kbt_kbpkg(s.env, set_plain);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect_str_eq(r.err, "");
+    cr_expect_not(strstr(r.out, "overridden_by"), "%s", r.out);
+    kbt_run_free(&r);
+
+    /* plain `kbpkg config` shows the settings, as `config list` does */
+    const char *bare[] = {"config", NULL};
+    r = kbt_kbpkg(s.env, bare);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    const char *list[] = {"config", "list", NULL};
+    kbt_run l = kbt_kbpkg(s.env, list);
+    cr_expect_str_eq(r.out, l.out);
+    cr_expect(strstr(r.out, "build.jobs"), "%s", r.out);
+    kbt_run_free(&l);
+    kbt_run_free(&r);
+    free(said);
+    free(user_file);
+    free(env_retries);
+    free_sandbox(&s);
+}
