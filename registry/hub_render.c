@@ -4,6 +4,7 @@
 #include "kbpkg/trust.h"
 #include "registry/pkgindex.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,12 @@ static const char hub_css[] =
     ".ver{background:#a8dadc;border-radius:4px;padding:2px 8px;margin-left:8px}\n"
     "table{border-collapse:collapse;background:#fff;margin:8px 0 24px}\n"
     "th,td{border:1px solid #ccd;padding:6px 10px;text-align:left}th{background:#e9eef5}\n"
-    ".signed{color:#2a9d8f;font-weight:600}.unsigned{color:#b5651d;font-weight:600}\n"
+    ".sig-signed-trusted{color:#2a9d8f;font-weight:600}\n"
+    ".sig-unsigned,.sig-untrusted-key{color:#b5651d;font-weight:600}\n"
+    ".sig-bad-signature,.sig-revoked-key,.sig-expired,.sig-mismatch,.sig-unknown-type,"
+    ".sig-unchecked{color:#c1121f;font-weight:700}\n"
+    "dl.meta{display:grid;grid-template-columns:max-content auto;gap:4px 12px;margin:6px 0}\n"
+    "dl.meta dt{font-weight:600}dl.meta dd{margin:0}\n"
     ".error{color:#c1121f}code{font-size:13px}\n";
 
 /* Filters the package list by name; ?q=text pre-fills it so a link can share a search. */
@@ -68,9 +74,14 @@ int kb_html_escape(kb_buf *out, const char *text)
 /* One version of a package as the hub shows it. */
 typedef struct hub_version {
     char *version;
-    kb_pkg_index *index; /* NULL when it could not be read */
-    char *error;         /* why, when index is NULL */
-    bool signed_index;
+    kb_pkg_index *index;      /* NULL when it could not be read */
+    char *error;              /* why, when index is NULL */
+    kb_trust_verdict verdict; /* meaningless when unchecked */
+    bool unchecked;           /* the signature check could not run (registry error) */
+    char *verify_error;       /* why, when unchecked (NULL if even that was out of memory) */
+    /* From one artifact's kbpkg.json (config blob): what the index itself does not carry. */
+    kb_strv exports;
+    long abi; /* 0 when no kbpkg.json says */
 } hub_version;
 
 typedef struct hub_package {
@@ -85,6 +96,8 @@ static void hub_package_free(hub_package *p)
         free(p->versions[i].version);
         kb_pkg_index_free(p->versions[i].index);
         free(p->versions[i].error);
+        free(p->versions[i].verify_error);
+        kb_strv_free(&p->versions[i].exports);
     }
     free(p->versions);
     free(p->name);
@@ -98,6 +111,74 @@ static bool has_signature_tag(const kb_strv *tags, const char *digest)
     char tag[80];
     snprintf(tag, sizeof(tag), "sha256-%s.sig", hex);
     return kb_strv_contains(tags, tag);
+}
+
+/* The verdict on the index's signature: a fact to show, so a bad one never fails the render.
+ * No signature tag means unsigned without asking the registry again. */
+static void verify_version(hub_version *v, kb_registry *r, const char *name, const kb_strv *tags)
+{
+    if (!has_signature_tag(tags, v->index->digest)) {
+        memset(&v->verdict, 0, sizeof(v->verdict));
+        v->verdict.status = KB_TRUST_UNSIGNED;
+        snprintf(v->verdict.detail, sizeof(v->verdict.detail), "no signature tag");
+        return;
+    }
+    int rc = kb_trust_verify_index(r->ctx, r, name, v->version, v->index->digest, &v->verdict);
+    if (!rc)
+        return;
+    v->unchecked = true; /* verdict.status may still read 0, "signed-trusted": never show it */
+    v->verify_error = kb_strdup(kb_ctx_last_error(r->ctx)->message);
+    kb_event_emit(r->ctx, KB_EVENT_WARNING, name, "%s: signature not checked: %s", v->version,
+                  v->verify_error ? v->verify_error : kb_strerror(rc));
+    kb_ctx_clear_error(r->ctx);
+}
+
+/* exports and abi from a kbpkg.json; anything else in it is per target, not per version. */
+static int read_kbpkg_json(hub_version *v, kb_ctx *ctx, const kb_buf *json)
+{
+    json_t *root = json_loadb(json->data ? json->data : "", json->len, 0, NULL);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return kb_error_set(ctx, KB_ERR_PARSE, "kbpkg.json is not a JSON object");
+    }
+    json_t *abi = json_object_get(root, "abi"), *x;
+    if (json_is_integer(abi))
+        v->abi = (long)json_integer_value(abi);
+    size_t i;
+    int rc = 0;
+    json_array_foreach(json_object_get(root, "exports"), i, x)
+    {
+        if (!rc && json_is_string(x))
+            rc = kb_strv_push(&v->exports, json_string_value(x)) ? kb_error_oom(ctx) : 0;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* The manifest as published: one artifact's config blob (kbpkg.json, at most 1 MiB, as
+ * kb_pkg_entry_resolve already checked). The source's config has no exports, so it is skipped;
+ * a version without artifacts simply shows none. */
+static void load_manifest_summary(hub_version *v, kb_registry *r, const char *name)
+{
+    const kb_pkg_entry *e = NULL;
+    for (size_t i = 0; !e && i < v->index->count; i++)
+        if (!v->index->entries[i].is_source && v->index->entries[i].config_digest &&
+            v->index->entries[i].config_size)
+            e = &v->index->entries[i];
+    if (!e)
+        return;
+    kb_buf json = KB_BUF_INIT;
+    int rc = kb_registry_blob_get_mem(&json, r, name, e->config_digest, KB_PKG_CONFIG_SIZE_MAX);
+    if (!rc)
+        rc = read_kbpkg_json(v, r->ctx, &json);
+    if (rc) {
+        kb_event_emit(r->ctx, KB_EVENT_WARNING, name, "%s: kbpkg.json %s of %s: %s", v->version,
+                      e->config_digest, e->target, kb_ctx_last_error(r->ctx)->message);
+        kb_ctx_clear_error(r->ctx);
+        kb_strv_free(&v->exports); /* show nothing rather than half of it */
+        v->abi = 0;
+    }
+    kb_buf_free(&json);
 }
 
 /* Fetch one version's index and resolve its entries' sizes; failures are kept as text. */
@@ -115,7 +196,8 @@ static void load_version(hub_version *v, kb_registry *r, const char *name, const
         kb_ctx_clear_error(r->ctx);
         return;
     }
-    v->signed_index = has_signature_tag(tags, v->index->digest);
+    verify_version(v, r, name, tags);
+    load_manifest_summary(v, r, name);
 }
 
 static int load_package(hub_package *p, kb_registry *r)
@@ -180,7 +262,80 @@ static void format_size(char *buf, size_t size, uint64_t bytes)
         snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 }
 
-static int target_row(kb_buf *b, const kb_pkg_entry *e, bool signed_index)
+/* The CSS class of a version's signature state: sig-<kb_trust_status_name>, or sig-unchecked. */
+static const char *sig_state(const hub_version *v)
+{
+    return v->unchecked ? "unchecked" : kb_trust_status_name(v->verdict.status);
+}
+
+/* A few words for a target row: the index signature covers every target it lists. */
+static const char *sig_short(const hub_version *v)
+{
+    if (v->unchecked)
+        return "not checked";
+    switch (v->verdict.status) {
+    case KB_TRUST_SIGNED_TRUSTED:
+        return "verified";
+    case KB_TRUST_UNSIGNED:
+        return "no";
+    case KB_TRUST_UNTRUSTED_KEY:
+        return "key not trusted";
+    case KB_TRUST_REVOKED_KEY:
+        return "key revoked";
+    case KB_TRUST_EXPIRED:
+        return "expired";
+    case KB_TRUST_MISMATCH:
+        return "mismatch";
+    case KB_TRUST_UNKNOWN_TYPE:
+        return "unrecognised";
+    default:
+        return "bad signature";
+    }
+}
+
+/* The sentence next to a version: who signed and what this machine makes of it. */
+static int sig_sentence(kb_buf *b, const hub_version *v)
+{
+    const kb_trust_verdict *t = &v->verdict;
+    const char *key = t->key_id[0] ? t->key_id : "an unknown key";
+    if (v->unchecked)
+        return kb_buf_puts(b, "signature not checked");
+    switch (t->status) {
+    case KB_TRUST_SIGNED_TRUSTED:
+        return kb_buf_printf(b, "signed by %s, verified", key);
+    case KB_TRUST_UNSIGNED:
+        return kb_buf_puts(b, "unsigned");
+    case KB_TRUST_UNTRUSTED_KEY:
+        return kb_buf_printf(b, "signed by %s, key not trusted here", key);
+    case KB_TRUST_REVOKED_KEY:
+        return kb_buf_printf(b, "signed by %s, key revoked", key);
+    case KB_TRUST_EXPIRED:
+        return kb_buf_printf(b, "signed by %s, expired", key);
+    case KB_TRUST_MISMATCH:
+        return kb_buf_printf(b, "signed by %s for another package, version or index", key);
+    case KB_TRUST_UNKNOWN_TYPE:
+        return kb_buf_puts(b, "unrecognised signature");
+    default:
+        return t->key_id[0] ? kb_buf_printf(b, "bad signature (claims key %s)", key)
+                            : kb_buf_puts(b, "bad signature");
+    }
+}
+
+/* <span class="sig-STATE" title="why">sentence</span>; every piece escaped (the detail can
+ * quote what a signature payload claims). */
+static int sig_badge(kb_buf *b, const hub_version *v)
+{
+    kb_buf text = KB_BUF_INIT;
+    int rc = sig_sentence(&text, v);
+    rc = rc ? rc : kb_buf_printf(b, "<span class=\"sig-%s\" title=\"", sig_state(v));
+    rc = rc ? rc : kb_html_escape(b, v->unchecked ? v->verify_error : v->verdict.detail);
+    rc = rc ? rc : kb_buf_puts(b, "\">");
+    rc = rc ? rc : kb_html_escape(b, text.data);
+    kb_buf_free(&text);
+    return rc ? rc : kb_buf_puts(b, "</span>");
+}
+
+static int target_row(kb_buf *b, const kb_pkg_entry *e, const hub_version *v)
 {
     kb_target t;
     const char *backend = "source", *arch = "";
@@ -203,9 +358,36 @@ static int target_row(kb_buf *b, const kb_pkg_entry *e, bool signed_index)
                             (unsigned long long)e->layer_size, size);
     rc = rc ? rc : kb_html_escape(b, e->build_key ? e->build_key : "");
     rc = rc ? rc
-            : kb_buf_printf(b, "</code></td><td class=\"%s\">%s</td></tr>\n",
-                            signed_index ? "signed" : "unsigned", signed_index ? "yes" : "no");
+            : kb_buf_printf(b, "</code></td><td class=\"sig-%s\">%s</td></tr>\n", sig_state(v),
+                            sig_short(v));
     return rc;
+}
+
+/* What the published manifest says of this version, only the fields that are really there:
+ * the index's summary, and exports and abi from kbpkg.json. */
+static int manifest_summary(kb_buf *b, const hub_version *v)
+{
+    const char *summary = v->index->summary;
+    if ((!summary || !*summary) && !v->exports.len && !v->abi)
+        return 0;
+    int rc = kb_buf_puts(b, "<dl class=\"meta\">");
+    if (!rc && summary && *summary) {
+        rc = kb_buf_puts(b, "<dt>summary</dt><dd class=\"summary\">");
+        rc = rc ? rc : kb_html_escape(b, summary);
+        rc = rc ? rc : kb_buf_puts(b, "</dd>");
+    }
+    if (!rc && v->exports.len)
+        rc = kb_buf_puts(b, "<dt>exports</dt><dd class=\"exports\">");
+    for (size_t i = 0; !rc && i < v->exports.len; i++) {
+        rc = kb_buf_puts(b, i ? " <code>" : "<code>");
+        rc = rc ? rc : kb_html_escape(b, v->exports.items[i]);
+        rc = rc ? rc : kb_buf_puts(b, "</code>");
+    }
+    if (!rc && v->exports.len)
+        rc = kb_buf_puts(b, "</dd>");
+    if (!rc && v->abi)
+        rc = kb_buf_printf(b, "<dt>kernel ABI</dt><dd class=\"abi\">%ld</dd>", v->abi);
+    return rc ? rc : kb_buf_puts(b, "</dl>\n");
 }
 
 static int version_section(kb_buf *b, const hub_version *v)
@@ -219,17 +401,18 @@ static int version_section(kb_buf *b, const hub_version *v)
         rc = rc ? rc : kb_html_escape(b, v->error ? v->error : "unknown error");
         return rc ? rc : kb_buf_puts(b, "</p></section>\n");
     }
-    rc = rc ? rc
-            : kb_buf_printf(b, " <span class=\"%s\">%s</span></h3>\n<p>index <code>",
-                            v->signed_index ? "signed" : "unsigned",
-                            v->signed_index ? "signed" : "unsigned");
+    rc = rc ? rc : kb_buf_puts(b, " ");
+    rc = rc ? rc : sig_badge(b, v);
+    rc = rc ? rc : kb_buf_puts(b, "</h3>\n");
+    rc = rc ? rc : manifest_summary(b, v);
+    rc = rc ? rc : kb_buf_puts(b, "<p>index <code>");
     rc = rc ? rc : kb_html_escape(b, v->index->digest);
     rc = rc ? rc
             : kb_buf_puts(b, "</code></p>\n<table><tr><th>target</th><th>backend</th>"
                              "<th>arch</th><th>artifact size</th><th>build key</th>"
                              "<th>signed</th></tr>\n");
     for (size_t i = 0; !rc && i < v->index->count; i++)
-        rc = target_row(b, &v->index->entries[i], v->signed_index);
+        rc = target_row(b, &v->index->entries[i], v);
     return rc ? rc : kb_buf_puts(b, "</table>\n</section>\n");
 }
 

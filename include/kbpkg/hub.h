@@ -10,14 +10,20 @@ extern "C" {
 
 /*
  * Write out_dir/index.html (every package, its latest version and summary, a search box)
- * and one page per package, out_dir/<org>/<name>.html: every version with each target's
- * backend, arch, artifact size and build key, and whether the version's index is signed (a
- * tag sha256-<hex>.sig exists for its digest). Plain HTML and CSS with a small inline script;
- * no network needed to view it. Every registry string is HTML-escaped.
+ * and one page per package, out_dir/<org>/<name>.html: every version with
+ * - its signature as kb_trust_verify_index judges it with ctx's keys (class sig-<status name>:
+ *   "signed by KEYID, verified", "signed by KEYID, key not trusted here", "bad signature",
+ *   "expired", "unsigned", ...); a bad signature is shown, never a reason to fail;
+ * - what the published manifest carries: the index's summary, and the exports and kernel ABI
+ *   of one artifact's kbpkg.json (its config blob, at most 1 MiB);
+ * - each target's backend, arch, artifact size and build key.
+ * Plain HTML and CSS with a small inline script; no network needed to view it. Every registry
+ * string is HTML-escaped.
  * registry NULL: the ctx's "registry" setting, opened with kb_trust_registry_open (stored
  * credentials count). *packages_out (may be NULL): packages written.
- * A version whose index cannot be read is shown as such and reported as a warning event;
- * the render fails only when the registry cannot be listed or out_dir cannot be written.
+ * A version whose index, kbpkg.json or signature cannot be read is shown as such and reported
+ * as a warning event; the render fails only when the registry cannot be listed or out_dir
+ * cannot be written.
  */
 KB_EXTERN int kb_hub_render(size_t *packages_out, kb_ctx *ctx, const char *registry,
                             const char *out_dir);

@@ -1,5 +1,6 @@
 /* kbpkg hub render: the static site from a layout registry (pages, escaping, signatures) and
  * what headless chromium makes of it (a real screenshot, the search filter's DOM). */
+#include "../unit/trust_helpers.h"
 #include "kbtest.h"
 #include "registry/hub_render.h"
 #include "registry/pkgindex.h"
@@ -18,21 +19,29 @@ typedef struct hub_fixture {
     char *signed_digest;
 } hub_fixture;
 
-static void publish(kb_registry *reg, const char *dir, const char *name, const char *version,
-                    const char *summary, char **digest_out)
+/* Two targets of name@version whose kbpkg.json (config blob) is config. */
+static void publish_with_config(kb_registry *reg, const char *dir, const char *name,
+                                const char *version, const char *summary, const char *config,
+                                char **digest_out)
 {
     char *cuda = kb_asprintf("%s/%s-cuda.tar.zst", dir, version);
     char *cpu = kb_asprintf("%s/%s-cpu.tar.zst", dir, version);
     kbt_write(cuda, "cuda archive bytes, longer than the cpu one");
     kbt_write(cpu, "cpu archive");
     kb_publish_item items[] = {
-        {cuda, "cuda13-sm_90-x86_64-linux", "buildkey-sm90", "{}"},
-        {cpu, "cpu-x86_64_v2-x86_64-linux", "buildkey-cpu", "{}"},
+        {cuda, "cuda13-sm_90-x86_64-linux", "buildkey-sm90", config},
+        {cpu, "cpu-x86_64_v2-x86_64-linux", "buildkey-cpu", config},
     };
     cr_assert_eq(kb_pkg_publish(reg, name, version, summary, items, 2, false, NULL, digest_out), 0,
                  "%s", kb_ctx_last_error(reg->ctx)->message);
     free(cuda);
     free(cpu);
+}
+
+static void publish(kb_registry *reg, const char *dir, const char *name, const char *version,
+                    const char *summary, char **digest_out)
+{
+    publish_with_config(reg, dir, name, version, summary, "{}", digest_out);
 }
 
 /* radeonflow/gemm 1.0.0 (signed) and 1.1.0, plus a package whose summary is an attack. */
@@ -112,9 +121,15 @@ Test(hub, renders_index_and_package_pages)
                            "<td><code>buildkey-sm90</code></td>") != NULL,
               "%s", page);
     cr_expect(strstr(page, "<td>cpu</td><td>x86_64_v2</td><td data-bytes=\"11\">") != NULL);
-    /* 1.0.0 has a sha256-<hex>.sig tag for its index digest; 1.1.0 has none. */
-    cr_expect(strstr(v10, "<span class=\"signed\">signed</span>") != NULL);
-    cr_expect(strstr(v11, "<span class=\"unsigned\">unsigned</span>") != NULL);
+    /* 1.0.0 has a sha256-<hex>.sig tag for its index digest, but what it tags is no kbpkg
+     * signature: a tag alone does not make a version signed. 1.1.0 has none. */
+    cr_expect(strstr(v10, "<span class=\"sig-unknown-type\"") != NULL, "%s", v10);
+    cr_expect(strstr(v10, ">unrecognised signature</span>") != NULL);
+    cr_expect(
+        strstr(v11, "<span class=\"sig-unsigned\" title=\"no signature tag\">unsigned</span>") !=
+            NULL,
+        "%s", v11);
+    cr_expect(strstr(v11, "<td class=\"sig-unsigned\">no</td>") != NULL);
     cr_expect(strstr(v10, f.signed_digest) != NULL);
     cr_expect(strstr(page, "href=\"../index.html\"") != NULL);
     free(page);
@@ -177,6 +192,249 @@ Test(hub, missing_registry_and_bad_usage)
     free(dir);
     free(missing);
     free(out);
+}
+
+/* ---- signatures verified, and the manifest summary ---- */
+
+#define HUB_KBPKG_JSON                                                                             \
+    "{\"abi\":1,\"exports\":[\"gemm_f16\",\"x<y>&\\\"'\"],\"name\":\"acme/k\",\"target\":\"t\"}"
+
+typedef struct sig_fixture {
+    char *dir, *hub, *out, *cfg;
+    char *key_id;      /* generated in cfg: trusted by the renderer */
+    char *stranger_id; /* generated elsewhere: not trusted by the renderer */
+} sig_fixture;
+
+static kb_ctx *ctx_at(const char *config_dir)
+{
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_ctx_set(ctx, "config.dir", config_dir), 0);
+    return ctx;
+}
+
+static char *new_key(kb_ctx *ctx)
+{
+    kb_trust_key *k = NULL;
+    cr_assert_eq(kb_trust_key_generate(&k, ctx, NULL), 0, "%s", kbt_msg(ctx));
+    char *id = kb_strdup(k->id);
+    kb_trust_key_free(k);
+    return id;
+}
+
+/* Publish acme/<leaf> 1.0.0 into hub through ctx's registry view and sign it with ctx's default
+ * key (sign false: leave it unsigned). Returns the index digest. */
+static char *publish_signed(kb_ctx *ctx, const sig_fixture *f, const char *leaf, bool sign)
+{
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, f->hub), 0, "%s", kbt_msg(ctx));
+    char *name = kb_asprintf("acme/%s", leaf), *digest = NULL;
+    publish_with_config(reg, f->dir, name, "1.0.0", "Kernels <b>&</b> more", HUB_KBPKG_JSON,
+                        &digest);
+    if (sign)
+        cr_assert_eq(kb_trust_sign_index(ctx, reg, name, "1.0.0", digest, NULL, NULL), 0, "%s",
+                     kbt_msg(ctx));
+    kb_registry_free(reg);
+    free(name);
+    return digest;
+}
+
+/* acme/trusted (signed by a key cfg trusts), acme/stranger (signed by a key it does not know),
+ * acme/plain (unsigned), acme/tampered (one signature byte flipped), acme/expired. */
+static sig_fixture sig_setup(void)
+{
+    sig_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL, NULL, NULL};
+    f.hub = kb_asprintf("%s/hub", f.dir);
+    f.out = kb_asprintf("%s/site", f.dir);
+    f.cfg = kb_asprintf("%s/cfg", f.dir);
+    char *other = kb_asprintf("%s/stranger", f.dir);
+    kb_ctx *ctx = ctx_at(f.cfg), *stranger = ctx_at(other);
+    f.key_id = new_key(ctx);
+    f.stranger_id = new_key(stranger);
+    free(publish_signed(ctx, &f, "trusted", true));
+    free(publish_signed(stranger, &f, "stranger", true));
+    free(publish_signed(ctx, &f, "plain", false));
+    char *tampered = publish_signed(ctx, &f, "tampered", true);
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
+    json_t *layer = kbt_get_signature_layer(reg, ctx, "acme/tampered", tampered);
+    char *sig = kb_strdup(json_string_value(json_object_get(layer, "signature")));
+    sig[20] = sig[20] == 'A' ? 'B' : 'A';
+    json_object_set_new(layer, "signature", json_string(sig));
+    kbt_replace_signature_layer(reg, ctx, "acme/tampered", tampered, layer);
+    cr_assert_eq(kb_ctx_set(ctx, "trust.signature_days", "-1"), 0);
+    free(publish_signed(ctx, &f, "expired", true));
+    json_decref(layer);
+    free(sig);
+    free(tampered);
+    kb_registry_free(reg);
+    kb_ctx_free(stranger);
+    kb_ctx_free(ctx);
+    free(other);
+    return f;
+}
+
+static void sig_teardown(sig_fixture *f)
+{
+    kbt_rmtree(f->dir);
+    free(f->dir);
+    free(f->hub);
+    free(f->out);
+    free(f->cfg);
+    free(f->key_id);
+    free(f->stranger_id);
+}
+
+static char *sig_page(const sig_fixture *f, const char *leaf)
+{
+    char *path = kb_asprintf("%s/acme/%s.html", f->out, leaf);
+    char *page = slurp(path);
+    free(path);
+    return page;
+}
+
+/* The version's badge has class sig-<state> and reads text; every target row says cell. */
+static void expect_state(const char *page, const char *state, const char *text, const char *cell)
+{
+    char *badge = kb_asprintf("<h3>1.0.0 <span class=\"sig-%s\" title=\"", state);
+    char *words = kb_asprintf("\">%s</span></h3>", text);
+    char *row = kb_asprintf("<td class=\"sig-%s\">%s</td></tr>", state, cell);
+    const char *at = strstr(page, badge);
+    cr_expect(at != NULL, "no %s badge in %s", state, page);
+    cr_expect(at && strstr(at, words) != NULL, "badge text '%s' in %s", text, page);
+    const char *r1 = strstr(page, row);
+    cr_expect(r1 && strstr(r1 + 1, row), "both target rows say '%s': %s", cell, page);
+    free(badge);
+    free(words);
+    free(row);
+}
+
+static void render_sig(const sig_fixture *f)
+{
+    char *env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", f->cfg);
+    const char *env[] = {env_cfg, NULL};
+    const char *args[] = {"--registry", f->hub, "hub", "render", "--out", f->out, NULL};
+    kbt_run r = kbt_kbpkg(env, args);
+    cr_assert_eq(r.exit_code, 0, "a bad signature is shown, not fatal; stderr: %s", r.err);
+    cr_expect(strstr(r.out, "5 package pages") != NULL, "stdout: %s", r.out);
+    kbt_run_free(&r);
+    free(env_cfg);
+}
+
+Test(hub, signature_state_is_verified_per_version)
+{
+    sig_fixture f = sig_setup();
+    render_sig(&f);
+    char *page = sig_page(&f, "trusted");
+    char *text = kb_asprintf("signed by %s, verified", f.key_id);
+    expect_state(page, "signed-trusted", text, "verified");
+    free(text);
+    free(page);
+
+    page = sig_page(&f, "stranger");
+    text = kb_asprintf("signed by %s, key not trusted here", f.stranger_id);
+    expect_state(page, "untrusted-key", text, "key not trusted");
+    cr_expect(strstr(page, "verified") == NULL, "%s", page);
+    free(text);
+    free(page);
+
+    page = sig_page(&f, "plain");
+    expect_state(page, "unsigned", "unsigned", "no");
+    free(page);
+
+    page = sig_page(&f, "tampered");
+    text = kb_asprintf("bad signature (claims key %s)", f.key_id);
+    expect_state(page, "bad-signature", text, "bad signature");
+    cr_expect(strstr(page, "title=\"the signature does not verify with key") != NULL, "%s", page);
+    free(text);
+    free(page);
+
+    page = sig_page(&f, "expired");
+    text = kb_asprintf("signed by %s, expired", f.key_id);
+    expect_state(page, "expired", text, "expired");
+    free(text);
+    free(page);
+    sig_teardown(&f);
+}
+
+Test(hub, version_shows_manifest_summary_escaped)
+{
+    sig_fixture f = sig_setup();
+    render_sig(&f);
+    const char *leaves[] = {"trusted", "stranger", "plain", "tampered", "expired"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(leaves); i++) {
+        char *page = sig_page(&f, leaves[i]);
+        cr_expect(strstr(page, "<dl class=\"meta\"><dt>summary</dt><dd class=\"summary\">"
+                               "Kernels &lt;b&gt;&amp;&lt;/b&gt; more</dd>"
+                               "<dt>exports</dt><dd class=\"exports\"><code>gemm_f16</code> "
+                               "<code>x&lt;y&gt;&amp;&quot;&#39;</code></dd>"
+                               "<dt>kernel ABI</dt><dd class=\"abi\">1</dd></dl>") != NULL,
+                  "%s: %s", leaves[i], page);
+        cr_expect(strstr(page, "x<y>") == NULL && strstr(page, "<b>") == NULL, "%s", page);
+        free(page);
+    }
+    sig_teardown(&f);
+}
+
+Test(hub, no_manifest_summary_without_kbpkg_json_fields)
+{
+    hub_fixture f = setup();
+    render(&f);
+    char *path = kb_asprintf("%s/radeonflow/gemm.html", f.out);
+    char *page = slurp(path);
+    /* the configs are "{}": a summary, but no exports or ABI to show */
+    cr_expect(strstr(page, "<dl class=\"meta\"><dt>summary</dt><dd class=\"summary\">Tiled GEMM "
+                           "&amp; friends</dd></dl>") != NULL,
+              "%s", page);
+    cr_expect(strstr(page, "exports") == NULL, "%s", page);
+    free(page);
+    free(path);
+    teardown(&f);
+}
+
+/* A signature manifest that cannot be read (its bytes on disk no longer match the digest): the
+ * check could not run, which is neither "verified" nor fatal. */
+Test(hub, signature_that_cannot_be_read_is_shown_unchecked)
+{
+    sig_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL, NULL, NULL};
+    f.hub = kb_asprintf("%s/hub", f.dir);
+    f.out = kb_asprintf("%s/site", f.dir);
+    f.cfg = kb_asprintf("%s/cfg", f.dir);
+    kb_ctx *ctx = ctx_at(f.cfg);
+    f.key_id = new_key(ctx);
+    char *digest = publish_signed(ctx, &f, "broken", true);
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
+    char *tag = kb_asprintf("sha256-%s.sig", kb_digest_hex(digest));
+    kb_registry_manifest *sig = NULL;
+    cr_assert_eq(kb_registry_manifest_get(&sig, reg, "acme/broken", tag), 0, "%s", kbt_msg(ctx));
+    char *blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(sig->digest));
+    cr_assert(kb_path_exists(blob), "%s", blob);
+    kbt_write(blob, "not the signature manifest any more");
+
+    char *env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", f.cfg);
+    const char *env[] = {env_cfg, NULL};
+    const char *args[] = {"--registry", f.hub, "hub", "render", "--out", f.out, NULL};
+    kbt_run r = kbt_kbpkg(env, args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "1.0.0: signature not checked: ") != NULL, "warns: %s", r.err);
+    char *page = sig_page(&f, "broken");
+    cr_expect(strstr(page, "<span class=\"sig-unchecked\" title=\"digest mismatch") != NULL, "%s",
+              page);
+    cr_expect(strstr(page, ">signature not checked</span>") != NULL, "%s", page);
+    cr_expect(strstr(page, "<td class=\"sig-unchecked\">not checked</td>") != NULL, "%s", page);
+    cr_expect(strstr(page, "verified") == NULL &&
+                  strstr(page, "class=\"sig-signed-trusted") == NULL,
+              "%s", page);
+    kbt_run_free(&r);
+    free(page);
+    free(env_cfg);
+    free(blob);
+    kb_registry_manifest_free(sig);
+    free(tag);
+    free(digest);
+    kb_registry_free(reg);
+    kb_ctx_free(ctx);
+    sig_teardown(&f);
 }
 
 /* ---- headless chromium ---- */
