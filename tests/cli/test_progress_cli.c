@@ -9,8 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,55 +121,12 @@ static char *run_pty(fixture *f, const char *extra_env, const char *const *args,
 {
     char *cache, *cfg;
     run_env(f, &cache, &cfg);
-    const char *bin = getenv("KBPKG_BIN");
-    cr_assert_not_null(bin);
-    size_t n = 0;
-    while (args[n])
-        n++;
-    const char **argv = calloc(n + 2, sizeof(*argv));
-    argv[0] = bin;
-    for (size_t i = 0; i < n; i++)
-        argv[i + 1] = args[i];
-    struct winsize ws = {.ws_row = 30, .ws_col = 100};
-    int master = -1;
-    pid_t pid = forkpty(&master, NULL, NULL, &ws);
-    cr_assert_geq(pid, 0, "forkpty: %s", strerror(errno));
-    if (pid == 0) {
-        unsetenv("NO_COLOR");
-        unsetenv("COLUMNS");
-        setenv("TERM", "xterm", 1);
-        putenv(cache);
-        putenv(cfg);
-        putenv("KBPKG_DEVICES=none");
-        putenv("KBPKG_CPU=x86_64_v3");
-        if (extra_env)
-            putenv((char *)extra_env);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    free(argv);
-    kb_buf out = KB_BUF_INIT;
-    time_t deadline = time(NULL) + 60;
-    for (;;) {
-        struct pollfd p = {master, POLLIN, 0};
-        int ready = poll(&p, 1, 1000);
-        cr_assert_lt(time(NULL), deadline, "kbpkg did not finish: %s", out.data ? out.data : "");
-        if (ready <= 0)
-            continue;
-        char chunk[4096];
-        ssize_t got = read(master, chunk, sizeof(chunk));
-        if (got <= 0) /* EIO once the child closed the terminal */
-            break;
-        kb_buf_append(&out, chunk, (size_t)got);
-    }
-    close(master);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const char *env[] = {cache, cfg, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v3", extra_env, NULL};
+    kbt_run r = kbt_kbpkg_pty(env, args, 100, NULL);
+    *exit_code = r.exit_code;
     free(cache);
     free(cfg);
-    kb_buf_grow(&out, 0);
-    return kb_buf_detach(&out);
+    return r.out;
 }
 
 /* Run kbpkg with stderr on a pipe and stdout in a file. */

@@ -3,15 +3,8 @@
 #define _GNU_SOURCE
 #include "kbtest.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pty.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 typedef struct pty_run {
     int exit_code;
@@ -25,27 +18,6 @@ static void pty_run_free(pty_run *r)
     free(r->file);
 }
 
-/* Everything the master side reads until the child closes the terminal. */
-static char *drain(int master)
-{
-    kb_buf out = KB_BUF_INIT;
-    time_t deadline = time(NULL) + 60;
-    for (;;) {
-        struct pollfd p = {master, POLLIN, 0};
-        int ready = poll(&p, 1, 1000);
-        cr_assert_lt(time(NULL), deadline, "kbpkg did not finish: %s", out.data ? out.data : "");
-        if (ready <= 0)
-            continue;
-        char chunk[4096];
-        ssize_t got = read(master, chunk, sizeof(chunk));
-        if (got <= 0) /* EIO once the child closed the terminal */
-            break;
-        kb_buf_append(&out, chunk, (size_t)got);
-    }
-    kb_buf_grow(&out, 0);
-    return kb_buf_detach(&out);
-}
-
 /* Run kbpkg with stderr (and stdout unless stdout_to_file) on a pseudo-terminal. */
 static pty_run run(bool stdout_to_file, const char *extra_env, const char *const *args)
 {
@@ -54,41 +26,9 @@ static pty_run run(bool stdout_to_file, const char *extra_env, const char *const
     char *cache = kb_asprintf("KBPKG_CACHE=%s/cache", dir);
     char *cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/config", dir);
     char *reg = kb_asprintf("KBPKG_REGISTRY=%s/hub", dir);
-    const char *bin = getenv("KBPKG_BIN");
-    cr_assert_not_null(bin);
-    size_t n = 0;
-    while (args[n])
-        n++;
-    const char **argv = calloc(n + 2, sizeof(*argv));
-    argv[0] = bin;
-    memcpy(argv + 1, args, n * sizeof(*argv));
-    struct winsize ws = {.ws_row = 30, .ws_col = 120};
-    int master = -1;
-    pid_t pid = forkpty(&master, NULL, NULL, &ws);
-    cr_assert_geq(pid, 0, "forkpty: %s", strerror(errno));
-    if (pid == 0) {
-        unsetenv("NO_COLOR");
-        setenv("TERM", "xterm", 1);
-        putenv(cache);
-        putenv(cfg);
-        putenv(reg);
-        putenv("KBPKG_DEVICES=none");
-        if (extra_env)
-            putenv((char *)extra_env);
-        if (stdout_to_file) {
-            int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd < 0 || dup2(fd, 1) < 0)
-                _exit(126);
-        }
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    pty_run r = {0};
-    r.terminal = drain(master);
-    close(master);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const char *env[] = {cache, cfg, reg, "KBPKG_DEVICES=none", extra_env, NULL};
+    kbt_run t = kbt_kbpkg_pty(env, args, 120, stdout_to_file ? out_path : NULL);
+    pty_run r = {t.exit_code, t.out, NULL};
     if (stdout_to_file) {
         kb_buf b = KB_BUF_INIT;
         cr_assert_eq(kb_read_file(NULL, out_path, &b), 0, "%s", out_path);
@@ -96,7 +36,6 @@ static pty_run run(bool stdout_to_file, const char *extra_env, const char *const
         r.file = kb_buf_detach(&b);
     }
     kbt_rmtree(dir);
-    free(argv);
     free(dir);
     free(out_path);
     free(cache);

@@ -2,11 +2,15 @@
 #define _GNU_SOURCE
 #include "kbtest.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 char *kbt_mkdtemp(void)
@@ -67,6 +71,25 @@ static char *slurp_fd(int fd)
     return kb_buf_detach(&b);
 }
 
+/* argv for execv: the binary, then args; the caller frees the array (not its strings). */
+static const char **kbpkg_argv(const char *bin, const char *const *args)
+{
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **argv = calloc(n + 2, sizeof(*argv));
+    cr_assert_not_null(argv);
+    argv[0] = bin;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = args[i];
+    return argv;
+}
+
+static int exit_code_of(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 kbt_run kbt_kbpkg(const char *const *env, const char *const *args)
 {
     return kbt_kbpkg_input(env, args, NULL);
@@ -81,13 +104,7 @@ kbt_run kbt_kbpkg_input(const char *const *env, const char *const *args, const c
     cr_assert(out_fd >= 0 && err_fd >= 0);
     unlink(out_tmpl);
     unlink(err_tmpl);
-    size_t n = 0;
-    while (args[n])
-        n++;
-    const char **argv = calloc(n + 2, sizeof(*argv));
-    argv[0] = bin;
-    for (size_t i = 0; i < n; i++)
-        argv[i + 1] = args[i];
+    const char **argv = kbpkg_argv(bin, args);
     int in[2] = {-1, -1};
     cr_assert(!input || pipe(in) == 0);
     pid_t pid = fork();
@@ -112,13 +129,67 @@ kbt_run kbt_kbpkg_input(const char *const *env, const char *const *args, const c
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    kbt_run r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), NULL, NULL};
+    kbt_run r = {exit_code_of(status), NULL, NULL};
     lseek(out_fd, 0, SEEK_SET);
     lseek(err_fd, 0, SEEK_SET);
     r.out = slurp_fd(out_fd);
     r.err = slurp_fd(err_fd);
     close(out_fd);
     close(err_fd);
+    return r;
+}
+
+/* Everything the master side reads until the child closes the terminal (60 s at most). */
+static char *drain_pty(int master)
+{
+    kb_buf out = KB_BUF_INIT;
+    time_t deadline = time(NULL) + 60;
+    for (;;) {
+        struct pollfd p = {master, POLLIN, 0};
+        int ready = poll(&p, 1, 1000);
+        cr_assert_lt(time(NULL), deadline, "kbpkg did not finish: %s", out.data ? out.data : "");
+        if (ready <= 0)
+            continue;
+        char chunk[4096];
+        ssize_t got = read(master, chunk, sizeof(chunk));
+        if (got <= 0) /* EIO once the child closed the terminal */
+            break;
+        kb_buf_append(&out, chunk, (size_t)got);
+    }
+    kb_buf_grow(&out, 0);
+    return kb_buf_detach(&out);
+}
+
+kbt_run kbt_kbpkg_pty(const char *const *env, const char *const *args, int cols,
+                      const char *stdout_path)
+{
+    const char *bin = getenv("KBPKG_BIN");
+    cr_assert(bin && *bin, "KBPKG_BIN is not set (run the tests through ctest)");
+    const char **argv = kbpkg_argv(bin, args);
+    struct winsize ws = {.ws_row = 30, .ws_col = (unsigned short)cols};
+    int master = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    cr_assert_geq(pid, 0, "forkpty: %s", strerror(errno));
+    if (pid == 0) {
+        unsetenv("NO_COLOR");
+        unsetenv("COLUMNS");
+        setenv("TERM", "xterm", 1);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        if (stdout_path) {
+            int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || dup2(fd, 1) < 0)
+                _exit(126);
+        }
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    kbt_run r = {0, drain_pty(master), NULL};
+    close(master);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = exit_code_of(status);
     return r;
 }
 

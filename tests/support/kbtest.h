@@ -28,6 +28,11 @@ typedef struct kbt_run {
 kbt_run kbt_kbpkg(const char *const *env, const char *const *args);
 /* The same with input (NULL: /dev/null) on the child's stdin. */
 kbt_run kbt_kbpkg_input(const char *const *env, const char *const *args, const char *input);
+/* The same on a pseudo-terminal of cols x 30 (TERM=xterm; NO_COLOR and COLUMNS unset before
+ * env is added, so env may set them): out holds everything that reached the terminal, err is
+ * NULL. With stdout_path, stdout goes to that file instead of the terminal. */
+kbt_run kbt_kbpkg_pty(const char *const *env, const char *const *args, int cols,
+                      const char *stdout_path);
 void kbt_run_free(kbt_run *r);
 
 /* A ctx with no callbacks and no config files. */
