@@ -40,6 +40,39 @@ static double exact_op(int op, double x, double up)
     return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
 }
 
+/* fp32 math: a few ulp of fp32 in exp/erf/tanh, then one rounding to the type */
+static double rel_tol(kbc_dtype t)
+{
+    return kbc_ulp(t) + 8 * 5.96e-8;
+}
+
+/* gelu's 1 + erf(x) and 1 + tanh(x) cancel for negative x: in fp32 that sum is only known to an
+ * ulp of 1, so the result carries an absolute error of about u |x up|. (x up is NaN for a gate
+ * of -inf times a zero up, whose gelu is -0 times 0: no allowance there.) */
+static double cancel_allowance(int op, double x, double up)
+{
+    double xu = fabs(x * up);
+    return op == ACT_SILU_AND_MUL || !isfinite(xu) ? 0.0 : 4 * 5.96e-8 * xu;
+}
+
+/* Runs op on in (n rows) on the device into got (NaN-poisoned first) and on the CPU reference
+ * into want; *rc and *rrc: what each returned. */
+static void run_both(int *rc, int *rrc, void *got, void *want, int op, kbc_dtype t, const void *in,
+                     int64_t n, int64_t d)
+{
+    int gated = op != ACT_GELU_TANH;
+    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
+    kbc_poison(t, got, nout);
+    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
+    kbc_upload(din, in, nin * es);
+    kbc_upload(dout, got, nout * es);
+    *rc = fns[op][t](dout, din, n, d, NULL);
+    kbc_download(got, dout, nout * es);
+    *rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    kbc_dev_free(din);
+    kbc_dev_free(dout);
+}
+
 static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
 {
     int gated = op != ACT_GELU_TANH;
@@ -47,15 +80,8 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
     void *in = kbc_xmalloc(nin * es), *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es),
          *ex = kbc_xmalloc(nout * es);
     kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
-    kbc_poison(t, got, nout);
-    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
-    kbc_upload(din, in, nin * es);
-    kbc_upload(dout, got, nout * es);
-    int rc = fns[op][t](dout, din, n, d, NULL);
-    kbc_download(got, dout, nout * es);
-    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
-    /* gelu's 1 + erf(x) and 1 + tanh(x) cancel for negative x: in fp32 that sum is only
-     * known to an ulp of 1, so the result carries an absolute error of about u |x up|. */
+    int rc, rrc;
+    run_both(&rc, &rrc, got, want, op, t, in, n, d);
     double *extra = kbc_xmalloc(sizeof(double) * (nout + 1));
     for (int64_t r = 0; r < n; r++)
         for (int64_t c = 0; c < d; c++) {
@@ -63,7 +89,7 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
             double x = kbc_get(t, in, (size_t)(base + c));
             double up = gated ? kbc_get(t, in, (size_t)(base + d + c)) : 1.0;
             kbc_set(t, ex, (size_t)(r * d + c), (float)exact_op(op, x, up));
-            extra[r * d + c] = op == ACT_SILU_AND_MUL ? 0.0 : 4 * 5.96e-8 * fabs(x * up);
+            extra[r * d + c] = cancel_allowance(op, x, up);
         }
     char what[128], what_ref[160];
     snprintf(what, sizeof what, "act_%s_%s n=%lld d=%lld", op_names[op], kbc_dtype_names[t],
@@ -74,20 +100,13 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
         fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
         bad++;
     }
-    /* fp32 math: a few ulp of fp32 in exp/erf/tanh, then one rounding to the type */
-    double rtol = kbc_ulp(t) + 8 * 5.96e-8, atol = 1e-6;
+    double rtol = rel_tol(t), atol = 1e-6;
     bad += kbc_compare(what_ref, t, want, ex, nout, rtol, atol, extra);
     bad += kbc_compare(what, t, got, want, nout, rtol, atol, extra);
-    kbc_dev_free(din);
-    kbc_dev_free(dout);
     free(in), free(got), free(want), free(ex), free(extra);
     return bad;
 }
 
-/* NaN, infinities, signed zeros, subnormals and the largest finite values of each type among
- * random data, on the vector and the scalar path: NaN comes out exactly where the reference
- * has NaN (a NaN input must not round to a number, nor a number to NaN), infinities match
- * exactly, the rest within the usual tolerance. */
 /* Compares got with want element by element: NaN exactly where the reference has NaN,
  * infinities exactly, the rest within the usual tolerance. Prints the first 5 misses. */
 static size_t compare_special(const char *what, int op, kbc_dtype t, const void *in,
@@ -101,16 +120,13 @@ static size_t compare_special(const char *what, int op, kbc_dtype t, const void 
         size_t r = i / (size_t)d, c = i % (size_t)d, base = r * (size_t)d * (gated ? 2 : 1);
         double g = kbc_get(t, got, i), w = kbc_get(t, want, i);
         double x = kbc_get(t, in, base + c), up = gated ? kbc_get(t, in, base + (size_t)d + c) : 1;
-        /* (x up is NaN for a gate of -inf times a zero up, whose gelu is -0 times 0) */
-        double xu = fabs(x * up),
-               extra = op == ACT_SILU_AND_MUL || !isfinite(xu) ? 0.0 : 4 * 5.96e-8 * xu;
         int ok;
         if (isnan(w) || isnan(g))
             ok = isnan(w) && isnan(g), nans += isnan(w) != 0;
         else if (isinf(w) || isinf(g))
             ok = g == w, infs += isinf(w) != 0;
         else
-            ok = fabs(g - w) <= (kbc_ulp(t) + 8 * 5.96e-8) * fabs(w) + 1e-6 + extra;
+            ok = fabs(g - w) <= rel_tol(t) * fabs(w) + 1e-6 + cancel_allowance(op, x, up);
         /* a non-finite gate (or a NaN up) gives NaN exactly where the fp64 formula (torch's)
          * does: gelu(-inf) is NaN there, not its limit 0 */
         if (ok && (!isfinite(x) || isnan(up)) && !isnan(w) != !isnan(exact_op(op, x, up))) {
@@ -132,23 +148,19 @@ static size_t compare_special(const char *what, int op, kbc_dtype t, const void 
 static size_t run_and_compare(const char *what, int op, kbc_dtype t, const void *in, int64_t n,
                               int64_t d)
 {
-    int gated = op != ACT_GELU_TANH;
-    size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
-    void *got = kbc_xmalloc(nout * es), *want = kbc_xmalloc(nout * es);
-    kbc_poison(t, got, nout);
-    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
-    kbc_upload(din, in, nin * es);
-    kbc_upload(dout, got, nout * es);
-    int rc = fns[op][t](dout, din, n, d, NULL);
-    kbc_download(got, dout, nout * es);
-    int rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
+    size_t nout = (size_t)(n * d);
+    void *got = kbc_xmalloc(nout * kbc_size(t)), *want = kbc_xmalloc(nout * kbc_size(t));
+    int rc, rrc;
+    run_both(&rc, &rrc, got, want, op, t, in, n, d);
     size_t bad = compare_special(what, op, t, in, got, want, n, d, rc, rrc);
-    kbc_dev_free(din);
-    kbc_dev_free(dout);
     free(got), free(want);
     return bad;
 }
 
+/* NaN, infinities, signed zeros, subnormals and the largest finite values of each type among
+ * random data, on the vector and the scalar path: NaN comes out exactly where the reference
+ * has NaN (a NaN input must not round to a number, nor a number to NaN), infinities match
+ * exactly, the rest within the usual tolerance. */
 static size_t run_special(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
 {
     static const float specials[] = {NAN,    -NAN,    INFINITY, -INFINITY, 0.0f,     -0.0f,
