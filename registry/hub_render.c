@@ -268,57 +268,46 @@ static const char *sig_state(const hub_version *v)
     return v->unchecked ? "unchecked" : kb_trust_status_name(v->verdict.status);
 }
 
-/* A few words for a target row: the index signature covers every target it lists. */
+/* How the hub words each verdict: a few words for a target row (the index signature covers
+ * every target it lists), and the sentence by the version: before, the key id, after (before
+ * NULL: after alone, no key named). */
+static const struct sig_words {
+    const char *brief, *before, *after;
+} sig_words[] = {
+    [KB_TRUST_SIGNED_TRUSTED] = {"verified", "signed by ", ", verified"},
+    [KB_TRUST_UNSIGNED] = {"no", NULL, "unsigned"},
+    [KB_TRUST_UNTRUSTED_KEY] = {"key not trusted", "signed by ", ", key not trusted here"},
+    [KB_TRUST_REVOKED_KEY] = {"key revoked", "signed by ", ", key revoked"},
+    [KB_TRUST_BAD_SIGNATURE] = {"bad signature", "bad signature (claims key ", ")"},
+    [KB_TRUST_EXPIRED] = {"expired", "signed by ", ", expired"},
+    [KB_TRUST_MISMATCH] = {"mismatch", "signed by ", " for another package, version or index"},
+    [KB_TRUST_UNKNOWN_TYPE] = {"unrecognised", NULL, "unrecognised signature"},
+};
+
+/* A status this build does not know reads as a bad signature. */
+static const struct sig_words *words_for(const hub_version *v)
+{
+    kb_trust_status st = v->verdict.status;
+    return &sig_words[(unsigned)st < KB_ARRAY_LEN(sig_words) ? st : KB_TRUST_BAD_SIGNATURE];
+}
+
 static const char *sig_short(const hub_version *v)
 {
-    if (v->unchecked)
-        return "not checked";
-    switch (v->verdict.status) {
-    case KB_TRUST_SIGNED_TRUSTED:
-        return "verified";
-    case KB_TRUST_UNSIGNED:
-        return "no";
-    case KB_TRUST_UNTRUSTED_KEY:
-        return "key not trusted";
-    case KB_TRUST_REVOKED_KEY:
-        return "key revoked";
-    case KB_TRUST_EXPIRED:
-        return "expired";
-    case KB_TRUST_MISMATCH:
-        return "mismatch";
-    case KB_TRUST_UNKNOWN_TYPE:
-        return "unrecognised";
-    default:
-        return "bad signature";
-    }
+    return v->unchecked ? "not checked" : words_for(v)->brief;
 }
 
 /* The sentence next to a version: who signed and what this machine makes of it. */
 static int sig_sentence(kb_buf *b, const hub_version *v)
 {
-    const kb_trust_verdict *t = &v->verdict;
-    const char *key = t->key_id[0] ? t->key_id : "an unknown key";
     if (v->unchecked)
         return kb_buf_puts(b, "signature not checked");
-    switch (t->status) {
-    case KB_TRUST_SIGNED_TRUSTED:
-        return kb_buf_printf(b, "signed by %s, verified", key);
-    case KB_TRUST_UNSIGNED:
-        return kb_buf_puts(b, "unsigned");
-    case KB_TRUST_UNTRUSTED_KEY:
-        return kb_buf_printf(b, "signed by %s, key not trusted here", key);
-    case KB_TRUST_REVOKED_KEY:
-        return kb_buf_printf(b, "signed by %s, key revoked", key);
-    case KB_TRUST_EXPIRED:
-        return kb_buf_printf(b, "signed by %s, expired", key);
-    case KB_TRUST_MISMATCH:
-        return kb_buf_printf(b, "signed by %s for another package, version or index", key);
-    case KB_TRUST_UNKNOWN_TYPE:
-        return kb_buf_puts(b, "unrecognised signature");
-    default:
-        return t->key_id[0] ? kb_buf_printf(b, "bad signature (claims key %s)", key)
-                            : kb_buf_puts(b, "bad signature");
-    }
+    const struct sig_words *w = words_for(v);
+    const char *key = v->verdict.key_id[0] ? v->verdict.key_id : NULL;
+    if (!w->before)
+        return kb_buf_puts(b, w->after);
+    if (!key && w == &sig_words[KB_TRUST_BAD_SIGNATURE]) /* it claims no key to name */
+        return kb_buf_puts(b, w->brief);
+    return kb_buf_printf(b, "%s%s%s", w->before, key ? key : "an unknown key", w->after);
 }
 
 /* <span class="sig-STATE" title="why">sentence</span>; every piece escaped (the detail can
