@@ -319,7 +319,7 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
         rc = find_packages(ctx, &pkgs, paths[i], 0);
     kb_registry *r = NULL;
     if (!rc)
-        rc = kb_cache_open_registry(&r, ctx, o->registry);
+        rc = kb_trust_registry_open(&r, ctx, o->registry);
     kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
     if (!rc && !rep)
         rc = kb_error_oom(ctx);

@@ -16,7 +16,7 @@ struct kb_package_info {
 
 static int open_registry(kb_registry **r, kb_ctx *ctx, const char *registry)
 {
-    return kb_cache_open_registry(r, ctx, registry);
+    return kb_trust_registry_open(r, ctx, registry);
 }
 
 KB_EXTERN int kb_package_info_get(kb_package_info **out, kb_ctx *ctx, const char *ref_text,

@@ -273,7 +273,7 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
 
 static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_opts *o)
 {
-    return kb_cache_open_registry(r, ctx, o->registry);
+    return kb_trust_registry_open(r, ctx, o->registry);
 }
 
 /* Offline with a remote registry: build from a source fetched earlier, no socket opened. */

@@ -5,6 +5,7 @@
 #include "cache/store.h"
 #include "core/target.h"
 #include "kbpkg/install.h"
+#include "kbpkg/trust.h" /* kb_trust_registry_open: how cache operations reach a registry */
 #include "registry/pkgindex.h"
 
 typedef struct kb_candidate {
@@ -34,9 +35,6 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
                      const char *expect_layer_digest);
 
 const char *kb_fit_name(kb_fit fit);
-
-/* kb_registry_open on ref (NULL: the ctx's registry setting) plus stored credentials. */
-int kb_cache_open_registry(kb_registry **out, kb_ctx *ctx, const char *ref);
 
 /* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
  * *path_out owned. Present blobs are not fetched again. */

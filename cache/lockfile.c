@@ -185,7 +185,7 @@ KB_EXTERN int kb_lockfile_resolve(kb_lockfile **out, kb_ctx *ctx, const char *co
         return kb_error_oom(ctx);
     lock->registry = kb_strdup(o->registry ? o->registry : kb_config_str(ctx, "registry"));
     kb_registry *r = NULL;
-    int rc = lock->registry ? kb_cache_open_registry(&r, ctx, lock->registry) : kb_error_oom(ctx);
+    int rc = lock->registry ? kb_trust_registry_open(&r, ctx, lock->registry) : kb_error_oom(ctx);
     for (size_t i = 0; !rc && i < count; i++)
         rc = lock_one(ctx, lock, r, refs[i], o);
     kb_registry_free(r);

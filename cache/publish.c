@@ -386,7 +386,7 @@ static int push_all(kb_ctx *ctx, kb_publish_report *rep, const pub_run *p, const
     kb_registry *r = NULL;
     kb_publish_item *items = calloc(p->count + 1, sizeof(*items));
     kb_publish_status *st = calloc(p->count + 1, sizeof(*st));
-    int rc = (!items || !st) ? kb_error_oom(ctx) : kb_cache_open_registry(&r, ctx, ref);
+    int rc = (!items || !st) ? kb_error_oom(ctx) : kb_trust_registry_open(&r, ctx, ref);
     for (size_t i = 0; !rc && i < p->count; i++)
         items[i] = (kb_publish_item){p->arts[i].path, p->arts[i].target, p->arts[i].build_key,
                                      p->arts[i].config_json};

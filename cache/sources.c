@@ -167,7 +167,7 @@ KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_t
     kb_cache *cache = NULL;
     kb_pkg_index *idx = NULL;
     char *version = NULL, *blob = NULL;
-    rc = kb_cache_open_registry(&r, ctx, registry);
+    rc = kb_trust_registry_open(&r, ctx, registry);
     if (!rc)
         rc = kb_cache_open(&cache, ctx);
     if (!rc)

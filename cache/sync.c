@@ -134,7 +134,7 @@ static int need_registry(kb_registry **r, kb_ctx *ctx, const char *ref, const kb
 {
     if (*r)
         return 0;
-    int rc = kb_cache_open_registry(r, ctx, ref);
+    int rc = kb_trust_registry_open(r, ctx, ref);
     if (rc == KB_ERR_OFFLINE)
         rc = kb_error_set(ctx, KB_ERR_OFFLINE,
                           "offline: %s@%s %s (%s) is not installed and %s is not reachable "
