@@ -154,9 +154,10 @@ int main(int argc, char **argv)
     cli c = {0};
     c.argv0 = argv[0];
     c.tty = isatty(2);
-    const char *no_color = getenv("NO_COLOR");
-    c.color = c.tty && !(no_color && *no_color);
-    c.color_out = isatty(1) && !(no_color && *no_color);
+    const char *no_color_env = getenv("NO_COLOR");
+    bool no_color = no_color_env && *no_color_env; /* any non-empty value, as no-color.org says */
+    c.color = c.tty && !no_color;
+    c.color_out = isatty(1) && !no_color;
 
     kb_ctx_options opts = KB_CTX_OPTIONS_INIT;
     opts.log = on_log;
