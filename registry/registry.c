@@ -142,6 +142,12 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
     return rc;
 }
 
+char *kb_registry_progress_label(const char *repo, const char *digest, const char *what)
+{
+    return what ? kb_asprintf("%s %s", repo, what)
+                : kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
+}
+
 /* One download into <dest>.part, resuming what it holds; *resumed says whether it held any. */
 static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, const char *digest,
                            const char *dest, uint64_t max_size, const char *what)
@@ -152,9 +158,7 @@ static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, cons
         return rc;
     *resumed = w.written > 0;
     w.item = digest;
-    const char *hex = kb_digest_hex(digest);
-    char *label =
-        what ? kb_asprintf("%s %s", repo, what) : kb_asprintf("%s sha256:%.12s", repo, hex);
+    char *label = kb_registry_progress_label(repo, digest, what);
     rc = label ? kb_blob_writer_track(&w, label, max_size) : kb_error_oom(r->ctx);
     if (!rc)
         rc = r->ops->blob_get(r, repo, digest, &w);

@@ -54,8 +54,11 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
  */
 int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
                               const char *dest, uint64_t max_size);
-/* The same; its progress names the download "<repo> <what>" (what the user asked for: the
- * target the blob holds) rather than "<repo> sha256:<12 hex>" (what = NULL). */
+/* How progress names a blob transfer: "<repo> <what>" (the target the blob holds), or
+ * "<repo> sha256:<12 hex>" when what is NULL. Owned by the caller; NULL when out of memory. */
+char *kb_registry_progress_label(const char *repo, const char *digest, const char *what);
+/* The same as kb_registry_blob_get_file; its progress is named by
+ * kb_registry_progress_label(repo, digest, what). */
 int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
                                   const char *dest, uint64_t max_size, const char *what);
 /* Fetch a small blob into memory (verified); max_size must be given. */

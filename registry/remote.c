@@ -784,8 +784,7 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
     upload_progress up = {0, NULL, size, 0};
     char *label = NULL;
     if (path) {
-        label = what ? kb_asprintf("%s %s", repo, what)
-                     : kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
+        label = kb_registry_progress_label(repo, digest, what);
         up.job = label ? kb_progress_job_new(r->ctx) : 0;
         up.label = label;
     }
