@@ -627,6 +627,26 @@ Test(hub, chromium_screenshot_is_a_real_page)
     teardown(&f);
 }
 
+/* The DOM of url after its scripts ran: the search for "gemm" left radeonflow/gemm shown and
+ * hid evil/xss (case-insensitive), and the counter says so. */
+static void expect_search_kept_only_gemm(const hub_fixture *f, const char *url)
+{
+    char *profile = kb_asprintf("%s/profile", f->dir);
+    kb_ctx *ctx = kbt_ctx();
+    kb_mkdir_p(ctx, profile, 0700);
+    kb_proc_result res = chromium(profile, "--dump-dom", url);
+    const char *dom = res.output.data ? res.output.data : "";
+    cr_assert(strstr(dom, "id=\"packages\"") != NULL, "no DOM: %s", dom);
+    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"radeonflow/gemm\">") != NULL,
+              "gemm stays visible: %s", dom);
+    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"evil/xss\" hidden=\"\">") != NULL,
+              "xss is filtered out: %s", dom);
+    cr_expect(strstr(dom, "<span id=\"count\">1 shown</span>") != NULL, "%s", dom);
+    kb_proc_result_free(&res);
+    kb_ctx_free(ctx);
+    free(profile);
+}
+
 /* Typing in the search box: a copy of index.html with one more script at the end that does
  * what a keystroke does to the box (sets its value, fires "input"), so the page's own listener
  * filters. Headless chromium cannot type, and a wrapper page cannot reach into a file:// iframe
@@ -649,24 +669,11 @@ Test(hub, chromium_search_typing_filters_the_list)
                              index);
     kbt_write(typed, page);
     char *url = kb_asprintf("file://%s", typed);
-    char *profile = kb_asprintf("%s/profile", f.dir);
-    kb_ctx *ctx = kbt_ctx();
-    kb_mkdir_p(ctx, profile, 0700);
-    kb_proc_result res = chromium(profile, "--dump-dom", url);
-    const char *dom = res.output.data ? res.output.data : "";
-    cr_assert(strstr(dom, "id=\"packages\"") != NULL, "no DOM: %s", dom);
-    /* case-insensitive: "GEMM" typed finds radeonflow/gemm */
-    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"radeonflow/gemm\">") != NULL, "%s", dom);
-    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"evil/xss\" hidden=\"\">") != NULL, "%s",
-              dom);
-    cr_expect(strstr(dom, "<span id=\"count\">1 shown</span>") != NULL, "%s", dom);
-    kb_proc_result_free(&res);
+    expect_search_kept_only_gemm(&f, url); /* "GEMM" typed */
     /* and on screen: one card left */
     png_image img = screenshot(&f, url, "typed");
     cr_expect_eq(png_runs(&img, 34, 60, 800, PKG_BORDER), 1, "one card shown after typing");
     free(img.raw);
-    kb_ctx_free(ctx);
-    free(profile);
     free(url);
     free(page);
     free(typed);
@@ -681,21 +688,8 @@ Test(hub, chromium_search_filter_hides_other_packages)
         cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
-    char *profile = kb_asprintf("%s/profile", f.dir);
     char *url = kb_asprintf("file://%s/index.html?q=gemm", f.out);
-    kb_ctx *ctx = kbt_ctx();
-    kb_mkdir_p(ctx, profile, 0700);
-    kb_proc_result res = chromium(profile, "--dump-dom", url);
-    const char *dom = res.output.data ? res.output.data : "";
-    cr_assert(strstr(dom, "id=\"packages\"") != NULL, "no DOM: %s", dom);
-    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"radeonflow/gemm\">") != NULL,
-              "gemm stays visible: %s", dom);
-    cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"evil/xss\" hidden=\"\">") != NULL,
-              "xss is filtered out: %s", dom);
-    cr_expect(strstr(dom, "<span id=\"count\">1 shown</span>") != NULL, "%s", dom);
-    kb_proc_result_free(&res);
-    kb_ctx_free(ctx);
-    free(profile);
+    expect_search_kept_only_gemm(&f, url);
     free(url);
     teardown(&f);
 }
