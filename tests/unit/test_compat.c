@@ -1,7 +1,7 @@
 /* Compatibility rules as a table: target x device list x host x options -> fit and reason. */
 #include "kbtest.h"
 
-#include "core/target.h"
+#include "model/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,7 +282,7 @@ typedef struct ranked {
 static int by_rank(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    return kb_compat_rank_cmp(&x->c, &y->c);
+    return kb_target_rank_cmp(x->id, &x->c, y->id, &y->c);
 }
 
 /* Rank ids on a host made from devices; expect the fitting ones in exactly `order`. */
@@ -388,9 +388,9 @@ Test(compat, ranks_keep_the_design_order)
     for (size_t i = 1; i < KB_ARRAY_LEN(ranks); i++)
         cr_expect_gt((int)ranks[i - 1] * 100, (int)ranks[i] * 100 + 99);
     kb_compat a = {KB_FIT_FAMILY, 5010, ""}, b = {KB_FIT_EXACT, 6050, ""};
-    cr_expect_gt(kb_compat_rank_cmp(&a, &b), 0);
-    cr_expect_lt(kb_compat_rank_cmp(&b, &a), 0);
-    cr_expect_eq(kb_compat_rank_cmp(&a, &a), 0);
+    cr_expect_gt(kb_target_rank_cmp("t1", &a, "t2", &b), 0);
+    cr_expect_lt(kb_target_rank_cmp("t2", &b, "t1", &a), 0);
+    cr_expect_eq(kb_target_rank_cmp("t1", &a, "t1", &a), 0);
 }
 
 Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
