@@ -11,7 +11,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
                                               {"target", required_argument, NULL, 't'},
                                               {"no-build", no_argument, NULL, 'n'},
                                               {NULL, 0, NULL, 0}};
-    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     bool explain = false;
     int opt;
     optind = 1;

@@ -142,9 +142,3 @@ KB_EXTERN int kb_package_search(char ***out, size_t *count, kb_ctx *ctx, const c
     return 0;
 }
 
-KB_EXTERN void kb_package_search_free(char **names, size_t count)
-{
-    for (size_t i = 0; names && i < count; i++)
-        free(names[i]);
-    free(names);
-}

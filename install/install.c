@@ -75,14 +75,14 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
     return rc;
 }
 
-static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_opts *o)
+static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_options *o)
 {
     return kb_trust_registry_open(r, ctx, o->registry);
 }
 
 /* Offline with a remote registry: build from a source fetched earlier, no socket opened. */
 static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref,
-                       const kb_host *host, const kb_install_opts *o, bool install)
+                       const kb_host *host, const kb_install_options *o, bool install)
 {
     kb_cache *cache = NULL;
     char *digest = NULL, *blob = NULL;
@@ -127,14 +127,14 @@ static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref
 }
 
 static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
-               const kb_install_opts *opts, bool install)
+               const kb_install_options *opts, bool install)
 {
-    kb_install_opts defaults = KB_INSTALL_OPTS_INIT;
-    const kb_install_opts *o = opts ? opts : &defaults;
+    kb_install_options defaults = KB_INSTALL_OPTIONS_INIT;
+    const kb_install_options *o = opts ? opts : &defaults;
     *out = NULL;
-    if (o->version != KB_INSTALL_OPTS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_opts version %u, expected %u",
-                            o->version, KB_INSTALL_OPTS_VERSION);
+    if (o->version != KB_INSTALL_OPTIONS_VERSION)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_options version %u, expected %u",
+                            o->version, KB_INSTALL_OPTIONS_VERSION);
     kb_install_result *res = calloc(1, sizeof(*res));
     if (!res)
         return kb_error_oom(ctx);
@@ -209,7 +209,7 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
 }
 
 KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts)
+                                 const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_package: NULL argument");
@@ -217,7 +217,7 @@ KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const cha
 }
 
 KB_EXTERN int kb_resolve_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts)
+                                 const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_resolve_package: NULL argument");

@@ -415,9 +415,3 @@ KB_EXTERN int kb_registry_list_repositories(char ***out, size_t *count_out, kb_r
     return strv_to_list(out, count_out, &v);
 }
 
-KB_EXTERN void kb_registry_list_free(char **list, size_t count)
-{
-    for (size_t i = 0; list && i < count; i++)
-        free(list[i]);
-    free(list);
-}

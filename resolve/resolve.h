@@ -37,7 +37,7 @@ int kb_resolve_candidate_push(kb_install_result *res, const char *target, const 
 /* Resolution (resolve/resolve.c): weigh every artifact of idx for host, plus a local build when
  * the index has a source, into res->candidates, best first. */
 int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
-                     const kb_host *host, const kb_install_opts *o);
+                     const kb_host *host, const kb_install_options *o);
 /* The error for "nothing here runs on this host", naming every candidate's reason. */
 int kb_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host);
 

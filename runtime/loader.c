@@ -299,7 +299,7 @@ KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text,
         rc = open_installed(out, ctx, cache, &ref, &probe->host);
     }
     if (rc == KB_ERR_NOT_FOUND && (flags & KB_OPEN_INSTALL)) {
-        kb_install_opts o = KB_INSTALL_OPTS_INIT;
+        kb_install_options o = KB_INSTALL_OPTIONS_INIT;
         o.allow_build = (flags & KB_OPEN_BUILD) != 0;
         o.allow_unsigned = (flags & KB_OPEN_ALLOW_UNSIGNED) != 0;
         kb_install_result *res = NULL;

@@ -28,10 +28,10 @@ KB_EXTERN int kb_package_info_target(const char **target, const char **build_key
                                      const char **manifest_digest, const kb_package_info *info,
                                      size_t index);
 
-/* Package names in the registry containing term (case-insensitive; "" for all), sorted. */
+/* Package names in the registry containing term (case-insensitive; "" for all), sorted; free
+ * with kb_strings_free. */
 KB_EXTERN int kb_package_search(char ***out, size_t *count, kb_ctx *ctx, const char *term,
                                 const char *registry);
-KB_EXTERN void kb_package_search_free(char **names, size_t count);
 
 #ifdef __cplusplus
 }
