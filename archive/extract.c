@@ -276,9 +276,7 @@ static int archive_read_failure(extraction *x, struct archive *a)
 static int write_failure(extraction *x, struct archive *out, const char *what, const char *dest)
 {
     int err = archive_errno(out);
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT
-                                              : KB_ERR_IO;
+    int code = kb_err_from_errno(err) == KB_ERR_NOT_FOUND ? KB_ERR_IO : kb_err_from_errno(err);
     const char *why = err == ENOSPC || err == EDQUOT ? "no space left on device"
                       : err == EFBIG                 ? "file too large (file size limit reached)"
                                                      : archive_error_string(out);

@@ -52,11 +52,7 @@ static layout *L(kb_registry *r)
 
 static int io_fail(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT /* RLIMIT_FSIZE */
-                                              : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
-                             err == EFBIG ? " (file size limit reached)" : "");
+    return kb_error_errno(ctx, err, what, path);
 }
 
 static char *blob_path(kb_registry *r, const char *digest)
