@@ -25,6 +25,7 @@ struct kb_install_result {
     char *artifact_digest;
     bool local_build;
     bool was_installed;
+    kb_trust_admission admission; /* what admitted the index: goes into the install record */
     kb_candidate *candidates;
     size_t candidate_count;
 };
@@ -36,8 +37,14 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
 
 const char *kb_fit_name(kb_fit fit);
 
+/* name@version target is installed from the artifact layer_digest and its library is still the
+ * one install checked (kb_cache_open_library); a tampered install is not current. */
+bool kb_install_is_current(kb_cache *cache, const char *name, const char *version,
+                           const char *target, const char *layer_digest);
+
 /* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
- * *path_out owned. Present blobs are not fetched again. */
+ * *path_out owned. A blob already present is hashed again before it is used (the cache may
+ * have been altered since it was downloaded) and fetched again when it does not match. */
 int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
                            const char *name, kb_pkg_entry *e);
 
