@@ -217,3 +217,22 @@ Test(trust_chain, the_signature_policy_applies_at_load)
     kb_ctx_free(ctx);
     kbt_world_free(&w);
 }
+
+/* Issue 18 (9): resolve applies the trust policy with the same option as install. */
+Test(trust_chain, resolve_takes_allow_unsigned_like_install)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
+    const char *plain[] = {"resolve", PKG, NULL};
+    kbt_run r = kbt_world_kbpkg(&w, always, plain);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "--allow-unsigned"), "%s", r.err);
+    kbt_run_free(&r);
+    const char *allow[] = {"resolve", PKG, "--allow-unsigned", NULL};
+    r = kbt_world_kbpkg(&w, always, allow);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    kbt_world_free(&w);
+}
