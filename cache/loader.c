@@ -74,7 +74,8 @@ static int pick_installed(candidate *best, kb_ctx *ctx, const kb_installed *list
 }
 
 /* symbol as the library itself defines it: dlsym on a handle also searches the library's
- * dependencies (libc's "system" for a record that lists it), which kb_kernel_sym never hands out. */
+ * dependencies (libc's "system" for a record that lists it), which kb_kernel_sym never hands out.
+ */
 static void *own_symbol(const kb_kernel *k, const char *symbol)
 {
     void *sym = dlsym(k->handle, symbol);
@@ -213,23 +214,22 @@ static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const ch
     memset(rec, 0, sizeof(*rec));
     k->reason = kb_strdup(reason);
     kb_installed *p = &k->install;
-    int rc = check_policy ? kb_trust_check_installed(ctx, &p->admission, p->name, p->version,
-                                                     p->index_digest,
-                                                     (flags & KB_OPEN_ALLOW_UNSIGNED) != 0)
-                          : 0;
+    int rc = check_policy
+                 ? kb_trust_check_installed(ctx, &p->admission, p->name, p->version,
+                                            p->index_digest, (flags & KB_OPEN_ALLOW_UNSIGNED) != 0)
+                 : 0;
     int fd = rc ? -1 : kb_cache_open_library(p, ctx);
     if (fd < 0 && !rc)
-        rc = fd == KB_ERR_LOAD
-                 ? kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0, "%s holds no lib/lib*.so",
-                                     p->dir)
-                 : fd;
+        rc = fd == KB_ERR_LOAD ? kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0,
+                                                   "%s holds no lib/lib*.so", p->dir)
+                               : fd;
     if (!rc)
         k->handle = dlopen_fd(ctx, fd, p->library, &rc);
     if (fd >= 0)
         close(fd);
     if (!rc && (dlinfo(k->handle, RTLD_DI_LINKMAP, &k->map) != 0 || !k->map))
-        rc = kb_error_set_path(ctx, KB_ERR_LOAD, p->library, 0, 0, "cannot load %s: %s",
-                               p->library, dlerror());
+        rc = kb_error_set_path(ctx, KB_ERR_LOAD, p->library, 0, 0, "cannot load %s: %s", p->library,
+                               dlerror());
     if (!rc)
         rc = check_library(ctx, k);
     if (rc) {

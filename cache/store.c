@@ -198,8 +198,7 @@ static int record_file(const char *rel, const char *abs, const struct stat *st, 
 {
     record_walk *w = arg;
     if (st && !S_ISREG(st->st_mode))
-        return kb_error_set_path(w->ctx, KB_ERR_UNSAFE, abs, 0, 0, "%s is not a regular file",
-                                 abs);
+        return kb_error_set_path(w->ctx, KB_ERR_UNSAFE, abs, 0, 0, "%s is not a regular file", abs);
     /* The extraction hashed the bytes it wrote. A file whose size on disk differs from what was
      * hashed (or whose data was not one stream) is hashed from disk instead, so the record always
      * describes the files as they are. */
@@ -368,15 +367,14 @@ static int library_names_target(kb_ctx *ctx, int fd, const char *path, const cha
 int kb_cache_open_library(kb_installed *p, kb_ctx *ctx)
 {
     if (!p->library)
-        return kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0, "%s holds no lib/lib*.so",
-                                 p->dir);
+        return kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0, "%s holds no lib/lib*.so", p->dir);
     int fd = kb_open_regular(ctx, p->library, 0);
     if (fd < 0)
         return fd == KB_ERR_NOT_FOUND ? KB_ERR_LOAD : fd;
     kb_file_id now;
-    int rc = kb_file_id_of_fd(&now, fd) ? kb_error_set_path(ctx, KB_ERR_IO, p->library, 0, 0,
-                                                            "cannot stat %s", p->library)
-                                        : 0;
+    int rc = kb_file_id_of_fd(&now, fd)
+                 ? kb_error_set_path(ctx, KB_ERR_IO, p->library, 0, 0, "cannot stat %s", p->library)
+                 : 0;
     if (!rc && kb_file_id_equal(&now, &p->lib_id))
         return fd; /* the very file install hashed and checked */
     char hex[65];
@@ -686,19 +684,17 @@ static void read_library(kb_installed *out, json_t *rec, const char *dir)
     else
         out->library = find_library(dir);
     const char *rel_now = out->library ? out->library + strlen(dir) + 1 : NULL;
-    const char *hex = rel_now ? json_string_value(json_object_get(json_object_get(rec, "files"),
-                                                                  rel_now))
-                              : NULL;
+    const char *hex =
+        rel_now ? json_string_value(json_object_get(json_object_get(rec, "files"), rel_now)) : NULL;
     if (hex && strlen(hex) == 64)
         memcpy(out->lib_sha256, hex, 65);
     if (rel && json_is_integer(json_object_get(lib, "ino")))
-        out->lib_id = (kb_file_id){
-            true,
-            (uint64_t)json_integer_value(json_object_get(lib, "dev")),
-            (uint64_t)json_integer_value(json_object_get(lib, "ino")),
-            (uint64_t)json_integer_value(json_object_get(lib, "size")),
-            (int64_t)json_integer_value(json_object_get(lib, "ctime_s")),
-            (int64_t)json_integer_value(json_object_get(lib, "ctime_ns"))};
+        out->lib_id = (kb_file_id){true,
+                                   (uint64_t)json_integer_value(json_object_get(lib, "dev")),
+                                   (uint64_t)json_integer_value(json_object_get(lib, "ino")),
+                                   (uint64_t)json_integer_value(json_object_get(lib, "size")),
+                                   (int64_t)json_integer_value(json_object_get(lib, "ctime_s")),
+                                   (int64_t)json_integer_value(json_object_get(lib, "ctime_ns"))};
 }
 
 static void read_admission(kb_trust_admission *a, json_t *adm)
@@ -911,8 +907,8 @@ static void verify_meta(kb_strv *issues, kb_ctx *ctx, const char *blob, const kb
         const char *got = json_string_value(json_object_get(meta, fields[i][0]));
         if (!got || strcmp(got, fields[i][1]) != 0)
             kb_strv_push_owned(issues,
-                               kb_asprintf("%s: the record says %s '%s', the artifact '%s'",
-                                           p->dir, fields[i][0], fields[i][1], got ? got : ""));
+                               kb_asprintf("%s: the record says %s '%s', the artifact '%s'", p->dir,
+                                           fields[i][0], fields[i][1], got ? got : ""));
     }
     kb_strv want = KB_STRV_INIT;
     size_t i;

@@ -97,8 +97,8 @@ typedef struct kb_installed {
     kb_strv exports;
     uint64_t bytes;
     kb_file_id lib_id;
-    char lib_sha256[65];           /* "" when the record has no hash for the library */
-    kb_trust_admission admission;  /* how the index was admitted at install */
+    char lib_sha256[65];          /* "" when the record has no hash for the library */
+    kb_trust_admission admission; /* how the index was admitted at install */
 } kb_installed;
 
 void kb_installed_clear(kb_installed *p);

@@ -1,4 +1,5 @@
-/* kbpkg resolve org/name [--explain] [--allow-unsigned]: which target this machine would get, and why. */
+/* kbpkg resolve org/name [--explain] [--allow-unsigned]: which target this machine would get, and
+ * why. */
 #include "cli.h"
 
 #include <getopt.h>

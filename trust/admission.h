@@ -21,9 +21,8 @@ int kb_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *s
  * signature this cache has seen before (any version) and that is now unsigned is refused even
  * with allow_unsigned: a registry that deletes a signature tag does not turn a bad or foreign
  * signature into "no signature" (TUF clients keep their last metadata for the same reason). */
-int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry,
-                   const char *package, const char *version, const char *index_digest,
-                   bool allow_unsigned);
+int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, const char *package,
+                   const char *version, const char *index_digest, bool allow_unsigned);
 
 /* The policy in force applied to an install's admission, offline (no registry): with signatures
  * required, a stored signature must still verify with a key trusted and not revoked here (its

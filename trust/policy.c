@@ -165,11 +165,12 @@ static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, co
     case KB_TRUST_UNSIGNED: {
         char *signer = seen_signer(ctx, package);
         if (signer) {
-            int rc = refuse(ctx, package, version, index_digest,
-                            "is not signed now, but this cache saw %s signed by key %s before: a "
-                            "removed signature is not an absent one (--allow-unsigned does not "
-                            "admit it; if the publisher really stopped signing, delete %s/trust/%s.json)",
-                            package, signer, kb_config_str(ctx, "cache.dir"), package);
+            int rc = refuse(
+                ctx, package, version, index_digest,
+                "is not signed now, but this cache saw %s signed by key %s before: a "
+                "removed signature is not an absent one (--allow-unsigned does not "
+                "admit it; if the publisher really stopped signing, delete %s/trust/%s.json)",
+                package, signer, kb_config_str(ctx, "cache.dir"), package);
             free(signer);
             return rc;
         }
@@ -219,9 +220,8 @@ static int fill_admission(kb_trust_admission *out, kb_ctx *ctx, const char *stat
     return 0;
 }
 
-int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry,
-                   const char *package, const char *version, const char *index_digest,
-                   bool allow_unsigned)
+int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, const char *package,
+                   const char *version, const char *index_digest, bool allow_unsigned)
 {
     kb_trust_admission scratch;
     if (!out)
@@ -240,8 +240,7 @@ int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry,
         bool required = mode == REQUIRE_ALWAYS || strcmp(kind, "layout") != 0;
         kb_trust_verdict v;
         char *layer = NULL;
-        rc = kb_trust_verify_index_layer(&v, &layer, ctx, registry, package, version,
-                                         index_digest);
+        rc = kb_trust_verify_index_layer(&v, &layer, ctx, registry, package, version, index_digest);
         if (!rc && v.status != KB_TRUST_UNSIGNED)
             remember_signature(ctx, package, version, index_digest, &v);
         if (!rc)

@@ -28,8 +28,12 @@ static kb_registry *open_remote(kb_ctx *ctx, const kbt_proxy *p, bool with_login
 static void answer(kbt_proxy *p, const char *method, const char *path, int status,
                    const char *headers, const char *body)
 {
-    kbt_fault_rule f = {.method = method, .path = path, .kind = KBT_FAULT_ANSWER,
-                        .status = status, .headers = headers, .body = body};
+    kbt_fault_rule f = {.method = method,
+                        .path = path,
+                        .kind = KBT_FAULT_ANSWER,
+                        .status = status,
+                        .headers = headers,
+                        .body = body};
     kbt_proxy_add_rule(p, &f);
 }
 
@@ -59,8 +63,8 @@ Test(hostile_registry, credentials_never_leave_the_registry_origin)
                              kbt_proxy_url(elsewhere));
     answer(home, "GET", "/tags/list", 200, link, "{\"tags\":[\"1.0.0\"]}");
     answer(elsewhere, "GET", "/tags/list", 200, NULL, "{\"tags\":[\"2.0.0\"]}");
-    char *location = kb_asprintf("Location: %s/v2/ns/kbtest/x/blobs/uploads/u1\r\n",
-                                 kbt_proxy_url(elsewhere));
+    char *location =
+        kb_asprintf("Location: %s/v2/ns/kbtest/x/blobs/uploads/u1\r\n", kbt_proxy_url(elsewhere));
     answer(home, "HEAD", "/blobs/", 404, NULL, "");
     answer(home, "POST", "/blobs/uploads/", 202, location, "");
     answer(elsewhere, "PUT", "/blobs/uploads/", 201, NULL, "");
@@ -88,11 +92,14 @@ Test(hostile_registry, credentials_never_leave_the_registry_origin)
 Test(hostile_registry, a_trickled_manifest_meets_the_deadline, .timeout = 60)
 {
     kbt_proxy *p = kbt_proxy_start(NO_UPSTREAM);
-    kbt_fault_rule f = {.method = "GET", .path = "/manifests/", .kind = KBT_FAULT_ANSWER,
+    kbt_fault_rule f = {.method = "GET",
+                        .path = "/manifests/",
+                        .kind = KBT_FAULT_ANSWER,
                         .headers = "Content-Type: application/vnd.oci.image.index.v1+json\r\n",
                         .body = "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image."
                                 "index.v1+json\",\"manifests\":[]}",
-                        .chunk = 1, .ms = 500};
+                        .chunk = 1,
+                        .ms = 500};
     kbt_proxy_add_rule(p, &f);
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_ctx_set(ctx, "net.retries", "0"), 0);
@@ -116,8 +123,8 @@ Test(hostile_registry, a_trickled_manifest_meets_the_deadline, .timeout = 60)
 Test(hostile_registry, a_self_linking_tags_page_ends_at_once)
 {
     kbt_proxy *p = kbt_proxy_start(NO_UPSTREAM);
-    answer(p, "GET", "/tags/list", 200,
-           "Link: </v2/ns/kbtest/x/tags/list?n=100>; rel=\"next\"\r\n", "{\"tags\":[\"1.0.0\"]}");
+    answer(p, "GET", "/tags/list", 200, "Link: </v2/ns/kbtest/x/tags/list?n=100>; rel=\"next\"\r\n",
+           "{\"tags\":[\"1.0.0\"]}");
     kb_ctx *ctx = kbt_ctx();
     kb_registry *r = open_remote(ctx, p, false);
     kb_strv tags = KB_STRV_INIT;
@@ -164,8 +171,8 @@ Test(hostile_registry, a_hundred_thousand_tags_are_listed_quickly)
  * printed. */
 Test(hostile_registry, a_password_in_the_registry_url_is_refused_unprinted)
 {
-    const char *args[] = {"search", "gemm", "--json", "-v", "--registry",
-                          "oci://alice:s3cret@127.0.0.1:9/ns", NULL};
+    const char *args[] = {
+        "search", "gemm", "--json", "-v", "--registry", "oci://alice:s3cret@127.0.0.1:9/ns", NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_neq(r.exit_code, 0);
     cr_expect(!strstr(r.out, "s3cret") && !strstr(r.err, "s3cret"), "%s%s", r.out, r.err);

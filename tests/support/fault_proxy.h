@@ -13,15 +13,15 @@
  * so rules can change between calls and counters are read directly.
  */
 typedef enum kbt_fault_kind {
-    KBT_FAULT_CUT = 1,           /* send `offset` body bytes, then reset the connection */
-    KBT_FAULT_TRUNCATE,          /* send `offset` body bytes of a longer Content-Length, then FIN */
-    KBT_FAULT_STALL_HEADERS,     /* wait `ms` before any byte of the answer, then answer */
-    KBT_FAULT_STALL_BODY,        /* send `offset` body bytes, wait `ms`, send the rest */
-    KBT_FAULT_STATUS,            /* answer `status` (500/503/429) with Retry-After: `retry_after` */
-    KBT_FAULT_FLIP,              /* flip the body byte at `offset` (modulo the length) */
-    KBT_FAULT_IGNORE_RANGE,      /* drop the Range header upstream: the client gets 200 full */
-    KBT_FAULT_TRICKLE,           /* send the body `chunk` bytes at a time, `ms` apart */
-    KBT_FAULT_CUT_REQUEST,       /* forward `offset` request-body bytes upstream, then cut both */
+    KBT_FAULT_CUT = 1,       /* send `offset` body bytes, then reset the connection */
+    KBT_FAULT_TRUNCATE,      /* send `offset` body bytes of a longer Content-Length, then FIN */
+    KBT_FAULT_STALL_HEADERS, /* wait `ms` before any byte of the answer, then answer */
+    KBT_FAULT_STALL_BODY,    /* send `offset` body bytes, wait `ms`, send the rest */
+    KBT_FAULT_STATUS,        /* answer `status` (500/503/429) with Retry-After: `retry_after` */
+    KBT_FAULT_FLIP,          /* flip the body byte at `offset` (modulo the length) */
+    KBT_FAULT_IGNORE_RANGE,  /* drop the Range header upstream: the client gets 200 full */
+    KBT_FAULT_TRICKLE,       /* send the body `chunk` bytes at a time, `ms` apart */
+    KBT_FAULT_CUT_REQUEST,   /* forward `offset` request-body bytes upstream, then cut both */
     KBT_FAULT_CUT_AFTER_UPSTREAM, /* forward the whole exchange upstream, reset the client */
     KBT_FAULT_ANSWER /* a hostile registry: answer `status` (0: 200) with `headers` and `body`
                         itself, trickled `chunk` bytes every `ms` when ms is set; upstream is

@@ -23,7 +23,8 @@ static char *sparse_artifact(const char *base)
         "> s/kbpkg.json && printf 'int x;\\n' > s/include/x.h && "
         "head -c 4096 /dev/urandom > s/lib/libx.so && "
         "head -c 4096 /dev/urandom | dd of=s/lib/libx.so bs=4096 seek=256 conv=notrunc "
-        "status=none && printf '%s\\000' >> s/lib/libx.so && tar --sparse --format=pax -C s -cf a.tar kbpkg.json include lib",
+        "status=none && printf '%s\\000' >> s/lib/libx.so && tar --sparse --format=pax -C s -cf "
+        "a.tar kbpkg.json include lib",
         base, TARGET, TARGET);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
@@ -164,7 +165,8 @@ static void install_x(installed_x *x)
     cr_assert_eq(kb_ctx_set(x->ctx, "cache.dir", x->cache_dir), 0);
     cr_assert_eq(kb_cache_open(&x->cache, x->ctx), 0);
     x->digest = store_blob(x->cache, x->artifact);
-    kb_install_info info = {"kbtest/x", "1.0.0", TARGET, x->digest, NULL, NULL, "test", false, NULL};
+    kb_install_info info = {"kbtest/x", "1.0.0", TARGET, x->digest, NULL,
+                            NULL,       "test",  false,  NULL};
     cr_assert_eq(kb_cache_install_artifact(&x->dir, x->cache, x->artifact, &info), 0, "%s",
                  kb_ctx_last_error(x->ctx)->message);
 }
@@ -218,8 +220,8 @@ Test(store, verify_checks_the_files_against_the_artifact_not_the_editable_record
     kbt_write(header, "int y;\n");
     char hex[65];
     cr_assert_eq(kb_sha256_file(NULL, header, hex, NULL), 0);
-    char *py = kb_asprintf("r[\"files\"][\"include/x.h\"]=\"%s\"; r[\"exports\"].append(\"system\")",
-                           hex);
+    char *py =
+        kb_asprintf("r[\"files\"][\"include/x.h\"]=\"%s\"; r[\"exports\"].append(\"system\")", hex);
     edit_record(&x, py);
     issues = verify_x(&x);
     cr_expect(strstr(issues, "include/x.h: sha256 "), "%s", issues);
