@@ -1,7 +1,7 @@
 /* The local cache: paths, locks, atomic installs with records, listing, verify, gc. */
 #define _GNU_SOURCE
 #include "cache/store.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -975,22 +975,6 @@ static json_t *artifact_files(kb_strv *issues, kb_cache *c, const kb_installed *
     return files;
 }
 
-/* The signature kept in the record must still verify for what the record names. */
-static void verify_admission(kb_strv *issues, kb_ctx *ctx, const kb_installed *p)
-{
-    if (!p->admission.layer)
-        return;
-    kb_trust_verdict v;
-    if (kb_trust_judge_stored(&v, ctx, p->admission.layer, p->name, p->version,
-                              p->index_digest ? p->index_digest : "") != 0) {
-        kb_ctx_clear_error(ctx);
-        return;
-    }
-    if (v.status != KB_TRUST_SIGNED_TRUSTED && v.status != KB_TRUST_UNTRUSTED_KEY)
-        kb_strv_push_owned(issues, kb_asprintf("%s: the signature that admitted it is now %s (%s)",
-                                               p->dir, kb_trust_status_name(v.status), v.detail));
-}
-
 int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
 {
     char *path = kb_path_join(p->dir, KB_INSTALL_RECORD);
@@ -1003,7 +987,6 @@ int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
     json_t *files = artifact_files(issues, c, p, &blob);
     if (blob)
         verify_meta(issues, c->ctx, blob, p);
-    verify_admission(issues, c->ctx, p);
     /* Without the artifact, the record's own list is all there is to compare with. */
     verify_walk w = {c->ctx, files ? files : json_object_get(rec, "files"), issues, 0};
     rc = walk_files(c->ctx, p->dir, "", verify_file, NULL, &w);

@@ -3,7 +3,7 @@
 #define KB_CACHE_STORE_H
 
 #include "core/internal.h"
-#include "trust/admission.h"
+#include "model/admission.h"
 
 /* Layout under cache.dir:
  *   blobs/sha256/<hex>                          downloaded blobs, verified
@@ -123,7 +123,8 @@ int kb_cache_blob_check(kb_cache *c, const char *path, const char *digest);
 
 /* Re-hash every installed file against the artifact blob the record names (which must hash to
  * its digest), compare the record's name, version, target and exports with the artifact's
- * kbpkg.json, and check the stored signature offline; problems are appended to issues. */
+ * kbpkg.json; problems are appended to issues. (The stored signature is judged again at load,
+ * by runtime/, which may use trust/.) */
 int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p);
 /* Remove installs of name (version/target NULL: all). *removed counts folders. */
 int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,
@@ -136,5 +137,13 @@ int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_st
 
 /* Blobs gc must keep: fetched source artifacts (sources/ records). */
 int kb_cache_kept_blobs(kb_strv *out, kb_cache *c);
+
+/* Fetched source artifacts (cache/sources.c): sources/<org>/<name>/<version>.json. */
+int kb_sources_record(kb_cache *cache, const char *name, const char *version,
+                      const char *source_digest, const char *index_digest, const char *registry);
+/* The highest recorded version of name matching constraint; *version_out and *digest_out
+ * owned. KB_ERR_NOT_FOUND naming what is there. */
+int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, const char *name,
+                    const char *constraint_text);
 
 #endif

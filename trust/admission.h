@@ -4,18 +4,7 @@
 
 #include "core/internal.h"
 #include "kbpkg/trust.h"
-
-typedef struct kb_trust_admission {
-    char *status;        /* kb_trust_status_name, or "not-checked" (require_signatures=never) */
-    char *key_id;        /* NULL when there was no signature */
-    char *layer;         /* the signature layer JSON that verified; NULL when none */
-    char *registry_kind; /* kb_registry_kind of where it came from ("layout", "oci") */
-} kb_trust_admission;
-
-#define KB_TRUST_NOT_CHECKED "not-checked"
-
-void kb_trust_admission_clear(kb_trust_admission *a);
-int kb_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *src);
+#include "model/admission.h"
 
 /* kb_trust_check, also saying what admitted the index (*out cleared on failure). A package whose
  * signature this cache has seen before (any version) and that is now unsigned is refused even
