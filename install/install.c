@@ -67,12 +67,13 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
         rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);
         if (!rc) {
             if (kb_install_is_current(cache, idx->name, idx->version, entry->target,
-                                  entry->layer_digest))
+                                      entry->layer_digest))
                 res->was_installed = true;
             else {
-                kb_install_info info = {idx->name,     idx->version,        entry->target,
-                                        entry->layer_digest, idx->digest, kb_registry_base(r),
-                                        reason,        false,               &res->admission};
+                kb_install_info info = {
+                    idx->name,      idx->version,        entry->target, entry->layer_digest,
+                    idx->digest,    kb_registry_base(r), reason,        false,
+                    &res->admission};
                 rc = kb_cache_install_artifact(NULL, cache, blob, &info);
             }
             kb_lock_release(&lock);
