@@ -673,3 +673,65 @@ int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *a
     archive_read_free(a);
     return rc;
 }
+
+int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path)
+{
+    struct archive *a = NULL;
+    int rc = open_reader(ctx, &a, archive_path);
+    while (!rc) {
+        struct archive_entry *ae;
+        int r = archive_read_next_header(a, &ae);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r != ARCHIVE_OK) {
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                   "cannot read archive %s: %s", archive_path,
+                                   archive_error_string(a));
+            break;
+        }
+        const char *name = archive_entry_pathname(ae);
+        if (!name || archive_entry_filetype(ae) != AE_IFREG || archive_entry_hardlink(ae))
+            continue;
+        while (kb_str_starts(name, "./"))
+            name += 2;
+        kb_sha256 *h = kb_sha256_new();
+        if (!h) {
+            rc = kb_error_oom(ctx);
+            break;
+        }
+        char chunk[65536];
+        uint64_t total = 0;
+        la_ssize_t n;
+        while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
+            kb_sha256_update(h, chunk, (size_t)n);
+            total += (uint64_t)n;
+        }
+        if (n < 0) {
+            kb_sha256_free(h);
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                   "cannot read '%s' from %s: %s", name, archive_path,
+                                   archive_error_string(a));
+            break;
+        }
+        if (out->len == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 16;
+            kb_extract_file *grown = realloc(out->items, cap * sizeof(*grown));
+            if (!grown) {
+                kb_sha256_free(h);
+                rc = kb_error_oom(ctx);
+                break;
+            }
+            out->items = grown;
+            out->cap = cap;
+        }
+        kb_extract_file *e = &out->items[out->len];
+        kb_sha256_finish(h, e->sha256);
+        e->size = total;
+        if (!(e->path = kb_strdup(name)))
+            rc = kb_error_oom(ctx);
+        else
+            out->len++;
+    }
+    archive_read_free(a);
+    return rc;
+}

@@ -83,4 +83,8 @@ int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, c
 /* Member names in archive order (folders end with '/'), and file sizes (sizes may be NULL). */
 int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path);
 
+/* Every regular-file member's name (leading "./" dropped), size and sha256, read from the
+ * archive without writing anything: what an extraction of it installs. */
+int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path);
+
 #endif

@@ -24,14 +24,39 @@ char *kb_artifact_name(const kb_manifest *m, const char *suffix)
     return out;
 }
 
+/* Every folder on the way to rel (not rel itself, which walk lstats) must be a real folder of
+ * the package: a symlinked one ("link/secret.txt" with link -> /elsewhere) would pack files from
+ * outside it. */
+static int check_components(kb_ctx *ctx, const char *root, const char *rel)
+{
+    int rc = 0;
+    for (const char *s = strchr(rel, '/'); !rc && s; s = strchr(s + 1, '/')) {
+        char *prefix = kb_strndup(rel, (size_t)(s - rel));
+        char *full = prefix ? kb_path_join(root, prefix) : NULL;
+        struct stat st;
+        if (!full)
+            rc = kb_error_oom(ctx);
+        else if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
+                                   "%s is %s, not a folder of the package: %s is not packaged "
+                                   "through it",
+                                   full, S_ISLNK(st.st_mode) ? "a symlink" : "not a folder", rel);
+        free(full);
+        free(prefix);
+    }
+    return rc;
+}
+
 /* Regular files under dir/rel, recursively, as package-relative paths. */
 static int walk(kb_ctx *ctx, kb_strv *out, const char *root, const char *rel)
 {
+    int rc = check_components(ctx, root, rel);
+    if (rc)
+        return rc;
     char *full = kb_path_join(root, rel);
     if (!full)
         return kb_error_oom(ctx);
     struct stat st;
-    int rc = 0;
     if (lstat(full, &st) != 0) {
         free(full);
         return 0; /* optional folder or file */

@@ -110,8 +110,10 @@ const cli_command cli_commands[] = {
      "  --target T, -t T     only targets whose id is or starts with T\n"
      "  --force              replace a target published with different bytes"},
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
-     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
-     "--explain    every candidate with the reason it was taken or refused"},
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build] "
+     "[--allow-unsigned]",
+     "--explain    every candidate with the reason it was taken or refused\n"
+     "--allow-unsigned  accept a package without a trusted signature, as install does"},
     {"search", cmd_search, "find packages in the registry by name", "kbpkg search [TERM] [--json]",
      ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",

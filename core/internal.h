@@ -134,7 +134,13 @@ void kb_sha256_update(kb_sha256 *h, const void *data, size_t len);
 void kb_sha256_finish(kb_sha256 *h, char hex[65]);
 void kb_sha256_free(kb_sha256 *h);
 void kb_sha256_hex(const void *data, size_t len, char hex[65]);
+/* Refuses anything but a regular file (FIFOs and devices are never read). */
 int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out);
+/* The whole of an open file, read with pread from offset 0. */
+int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out);
+/* open(O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags) + fstat: the fd of a regular file, or a
+ * negative kb_err naming path (a FIFO or device is refused without blocking or reading). */
+int kb_open_regular(kb_ctx *ctx, const char *path, int extra_flags);
 
 /* ---- child processes (core/proc.c) ---- */
 typedef struct kb_proc_result {

@@ -47,8 +47,8 @@ int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cach
     if (!rc) {
         char digest[80];
         snprintf(digest, sizeof(digest), "sha256:%s", hex);
-        kb_install_info info = {name,     version, target_id, digest, res->index_digest,
-                                registry, reason,  true};
+        kb_install_info info = {name,     version, target_id, digest,         res->index_digest,
+                                registry, reason,  true,      &res->admission};
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", name, version, target_id);
         rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);

@@ -4,6 +4,7 @@
 #define KB_RESOLVE_RESOLVE_H
 
 #include "resolve/host.h"
+#include "model/admission.h"
 #include "model/target.h"
 #include "kbpkg/install.h"
 #include "registry/pkgindex.h"
@@ -25,6 +26,7 @@ struct kb_install_result {
     char *artifact_digest;
     bool local_build;
     bool was_installed;
+    kb_trust_admission admission; /* what admitted the index: goes into the install record */
     kb_candidate *candidates;
     size_t candidate_count;
 };
