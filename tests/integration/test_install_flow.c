@@ -365,7 +365,8 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
         FILE *p = popen(cmd, "r");
         char line[32] = "";
         if (p && fgets(line, sizeof(line), p))
-            cr_expect_eq(atoi(line), 0, "offline install opened %s network sockets", line);
+            cr_expect_eq(strtol(line, NULL, 10), 0, "offline install opened %s network sockets",
+                         line);
         if (p)
             pclose(p);
         free(cmd);
