@@ -334,7 +334,7 @@ Test(install_flow, two_versions_side_by_side_in_one_process)
 Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     world w;
     world_init(&w);
     kbt_registry reg;
@@ -380,7 +380,7 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
 Test(install_flow, docker_registry_round_trip)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     world w;
     world_init(&w);
     kbt_registry reg;
