@@ -53,13 +53,13 @@ static int apply_setting_flag(cli *c, const char *flag, const char *value, char 
     else if (strcmp(flag, "--cache") == 0)
         rc = kb_ctx_set(c->ctx, "cache.dir", value);
     else if (strcmp(flag, "--device") == 0) {
-        size_t n = *devices ? strlen(*devices) + 1 : 0;
-        char *joined = realloc(*devices, n + strlen(value) + 1);
+        size_t n = *devices ? strlen(*devices) + 1 : 0, len = strlen(value);
+        char *joined = realloc(*devices, n + len + 1);
         if (!joined)
             return KB_ERR_NOMEM;
         if (n)
             joined[n - 1] = ',';
-        strcpy(joined + n, value);
+        memcpy(joined + n, value, len + 1);
         *devices = joined;
     } else if (strcmp(flag, "--set") == 0) {
         const char *eq = strchr(value, '=');

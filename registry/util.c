@@ -251,7 +251,7 @@ char *kb_oci_error_summary(const char *body, size_t len)
     const char *code = json_string_value(json_object_get(first, "code"));
     const char *message = json_string_value(json_object_get(first, "message"));
     char *summary = NULL;
-    if (code)
+    if (code && *code) /* an empty code says nothing: the caller falls back to the status */
         summary = message && *message ? kb_asprintf("%s: %s", code, message) : kb_strdup(code);
     json_decref(root);
     return summary;

@@ -9,9 +9,9 @@ PKGS=(
   libcriterion-dev
   docker-registry skopeo apache2-utils curl zstd libarchive-tools
   hipcc libamdhip64-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-torch
-  chromium zlib1g-dev zsh
+  chromium zlib1g-dev zsh groff-base
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -344,7 +344,7 @@ static void assert_blob_whole_or_absent(const char *blob, const char *digest)
 Test(crash, sigkill_during_large_blob_download)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     kbt_world w;
     kbt_world_init(&w);
     kbt_registry reg;

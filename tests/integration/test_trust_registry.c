@@ -31,7 +31,7 @@ static void on_event(const kb_event *ev, void *payload)
 static void open_session(session *s, const char *user, const char *password)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
+        kbt_skip_missing("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
     memset(s, 0, sizeof(*s));
     kbt_registry_start(&s->srv, user, password);
     s->dir = kbt_mkdtemp();

@@ -36,7 +36,7 @@ Test(inspect_cli, artifact_as_json)
     char *dir = kbt_mkdtemp();
     char *art = make_artifact(dir);
     if (!art)
-        cr_skip("no C compiler (cc) in PATH");
+        kbt_skip_missing("no C compiler (cc) in PATH");
     kbt_run r = kbt_kbpkg(NULL, (const char *[]){"inspect", art, "--json", NULL});
     cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
     json_error_t jerr;
@@ -63,7 +63,7 @@ Test(inspect_cli, text_output_and_errors)
     char *dir = kbt_mkdtemp();
     char *art = make_artifact(dir);
     if (!art)
-        cr_skip("no C compiler (cc) in PATH");
+        kbt_skip_missing("no C compiler (cc) in PATH");
     kbt_run r = kbt_kbpkg(NULL, (const char *[]){"inspect", art, NULL});
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "(artifact, 3 members)"), "%s", r.out);

@@ -97,7 +97,7 @@ Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
 {
     char *hipcc = NULL;
     if (kb_which(&hipcc, "hipcc") != 0)
-        cr_skip_test("hipcc is not installed");
+        kbt_skip_missing("hipcc is not installed");
     free(hipcc);
     char *tmp = kbt_mkdtemp();
     kb_ctx *ctx = kbt_ctx();

@@ -27,7 +27,7 @@ static char *cc_path(void)
 {
     char *cc = NULL;
     if (kb_which(&cc, "cc") != 0)
-        cr_skip_test("no C compiler (cc) in PATH: cannot build the kernel packages");
+        kbt_skip_missing("no C compiler (cc) in PATH: cannot build the kernel packages");
     return cc;
 }
 
