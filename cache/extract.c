@@ -15,8 +15,12 @@
 
 const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
                                                   NULL};
+/* The one source layout: what `kbpkg build` may put in a source artifact (builder/package.c
+ * checks every file against it) is what an install extracts. third_party/ holds vendored
+ * headers; the license names are the ones the manifest parser looks for. */
 const char *const kb_extract_source_layout[] = {
-    "kbpkg.json", "kernel.yaml", "src/", "include/", "tests/", "LICENSE", "README.md", NULL};
+    "kbpkg.json", "kernel.yaml", "src/",       "include/", "tests/", "third_party/", "LICENSE",
+    "LICENSE.md", "LICENSE.txt", "COPYING",    "README.md", NULL};
 
 /* Below this many extracted bytes the ratio check stays quiet: tiny archives of tiny files
  * compress far beyond any sane ratio and are harmless. */
@@ -218,6 +222,11 @@ static bool allowed_top(const char *const *allowed, const char *clean, bool is_d
             return true; /* a single file, exactly */
     }
     return false;
+}
+
+bool kb_extract_layout_allows(const char *const *allowed, const char *path)
+{
+    return allowed_top(allowed, path, false);
 }
 
 static int check_entry(extraction *x, struct archive_entry *ae, const char *name, char **clean)

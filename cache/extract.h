@@ -24,6 +24,8 @@ typedef struct kb_extract_limits {
  * "name" allows one regular file. */
 extern const char *const kb_extract_artifact_layout[];
 extern const char *const kb_extract_source_layout[];
+/* A file at this package-relative path passes the layout (the extractor's own check). */
+bool kb_extract_layout_allows(const char *const *allowed, const char *path);
 
 /* One regular file written by an extraction: its name below the new folder, the bytes written
  * and their sha256. sha256 is "" when the data did not arrive as one contiguous stream (a sparse
