@@ -48,7 +48,8 @@ static const scaffold_file scaffold_files[] = {
      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      "#define %3$s_API __attribute__((visibility(\"default\")))\n\n"
      "typedef struct kbpkg_kernel_info_t {\n    int abi;\n    const char *name;\n"
-     "    const char *version;\n    const char *target;\n    const char *backend;\n"
+     "    const char *version;\n    const char *target;\n"
+     "    int backend; /* 0 cpu, 1 cuda, 2 rocm, 3 metal (the kernel ABI header's values) */\n"
      "} kbpkg_kernel_info_t;\n\n"
      "/* Returns 0, or a negative code; stream is a cudaStream_t/hipStream_t (NULL on CPU). */\n"
      "%3$s_API int %2$s_add_f32(float *out, const float *a, const float *b, long n, "
@@ -66,12 +67,12 @@ static const scaffold_file scaffold_files[] = {
                      "    return 0;\n}\n\n"
                      "const kbpkg_kernel_info_t *kbpkg_kernel_info(void)\n{\n"
                      "    static const kbpkg_kernel_info_t info = {1, KBPKG_NAME, KBPKG_VERSION, "
-                     "KBPKG_TARGET, \"cpu\"};\n    return &info;\n}\n"},
+                     "KBPKG_TARGET, 0};\n    return &info;\n}\n"},
     {"src/%s.cu",
      "/* GPU implementation of %1$s: CUDA with nvcc, HIP with hipcc. */\n"
      "#include \"%2$s.h\"\n\n"
-     "#if defined(__HIP__)\n#include <hip/hip_runtime.h>\n#define GPU_BACKEND \"rocm\"\n"
-     "typedef hipStream_t gpu_stream;\n#else\n#define GPU_BACKEND \"cuda\"\n"
+     "#if defined(__HIP__)\n#include <hip/hip_runtime.h>\n#define GPU_BACKEND 2\n"
+     "typedef hipStream_t gpu_stream;\n#else\n#define GPU_BACKEND 1\n"
      "typedef cudaStream_t gpu_stream;\n#endif\n\n"
      "#ifndef KBPKG_TARGET\n#define KBPKG_TARGET \"gpu\"\n#endif\n"
      "#ifndef KBPKG_NAME\n#define KBPKG_NAME \"%1$s\"\n#endif\n"

@@ -59,6 +59,15 @@ KBPKG_EXPORT const kbpkg_kernel_info_t *kbpkg_kernel_info(void);
 typedef uint16_t kbpkg_bf16;
 typedef uint16_t kbpkg_f16;
 
+/* 8-bit floats (OCP FP8, raw bits): e4m3 (max 448, NaN only, no inf) and e5m2 (IEEE-like,
+ * with inf), and the fnuz variants CDNA3 (MI300, gfx942) computes in, with no negative zero
+ * (0x80 is the single NaN) and an exponent bias one larger. Distinct names, since the same
+ * bits mean different numbers. */
+typedef uint8_t kbpkg_e4m3;
+typedef uint8_t kbpkg_e5m2;
+typedef uint8_t kbpkg_e4m3fnuz;
+typedef uint8_t kbpkg_e5m2fnuz;
+
 #ifdef __cplusplus
 }
 #endif
