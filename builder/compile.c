@@ -175,9 +175,16 @@ static int line_rank(const char *line, size_t len)
     size_t n = len < sizeof(tmp) - 1 ? len : sizeof(tmp) - 1;
     memcpy(tmp, line, n);
     tmp[n] = '\0';
-    if (strstr(tmp, "error") || strstr(tmp, "Error") || strstr(tmp, "undefined reference"))
+    /* The linker's own diagnostics name the cause; "collect2: error: ld returned 1" after
+     * them only says that it failed. */
+    static const char *const causes[] = {"multiple definition", "undefined reference",
+                                         "cannot find -l", "relocation ", "undefined symbol"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(causes); i++)
+        if (strstr(tmp, causes[i]))
+            return 0;
+    if ((strstr(tmp, "error") || strstr(tmp, "Error")) && !strstr(tmp, "collect2: error"))
         return 0;
-    return 1;
+    return strstr(tmp, "collect2: error") ? 0 : 1;
 }
 
 char *kb_trim_compiler_output(const char *text, size_t max_lines)

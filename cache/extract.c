@@ -390,13 +390,16 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
     }
 }
 
-static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive_path,
+                          bool zip_too)
 {
     struct archive *a = archive_read_new();
     if (!a)
         return kb_error_oom(ctx);
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
+    if (zip_too)
+        archive_read_support_format_zip(a);
     if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
         int rc = kb_error_set_path(
             ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
@@ -406,6 +409,11 @@ static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_pa
     }
     *out = a;
     return 0;
+}
+
+static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+{
+    return open_reader_as(ctx, out, archive_path, false);
 }
 
 /* Write one checked entry below root with a normalized header (no owner, xattrs or ACLs). */
@@ -520,7 +528,7 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}, NULL, 0, -1, 0};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
-    rc = open_reader(ctx, &in, archive_path);
+    rc = open_reader_as(ctx, &in, archive_path, opts->zip);
     if (!rc)
         rc = kb_mkdtemp(ctx, &root, real_parent, ".kbpkg-extract-");
     if (!rc && !(out = open_disk_writer()))

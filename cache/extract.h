@@ -58,11 +58,13 @@ typedef struct kb_extract_opts {
     /* Start writing each file's data to disk while extracting (sync_file_range, a hint: every
      * 8 MiB and at its end): the caller's fsync pass then mostly waits for I/O under way. */
     bool start_writeback;
+    /* Also read zip (header-only dependencies come as zips); artifacts are tar only. */
+    bool zip;
 } kb_extract_opts;
 
 #define KB_EXTRACT_OPTS_INIT                                                                       \
     {                                                                                              \
-        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT, NULL, false                      \
+        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT, NULL, false, false               \
     }
 
 /*

@@ -39,6 +39,7 @@ static int ensure_dep(kb_ctx *ctx, const char *deps, const char *url, const char
         (*fetched)++;
     if (!rc && archive) {
         kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
+        opts.zip = true;
         rc = kb_extract_archive(&tmp, ctx, download, deps, &opts);
         if (rc)
             kb_error_prefix(ctx, "unpacking %s", url);
