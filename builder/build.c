@@ -17,9 +17,9 @@ typedef struct build_job {
     const char *source_digest;
     const char *work_root;
     const char *out_dir;
-    const char *overlay; /* ROCm device-lib overlay, or NULL */
+    const char *overlay;   /* ROCm device-lib overlay, or NULL */
     const char *deps_root; /* <cache.dir>/deps, resolved on the caller's ctx */
-    int overlay_rc;      /* the overlay could not be made: the error below */
+    int overlay_rc;        /* the overlay could not be made: the error below */
     const char *overlay_error;
     int64_t epoch;
     /* results */
@@ -467,8 +467,7 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
         kb_log(ctx, KB_LOG_WARN,
                "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
                "without a license file%s",
-               r->m->name, r->m->dir,
-               r->m->license ? "" : " and kernel.yaml names no license");
+               r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
     if (!rc && needs_overlay(&r->plan)) {
         /* A failure here fails the gfx targets that need it, with this message; never a
          * silent skip. */

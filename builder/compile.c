@@ -72,8 +72,9 @@ static bool is_library(const char *flag)
 
 static bool is_link_only(const char *prev, const char *flag)
 {
-    static const char *const exact[] = {"-shared", "-rdynamic", "-static-libstdc++",
-                                        "-static-libgcc", "-pthread", "-Xlinker", "-cudart"};
+    static const char *const exact[] = {"-shared",        "-rdynamic", "-static-libstdc++",
+                                        "-static-libgcc", "-pthread",  "-Xlinker",
+                                        "-cudart"};
     if (prev && (strcmp(prev, "-Xlinker") == 0 || strcmp(prev, "-cudart") == 0))
         return true;
     for (size_t i = 0; i < KB_ARRAY_LEN(exact); i++)
@@ -151,8 +152,8 @@ static int target_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv 
     const kb_backend_spec *spec = &m->backends[item->backend];
     for (size_t i = 0; !rc && record && i < spec->source_count; i++)
         for (size_t j = 0; !rc && j < spec->sources[i].flags.len; j++)
-            rc = push_fmt(out, kb_asprintf("%s:%s", spec->sources[i].path,
-                                           spec->sources[i].flags.items[j]));
+            rc = push_fmt(
+                out, kb_asprintf("%s:%s", spec->sources[i].path, spec->sources[i].flags.items[j]));
     /* C++ sources need the C++ runtime; the cc driver picks each file's language by its
      * suffix, so one driver compiles a C/C++ mix and the runtime is named here. hipcc is
      * clang++ and links it already. */
@@ -268,7 +269,8 @@ static int common_args(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const kb
             rc = kb_error_oom(ctx);
     }
     kb_strv_free(&flags);
-    const char *map = item->backend == KB_BACKEND_CUDA ? "-Xcompiler=-ffile-prefix-map=" : "-ffile-prefix-map=";
+    const char *map =
+        item->backend == KB_BACKEND_CUDA ? "-Xcompiler=-ffile-prefix-map=" : "-ffile-prefix-map=";
     if (!rc && push_fmt(out, kb_asprintf("%s%s=.", map, pkg_dir_abs)))
         rc = kb_error_oom(ctx);
     for (size_t i = 0; !rc && deps_root && i < m->dep_count; i++)
@@ -337,7 +339,7 @@ static int check_source_present(kb_ctx *ctx, const kb_manifest *m, const kb_sour
     int rc = present ? 0
              : full  ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0,
                                          "source %s of %s is missing%s", s->path, target,
-                                         s->url ? " (run `kbpkg fetch` in the package folder: it "
+                                        s->url ? " (run `kbpkg fetch` in the package folder: it "
                                                   "downloads url sources)"
                                                 : "")
                      : kb_error_oom(ctx);
@@ -441,7 +443,8 @@ int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const k
     bool oom = !rc && kb_strv_push(&argv, item->tc->path);
     /* Everything but the libraries, then the objects, then the libraries. */
     for (size_t j = 0; !rc && !oom && j < common.len; j++)
-        if (!is_library(common.items[j]) && !(executable && strcmp(common.items[j], "-shared") == 0))
+        if (!is_library(common.items[j]) &&
+            !(executable && strcmp(common.items[j], "-shared") == 0))
             oom = kb_strv_push(&argv, common.items[j]) != 0;
     for (size_t j = 0; !rc && !oom && j < objects->len; j++)
         oom = kb_strv_push(&argv, objects->items[j]) != 0;

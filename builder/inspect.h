@@ -20,8 +20,8 @@ struct kb_inspect {
     kb_strv uniques;
     kb_strv imports;        /* undefined dynamic symbols: what the library needs at load */
     kb_strv strong_exports; /* exports bound STB_GLOBAL (not weak template instances) */
-    char glibc[32];   /* "" or "2.34" */
-    char glibcxx[32]; /* "" or "3.4.30" */
+    char glibc[32];         /* "" or "2.34" */
+    char glibcxx[32];       /* "" or "3.4.30" */
     kb_gpu_entry **codes;
     size_t code_count;
     kb_strv members;   /* archives */

@@ -97,9 +97,9 @@ static int add_file_pattern(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, con
         bool there = full && kb_path_exists(full);
         free(full);
         if (!rc && !there)
-            rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                                   "%s: files: '%s' does not exist in %s", m->path, pattern,
-                                   m->dir);
+            rc =
+                kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                  "%s: files: '%s' does not exist in %s", m->path, pattern, m->dir);
         return rc;
     }
     char *base = glob_base(pattern);
@@ -281,13 +281,12 @@ int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
         kb_strv_free(&exports);
         return kb_error_oom(ctx);
     }
-    json_t *root =
-        json_pack("{s:s, s:s, s:s, s:i, s:o, s:{s:s, s:s}, s:o, s:s, s:s, s:s?, s:s?}", "name",
-                  m->name, "version", ver, "target", meta->target, "abi", (int)m->abi, "exports",
-                  strv_json(&exports), "toolchain", "name", meta->toolchain->name, "version",
-                  meta->toolchain->version, "flags", strv_json(meta->flags), "source_digest",
-                  meta->source_digest, "build_key", meta->build_key, "glibc", meta->glibc,
-                  "glibcxx", meta->glibcxx);
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:i, s:o, s:{s:s, s:s}, s:o, s:s, s:s, s:s?, s:s?}", "name", m->name,
+        "version", ver, "target", meta->target, "abi", (int)m->abi, "exports", strv_json(&exports),
+        "toolchain", "name", meta->toolchain->name, "version", meta->toolchain->version, "flags",
+        strv_json(meta->flags), "source_digest", meta->source_digest, "build_key", meta->build_key,
+        "glibc", meta->glibc, "glibcxx", meta->glibcxx);
     kb_strv_free(&exports);
     if (!root)
         return kb_error_set(ctx, KB_ERR_GENERIC, "cannot build kbpkg.json for %s", meta->target);
@@ -331,7 +330,8 @@ static int quoted_includes(kb_ctx *ctx, const char *path, kb_strv *out)
                 const char *open = memchr(q + 7, '"', (size_t)(p + len - q - 7));
                 const char *close =
                     open ? memchr(open + 1, '"', (size_t)(p + len - open - 1)) : NULL;
-                if (close && kb_strv_push_owned(out, kb_strndup(open + 1, (size_t)(close - open - 1))))
+                if (close &&
+                    kb_strv_push_owned(out, kb_strndup(open + 1, (size_t)(close - open - 1))))
                     rc = kb_error_oom(ctx);
             }
         }
@@ -354,7 +354,7 @@ static char *resolve_include(const kb_manifest *m, const char *from, const char 
     char *found = NULL;
     for (size_t i = 0; i < dirs.len && !found; i++) {
         char *rel = strcmp(dirs.items[i], ".") == 0 ? kb_strdup(name)
-                                                   : kb_asprintf("%s/%s", dirs.items[i], name);
+                                                    : kb_asprintf("%s/%s", dirs.items[i], name);
         char *full = rel && kb_package_path_ok(rel) ? kb_path_join(m->dir, rel) : NULL;
         if (full && kb_path_exists(full) && !kb_is_dir(full))
             found = rel;

@@ -136,16 +136,16 @@ static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
     }
     char *check_obj = kb_asprintf("%s/obj/check.o", work);
     if (!rc)
-        rc = check_obj ? kb_compile_file(ctx, m, item, &env, m->test, NULL, &extra, check_obj,
-                                         output)
-                       : kb_error_oom(ctx);
+        rc = check_obj
+                 ? kb_compile_file(ctx, m, item, &env, m->test, NULL, &extra, check_obj, output)
+                 : kb_error_oom(ctx);
     if (!rc && kb_strv_push(&objects, check_obj))
         rc = kb_error_oom(ctx);
     const kb_backend_spec *cpu = &m->backends[KB_BACKEND_CPU];
     for (size_t i = 0; !rc && i < cpu->source_count; i++) {
         char *obj = kb_asprintf("%s/obj/ref-%02zu.o", work, i);
-        rc = obj ? kb_compile_file(ctx, m, item, &env, cpu->sources[i].path,
-                                   &cpu->sources[i].flags, &extra, obj, output)
+        rc = obj ? kb_compile_file(ctx, m, item, &env, cpu->sources[i].path, &cpu->sources[i].flags,
+                                   &extra, obj, output)
                  : kb_error_oom(ctx);
         if (!rc && kb_strv_push_owned(&objects, obj))
             rc = kb_error_oom(ctx);

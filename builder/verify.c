@@ -120,9 +120,9 @@ int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item)
  * which no C caller can find by its name. */
 static bool stray_mangled(const char *name)
 {
-    static const char *const std_prefixes[] = {"_ZNSt", "_ZNKSt", "_ZSt", "_ZNSa", "_ZNSs",
-                                               "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZTI", "_ZTS",
-                                               "_ZTV", "_ZGV", "_ZTH", "_ZTW"};
+    static const char *const std_prefixes[] = {
+        "_ZNSt", "_ZNKSt", "_ZSt", "_ZNSa", "_ZNSs", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx",
+        "_ZTI",  "_ZTS",   "_ZTV", "_ZGV",  "_ZTH",  "_ZTW"};
     if (!kb_str_starts(name, "_Z"))
         return false;
     for (size_t i = 0; i < KB_ARRAY_LEN(std_prefixes); i++)
@@ -243,8 +243,9 @@ int kb_verify_loads(kb_ctx *ctx, const char *lib, const kb_plan_item *item, kb_s
         return kb_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot resolve %s", lib);
     /* env -i: nothing preloaded, no LD_LIBRARY_PATH; the loader resolves every NEEDED entry
      * and, with LD_BIND_NOW, every symbol, as a plain C program's dlopen(RTLD_NOW) would. */
-    const char *argv[] = {"env",      "-i", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes",
-                          "LD_BIND_NOW=yes", ldso, abs, NULL};
+    const char *argv[] = {
+        "env", "-i", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes", ldso,
+        abs,   NULL};
     kb_proc_result r;
     int rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
     if (!rc) {

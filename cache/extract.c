@@ -19,8 +19,8 @@ const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include
  * checks every file against it) is what an install extracts. third_party/ holds vendored
  * headers; the license names are the ones the manifest parser looks for. */
 const char *const kb_extract_source_layout[] = {
-    "kbpkg.json", "kernel.yaml", "src/",       "include/", "tests/", "third_party/", "LICENSE",
-    "LICENSE.md", "LICENSE.txt", "COPYING",    "README.md", NULL};
+    "kbpkg.json", "kernel.yaml", "src/",        "include/", "tests/",    "third_party/",
+    "LICENSE",    "LICENSE.md",  "LICENSE.txt", "COPYING",  "README.md", NULL};
 
 /* Below this many extracted bytes the ratio check stays quiet: tiny archives of tiny files
  * compress far beyond any sane ratio and are harmless. */
@@ -390,8 +390,7 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
     }
 }
 
-static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive_path,
-                          bool zip_too)
+static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive_path, bool zip_too)
 {
     struct archive *a = archive_read_new();
     if (!a)

@@ -105,8 +105,10 @@ int cmd_build(cli *c, int argc, char **argv)
         /* Nothing built is a failure too: "0 built, 1 skipped" produced no artifact. */
         rc = r->failed || (r->built == 0 && r->count > 0) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
         if (!r->failed && r->built == 0 && r->count > 0)
-            fprintf(stderr, "kbpkg: %s: no target was built (%zu skipped: no toolchain here "
-                    "builds them)\n", r->package, r->skipped);
+            fprintf(stderr,
+                    "kbpkg: %s: no target was built (%zu skipped: no toolchain here "
+                    "builds them)\n",
+                    r->package, r->skipped);
         kb_build_result_free(r);
     }
     free(targets);

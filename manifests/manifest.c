@@ -341,8 +341,7 @@ static int on_include_item(mparse *p, const kb_ynode *item, const char *itempath
 
 static int on_backend_includes(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
-    return each_item(p, v, keypath, false, on_include_item,
-                     &((kb_backend_spec *)target)->includes);
+    return each_item(p, v, keypath, false, on_include_item, &((kb_backend_spec *)target)->includes);
 }
 
 /* NAME or NAME=VALUE, NAME a C identifier (a function-like macro needs flags:). */
@@ -376,10 +375,9 @@ static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void
         char *path = join_key(keypath, key->value);
         if (!path)
             return oom(p);
-        int rc = val->type == KB_YNODE_SEQ
-                     ? 0
-                     : fail(p, val, path, "expected a list of flags, got %s",
-                            kb_ynode_type_name(val->type));
+        int rc = val->type == KB_YNODE_SEQ ? 0
+                                           : fail(p, val, path, "expected a list of flags, got %s",
+                                                  kb_ynode_type_name(val->type));
         kb_arch_flags *grown =
             rc ? NULL : realloc(b->arch_flags, (b->arch_flag_count + 1) * sizeof(*grown));
         if (!rc && !grown)
@@ -528,7 +526,9 @@ static int on_sources(mparse *p, const kb_ynode *v, const char *keypath, void *t
     {"sources", KB_YNODE_SEQ, true, on_sources}, {"flags", KB_YNODE_SEQ, false, on_flags},         \
         {"includes", KB_YNODE_SEQ, false, on_backend_includes},                                    \
         {"defines", KB_YNODE_SEQ, false, on_backend_defines},                                      \
-        {"exports", KB_YNODE_SEQ, false, on_backend_exports}
+    {                                                                                              \
+        "exports", KB_YNODE_SEQ, false, on_backend_exports                                         \
+    }
 #define BUILD_INPUT_NAMES "sources, flags, includes, defines, exports"
 
 static const schema_key cuda_keys[] = {
@@ -689,8 +689,7 @@ static int on_dep_sha256(mparse *p, const kb_ynode *v, const char *keypath, void
     return rc;
 }
 
-static int on_dep_include_item(mparse *p, const kb_ynode *item, const char *itempath,
-                               void *target)
+static int on_dep_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
 {
     int rc = need_scalar(p, item, itempath);
     if (!rc && strcmp(item->value, ".") != 0 && !kb_package_path_ok(item->value))
@@ -727,8 +726,8 @@ static const schema dep_schema = {dep_keys, KB_ARRAY_LEN(dep_keys),
 
 static bool url_is_archive(const char *url)
 {
-    static const char *const exts[] = {".tar.gz", ".tgz", ".tar.zst", ".tar.xz", ".tar.bz2",
-                                       ".tar",    ".zip"};
+    static const char *const exts[] = {".tar.gz",  ".tgz", ".tar.zst", ".tar.xz",
+                                       ".tar.bz2", ".tar", ".zip"};
     char *file = kb_url_file_name(url);
     bool yes = false;
     for (size_t i = 0; file && i < KB_ARRAY_LEN(exts) && !yes; i++)
@@ -807,8 +806,10 @@ static int on_requires(mparse *p, const kb_ynode *v, const char *keypath, void *
                 known = true;
             }
         if (!known)
-            return fail(p, key, keypath, "unknown backend '%s' (expected one of: cuda, rocm, "
-                        "metal, cpu)", key->value);
+            return fail(p, key, keypath,
+                        "unknown backend '%s' (expected one of: cuda, rocm, "
+                        "metal, cpu)",
+                        key->value);
         char *path = join_key(keypath, key->value);
         if (!path)
             return oom(p);
@@ -955,8 +956,8 @@ bool kb_source_is_cxx(const char *path)
 
 const char *kb_flag_unportable(const char *prev, const char *flag)
 {
-    static const char *const path_flags[] = {"-I", "-L", "-isystem", "-iquote", "-idirafter",
-                                             "-include", "-B"};
+    static const char *const path_flags[] = {"-I",         "-L",       "-isystem", "-iquote",
+                                             "-idirafter", "-include", "-B"};
     for (size_t i = 0; i < KB_ARRAY_LEN(path_flags); i++) {
         size_t n = strlen(path_flags[i]);
         const char *path = NULL;

@@ -8,9 +8,9 @@
 
 /* One source file, local (path) or remote (url + sha256). */
 typedef struct kb_source {
-    char *path;   /* relative to the package folder; for url sources the file name to store */
-    char *url;    /* NULL for local files */
-    char *sha256; /* required with url */
+    char *path;    /* relative to the package folder; for url sources the file name to store */
+    char *url;     /* NULL for local files */
+    char *sha256;  /* required with url */
     kb_strv flags; /* this source's own flags (its `flags:` and `defines:` as -D), after the
                       backend's: one source compiled twice with different defines gives two
                       objects (two precisions from one file) */
@@ -25,11 +25,11 @@ typedef struct kb_arch_flags {
 /* A header-only dependency: one file or an archive (tar.gz, tar.zst, tar.xz, zip) fetched by
  * url, verified by sha256, kept in the cache as <cache.dir>/deps/<sha256>/. */
 typedef struct kb_dependency {
-    char *name;     /* for messages and -I mapping ("cutlass") */
+    char *name; /* for messages and -I mapping ("cutlass") */
     char *url;
     char *sha256;
-    bool archive;   /* unpacked (by the URL's suffix, or `archive:`); else one file */
-    char *file;     /* not an archive: the file's name in its folder (URL's last segment) */
+    bool archive;    /* unpacked (by the URL's suffix, or `archive:`); else one file */
+    char *file;      /* not an archive: the file's name in its folder (URL's last segment) */
     kb_strv include; /* folders inside the unpacked tree put on the include path; default "." */
 } kb_dependency;
 
@@ -46,14 +46,14 @@ typedef struct kb_backend_spec {
     char *ptx;     /* cuda only: the compute_XY embedded as PTX, e.g. "sm_80" -> compute_80 */
     kb_source *sources;
     size_t source_count;
-    kb_strv flags;       /* extra compiler flags; -l/-L/-Wl go after the objects */
-    kb_strv includes;    /* package-relative include folders (-I) */
-    kb_strv defines;     /* NAME or NAME=VALUE (-D) */
+    kb_strv flags;    /* extra compiler flags; -l/-L/-Wl go after the objects */
+    kb_strv includes; /* package-relative include folders (-I) */
+    kb_strv defines;  /* NAME or NAME=VALUE (-D) */
     kb_arch_flags *arch_flags;
     size_t arch_flag_count;
     kb_strv export_patterns; /* names or fnmatch patterns selecting this backend's exports */
     bool exports_selected;   /* export_patterns was given (else: every top-level export) */
-    char ptx_target[40]; /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
+    char ptx_target[40];     /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
 } kb_backend_spec;
 
 typedef struct kb_manifest {

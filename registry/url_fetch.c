@@ -64,8 +64,8 @@ int kb_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, cons
         rc = kb_error_set(ctx, KB_ERR_DIGEST, "sha256 mismatch for %s: expected %s, got %s", url,
                           sha256, got);
     if (!rc && rename(part, dest) != 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, dest, 0, 0, "cannot rename %s to %s: %s", part,
-                               dest, strerror(errno));
+        rc = kb_error_set_path(ctx, KB_ERR_IO, dest, 0, 0, "cannot rename %s to %s: %s", part, dest,
+                               strerror(errno));
     if (rc)
         unlink(part);
     free(part);

@@ -124,11 +124,11 @@ static void write_pkg(const char *dir, const char *yaml, const char *src_name, c
 }
 
 #define TINY_YAML(sources, extra)                                                                  \
-    "name: rk/tiny\nversion: 0.1.0\nabi: 1\nheader: include/t.h\nexports: [t_f32]\n" extra        \
+    "name: rk/tiny\nversion: 0.1.0\nabi: 1\nheader: include/t.h\nexports: [t_f32]\n" extra         \
     "backends:\n  cpu:\n    sources: " sources "\n"
 
 #define TINY_INFO                                                                                  \
-    "__attribute__((visibility(\"default\"))) const void *kbpkg_kernel_info(void);\n"            \
+    "__attribute__((visibility(\"default\"))) const void *kbpkg_kernel_info(void);\n"              \
     "static const int info = 1;\n"                                                                 \
     "const void *kbpkg_kernel_info(void) { return &info; }\n"
 
@@ -314,10 +314,11 @@ Test(real_kernels, build_exits_1_when_nothing_was_built)
 
 Test(real_kernels, link_errors_keep_the_cause)
 {
-    const char *ld = "/usr/bin/ld: obj/01-b.c.o: in function `t_f32':\n"
-                     "b.c:(.text+0x0): multiple definition of `t_f32'; obj/00-a.c.o:a.c:(.text+0x0): "
-                     "first defined here\n"
-                     "collect2: error: ld returned 1 exit status\n";
+    const char *ld =
+        "/usr/bin/ld: obj/01-b.c.o: in function `t_f32':\n"
+        "b.c:(.text+0x0): multiple definition of `t_f32'; obj/00-a.c.o:a.c:(.text+0x0): "
+        "first defined here\n"
+        "collect2: error: ld returned 1 exit status\n";
     char *trim = kb_trim_compiler_output(ld, 20);
     cr_expect(strstr(trim, "multiple definition of `t_f32'"), "%s", trim);
     free(trim);
@@ -395,8 +396,9 @@ Test(real_kernels, unportable_flags_and_typos_are_manifest_errors)
         {TINY_YAML("[src/t.c]", "defines: [\"1X=2\"]\n"), "is not NAME or NAME=VALUE"},
         {TINY_YAML("[src/t.c]", "requires: {cuda: {min: \"twelve\"}}\n"),
          "'twelve' is not a version"},
-        {TINY_YAML("[src/t.c]", "dependencies: [{name: x, url: ftp://h/x.tgz, sha256: "
-                                "0000000000000000000000000000000000000000000000000000000000000000}]\n"),
+        {TINY_YAML("[src/t.c]",
+                   "dependencies: [{name: x, url: ftp://h/x.tgz, sha256: "
+                   "0000000000000000000000000000000000000000000000000000000000000000}]\n"),
          "is not an https://, http:// or file:// URL"},
     };
     for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
@@ -580,8 +582,8 @@ Test(real_kernels, two_precisions_from_one_cuda_source_and_per_arch_flags)
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_manifest *m = NULL;
     cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
-    kb_plan_item it = {.target = "cuda13-sm_90-x86_64-linux", .backend = KB_BACKEND_CUDA,
-                       .arch = "sm_90"};
+    kb_plan_item it = {
+        .target = "cuda13-sm_90-x86_64-linux", .backend = KB_BACKEND_CUDA, .arch = "sm_90"};
     kb_strv f = KB_STRV_INIT;
     cr_assert_eq(kb_compile_flags(m, &it, &f), 0);
     cr_expect(kb_strv_contains(&f, "-DLN_HOPPER=1"));
@@ -618,8 +620,8 @@ Test(real_kernels, hip_arch_family_define_and_toolchain_requirement)
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_manifest *m = NULL;
     cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
-    kb_plan_item it = {.target = "rocm6-gfx942-x86_64-linux", .backend = KB_BACKEND_ROCM,
-                       .arch = "gfx942"};
+    kb_plan_item it = {
+        .target = "rocm6-gfx942-x86_64-linux", .backend = KB_BACKEND_ROCM, .arch = "gfx942"};
     kb_strv f = KB_STRV_INIT;
     cr_assert_eq(kb_compile_flags(m, &it, &f), 0);
     cr_expect(kb_strv_contains(&f, "-DRK_CDNA3=1"));
