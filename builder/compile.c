@@ -255,10 +255,13 @@ static int resolve_dep_flag(kb_ctx *ctx, char **out, const kb_manifest *m, const
  * the package and dependency folders mapped to stable names in what the compiler records
  * (asserts, debug info). */
 static int common_args(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const kb_plan_item *item,
-                       const char *pkg_dir_abs, const char *deps_root, const char *overlay_dir)
+                       const char *pkg_dir_abs, const kb_compile_env *env)
 {
+    const char *deps_root = env->deps_root, *overlay_dir = env->overlay_dir;
     kb_strv flags = KB_STRV_INIT;
     int rc = target_flags(m, item, &flags, false) ? kb_error_oom(ctx) : 0;
+    if (!rc) /* <kbpkg/kernel_abi.h>, written into the build's own folder */
+        rc = kb_abi_include_flags(ctx, out, env->work_dir, item->backend == KB_BACKEND_CUDA);
     for (size_t i = 0; !rc && i < flags.len; i++) {
         if (kb_str_starts(flags.items[i], "-I" KB_DEPS_PREFIX)) {
             char *abs = NULL;
@@ -384,7 +387,7 @@ int kb_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
     if (!pkg_abs)
         return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     kb_strv common = KB_STRV_INIT;
-    int rc = common_args(ctx, &common, m, item, pkg_abs, env->deps_root, env->overlay_dir);
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
     char *objdir = kb_strndup(obj, (size_t)(strrchr(obj, '/') ? strrchr(obj, '/') - obj : 0));
     if (!rc)
         rc = objdir && *objdir ? kb_mkdir_p(ctx, objdir, 0755) : 0;
@@ -405,7 +408,7 @@ int kb_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
         return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     const kb_backend_spec *spec = spec_of(m, item);
     kb_strv common = KB_STRV_INIT;
-    int rc = common_args(ctx, &common, m, item, pkg_abs, env->deps_root, env->overlay_dir);
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
     char *objdir = kb_path_join(env->work_dir, "obj");
     if (!rc)
         rc = objdir ? kb_mkdir_p(ctx, objdir, 0755) : kb_error_oom(ctx);
@@ -439,7 +442,7 @@ int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const k
     if (!pkg_abs)
         return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     kb_strv common = KB_STRV_INIT, argv = KB_STRV_INIT;
-    int rc = common_args(ctx, &common, m, item, pkg_abs, env->deps_root, env->overlay_dir);
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
     bool oom = !rc && kb_strv_push(&argv, item->tc->path);
     /* Everything but the libraries, then the objects, then the libraries. */
     for (size_t j = 0; !rc && !oom && j < common.len; j++)

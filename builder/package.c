@@ -1,6 +1,6 @@
 /* Packaging: source listing and digest, build keys, kbpkg.json, staging folders, artifacts. */
 #include "builder/builder.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include "manifests/manifest_check.h"
 
 #include <dirent.h>
@@ -11,13 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-void kb_pkg_version(const kb_semver *v, char *out, size_t size)
-{
-    snprintf(out, size, "%llu.%llu.%llu%s%s", (unsigned long long)v->major,
-             (unsigned long long)v->minor, (unsigned long long)v->patch, v->pre[0] ? "-" : "",
-             v->pre);
-}
 
 char *kb_artifact_name(const kb_manifest *m, const char *suffix)
 {
@@ -245,6 +238,22 @@ void kb_build_key(char hex[65], const char *source_digest, const char *target,
     kb_sha256_finish(h, hex);
 }
 
+int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
+                        const kb_plan_item *item, const char *source_digest)
+{
+    kb_strv flags = KB_STRV_INIT;
+    if (kb_compile_flags(m, item, &flags)) {
+        kb_strv_free(&flags);
+        return KB_ERR_NOMEM;
+    }
+    kb_build_key(hex, source_digest, item->target, item->tc->id, &flags);
+    if (flags_out)
+        *flags_out = flags;
+    else
+        kb_strv_free(&flags);
+    return hex[0] ? 0 : KB_ERR_NOMEM;
+}
+
 static int copy_file(kb_ctx *ctx, const char *from, const char *to, unsigned mode)
 {
     kb_buf data = KB_BUF_INIT;
@@ -425,6 +434,11 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
         rc = copy_file(ctx, lib_path, lib_dst, 0755);
     if (!rc && m->header)
         rc = stage_headers(ctx, staging, m);
+    if (!rc) { /* the package header includes <kbpkg/kernel_abi.h>: a consumer needs it too */
+        char *include_root = kb_path_join(staging, "include");
+        rc = include_root ? kb_abi_header_write(ctx, include_root) : kb_error_oom(ctx);
+        free(include_root);
+    }
     if (!rc) {
         const char *lic = m->license_file ? m->license_file : "LICENSE";
         char *from = kb_path_join(m->dir, lic);
@@ -486,18 +500,20 @@ static int parse_dep_file(kb_ctx *ctx, const char *text, kb_strv *out)
  * the package it must be a source artifact file; beside the package (a sibling folder, which
  * a checkout has and the artifact does not) it is an error; elsewhere it is the system's. */
 static int check_one_dependency(kb_ctx *ctx, const kb_manifest *m, const char *pkg_abs,
-                                const char *parent_abs, const char *deps_abs, const kb_strv *files,
-                                const char *obj, const char *dep)
+                                const char *parent_abs, const char *deps_abs, const char *work_abs,
+                                const kb_strv *files, const char *obj, const char *dep)
 {
     char *joined = dep[0] == '/' ? kb_strdup(dep) : kb_path_join(pkg_abs, dep);
     char *real = joined ? realpath(joined, NULL) : NULL;
     free(joined);
     if (!real)
         return 0; /* generated or gone: nothing the artifact could carry */
-    size_t dn = deps_abs ? strlen(deps_abs) : 0;
-    if (dn && strncmp(real, deps_abs, dn) == 0 && real[dn] == '/') {
+    size_t dn = deps_abs ? strlen(deps_abs) : 0, wn = work_abs ? strlen(work_abs) : 0;
+    if ((dn && strncmp(real, deps_abs, dn) == 0 && real[dn] == '/') ||
+        (wn && strncmp(real, work_abs, wn) == 0 && real[wn] == '/')) {
         free(real);
-        return 0; /* a declared dependency, fetched by digest */
+        return 0; /* a declared dependency (fetched by digest), or the build's own kernel ABI
+                     header */
     }
     size_t n = strlen(pkg_abs), pn = strlen(parent_abs);
     int rc = 0;
@@ -523,9 +539,11 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
                               const char *deps_root)
 {
     char *deps_abs = deps_root ? realpath(deps_root, NULL) : NULL;
+    char *work_abs = realpath(work_dir, NULL);
     char *pkg_abs = realpath(m->dir, NULL);
     if (!pkg_abs) {
         free(deps_abs);
+        free(work_abs);
         return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     }
     char *parent = kb_strdup(pkg_abs);
@@ -549,8 +567,8 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
         /* "03-ln.cu.o.d" -> "ln.cu", the source the message names */
         char *src = kb_strndup(e->d_name + 3, strlen(e->d_name) - 3 - 4);
         for (size_t i = 0; !rc && i < deps.len; i++)
-            rc = check_one_dependency(ctx, m, pkg_abs, parent ? parent : "", deps_abs, &files,
-                                      src ? src : e->d_name, deps.items[i]);
+            rc = check_one_dependency(ctx, m, pkg_abs, parent ? parent : "", deps_abs, work_abs,
+                                      &files, src ? src : e->d_name, deps.items[i]);
         free(src);
         kb_strv_free(&deps);
         kb_buf_free(&text);
@@ -563,6 +581,7 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
     free(parent);
     free(pkg_abs);
     free(deps_abs);
+    free(work_abs);
     return rc;
 }
 

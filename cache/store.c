@@ -1,7 +1,7 @@
 /* The local cache: paths, locks, atomic installs with records, listing, verify, gc. */
 #define _GNU_SOURCE
 #include "cache/store.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 
 #include <dirent.h>
 #include <errno.h>

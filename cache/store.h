@@ -109,4 +109,12 @@ int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_st
 /* Blobs gc must keep: fetched source artifacts (sources/ records). */
 int kb_cache_kept_blobs(kb_strv *out, kb_cache *c);
 
+/* Fetched source artifacts (cache/sources.c): sources/<org>/<name>/<version>.json. */
+int kb_sources_record(kb_cache *cache, const char *name, const char *version,
+                      const char *source_digest, const char *index_digest, const char *registry);
+/* The highest recorded version of name matching constraint; *version_out and *digest_out
+ * owned. KB_ERR_NOT_FOUND naming what is there. */
+int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, const char *name,
+                    const char *constraint_text);
+
 #endif

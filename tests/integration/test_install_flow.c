@@ -1,7 +1,7 @@
 /* End to end: build a CPU package, publish it, then install, resolve, load, verify, uninstall,
  * gc, offline builds and side-by-side versions, through the CLI and the C API. */
 #include "kbtest.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include <jansson.h>
 #include "registry/pkgindex.h"
 #include "kbpkg/trust.h"
