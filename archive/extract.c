@@ -15,8 +15,12 @@
 
 const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
                                                   NULL};
+/* The one source layout: what `kbpkg build` may put in a source artifact (builder/package.c
+ * checks every file against it) is what an install extracts. third_party/ holds vendored
+ * headers; the license names are the ones the manifest parser looks for. */
 const char *const kb_extract_source_layout[] = {
-    "kbpkg.json", "kernel.yaml", "src/", "include/", "tests/", "LICENSE", "README.md", NULL};
+    "kbpkg.json", "kernel.yaml", "src/",        "include/", "tests/",    "third_party/",
+    "LICENSE",    "LICENSE.md",  "LICENSE.txt", "COPYING",  "README.md", NULL};
 
 /* Below this many extracted bytes the ratio check stays quiet: tiny archives of tiny files
  * compress far beyond any sane ratio and are harmless. */
@@ -220,6 +224,11 @@ static bool allowed_top(const char *const *allowed, const char *clean, bool is_d
     return false;
 }
 
+bool kb_extract_layout_allows(const char *const *allowed, const char *path)
+{
+    return allowed_top(allowed, path, false);
+}
+
 static int check_entry(extraction *x, struct archive_entry *ae, const char *name, char **clean)
 {
     const kb_extract_limits *lim = &x->opts->limits;
@@ -379,13 +388,15 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
     }
 }
 
-static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive_path, bool zip_too)
 {
     struct archive *a = archive_read_new();
     if (!a)
         return kb_error_oom(ctx);
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
+    if (zip_too)
+        archive_read_support_format_zip(a);
     if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
         int rc = kb_error_set_path(
             ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
@@ -395,6 +406,11 @@ static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_pa
     }
     *out = a;
     return 0;
+}
+
+static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+{
+    return open_reader_as(ctx, out, archive_path, false);
 }
 
 /* Write one checked entry below root with a normalized header (no owner, xattrs or ACLs). */
@@ -509,7 +525,7 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}, NULL, 0, -1, 0};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
-    rc = open_reader(ctx, &in, archive_path);
+    rc = open_reader_as(ctx, &in, archive_path, opts->zip);
     if (!rc)
         rc = kb_mkdtemp(ctx, &root, real_parent, ".kbpkg-extract-");
     if (!rc && !(out = open_disk_writer()))

@@ -17,8 +17,9 @@ typedef struct build_job {
     const char *source_digest;
     const char *work_root;
     const char *out_dir;
-    const char *overlay; /* ROCm device-lib overlay, or NULL */
-    int overlay_rc;      /* the overlay could not be made: the error below */
+    const char *overlay;   /* ROCm device-lib overlay, or NULL */
+    const char *deps_root; /* <cache.dir>/deps, resolved on the caller's ctx */
+    int overlay_rc;        /* the overlay could not be made: the error below */
     const char *overlay_error;
     int64_t epoch;
     /* results */
@@ -30,6 +31,7 @@ typedef struct build_job {
     double seconds;
     char build_key[65];
     kb_buf log;
+    kb_strv warnings; /* reported by the caller's thread as warnings */
     /* progress, reported by the caller's thread */
     uint64_t progress_job;
     char *label; /* "org/name target" */
@@ -68,7 +70,7 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
                           const char *lib)
 {
     char glibc[16] = "", glibcxx[16] = "";
-    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx);
+    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx, &job->warnings);
     char *staging = kb_path_join(work, "stage");
     char *name = kb_artifact_name(job->m, job->item->target);
     char *out = name ? kb_path_join(job->out_dir, name) : NULL;
@@ -83,7 +85,8 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
                         job->source_digest,
                         job->build_key,
                         glibc[0] ? glibc : NULL,
-                        glibcxx[0] ? glibcxx : NULL};
+                        glibcxx[0] ? glibcxx : NULL,
+                        job->item->backend};
     if (!rc)
         rc = kb_stage_artifact(ctx, staging, &meta, lib);
     kb_archive_result res;
@@ -129,8 +132,11 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     const char *overlay = NULL;
     if (item->backend == KB_BACKEND_ROCM && kb_strv_contains(&item->tc->overlay_archs, item->arch))
         overlay = job->overlay;
+    kb_compile_env env = {work, overlay, job->deps_root};
     if (!rc)
-        rc = kb_compile_target(ctx, job->m, item, work, overlay, lib, &job->log);
+        rc = kb_compile_target(ctx, job->m, item, &env, lib, &job->log);
+    if (!rc)
+        rc = kb_check_dependency_lists(ctx, job->m, work, job->deps_root);
     if (!rc)
         rc = package_target(ctx, job, work, &flags, lib);
     if (lock.fd >= 0)
@@ -223,6 +229,8 @@ static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job)
 {
     if (job->log.len)
         kb_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
+    for (size_t i = 0; i < job->warnings.len; i++)
+        kb_log(ctx, KB_LOG_WARN, "%s: %s", m->name, job->warnings.items[i]);
     if (job->rc == 0)
         kb_event_emit(ctx, KB_EVENT_BUILD_DONE, m->name, "%s built in %.1fs (%s)",
                       job->item->target, job->seconds, job->sha256);
@@ -383,6 +391,7 @@ typedef struct build_run {
     char *overlay;
     int overlay_rc;
     char *overlay_error;
+    char *deps_root;
 } build_run;
 
 static void build_run_free(build_run *r)
@@ -394,6 +403,7 @@ static void build_run_free(build_run *r)
     free(r->work_root);
     free(r->overlay);
     free(r->overlay_error);
+    free(r->deps_root);
 }
 
 static char *default_work_root(kb_ctx *ctx, const char *work_dir, const kb_manifest *m)
@@ -444,11 +454,17 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
     if (!rc) {
         r->out_dir = out_dir ? kb_strdup(out_dir) : kb_path_join(r->m->dir, "dist");
         r->work_root = default_work_root(ctx, work_dir, r->m);
-        if (!r->out_dir || !r->work_root)
+        r->deps_root = kb_path_join(kb_config_str(ctx, "cache.dir"), "deps");
+        if (!r->out_dir || !r->work_root || !r->deps_root)
             rc = kb_error_oom(ctx);
     }
     if (!rc)
         rc = kb_mkdir_p(ctx, r->out_dir, 0755);
+    if (!rc && !r->m->license_file)
+        kb_log(ctx, KB_LOG_WARN,
+               "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
+               "without a license file%s",
+               r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
     if (!rc && needs_overlay(&r->plan)) {
         /* A failure here fails the gfx targets that need it, with this message; never a
          * silent skip. */
@@ -473,6 +489,7 @@ static void init_job(build_job *job, const build_run *r, const kb_plan_item *ite
     job->overlay = r->overlay;
     job->overlay_rc = r->overlay_rc;
     job->overlay_error = r->overlay_error;
+    job->deps_root = r->deps_root;
     job->epoch = epoch;
 }
 
@@ -539,6 +556,7 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
         free(jobs[i].artifact);
         free(jobs[i].label);
         kb_buf_free(&jobs[i].log);
+        kb_strv_free(&jobs[i].warnings);
     }
     free(jobs);
     free(by_item);

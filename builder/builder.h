@@ -102,17 +102,49 @@ bool kb_target_matches(const char *target, const char *filter);
 
 /* "radeonflow/gemm" -> "gemm"; '-' and '.' -> '_' ("rms.norm-x" -> "rms_norm_x"). */
 void kb_lib_name(const char *package, char *out, size_t size);
-/* The path-independent flags of one target (recorded in kbpkg.json and the build key). */
+/* How a recorded flag names a dependency's folder: "-I@deps/<name>/<include>" (no package
+ * path starts with '@'); the compile resolves it to <deps_root>/<sha256>/<include>. */
+#define KB_DEPS_PREFIX "@deps/"
+
+/* Where one target compiles: fixed-name folders, so nothing random reaches the binary. */
+typedef struct kb_compile_env {
+    const char *work_dir;    /* objects go to <work_dir>/obj/ */
+    const char *overlay_dir; /* ROCm device-lib overlay, or NULL */
+    const char *deps_root;   /* <cache.dir>/deps: fetched dependencies by sha256, or NULL */
+} kb_compile_env;
+
+/* The path-independent flags of one target (recorded in kbpkg.json and the build key):
+ * backend flags, defines, includes, flags, per-arch flags, KBPKG_* defines, per-source flags as
+ * "src/x.cu:-DT=float", then the libraries. */
 int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out);
-/* Compile the target's sources into lib_path. work_dir: a fixed-name folder for temp files.
- * On failure KB_ERR_BUILD with the trimmed compiler output; *log gets the command lines. */
+/* Compile each source of the item's backend into <work_dir>/obj/ (with its own flags, and
+ * extra after the target's), appending the object paths to objects. Each compile writes a
+ * -MD dependency list next to its object (<obj>.d). */
+int kb_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
+                       const kb_plan_item *item, const kb_compile_env *env, const kb_strv *extra,
+                       kb_buf *log);
+/* Link objects into output: the target's flags, the objects, extra, then the libraries (a
+ * library named before the objects that need it is dropped by the linker). */
+int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const kb_compile_env *env,
+            const kb_strv *objects, const kb_strv *extra, const char *output, bool executable,
+            kb_buf *log);
+/* Compile one more file (a package test) with the target's flags, src_flags and extra. */
+int kb_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                    const kb_compile_env *env, const char *src, const kb_strv *src_flags,
+                    const kb_strv *extra, const char *obj, kb_buf *log);
 /* The kernel ABI header (builder/abi_header.c): include_root/kbpkg/kernel_abi.h, and the -I
  * (plus a file-prefix map) that lets a compile in work_dir include <kbpkg/kernel_abi.h>. */
 int kb_abi_header_write(kb_ctx *ctx, const char *include_root);
 int kb_abi_include_flags(kb_ctx *ctx, kb_strv *argv, const char *work_dir, bool nvcc);
+/* Compile and link the target's library into lib_path. On failure KB_ERR_BUILD with the
+ * trimmed compiler output; *log gets the command lines and all output. */
 int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                      const char *work_dir, const char *overlay_dir, const char *lib_path,
-                      kb_buf *log);
+                      const kb_compile_env *env, const char *lib_path, kb_buf *log);
+/* Every file the compiles of <work_dir>/obj/ read from inside the package (their -MD lists)
+ * is carried by the source artifact, and none comes from beside the package: else
+ * KB_ERR_MANIFEST naming the source and the file. */
+int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *work_dir,
+                              const char *deps_root);
 /* Keep the first max_lines lines that matter (errors first) of compiler output; owned. */
 char *kb_trim_compiler_output(const char *text, size_t max_lines);
 /* A failed test's output for the error message: its last tail_lines lines, preceded by up to
@@ -147,6 +179,7 @@ typedef struct kb_pkg_meta {
     const char *build_key;
     const char *glibc;   /* highest GLIBC_ version needed, NULL/"" when none */
     const char *glibcxx; /* highest GLIBCXX_ version needed */
+    kb_backend backend;  /* kbpkg.json lists this backend's exports */
 } kb_pkg_meta;
 
 int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta);
@@ -166,9 +199,15 @@ int kb_verify_glibc_needs(kb_ctx *ctx, const char *lib, char glibc[16], char gli
 /* The embedded GPU code is exactly the target's: SASS sm_XY, PTX compute_XY or one gfx; none
  * for CPU. A mismatch names what was found. */
 int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
-/* All of the above for one target (exports + kbpkg_kernel_info). */
+/* The library loads in a clean process (env -i, nothing preloaded): the host's ld.so resolves
+ * every NEEDED entry and every symbol (LD_BIND_NOW). A missing library or an undefined symbol
+ * is KB_ERR_BUILD naming it; a GPU runtime library absent from a build host is a warning. */
+int kb_verify_loads(kb_ctx *ctx, const char *lib, const kb_plan_item *item, kb_strv *warnings);
+/* All of the above for one target: kbpkg_kernel_info and the backend's exports, no stray
+ * C++-mangled export, the GPU code, the clean load; warnings (may be NULL) gets what is
+ * worth saying but not failing (imports of exit/_exit/abort). */
 int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const kb_plan_item *item,
-                      char glibc[16], char glibcxx[16]);
+                      char glibc[16], char glibcxx[16], kb_strv *warnings);
 
 /* ---- one target, end to end (builder/build.c) ---- */
 

@@ -40,7 +40,9 @@ const cli_command cli_commands[] = {
      "  a target whose build key the registry holds is not built again;\n"
      "  exit 1 when any row failed"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
-     "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "kbpkg fetch [DIR] | kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "DIR               a package folder: download its url sources and dependencies\n"
+     "                  (verified by sha256, kept in <cache>/deps; builds then work offline)\n"
      "--source          the source artifact (what 'install --offline' builds from)\n"
      "--allow-unsigned  accept a package without a trusted signature"},
     {"gc", cmd_gc, "remove downloaded blobs that no install, fetch or lockfile needs",

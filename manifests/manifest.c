@@ -4,6 +4,7 @@
 #include "model/ref.h"
 #include "core/yaml_tree.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,13 +312,100 @@ static int on_ptx(mparse *p, const kb_ynode *v, const char *keypath, void *targe
 
 static int on_flag_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
 {
+    kb_strv *flags = target;
     int rc = need_scalar(p, item, itempath);
-    return rc ? rc : kb_strv_push(target, item->value) ? oom(p) : 0;
+    if (rc)
+        return rc;
+    const char *why =
+        kb_flag_unportable(flags->len ? flags->items[flags->len - 1] : NULL, item->value);
+    if (why)
+        return fail(p, item, itempath, "'%s': %s", item->value, why);
+    return kb_strv_push(flags, item->value) ? oom(p) : 0;
 }
 
 static int on_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
     return each_item(p, v, keypath, false, on_flag_item, &((kb_backend_spec *)target)->flags);
+}
+
+/* ---- build inputs: include folders, defines, per-arch and per-source flags ---- */
+
+static int on_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    char *path = NULL;
+    int rc = take_package_path(p, item, itempath, &path, true);
+    free(path);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_backend_includes(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_include_item, &((kb_backend_spec *)target)->includes);
+}
+
+/* NAME or NAME=VALUE, NAME a C identifier (a function-like macro needs flags:). */
+static int on_define_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (rc)
+        return rc;
+    size_t n = strcspn(item->value, "=");
+    char *name = kb_strndup(item->value, n);
+    bool ok = name && kb_c_identifier_ok(name);
+    free(name);
+    if (!ok)
+        return fail(p, item, itempath, "'%s' is not NAME or NAME=VALUE (NAME a C identifier)",
+                    item->value);
+    return push_unique(p, item, itempath, target);
+}
+
+static int on_backend_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_define_item, &((kb_backend_spec *)target)->defines);
+}
+
+/* arch_flags: {"gfx9*": [-DKB_CDNA], gfx1100: [...]}: each pattern must match a declared arch,
+ * so a typo is not a silent no-op. */
+static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_backend_spec *b = target;
+    for (size_t i = 0; i + 1 < v->len; i += 2) {
+        const kb_ynode *key = v->items[i], *val = v->items[i + 1];
+        char *path = join_key(keypath, key->value);
+        if (!path)
+            return oom(p);
+        int rc = val->type == KB_YNODE_SEQ ? 0
+                                           : fail(p, val, path, "expected a list of flags, got %s",
+                                                  kb_ynode_type_name(val->type));
+        kb_arch_flags *grown =
+            rc ? NULL : realloc(b->arch_flags, (b->arch_flag_count + 1) * sizeof(*grown));
+        if (!rc && !grown)
+            rc = oom(p);
+        if (!rc) {
+            b->arch_flags = grown;
+            kb_arch_flags *af = &grown[b->arch_flag_count++];
+            memset(af, 0, sizeof(*af));
+            af->pattern = kb_strdup(key->value);
+            rc = af->pattern ? each_item(p, val, path, true, on_flag_item, &af->flags) : oom(p);
+        }
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int on_export_pattern(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_backend_exports(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_backend_spec *b = target;
+    b->exports_selected = true;
+    return each_item(p, v, keypath, true, on_export_pattern, &b->export_patterns);
 }
 
 /* A source given as a mapping: {url, sha256, path}. */
@@ -344,12 +432,37 @@ static int on_source_path(mparse *p, const kb_ynode *v, const char *keypath, voi
     return take_package_path(p, v, keypath, &((kb_source *)target)->path, false);
 }
 
+static int on_source_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_flag_item, &((kb_source *)target)->flags);
+}
+
+/* A source's defines become -D flags of that source alone. */
+static int on_source_define(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_strv names = KB_STRV_INIT;
+    int rc = on_define_item(p, item, itempath, &names);
+    kb_strv_free(&names);
+    if (rc)
+        return rc;
+    char *flag = kb_asprintf("-D%s", item->value);
+    return flag ? (kb_strv_push_owned(target, flag) ? oom(p) : 0) : oom(p);
+}
+
+static int on_source_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_source_define, &((kb_source *)target)->flags);
+}
+
 static const schema_key source_keys[] = {
     {"url", KB_YNODE_SCALAR, false, on_source_url},
     {"sha256", KB_YNODE_SCALAR, false, on_source_sha256},
     {"path", KB_YNODE_SCALAR, false, on_source_path},
+    {"flags", KB_YNODE_SEQ, false, on_source_flags},
+    {"defines", KB_YNODE_SEQ, false, on_source_defines},
 };
-static const schema source_schema = {source_keys, KB_ARRAY_LEN(source_keys), "url, sha256, path"};
+static const schema source_schema = {source_keys, KB_ARRAY_LEN(source_keys),
+                                     "url, sha256, path, flags, defines"};
 
 /* Fill in and check what a source mapping needs as a whole. */
 static int finish_source(mparse *p, const kb_ynode *map, const char *itempath, kb_source *s)
@@ -407,25 +520,34 @@ static int on_sources(mparse *p, const kb_ynode *v, const char *keypath, void *t
     return each_item(p, v, keypath, true, on_source_item, target);
 }
 
+/* The keys every backend shares besides archs/ptx. */
+#define BUILD_INPUT_KEYS                                                                           \
+    {"sources", KB_YNODE_SEQ, true, on_sources}, {"flags", KB_YNODE_SEQ, false, on_flags},         \
+        {"includes", KB_YNODE_SEQ, false, on_backend_includes},                                    \
+        {"defines", KB_YNODE_SEQ, false, on_backend_defines},                                      \
+    {                                                                                              \
+        "exports", KB_YNODE_SEQ, false, on_backend_exports                                         \
+    }
+#define BUILD_INPUT_NAMES "sources, flags, includes, defines, exports"
+
 static const schema_key cuda_keys[] = {
     {"archs", KB_YNODE_SEQ, true, on_archs},
     {"ptx", KB_YNODE_SCALAR, false, on_ptx},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key rocm_keys[] = {
     {"archs", KB_YNODE_SEQ, true, on_archs},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key metal_keys[] = {
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key cpu_keys[] = {
     {"archs", KB_YNODE_SEQ, false, on_archs},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 
 static const struct backend_schema {
@@ -433,11 +555,39 @@ static const struct backend_schema {
     kb_backend backend;
     schema keys;
 } backend_schemas[] = {
-    {"cuda", KB_BACKEND_CUDA, {cuda_keys, KB_ARRAY_LEN(cuda_keys), "archs, ptx, sources, flags"}},
-    {"rocm", KB_BACKEND_ROCM, {rocm_keys, KB_ARRAY_LEN(rocm_keys), "archs, sources, flags"}},
-    {"metal", KB_BACKEND_METAL, {metal_keys, KB_ARRAY_LEN(metal_keys), "sources, flags"}},
-    {"cpu", KB_BACKEND_CPU, {cpu_keys, KB_ARRAY_LEN(cpu_keys), "archs, sources, flags"}},
+    {"cuda",
+     KB_BACKEND_CUDA,
+     {cuda_keys, KB_ARRAY_LEN(cuda_keys), "archs, ptx, arch_flags, " BUILD_INPUT_NAMES}},
+    {"rocm",
+     KB_BACKEND_ROCM,
+     {rocm_keys, KB_ARRAY_LEN(rocm_keys), "archs, arch_flags, " BUILD_INPUT_NAMES}},
+    {"metal", KB_BACKEND_METAL, {metal_keys, KB_ARRAY_LEN(metal_keys), BUILD_INPUT_NAMES}},
+    {"cpu",
+     KB_BACKEND_CPU,
+     {cpu_keys, KB_ARRAY_LEN(cpu_keys), "archs, arch_flags, " BUILD_INPUT_NAMES}},
 };
+
+static bool arch_declared(const kb_backend_spec *b, const char *pattern)
+{
+    for (size_t i = 0; i < b->archs.len; i++)
+        if (fnmatch(pattern, b->archs.items[i], 0) == 0)
+            return true;
+    return b->ptx_target[0] && fnmatch(pattern, b->ptx_target, 0) == 0;
+}
+
+/* An arch_flags pattern that matches no declared arch is a typo, not a no-op (a CPU backend
+ * without archs builds the host's level: any pattern may apply there). */
+static int check_arch_patterns(mparse *p, const kb_ynode *map, const char *keypath,
+                               const kb_backend_spec *b)
+{
+    const kb_ynode *at = kb_ynode_get(map, "arch_flags");
+    for (size_t i = 0; at && i < b->arch_flag_count; i++)
+        if ((b->archs.len || b->ptx_target[0]) && !arch_declared(b, b->arch_flags[i].pattern))
+            return fail(p, at->items[2 * i], keypath,
+                        "arch_flags: '%s' matches none of the declared archs",
+                        b->arch_flags[i].pattern);
+    return 0;
+}
 
 static int on_backend(mparse *p, const kb_ynode *key, const kb_ynode *v, const char *keypath)
 {
@@ -459,6 +609,8 @@ static int on_backend(mparse *p, const kb_ynode *key, const kb_ynode *v, const c
     int rc = v->type == KB_YNODE_MAP
                  ? apply_schema(p, v, path, &bs->keys, spec)
                  : fail(p, v, path, "expected a mapping, got %s", kb_ynode_type_name(v->type));
+    if (!rc)
+        rc = check_arch_patterns(p, v, path, spec);
     free(path);
     return rc;
 }
@@ -475,6 +627,202 @@ static int on_backends(mparse *p, const kb_ynode *v, const char *keypath, void *
     return 0;
 }
 
+/* ---- top-level build inputs: includes, defines, files, dependencies, requires ---- */
+
+static int on_includes(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_include_item, &((kb_manifest *)target)->includes);
+}
+
+static int on_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_define_item, &((kb_manifest *)target)->defines);
+}
+
+/* A file or a glob (fnmatch over package-relative paths, '*' stops at '/', "dir/" takes a
+ * folder): checked against the folder when files are checked, so a pattern that takes
+ * nothing is an error rather than a silently thinner source artifact. */
+static int on_file_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (rc)
+        return rc;
+    if (!kb_package_path_ok(item->value))
+        return fail(p, item, itempath,
+                    "'%s' must be a relative path inside the package (no leading '/', no '..')",
+                    item->value);
+    return push_unique(p, item, itempath, target);
+}
+
+static int on_files(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_file_item, &((kb_manifest *)target)->files);
+}
+
+static int on_dep_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->name);
+    if (!rc && !kb_c_identifier_ok(v->value) && !kb_package_path_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a plain name", v->value);
+    if (!rc && strchr(v->value, '/'))
+        rc = fail(p, v, keypath, "'%s' must not contain '/'", v->value);
+    return rc;
+}
+
+static int on_dep_url(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->url);
+    if (!rc && !kb_source_url_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not an https://, http:// or file:// URL", v->value);
+    return rc;
+}
+
+static int on_dep_sha256(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->sha256);
+    if (!rc && !kb_sha256_hex_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a sha256 digest (64 lowercase hex digits)", v->value);
+    return rc;
+}
+
+static int on_dep_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (!rc && strcmp(item->value, ".") != 0 && !kb_package_path_ok(item->value))
+        rc = fail(p, item, itempath, "'%s' must be a relative folder of the dependency",
+                  item->value);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_dep_include(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, true, on_dep_include_item, &((kb_dependency *)target)->include);
+}
+
+static int on_dep_archive(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = need_scalar(p, v, keypath);
+    if (rc)
+        return rc;
+    if (strcmp(v->value, "true") != 0 && strcmp(v->value, "false") != 0)
+        return fail(p, v, keypath, "expected true or false, got '%s'", v->value);
+    ((kb_dependency *)target)->archive = strcmp(v->value, "true") == 0;
+    return 0;
+}
+
+static const schema_key dep_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_dep_name},
+    {"url", KB_YNODE_SCALAR, true, on_dep_url},
+    {"sha256", KB_YNODE_SCALAR, true, on_dep_sha256},
+    {"include", KB_YNODE_SEQ, false, on_dep_include},
+    {"archive", KB_YNODE_SCALAR, false, on_dep_archive},
+};
+static const schema dep_schema = {dep_keys, KB_ARRAY_LEN(dep_keys),
+                                  "name, url, sha256, include, archive"};
+
+static bool url_is_archive(const char *url)
+{
+    static const char *const exts[] = {".tar.gz",  ".tgz", ".tar.zst", ".tar.xz",
+                                       ".tar.bz2", ".tar", ".zip"};
+    char *file = kb_url_file_name(url);
+    bool yes = false;
+    for (size_t i = 0; file && i < KB_ARRAY_LEN(exts) && !yes; i++)
+        yes = kb_str_ends(file, exts[i]);
+    free(file);
+    return yes;
+}
+
+static int on_dep_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_manifest *m = target;
+    if (item->type != KB_YNODE_MAP)
+        return fail(p, item, itempath, "expected a mapping {name, url, sha256}, got %s",
+                    kb_ynode_type_name(item->type));
+    kb_dependency *grown = realloc(m->deps, (m->dep_count + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(p);
+    m->deps = grown;
+    kb_dependency *d = &grown[m->dep_count++];
+    memset(d, 0, sizeof(*d));
+    const kb_ynode *url = kb_ynode_get(item, "url");
+    d->archive = url && url->type == KB_YNODE_SCALAR && url_is_archive(url->value);
+    int rc = apply_schema(p, item, itempath, &dep_schema, d);
+    for (size_t i = 0; !rc && i + 1 < m->dep_count; i++)
+        if (strcmp(m->deps[i].name, d->name) == 0)
+            rc = fail(p, item, itempath, "dependency '%s' is listed twice", d->name);
+    if (!rc && !d->include.len && kb_strv_push(&d->include, "."))
+        rc = oom(p);
+    if (!rc && !d->archive && !(d->file = kb_url_file_name(d->url)))
+        rc = fail(p, item, itempath, "cannot name a file after '%s'", d->url);
+    return rc;
+}
+
+static int on_dependencies(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_dep_item, target);
+}
+
+/* "12.4", "6.0", "13": dotted numbers only, so the comparison has one meaning. */
+static bool dotted_version_ok(const char *s)
+{
+    bool digit = false;
+    for (; *s; s++) {
+        if (*s >= '0' && *s <= '9')
+            digit = true;
+        else if (*s == '.' && digit)
+            digit = false;
+        else
+            return false;
+    }
+    return digit;
+}
+
+static int on_require_min(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_requirement *r = target;
+    int rc = take_string(p, v, keypath, &r->min);
+    if (!rc && !dotted_version_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a version such as \"12.4\"", v->value);
+    return rc;
+}
+
+static const schema_key require_keys[] = {{"min", KB_YNODE_SCALAR, true, on_require_min}};
+static const schema require_schema = {require_keys, KB_ARRAY_LEN(require_keys), "min"};
+
+static int on_requires(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_manifest *m = target;
+    for (size_t i = 0; i + 1 < v->len; i += 2) {
+        const kb_ynode *key = v->items[i], *val = v->items[i + 1];
+        kb_backend b = KB_BACKEND_CPU;
+        bool known = false;
+        for (unsigned k = KB_BACKEND_CUDA; k <= KB_BACKEND_CPU && !known; k++)
+            if (strcmp(kb_backend_name((kb_backend)k), key->value) == 0) {
+                b = (kb_backend)k;
+                known = true;
+            }
+        if (!known)
+            return fail(p, key, keypath,
+                        "unknown backend '%s' (expected one of: cuda, rocm, "
+                        "metal, cpu)",
+                        key->value);
+        char *path = join_key(keypath, key->value);
+        if (!path)
+            return oom(p);
+        int rc = val->type == KB_YNODE_MAP
+                     ? apply_schema(p, val, path, &require_schema, &m->requires[b])
+                     : fail(p, val, path, "expected a mapping {min: \"12.4\"}, got %s",
+                            kb_ynode_type_name(val->type));
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static const schema_key top_keys[] = {
     {"name", KB_YNODE_SCALAR, true, on_name},
     {"version", KB_YNODE_SCALAR, true, on_version},
@@ -485,10 +833,16 @@ static const schema_key top_keys[] = {
     {"exports", KB_YNODE_SEQ, true, on_exports},
     {"backends", KB_YNODE_MAP, true, on_backends},
     {"test", KB_YNODE_SCALAR, false, on_test},
+    {"includes", KB_YNODE_SEQ, false, on_includes},
+    {"defines", KB_YNODE_SEQ, false, on_defines},
+    {"files", KB_YNODE_SEQ, false, on_files},
+    {"dependencies", KB_YNODE_SEQ, false, on_dependencies},
+    {"requires", KB_YNODE_MAP, false, on_requires},
 };
-static const schema top_schema = {
-    top_keys, KB_ARRAY_LEN(top_keys),
-    "name, version, summary, license, abi, header, exports, backends, test"};
+static const schema top_schema = {top_keys, KB_ARRAY_LEN(top_keys),
+                                  "name, version, summary, license, abi, header, exports, "
+                                  "backends, test, includes, defines, files, dependencies, "
+                                  "requires"};
 
 /* ---- the manifest as a whole ---- */
 
@@ -508,17 +862,117 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
         kb_backend_spec *s = &m->backends[b];
         kb_strv_free(&s->archs);
         kb_strv_free(&s->flags);
+        kb_strv_free(&s->includes);
+        kb_strv_free(&s->defines);
+        kb_strv_free(&s->export_patterns);
+        for (size_t i = 0; i < s->arch_flag_count; i++) {
+            free(s->arch_flags[i].pattern);
+            kb_strv_free(&s->arch_flags[i].flags);
+        }
+        free(s->arch_flags);
         free(s->ptx);
         for (size_t i = 0; i < s->source_count; i++) {
             free(s->sources[i].path);
             free(s->sources[i].url);
             free(s->sources[i].sha256);
+            kb_strv_free(&s->sources[i].flags);
         }
         free(s->sources);
     }
+    kb_strv_free(&m->includes);
+    kb_strv_free(&m->defines);
+    kb_strv_free(&m->files);
+    for (size_t i = 0; i < m->dep_count; i++) {
+        free(m->deps[i].name);
+        free(m->deps[i].url);
+        free(m->deps[i].sha256);
+        free(m->deps[i].file);
+        kb_strv_free(&m->deps[i].include);
+    }
+    free(m->deps);
+    for (size_t i = 0; i < KB_ARRAY_LEN(m->requires); i++)
+        free(m->requires[i].min);
     free(m->test);
     free(m->license_file);
     free(m);
+}
+
+/* ---- per-backend export selection ---- */
+
+static bool export_selected(const kb_backend_spec *b, const char *name)
+{
+    if (!b->exports_selected)
+        return true;
+    for (size_t i = 0; i < b->export_patterns.len; i++)
+        if (fnmatch(b->export_patterns.items[i], name, 0) == 0)
+            return true;
+    return false;
+}
+
+int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out)
+{
+    for (size_t i = 0; i < m->exports.len; i++)
+        if (export_selected(&m->backends[b], m->exports.items[i]) &&
+            kb_strv_push(out, m->exports.items[i]))
+            return KB_ERR_NOMEM;
+    return 0;
+}
+
+/* Each backend's selection names only top-level exports: a pattern matching none is a typo. */
+static int check_export_selections(mparse *p, const kb_ynode *root)
+{
+    const kb_ynode *backends = kb_ynode_get(root, "backends");
+    for (size_t b = 0; backends && b < KB_ARRAY_LEN(p->m->backends); b++) {
+        const kb_backend_spec *spec = &p->m->backends[b];
+        for (size_t i = 0; spec->present && i < spec->export_patterns.len; i++) {
+            const char *pat = spec->export_patterns.items[i];
+            bool hit = false;
+            for (size_t j = 0; j < p->m->exports.len && !hit; j++)
+                hit = fnmatch(pat, p->m->exports.items[j], 0) == 0;
+            if (hit)
+                continue;
+            const kb_ynode *bnode = kb_ynode_get(backends, kb_backend_name((kb_backend)b));
+            const kb_ynode *at = bnode ? kb_ynode_get(bnode, "exports") : NULL;
+            char *path = kb_asprintf("backends.%s.exports", kb_backend_name((kb_backend)b));
+            int rc = path ? fail(p, at ? at : backends, path,
+                                 "'%s' matches none of the top-level exports", pat)
+                          : oom(p);
+            free(path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+bool kb_source_is_cxx(const char *path)
+{
+    static const char *const exts[] = {".cpp", ".cc", ".cxx", ".C", ".c++"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(exts); i++)
+        if (kb_str_ends(path, exts[i]))
+            return true;
+    return false;
+}
+
+const char *kb_flag_unportable(const char *prev, const char *flag)
+{
+    static const char *const path_flags[] = {"-I",         "-L",       "-isystem", "-iquote",
+                                             "-idirafter", "-include", "-B"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(path_flags); i++) {
+        size_t n = strlen(path_flags[i]);
+        const char *path = NULL;
+        if (prev && strcmp(prev, path_flags[i]) == 0)
+            path = flag; /* "-I" "/x" */
+        else if (strncmp(flag, path_flags[i], n) == 0 && flag[n])
+            path = flag + n;
+        if (!path)
+            continue;
+        if (path[0] == '/' || path[0] == '~')
+            return "an absolute path is not reproducible on another machine (use a "
+                   "package-relative folder, includes:, or a dependency)";
+        if (strcmp(path, "..") == 0 || kb_str_starts(path, "../") || strstr(path, "/../"))
+            return "a path outside the package is not carried by the source artifact";
+    }
+    return NULL;
 }
 
 static int parse_tree(mparse *p, const kb_ynode *root)
@@ -532,7 +986,8 @@ static int parse_tree(mparse *p, const kb_ynode *root)
     if (root->type != KB_YNODE_MAP)
         return fail(p, root, "", "expected a mapping at the top level, got %s",
                     kb_ynode_type_name(root->type));
-    return apply_schema(p, root, "", &top_schema, p->m);
+    int rc = apply_schema(p, root, "", &top_schema, p->m);
+    return rc ? rc : check_export_selections(p, root);
 }
 
 static void find_license_file(kb_manifest *m)

@@ -106,6 +106,10 @@ typedef struct kb_registry_url {
     char *host;      /* remote: "host" or "host:port" */
     char *namespace; /* remote: "" or "ns" (no slashes at the ends) */
 } kb_registry_url;
+/* GET url (http, https, file) into dest, which appears only when its sha256 matches:
+ * KB_ERR_DIGEST naming both digests otherwise, KB_ERR_OFFLINE when offline is set. */
+int kb_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest);
+
 int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure);
 void kb_registry_url_free(kb_registry_url *u);
 bool kb_host_is_loopback(const char *host);
