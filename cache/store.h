@@ -29,11 +29,17 @@ int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key)
  * holds it exclusive, so every such file gc sees belongs to a process that died. */
 int kb_cache_hold(kb_cache *c, kb_lock *lock);
 
-/* Test hook: when the environment variable KBPKG_TEST_PAUSE_AT lists phase (comma-separated
- * phase names, or "all"), sleep KB_TEST_PAUSE_MS there so a crash test can land a SIGKILL in
- * it. Phases: download, extract, record, rename. Unset (always, outside tests): no effect. */
+/* Test hook, compiled only into builds with the test suites (KBPKG_TESTS=ON defines
+ * KBPKG_TEST_HOOKS; a release build has no such knob): when the environment variable
+ * KBPKG_TEST_PAUSE_AT lists phase (comma-separated phase names, or "all"), sleep
+ * KB_TEST_PAUSE_MS there so a crash test can land a SIGKILL in it. Phases: download, extract,
+ * record, rename. */
+#ifdef KBPKG_TEST_HOOKS
 #define KB_TEST_PAUSE_MS 100
 void kb_cache_test_pause(const char *phase);
+#else
+#define kb_cache_test_pause(phase) ((void)(phase))
+#endif
 
 /*
  * pkgs/.generation: one byte is appended (O_APPEND, no lock needed) after every change of what

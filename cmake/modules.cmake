@@ -20,7 +20,8 @@ foreach(line ${KB_MODULE_LINES})
   add_library(kbmod_${id} OBJECT ${srcs})
   target_include_directories(kbmod_${id} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> PRIVATE ${PROJECT_SOURCE_DIR})
-  target_compile_definitions(kbmod_${id} PRIVATE KBPKG_BUILDING_LIBRARY)
+  target_compile_definitions(kbmod_${id} PRIVATE KBPKG_BUILDING_LIBRARY
+                             $<$<BOOL:${KBPKG_TESTS}>:KBPKG_TEST_HOOKS>)
   target_compile_options(kbmod_${id} PRIVATE ${KB_WARNINGS})
   set_target_properties(kbmod_${id} PROPERTIES POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)

@@ -277,7 +277,7 @@ static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref)
     return false;
 }
 
-KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref_text, unsigned flags, kb_kernel **out)
+KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text, unsigned flags)
 {
     if (!ctx || !ref_text || !out)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
