@@ -22,7 +22,7 @@ static void on_log(kb_log_level level, const char *message, void *payload)
                    labels[level], cli_color(c, "0"), message);
 }
 
-static void on_event(const kb_event *ev, void *payload)
+void cli_on_event(const kb_event *ev, void *payload)
 {
     cli *c = payload;
     if (c->json || c->quiet)
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 
     kb_ctx_options opts = KB_CTX_OPTIONS_INIT;
     opts.log = on_log;
-    opts.event = on_event;
+    opts.event = cli_on_event;
     opts.progress = on_progress;
     opts.payload = &c;
     int rc = kb_ctx_new(&c.ctx, &opts);

@@ -414,4 +414,3 @@ KB_EXTERN int kb_registry_list_repositories(char ***out, size_t *count_out, kb_r
     }
     return strv_to_list(out, count_out, &v);
 }
-

@@ -3,6 +3,7 @@
 #define KBPKG_INFO_H
 
 #include "kbpkg/common.h"
+#include "kbpkg/registry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,33 @@ KB_EXTERN size_t kb_package_info_target_count(const kb_package_info *info);
 KB_EXTERN int kb_package_info_target(const char **target, const char **build_key,
                                      const char **manifest_digest, const kb_package_info *info,
                                      size_t index);
+
+/* Versions of name in an open registry (kb_trust_registry_open): the tags that parse as semantic
+ * versions, highest first. Free with kb_strings_free. */
+KB_EXTERN int kb_package_versions(char ***out, size_t *count, kb_registry *registry,
+                                  const char *name);
+/* name@version exactly, through an open registry: its index, with each target's artifact size
+ * resolved (one GET of its manifest per target). The versions accessors list that version
+ * alone (kb_package_versions lists them all). */
+KB_EXTERN int kb_package_info_fetch(kb_package_info **out, kb_registry *registry, const char *name,
+                                    const char *version);
+/* More of entry index: backend ("cuda", "rocm", "metal", "cpu"; "source" for the source) and
+ * arch as the target id names them (both NULL for an id this kbpkg cannot parse; arch "" for
+ * the source), and the artifact's size in bytes (0 unless the info came from
+ * kb_package_info_fetch). Any out-param may be NULL. */
+KB_EXTERN int kb_package_info_target_detail(const char **backend, const char **arch,
+                                            uint64_t *artifact_size, const kb_package_info *info,
+                                            size_t index);
+/* What the published kbpkg.json says of the version (exports, kernel ABI): read from one
+ * artifact's config blob (at most 1 MiB; the source's carries neither), for an info from
+ * kb_package_info_fetch. 0 with nothing read when no artifact has one. On failure the error
+ * names the config digest and target, and the info keeps no exports. */
+KB_EXTERN int kb_package_info_read_kbpkg_json(kb_package_info *info, kb_registry *registry);
+/* The exports kb_package_info_read_kbpkg_json found, in kbpkg.json's order. */
+KB_EXTERN size_t kb_package_info_export_count(const kb_package_info *info);
+KB_EXTERN const char *kb_package_info_export_at(const kb_package_info *info, size_t index);
+/* The kernel ABI kbpkg.json declares; 0 when none was read. */
+KB_EXTERN long kb_package_info_abi(const kb_package_info *info);
 
 /* Package names in the registry containing term (case-insensitive; "" for all), sorted; free
  * with kb_strings_free. */

@@ -161,10 +161,10 @@ Test(hub, escapes_registry_strings)
 
 Test(hub, html_escape_every_special_character)
 {
-    kb_buf b = KB_BUF_INIT;
+    hub_buf b = HUB_BUF_INIT;
     cr_assert_eq(kb_html_escape(&b, "a<b>&\"c'd"), 0);
     cr_expect_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;d");
-    kb_buf_free(&b);
+    hub_buf_free(&b);
 }
 
 Test(hub, missing_registry_and_bad_usage)
