@@ -19,7 +19,7 @@ typedef struct kb_toolchain {
     bool found;
     char *path;    /* the executable */
     char *version; /* "13.0" */
-    char *id;      /* name-version-<12 hex of sha256(path)> */
+    char *id;      /* name-version-<12 hex>: kb_toolchain_identity */
     char *note;    /* why missing, or a remark */
     kb_strv archs; /* buildable archs, sorted */
     /* hipcc only */
@@ -38,6 +38,10 @@ int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out);
 int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask);
 void kb_toolchains_free(kb_toolchains *t);
 bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch);
+/* Set tc->id to "<name>-<version>-<12 hex>" from tc's `--version` output (never its path, so
+ * one toolchain installed in two places on two workers has one id and gives one build key).
+ * name and version must be set. KB_ERR_NOMEM only. */
+int kb_toolchain_identity(kb_toolchain *tc, const char *version_output);
 
 /* Pure parsers of `--version` outputs (tested on fake outputs). */
 bool kb_parse_nvcc_version(const char *text, char *out, size_t size);  /* "13.0" */
