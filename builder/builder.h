@@ -128,6 +128,9 @@ char *kb_test_output_excerpt(const char *text, size_t tail_lines);
 int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m);
 /* sha256 over "path\0size\0sha256\n" of every source file: the canonical listing digest. */
 int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
+/* The same listing digest over the files a build reads (the source files less README*): the
+ * build key's input, so an edit no target reads rebuilds nothing. */
+int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
 /* sha256 of "source:<digest>\ntarget:<t>\ntoolchain:<id>\nflags:<f1> <f2>...\n". */
 void kb_build_key(char hex[65], const char *source_digest, const char *target,
                   const char *toolchain_id, const kb_strv *flags);
@@ -170,6 +173,11 @@ int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const 
                       char glibc[16], char glibcxx[16]);
 
 /* ---- one target, end to end (builder/build.c) ---- */
+
+/* kb_build with toolchains the caller discovered (NULL: discover them): the farm discovers
+ * once for all its packages, since probing nvcc and hipcc costs a second each time. */
+int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                  const kb_toolchains *tcs);
 
 /* Build one target of the package in package_dir (a folder or unpacked source artifact) into
  * out_dir; *artifact_path owned. For the fetcher's cache-miss builds. */
