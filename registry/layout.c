@@ -34,8 +34,8 @@ typedef struct index_memo {
     memo_entry *entries;
     size_t count;
     size_t list_open, list_close; /* where "manifests"' '[' and ']' are (when scanned) */
-    bool scanned;   /* false: the scanner gave up on this text, jansson reads it */
-    json_t *parsed; /* jansson's reading, kept once made (only when not scanned) */
+    bool scanned;                 /* false: the scanner gave up on this text, jansson reads it */
+    json_t *parsed;               /* jansson's reading, kept once made (only when not scanned) */
 } index_memo;
 
 typedef struct layout {
@@ -789,10 +789,10 @@ static void remove_tag(json_t *manifests, const char *repo, const char *tag)
 static json_t *tag_entry(const char *repo, const kb_tag_put *put, const char *digest)
 {
     char *name = kb_asprintf("%s:%s", repo, put->tag);
-    json_t *entry = name ? json_pack("{s:s, s:s, s:I, s:{s:s}}", "mediaType", put->media_type,
-                                     "digest", digest, "size", (json_int_t)put->len,
-                                     "annotations", KB_OCI_REF_NAME, name)
-                         : NULL;
+    json_t *entry =
+        name ? json_pack("{s:s, s:s, s:I, s:{s:s}}", "mediaType", put->media_type, "digest", digest,
+                         "size", (json_int_t)put->len, "annotations", KB_OCI_REF_NAME, name)
+             : NULL;
     free(name);
     return entry;
 }
@@ -808,7 +808,8 @@ static bool entry_retagged(const index_memo *m, const memo_entry *e, const char 
     if (len <= rlen || memcmp(ref, repo, rlen) != 0 || ref[rlen] != ':')
         return false;
     for (size_t i = 0; i < n; i++)
-        if (len - rlen - 1 == strlen(puts[i].tag) && !memcmp(ref + rlen + 1, puts[i].tag, len - rlen - 1))
+        if (len - rlen - 1 == strlen(puts[i].tag) &&
+            !memcmp(ref + rlen + 1, puts[i].tag, len - rlen - 1))
             return true;
     return false;
 }
@@ -833,7 +834,8 @@ static int splice_tags(kb_buf *out, kb_registry *r, const char *repo, const kb_t
     for (size_t i = 0; !oom && i < n; i++) {
         json_t *entry = tag_entry(repo, &puts[i], digests[i]);
         char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
-        oom = !text || (!first && kb_buf_append(out, ",", 1)) || kb_buf_append(out, text, strlen(text));
+        oom = !text || (!first && kb_buf_append(out, ",", 1)) ||
+              kb_buf_append(out, text, strlen(text));
         first = false;
         free(text);
         json_decref(entry);

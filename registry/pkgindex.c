@@ -577,8 +577,8 @@ static char *stage_document(const char *name, const char *version, const char *s
     json_t *ann = json_pack("{s:s,s:s}", "dev.kbpkg.name", name, "dev.kbpkg.version", version);
     if (summary && *summary)
         json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
-    json_t *doc = json_pack("{s:i,s:s,s:[O],s:o}", "schemaVersion", 2, "mediaType",
-                            KB_MT_OCI_INDEX, "manifests", p->descriptor, "annotations", ann);
+    json_t *doc = json_pack("{s:i,s:s,s:[O],s:o}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
+                            "manifests", p->descriptor, "annotations", ann);
     char *bytes = doc ? canonical(doc) : NULL;
     json_decref(doc);
     return bytes;
@@ -586,10 +586,10 @@ static char *stage_document(const char *name, const char *version, const char *s
 
 /* What one round works from: the version's index and the staged descriptors. */
 typedef struct merge_view {
-    json_t *index;   /* the version's index (a new empty one when none) */
-    char *digest;    /* its digest; NULL when none */
-    json_t *staged;  /* array of descriptors, one per staged target */
-    char *summary;   /* from a stage, when the index has none */
+    json_t *index;  /* the version's index (a new empty one when none) */
+    char *digest;   /* its digest; NULL when none */
+    json_t *staged; /* array of descriptors, one per staged target */
+    char *summary;  /* from a stage, when the index has none */
 } merge_view;
 
 static void merge_view_clear(merge_view *v)
@@ -623,7 +623,8 @@ static int read_stage(merge_view *v, kb_registry *r, const char *name, const cha
     json_t *d = json_array_get(json_object_get(doc, "manifests"), 0);
     const char *n = json_string_value(json_object_get(ann, "dev.kbpkg.name"));
     const char *ver = json_string_value(json_object_get(ann, "dev.kbpkg.version"));
-    const char *sum = json_string_value(json_object_get(ann, "org.opencontainers.image.description"));
+    const char *sum =
+        json_string_value(json_object_get(ann, "org.opencontainers.image.description"));
     const char *digest = json_string_value(json_object_get(d, "digest"));
     /* another version whose text extends ours ("1.0.0--x"), or not a stage at all */
     if (n && ver && strcmp(n, name) == 0 && strcmp(ver, version) == 0 && descriptor_target(d) &&
@@ -659,7 +660,8 @@ static int read_view(merge_view *v, kb_registry *r, const char *name, const char
     char prefix[160];
     kb_strv tags = KB_STRV_INIT;
     if (!rc && kb_pkg_stage_tag(prefix, sizeof(prefix), version, NULL) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_INVALID, "%s@%s: version too long to stage", name, version);
+        rc =
+            kb_error_set(r->ctx, KB_ERR_INVALID, "%s@%s: version too long to stage", name, version);
     if (!rc) {
         rc = kb_registry_tags(&tags, r, name);
         if (rc == KB_ERR_NOT_FOUND) {
@@ -793,15 +795,15 @@ static int merge_union(kb_ctx *ctx, merge_view *v, const merge_own *own, const c
         if (is_own_target(own, target))
             continue; /* our own item decides for this target */
         size_t pos = 0;
-        const char *od = json_string_value(
-            json_object_get(find_descriptor(manifests, target, &pos), "digest"));
+        const char *od =
+            json_string_value(json_object_get(find_descriptor(manifests, target, &pos), "digest"));
         int f = fold(manifests, d, false);
-        if (f == 2 && kb_strv_push_owned(&out->conflicts,
-                                         kb_asprintf("%s@%s %s: staged %s, the index holds %s; "
-                                                     "skipped (publish a new version)",
-                                                     name, version, target,
-                                                     json_string_value(json_object_get(d, "digest")),
-                                                     od)))
+        if (f == 2 &&
+            kb_strv_push_owned(&out->conflicts,
+                               kb_asprintf("%s@%s %s: staged %s, the index holds %s; "
+                                           "skipped (publish a new version)",
+                                           name, version, target,
+                                           json_string_value(json_object_get(d, "digest")), od)))
             return kb_error_oom(ctx);
         *changed |= f == 1;
     }
@@ -896,7 +898,13 @@ static int merge_round(kb_registry *r, const char *name, const char *version, co
         puts[n++] = (kb_tag_put){version, KB_MT_OCI_INDEX, bytes, strlen(bytes)};
     if (!rc && latest)
         puts[n++] = (kb_tag_put){"latest", KB_MT_OCI_INDEX, latest, strlen(latest)};
-    *done = !rc && n == 0;
+    /* Nothing to write and no index: nothing was staged as far as this read could see. A merge
+     * runs after its stages were written, so that is a listing that missed them (a registry
+     * busy with concurrent tag writes) or a merge of something never staged: read again, and
+     * merge_loop gives up after a few such rounds. */
+    *done = !rc && n == 0 && v.digest;
+    if (!rc && n == 0 && !v.digest)
+        out->empty_rounds++;
     if (!rc && n)
         rc = kb_registry_tags_put(r, name, puts, n);
     if (!rc && bytes) {
@@ -937,6 +945,10 @@ static int merge_loop(kb_pkg_merge_result *out, kb_registry *r, const char *name
             merge_backoff(round);
         out->rounds = round + 1;
         rc = merge_round(r, name, version, summary, own, own && !staged, out, &done);
+        if (!rc && out->empty_rounds >= 5)
+            return kb_error_set(r->ctx, KB_ERR_NOT_FOUND,
+                                "%s@%s: nothing is published or staged for that version", name,
+                                version);
         if (!rc)
             staged = true; /* the batch wrote our stages first */
         else if (transient(rc) && ++failures < 8)

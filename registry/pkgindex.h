@@ -97,10 +97,11 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
 
 /* What one merge did. */
 typedef struct kb_pkg_merge_result {
-    char *index_digest; /* the version's index once the merge saw it whole */
-    bool written;       /* this merge wrote the version's index (else it already held all) */
-    unsigned rounds;    /* reads of index and stages, the last one finding nothing to write */
-    kb_strv conflicts;  /* a line per staged target whose bytes differ from the index's: skipped */
+    char *index_digest;    /* the version's index once the merge saw it whole */
+    bool written;          /* this merge wrote the version's index (else it already held all) */
+    unsigned rounds;       /* reads of index and stages, the last one finding nothing to write */
+    unsigned empty_rounds; /* rounds that found neither an index nor a stage */
+    kb_strv conflicts; /* a line per staged target whose bytes differ from the index's: skipped */
 } kb_pkg_merge_result;
 void kb_pkg_merge_result_free(kb_pkg_merge_result *m);
 

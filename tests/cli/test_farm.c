@@ -305,5 +305,10 @@ Test(cli_farm, merge_bad_input)
     cr_expect(strstr(r.err, "org/name@version"), "%s", r.err);
     kbt_run_free(&r);
     cr_expect_not(kb_path_exists(f.hub), "nothing written");
+    const char *never[] = {"farm", "merge", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
+    r = kbt_kbpkg(f.env, never);
+    cr_expect_neq(r.exit_code, 0);
+    cr_expect(strstr(r.err, "kbtest/cpu-add@0.1.0: nothing is published or staged"), "%s", r.err);
+    kbt_run_free(&r);
     teardown(&f);
 }
