@@ -215,13 +215,11 @@ Test(publish_concurrent, merge_reports_conflict_and_writes_only_changes)
     cr_assert_eq(kb_registry_manifest_put(NULL, r2, PKG, tag0, KB_MT_OCI_INDEX, conflicting,
                                           strlen(conflicting)),
                  0);
-    cr_assert_eq(kb_pkg_merge(&res, r2, PKG, VERSION), 0, "%s",
-                 kb_ctx_last_error(other)->message);
+    cr_assert_eq(kb_pkg_merge(&res, r2, PKG, VERSION), 0, "%s", kb_ctx_last_error(other)->message);
     cr_expect(res.written, "the new target was merged");
     cr_expect_eq(res.conflicts.len, 1, "one conflict reported");
     if (res.conflicts.len)
-        cr_expect(strstr(res.conflicts.items[0], targets[0]) != NULL, "%s",
-                  res.conflicts.items[0]);
+        cr_expect(strstr(res.conflicts.items[0], targets[0]) != NULL, "%s", res.conflicts.items[0]);
     kb_pkg_merge_result_free(&res);
     kb_pkg_index *idx = NULL;
     cr_assert_eq(kb_pkg_index_fetch(&idx, r2, PKG, VERSION, NULL), 0);
