@@ -15,6 +15,7 @@ typedef struct build_job {
     const kb_manifest *m;
     const kb_plan_item *item;
     const char *source_digest;
+    const char *inputs_digest; /* what the build reads: the build key's input */
     const char *work_root;
     const char *out_dir;
     const char *overlay;   /* ROCm device-lib overlay, or NULL */
@@ -111,7 +112,7 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     if (item->backend == KB_BACKEND_ROCM && job->overlay_rc)
         return kb_error_set(ctx, job->overlay_rc, "%s", job->overlay_error);
     kb_strv flags = KB_STRV_INIT;
-    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->source_digest))
+    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->inputs_digest))
         return kb_error_oom(ctx);
     /* A fixed-name folder per target: nothing random reaches the binary. */
     char *work = kb_path_join(job->work_root, item->target);
@@ -383,9 +384,11 @@ static bool needs_overlay(const kb_plan *plan)
 /* Everything one run of the plan needs, created before the workers start. */
 typedef struct build_run {
     kb_manifest *m;
-    kb_toolchains tcs;
+    kb_toolchains tcs;           /* discovered here, unless the caller lent its own */
+    const kb_toolchains *tc_set; /* &tcs, or the caller's */
     kb_plan plan;
     char source_digest[65];
+    char inputs_digest[65];
     char *out_dir;
     char *work_root;
     char *overlay;
@@ -437,20 +440,24 @@ static unsigned needed_backends(const char *const *filters, size_t count)
 }
 
 static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *const *filters,
-                       size_t filter_count, const char *out_dir, const char *work_dir)
+                       size_t filter_count, const char *out_dir, const char *work_dir,
+                       const kb_toolchains *lent)
 {
     memset(r, 0, sizeof(*r));
+    r->tc_set = lent ? lent : &r->tcs;
     int rc = kb_manifest_load(ctx, &r->m, dir, true);
-    if (!rc)
+    if (!rc && !lent)
         rc = kb_toolchains_discover_some(ctx, &r->tcs, needed_backends(filters, filter_count));
     char arch[16], os[16], level[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     kb_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
     if (!rc)
-        rc = kb_plan_make(ctx, &r->plan, r->m, &r->tcs, &host, filters, filter_count);
+        rc = kb_plan_make(ctx, &r->plan, r->m, r->tc_set, &host, filters, filter_count);
     if (!rc)
         rc = kb_source_digest(ctx, r->source_digest, r->m);
+    if (!rc)
+        rc = kb_build_inputs_digest(ctx, r->inputs_digest, r->m);
     if (!rc) {
         r->out_dir = out_dir ? kb_strdup(out_dir) : kb_path_join(r->m->dir, "dist");
         r->work_root = default_work_root(ctx, work_dir, r->m);
@@ -468,7 +475,7 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
     if (!rc && needs_overlay(&r->plan)) {
         /* A failure here fails the gfx targets that need it, with this message; never a
          * silent skip. */
-        r->overlay_rc = kb_rocm_overlay(ctx, &r->overlay, &r->tcs.tc[KB_BACKEND_ROCM],
+        r->overlay_rc = kb_rocm_overlay(ctx, &r->overlay, &r->tc_set->tc[KB_BACKEND_ROCM],
                                         kb_config_str(ctx, "cache.dir"));
         if (r->overlay_rc) {
             r->overlay_error = kb_strdup(kb_ctx_last_error(ctx)->message);
@@ -484,6 +491,7 @@ static void init_job(build_job *job, const build_run *r, const kb_plan_item *ite
     job->m = r->m;
     job->item = item;
     job->source_digest = r->source_digest;
+    job->inputs_digest = r->inputs_digest;
     job->work_root = r->work_root;
     job->out_dir = r->out_dir;
     job->overlay = r->overlay;
@@ -566,13 +574,19 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
 KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
                        const kb_build_options *o)
 {
+    return kb_build_with(ctx, out, dir, o, NULL);
+}
+
+int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                  const kb_toolchains *tcs)
+{
     *out = NULL;
     if (o && o->version != KB_BUILD_OPTIONS_VERSION)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_build: options version %u, expected %u",
                             o->version, KB_BUILD_OPTIONS_VERSION);
     build_run r;
     int rc = prepare_run(ctx, &r, dir, o ? o->targets : NULL, o ? o->target_count : 0,
-                         o ? o->out_dir : NULL, o ? o->work_dir : NULL);
+                         o ? o->out_dir : NULL, o ? o->work_dir : NULL, tcs);
     kb_build_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (!rc && !res)
         rc = kb_error_oom(ctx);

@@ -20,7 +20,7 @@ typedef struct kb_toolchain {
     bool found;
     char *path;    /* the executable */
     char *version; /* "13.0" */
-    char *id;      /* name-version-<12 hex of sha256(path)> */
+    char *id;      /* name-version-<12 hex>: kb_toolchain_identity */
     char *note;    /* why missing, or a remark */
     kb_strv archs; /* buildable archs, sorted */
     /* hipcc only */
@@ -39,6 +39,10 @@ int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out);
 int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask);
 void kb_toolchains_free(kb_toolchains *t);
 bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch);
+/* Set tc->id to "<name>-<version>-<12 hex>" from tc's `--version` output (never its path, so
+ * one toolchain installed in two places on two workers has one id and gives one build key).
+ * name and version must be set. KB_ERR_NOMEM only. */
+int kb_toolchain_identity(kb_toolchain *tc, const char *version_output);
 
 /* Pure parsers of `--version` outputs (tested on fake outputs). */
 bool kb_parse_nvcc_version(const char *text, char *out, size_t size);  /* "13.0" */
@@ -159,13 +163,17 @@ char *kb_test_output_excerpt(const char *text, size_t tail_lines);
 int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m);
 /* sha256 over "path\0size\0sha256\n" of every source file: the canonical listing digest. */
 int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
+/* The same listing digest over the files a build reads (the source files less README*): the
+ * build key's input, so an edit no target reads rebuilds nothing. */
+int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
 /* sha256 of "source:<digest>\ntarget:<t>\ntoolchain:<id>\nflags:<f1> <f2>...\n". */
 void kb_build_key(char hex[65], const char *source_digest, const char *target,
                   const char *toolchain_id, const kb_strv *flags);
-/* The one way a target's build key is computed, by the builder and by the farm before building:
- * the target's compile flags (kept in *flags_out when not NULL) and kb_build_key over them. */
+/* The one way a target's build key is computed, by the builder and by the farm before building,
+ * from kb_build_inputs_digest (not the source digest: README edits rebuild nothing), the
+ * target's compile flags (kept in *flags_out when not NULL) and kb_build_key over them. */
 int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
-                        const kb_plan_item *item, const char *source_digest);
+                        const kb_plan_item *item, const char *inputs_digest);
 /* "<org>-<name>-<version>-<suffix>.tar.zst" */
 char *kb_artifact_name(const kb_manifest *m, const char *suffix);
 
@@ -210,6 +218,11 @@ int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const 
                       char glibc[16], char glibcxx[16], kb_strv *warnings);
 
 /* ---- one target, end to end (builder/build.c) ---- */
+
+/* kb_build with toolchains the caller discovered (NULL: discover them): the farm discovers
+ * once for all its packages, since probing nvcc and hipcc costs a second each time. */
+int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                  const kb_toolchains *tcs);
 
 /* Build one target of the package in package_dir (a folder or unpacked source artifact) into
  * out_dir; *artifact_path owned. For the fetcher's cache-miss builds. */

@@ -209,7 +209,13 @@ int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
     return rc;
 }
 
-int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+/* Files that no build or package test reads: an edit to them must not rebuild any target. */
+static bool read_by_no_build(const char *rel)
+{
+    return kb_str_starts(rel, "README");
+}
+
+static int digest_files(kb_ctx *ctx, char hex[65], const kb_manifest *m, bool build_inputs)
 {
     kb_strv files = KB_STRV_INIT;
     int rc = kb_source_files(ctx, &files, m);
@@ -217,6 +223,8 @@ int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
     if (!rc && !h)
         rc = kb_error_oom(ctx);
     for (size_t i = 0; !rc && i < files.len; i++) {
+        if (build_inputs && read_by_no_build(files.items[i]))
+            continue;
         char *full = kb_path_join(m->dir, files.items[i]);
         char file_hex[65];
         uint64_t size = 0;
@@ -237,6 +245,16 @@ int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
         kb_sha256_free(h);
     kb_strv_free(&files);
     return rc;
+}
+
+int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+{
+    return digest_files(ctx, hex, m, false);
+}
+
+int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+{
+    return digest_files(ctx, hex, m, true);
 }
 
 void kb_build_key(char hex[65], const char *source_digest, const char *target,

@@ -228,10 +228,47 @@ static char *locate(const kb_ctx *ctx, const char *setting, const char *name, co
     return NULL;
 }
 
-static int set_identity(kb_toolchain *tc)
+/* Does the line (len bytes) hold needle? */
+static bool line_names(const char *line, size_t len, const char *needle)
 {
+    size_t n = needle ? strlen(needle) : 0;
+    for (size_t i = 0; n && i + n <= len; i++)
+        if (memcmp(line + i, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* The toolchain's identity from what it says it is, never from where it is: nvcc under
+ * /opt/cuda on one worker and /usr/local/cuda on another is one toolchain, and keys built from
+ * it must agree, or the second worker's publish is refused as different bytes. The --version
+ * text is hashed without its lines that name folders (clang's InstalledDir) and without the
+ * first word, which is the name it was called by (gcc says "cc" or "gcc"). */
+int kb_toolchain_identity(kb_toolchain *tc, const char *version_output)
+{
+    kb_buf norm = KB_BUF_INIT;
+    const char *p = version_output ? version_output : "";
+    bool first = true;
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        const char *line = p;
+        p += len + (p[len] == '\n');
+        if (kb_str_starts(line, "InstalledDir:") || line_names(line, len, tc->path))
+            continue;
+        if (first) {
+            size_t word = strcspn(line, " \n");
+            line += word < len ? word : len;
+            len -= word < len ? word : len;
+            first = false;
+        }
+        if (kb_buf_append(&norm, line, len) || kb_buf_append(&norm, "\n", 1)) {
+            kb_buf_free(&norm);
+            return KB_ERR_NOMEM;
+        }
+    }
     char digest[65];
-    kb_sha256_hex(tc->path, strlen(tc->path), digest);
+    kb_sha256_hex(norm.data ? norm.data : "", norm.len, digest);
+    kb_buf_free(&norm);
+    free(tc->id);
     tc->id = kb_asprintf("%s-%s-%.12s", tc->name, tc->version, digest);
     return tc->id ? 0 : KB_ERR_NOMEM;
 }
@@ -274,7 +311,11 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
         mark_missing(tc, "%s --version did not report a CUDA release", tc->path);
         return 0;
     }
+    tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
     kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     tc->version = kb_strdup(ver);
     const char *codes[] = {tc->path, "--list-gpu-code", NULL};
     const char *virt[] = {tc->path, "--list-gpu-arch", NULL};
@@ -290,7 +331,7 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
         return KB_ERR_NOMEM;
     kb_strv_sort(&tc->archs);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 static const char *const device_lib_dirs[] = {
@@ -365,8 +406,11 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         return 0;
     }
     bool have_clang = kb_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
-    kb_buf_free(&out);
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     tc->clang = have_clang ? find_hip_clang(major, clang_dir) : NULL;
     tc->device_libs = find_device_libs(ctx);
     if (!tc->device_libs) {
@@ -374,7 +418,7 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         return 0;
     }
     kb_strv files = KB_STRV_INIT;
-    int rc = list_dir(tc->device_libs, &files);
+    rc = list_dir(tc->device_libs, &files);
     if (rc == 0)
         rc = kb_rocm_archs_from_libs(&files, tc->clang ? major : 0, &tc->archs, &tc->overlay_archs);
     kb_strv_free(&files);
@@ -384,7 +428,7 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         tc->note = kb_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
                                tc->overlay_archs.items[0]);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
@@ -402,14 +446,17 @@ static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
         mark_missing(tc, "%s --version did not report a version", tc->path);
         return 0;
     }
-    kb_buf_free(&out);
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     char arch[16], os[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     if (kb_cpu_levels(arch, &tc->archs))
         return kb_error_oom(ctx);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
@@ -424,17 +471,21 @@ static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
     const char *argv[] = {xcrun, "-sdk", "macosx", "metal", "--version", NULL};
     char ver[32];
     bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver));
-    kb_buf_free(&out);
     tc->path = xcrun;
     if (!ok) {
+        kb_buf_free(&out);
         mark_missing(tc, "%s metal --version failed", xcrun);
         return 0;
     }
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     if (kb_strv_push(&tc->archs, "apple"))
         return kb_error_oom(ctx);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 #else
     mark_missing(tc, "%s: Metal targets build only on macOS (xcrun metal)", "metal");
     return 0;

@@ -12,6 +12,7 @@ PKGS=(
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-torch
   chromium zlib1g-dev zsh groff-base
+  slurmd slurmctld slurm-client munge python3-yaml
 )
 missing=()
 for p in "${PKGS[@]}"; do
