@@ -452,6 +452,8 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
     }
     if (!rc)
         rc = kb_mkdir_p(ctx, r->out_dir, 0755);
+    if (!rc)
+        rc = kb_signature_check(ctx, r->m, &r->tcs, r->work_root);
     if (!rc && needs_overlay(&r->plan)) {
         /* A failure here fails the gfx targets that need it, with this message; never a
          * silent skip. */
