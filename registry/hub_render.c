@@ -1,6 +1,7 @@
 /* kbpkg hub render: a registry's packages, versions and targets as a static HTML site. */
 #include "registry/hub_render.h"
 #include "core/target.h"
+#include "kbpkg/manifest.h"
 #include "kbpkg/trust.h"
 #include "registry/pkgindex.h"
 
@@ -379,7 +380,33 @@ static int manifest_summary(kb_buf *b, const hub_version *v)
     return rc ? rc : kb_buf_puts(b, "</dl>\n");
 }
 
-static int version_section(kb_buf *b, const hub_version *v)
+/* The typed exports' signatures (the index's dev.kbpkg.signatures), one per line. */
+static int signatures_list(kb_buf *b, kb_ctx *ctx, const hub_version *v)
+{
+    const char *sigs = v->index->signatures;
+    json_t *root = sigs ? json_loads(sigs, 0, NULL) : NULL;
+    int rc = json_object_size(root) ? kb_buf_puts(b, "<ul class=\"signatures\">") : 0;
+    const char *key;
+    json_t *x;
+    json_object_foreach(root, key, x)
+    {
+        char *text = NULL;
+        if (rc || kb_signature_text(&text, ctx, sigs, key) != 0) {
+            kb_ctx_clear_error(ctx); /* a malformed one is left out, not the page */
+            continue;
+        }
+        rc = kb_buf_puts(b, "<li><code>");
+        rc = rc ? rc : kb_html_escape(b, text);
+        rc = rc ? rc : kb_buf_puts(b, "</code></li>");
+        free(text);
+    }
+    if (!rc && json_object_size(root))
+        rc = kb_buf_puts(b, "</ul>\n");
+    json_decref(root);
+    return rc;
+}
+
+static int version_section(kb_buf *b, kb_ctx *ctx, const hub_version *v)
 {
     int rc = kb_buf_puts(b, "<section class=\"version\" id=\"v");
     rc = rc ? rc : kb_html_escape(b, v->version);
@@ -394,6 +421,7 @@ static int version_section(kb_buf *b, const hub_version *v)
     rc = rc ? rc : sig_badge(b, v);
     rc = rc ? rc : kb_buf_puts(b, "</h3>\n");
     rc = rc ? rc : manifest_summary(b, v);
+    rc = rc ? rc : signatures_list(b, ctx, v);
     rc = rc ? rc : kb_buf_puts(b, "<p>index <code>");
     rc = rc ? rc : kb_html_escape(b, v->index->digest);
     rc = rc ? rc
@@ -416,7 +444,7 @@ static int package_page(kb_buf *b, kb_ctx *ctx, const hub_package *p)
     rc = rc ? rc : kb_html_escape(b, package_summary(p));
     rc = rc ? rc : kb_buf_puts(b, "</p>\n");
     for (size_t i = 0; !rc && i < p->count; i++)
-        rc = version_section(b, &p->versions[i]);
+        rc = version_section(b, ctx, &p->versions[i]);
     rc = rc ? rc : kb_buf_puts(b, "</main>\n</body>\n</html>\n");
     kb_buf_free(&root);
     return rc ? kb_error_oom(ctx) : 0;

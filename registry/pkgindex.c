@@ -35,6 +35,7 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx->name);
     free(idx->version);
     free(idx->summary);
+    free(idx->signatures);
     free(idx->digest);
     free(idx);
 }
@@ -122,6 +123,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->name = jstr(ann, "dev.kbpkg.name");
     idx->version = jstr(ann, "dev.kbpkg.version");
     idx->summary = jstr(ann, "org.opencontainers.image.description");
+    idx->signatures = jstr(ann, KB_ANN_SIGNATURES);
     int rc = check_index_identity(ctx, what, idx);
     if (rc) {
         kb_pkg_index_free(idx);
@@ -538,6 +540,33 @@ static int move_latest(kb_registry *r, const char *name, const char *version, co
     return rc;
 }
 
+/* dev.kbpkg.signatures: the typed exports' signatures of every artifact of the version (from
+ * their kbpkg.json), merged with what the index already says, so `kbpkg info` and the hub show
+ * them without fetching a config blob. Left out when no artifact declares any. */
+static void index_signatures(json_t *ann, json_t *old_ann, const kb_publish_item *items,
+                             size_t count)
+{
+    const char *old = json_string_value(json_object_get(old_ann, KB_ANN_SIGNATURES));
+    json_t *merged = json_loads(old ? old : "{}", 0, NULL);
+    if (!json_is_object(merged)) {
+        json_decref(merged);
+        merged = json_object();
+    }
+    for (size_t i = 0; merged && i < count; i++) {
+        json_t *config = items[i].config_json ? json_loads(items[i].config_json, 0, NULL) : NULL;
+        json_t *sigs = json_object_get(config, "signatures");
+        if (json_is_object(sigs))
+            json_object_update(merged, sigs);
+        json_decref(config);
+    }
+    char *text =
+        json_object_size(merged) ? json_dumps(merged, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (text)
+        json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
+    free(text);
+    json_decref(merged);
+}
+
 int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
                    const kb_publish_item *items, size_t count, bool force,
                    kb_publish_status *statuses, char **index_digest_out)
@@ -603,6 +632,7 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
         if (summary && *summary)
             json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
         json_t *old_ann = json_object_get(index, "annotations");
+        index_signatures(ann, old_ann, items, count);
         if (json_is_object(old_ann))
             json_object_update_missing(ann, old_ann);
         json_object_set_new(index, "annotations", ann);
