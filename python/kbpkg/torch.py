@@ -17,6 +17,7 @@ registration (Debian's 1.13) every call is eager. torch is imported on first use
 kt.gemm, kt.rmsnorm, kt.silu_and_mul, kt.gelu_and_mul and kt.gelu_tanh are thin helpers
 over the same ops (shapes from the tensors, out allocated, leading dimensions from strides).
 """
+import keyword
 import re
 import types
 
@@ -75,6 +76,11 @@ def namespace(package):
 _SCHEMA_SCALAR = {"f32": "float", "f64": "float"}
 
 
+def _schema_name(name):
+    """A C argument name as a schema name ('in' is reserved in both Python and the schema)."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
 def _schema(sig):
     parts = []
     for i, a in enumerate(sig.args):
@@ -82,9 +88,9 @@ def _schema(sig):
             continue
         if a.pointer:
             mut = f"(a{i}!)" if a.dir in ("out", "inout") else ""
-            parts.append(f"Tensor{mut} {a.name}")
+            parts.append(f"Tensor{mut} {_schema_name(a.name)}")
         else:
-            parts.append(f"{_SCHEMA_SCALAR.get(a.type, 'SymInt')} {a.name}")
+            parts.append(f"{_SCHEMA_SCALAR.get(a.type, 'SymInt')} {_schema_name(a.name)}")
     return f"{sig.name}({', '.join(parts)}) -> ()"
 
 
@@ -109,7 +115,7 @@ class Op:
         self._ints = [a.name for a in self._args if not a.pointer and a.type in typed._INT_RANGE]
         self._int_pos = [i for i, a in enumerate(self._args)
                          if not a.pointer and a.type in typed._INT_RANGE]
-        self._first_tensor = next(i for i, a in enumerate(self._args) if a.pointer)
+        self._pointers = [i for i, a in enumerate(self._args) if a.pointer]
         self._dtype = {i: getattr(torch, typed._TYPES[a.type][2], None)
                        for i, a in enumerate(self._args) if a.pointer}
         self._calls = {}
@@ -130,7 +136,7 @@ class Op:
 
     def _launch(self, args):
         """Run on the artifact of the first tensor's device, on torch's current stream."""
-        t = args[self._first_tensor]
+        t = self._first_tensor(args)
         dev = t.device
         cargs = list(args)
         if dev.type == "cpu":
@@ -159,9 +165,9 @@ class Op:
         qualname = f"{ns}::{self.name}"
         if qualname in _DEFINED:
             return getattr(getattr(torch.ops, ns), self.name)
-        _DEFINED.add(qualname)
         lib = _library(torch, ns)
         lib.define(_schema(self.sig))
+        _DEFINED.add(qualname)
         package, name = self.package, self.name
 
         def impl(*args):
@@ -177,10 +183,15 @@ class Op:
         register(f"{ns}::{self.name}", lib=lib)(fake)
         return getattr(getattr(torch.ops, ns), self.name)
 
+    def _first_tensor(self, args):
+        for i in self._pointers:
+            if args[i] is not None:
+                return args[i]
+        raise kbpkg.ArgumentError(f"{self.name}: give at least one tensor (its device picks "
+                                  f"the artifact)")
+
     def _allocate(self, args):
-        like = args[self._first_tensor]
-        if like is None:
-            raise ValueError(f"{self.name}: give at least one input tensor")
+        like = self._first_tensor(args)
         torch = _torch()
         values = [args[i] for i in self._int_pos]
         args = list(args)
@@ -296,6 +307,13 @@ def _check_same(names, *tensors):
                             f"{names[0]} {first.dtype}")
 
 
+def _compiling():
+    """Whether torch.compile is tracing (addresses are not known then: overlap checks wait for
+    the eager call)."""
+    f = getattr(getattr(_torch(), "compiler", None), "is_compiling", None)
+    return bool(f and f())
+
+
 def _overlap(a, b):
     """Whether the bytes of two contiguous tensors intersect."""
     a0, b0 = a.data_ptr(), b.data_ptr()
@@ -369,7 +387,7 @@ def rmsnorm(x, weight, eps=1e-6, out=None):
     out = _out(out, x, x.shape)
     if x.numel() == 0:
         return out
-    if out.data_ptr() != x.data_ptr() and _overlap(out, x):
+    if not _compiling() and out.data_ptr() != x.data_ptr() and _overlap(out, x):
         raise ValueError("out must be x itself or not overlap it")
     ops("kbpkg-community/rmsnorm")["rmsnorm_" + suffix](out, x, weight, x.numel() // d, d,
                                                        float(eps))
@@ -388,7 +406,7 @@ def _activation(op, x, out, gated):
     out = _out(out, x, (*x.shape[:-1], d))
     if out.numel() == 0:
         return out
-    if _overlap(out, x):
+    if not _compiling() and _overlap(out, x):
         raise ValueError("out must not overlap x")
     ops("kbpkg-community/activation")[f"act_{op}_{suffix}"](out, x, x.numel() // x.shape[-1], d)
     return out

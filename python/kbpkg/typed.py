@@ -9,6 +9,7 @@ tensors, objects with __dlpack__ (CuPy, JAX, ...), integer addresses or None.
 """
 import ctypes
 import re
+import sys
 
 from .errors import ArgumentError
 
@@ -194,7 +195,8 @@ def _probe_for(obj):
     cls = type(obj)
     probe = _PROBES.get(cls)
     if probe is None:
-        if cls.__module__ == "torch" and hasattr(obj, "data_ptr"):
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(obj, torch.Tensor):
             probe = _torch_view
         elif hasattr(obj, "__array_interface__"):
             probe = _numpy_view
