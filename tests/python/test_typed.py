@@ -99,6 +99,31 @@ class FirstPartyTyped(unittest.TestCase):
                          "rmsnorm_bf16(out: out bf16[n, d], x: in bf16[n, d], weight: in "
                          "bf16[d], n: i64, d: i64, eps: f32, stream) -> status")
 
+    def test_info_and_hub_page_show_the_signatures(self):
+        import json
+        import subprocess
+
+        env = dict(os.environ, KBPKG_REGISTRY=self.hub.registry,
+                   KBPKG_CACHE=self.hub.settings["cache.dir"],
+                   KBPKG_CONFIG_DIR=self.hub.settings["config.dir"])
+        kbpkg_bin = os.environ.get("KBPKG_BIN", "kbpkg")
+        line = ("rmsnorm_f16(out: out f16[n, d], x: in f16[n, d], weight: in f16[d], n: i64, "
+                "d: i64, eps: f32, stream) -> status")
+        out = subprocess.run([kbpkg_bin, "info", "kbpkg-community/rmsnorm"], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        self.assertIn("exports:\n  rmsnorm_bf16(", out)
+        self.assertIn("  " + line + "\n", out)
+        out = subprocess.run([kbpkg_bin, "info", "radeonflow/gemm", "--json"], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        sig = json.loads(out)["signatures"]["rf_gemm_f32"]
+        self.assertEqual(sig["args"][4], {"name": "A", "type": "f32", "dir": "in",
+                                          "shape": ["M", "lda"]})
+        site = os.path.join(self.hub.dir, "site")
+        subprocess.run([kbpkg_bin, "hub", "render", "--out", site], env=env, check=True,
+                       capture_output=True)
+        with open(os.path.join(site, "kbpkg-community", "rmsnorm.html")) as f:
+            self.assertIn(f"<li><code>{line.replace('>', '&gt;')}</code></li>", f.read())
+
     def test_gemm_every_dtype(self):
         k = self.k["radeonflow/gemm"]
         M, N, K = 19, 11, 23
