@@ -143,6 +143,10 @@ int kb_signature_check(kb_ctx *ctx, const kb_manifest *m, const kb_toolchains *t
         rc = write_check_source(&src, line_export, lines, m) ? kb_error_oom(ctx) : 0;
     if (!rc)
         rc = kb_write_file_atomic(ctx, file, src.data, src.len, 0644);
+    /* The header includes <kbpkg/kernel_abi.h>: the one this kbpkg embeds, as compiles get. */
+    char *abi = rc ? NULL : kb_path_join(work_dir, "abi");
+    if (!rc)
+        rc = abi ? kb_abi_header_write(ctx, abi) : kb_error_oom(ctx);
     char *inc = rc ? NULL : kb_path_join(m->dir, "include");
     char *hdr = rc ? NULL : kb_path_join(m->dir, m->header);
     char *slash = hdr ? strrchr(hdr, '/') : NULL;
@@ -152,18 +156,22 @@ int kb_signature_check(kb_ctx *ctx, const kb_manifest *m, const kb_toolchains *t
         rc = kb_error_oom(ctx);
     if (!rc) {
         char *iflag = kb_asprintf("-I%s", inc), *hflag = kb_asprintf("-I%s", hdr);
+        char *aflag = kb_asprintf("-I%s", abi);
         const char *argv[] = {cc,      "-std=c11", "-fsyntax-only",
                               "-Wall", "-Werror",  "-Werror=incompatible-pointer-types",
-                              iflag,   hflag,      file,
-                              NULL};
+                              iflag,   hflag,      aflag,
+                              file,    NULL};
         kb_proc_result pr = {0};
-        rc = iflag && hflag ? kb_proc_run(ctx, &pr, argv, NULL, 120000) : kb_error_oom(ctx);
+        rc =
+            iflag && hflag && aflag ? kb_proc_run(ctx, &pr, argv, NULL, 120000) : kb_error_oom(ctx);
         if (!rc && pr.exit_code != 0)
             rc = report(ctx, m, file, line_export, lines, &pr);
         kb_proc_result_free(&pr);
         free(iflag);
         free(hflag);
+        free(aflag);
     }
+    free(abi);
     free(inc);
     free(hdr);
     kb_buf_free(&src);

@@ -2,7 +2,8 @@
 #include "manifests/manifest.h"
 #include "manifests/manifest_check.h"
 #include "manifests/signature.h"
-#include "manifests/yaml_tree.h"
+#include "model/ref.h"
+#include "core/yaml_tree.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,10 +201,8 @@ static int on_name(mparse *p, const kb_ynode *v, const char *keypath, void *targ
 {
     kb_manifest *m = target;
     int rc = take_string(p, v, keypath, &m->name);
-    if (!rc && !kb_package_name_ok(v->value))
-        rc =
-            fail(p, v, keypath,
-                 "'%s' is not a package name (org/name: lowercase [a-z0-9._-], one '/')", v->value);
+    if (!rc && !kb_pkg_name_valid(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a package name (%s)", v->value, KB_PKG_NAME_RULE);
     return rc;
 }
 

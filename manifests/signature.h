@@ -50,8 +50,5 @@ void kb_export_sig_clear(kb_export_sig *sig);
 
 /* {"returns": ..., "args": [{"name", "type", "dir"?, "shape"?}...]} (jansson json_t *). */
 void *kb_export_sig_json(const kb_export_sig *sig);
-/* "name(out: out bf16[rows, cols], rows: i64, stream) -> status" from one signature object
- * of a kbpkg.json "signatures" member; NULL when it is not one. Caller frees. */
-char *kb_export_sig_text_json(const char *name, const void *json_sig);
 
 #endif

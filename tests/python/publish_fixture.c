@@ -2,7 +2,7 @@
  * source) into an OCI layout folder, as `kbpkg publish` will. Usage: PKGDIR REGISTRY OUTDIR */
 #include "core/internal.h"
 #include "kbpkg/kbpkg.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include "registry/pkgindex.h"
 
 #include <stdio.h>
