@@ -472,6 +472,8 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
                "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
                "without a license file%s",
                r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
+    if (!rc)
+        rc = kb_signature_check(ctx, r->m, &r->tcs, r->work_root);
     if (!rc && needs_overlay(&r->plan)) {
         /* A failure here fails the gfx targets that need it, with this message; never a
          * silent skip. */

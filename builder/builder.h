@@ -198,6 +198,15 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
 int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
                              const kb_manifest *m, const char *out_dir, int64_t epoch);
 
+/* ---- typed exports (builder/signature_check.c) ---- */
+
+/* Compile a generated file assigning each typed export of m to a pointer of its declared C
+ * type, against m's header, with -Werror. KB_ERR_MANIFEST names the exports that differ. */
+int kb_signature_check(kb_ctx *ctx, const kb_manifest *m, const kb_toolchains *tcs,
+                       const char *work_dir);
+/* One declaration line of that file (also what docs and tests show). */
+int kb_export_sig_c_decl(kb_buf *b, const kb_export_sig *sig);
+
 /* ---- verification (builder/verify.c) ---- */
 
 /* Every name in required is a defined, default-visibility dynamic symbol; no STB_GNU_UNIQUE. */

@@ -323,6 +323,21 @@ static json_t *strv_json(const kb_strv *v)
     return a;
 }
 
+/* {"export": {returns, args}} for the typed ones among the exports this artifact lists;
+ * NULL (no member) when none is typed, so untyped packages' kbpkg.json stays as it was. */
+static json_t *signatures_json(const kb_manifest *m)
+{
+    json_t *sigs = json_object();
+    for (size_t i = 0; sigs && i < m->exports.len; i++)
+        if (m->export_sigs[i].returns)
+            json_object_set_new(sigs, m->exports.items[i], kb_export_sig_json(&m->export_sigs[i]));
+    if (sigs && json_object_size(sigs) == 0) {
+        json_decref(sigs);
+        return NULL;
+    }
+    return sigs;
+}
+
 int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
 {
     const kb_manifest *m = meta->manifest;
@@ -342,6 +357,9 @@ int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
     kb_strv_free(&exports);
     if (!root)
         return kb_error_set(ctx, KB_ERR_GENERIC, "cannot build kbpkg.json for %s", meta->target);
+    json_t *sigs = signatures_json(m);
+    if (sigs)
+        json_object_set_new(root, "signatures", sigs);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
     if (!text)

@@ -98,6 +98,11 @@ KB_EXTERN const char *kb_package_info_version(const kb_package_info *info)
     return info ? info->index->version : NULL;
 }
 
+KB_EXTERN const char *kb_package_info_signatures(const kb_package_info *info)
+{
+    return info ? info->index->signatures : NULL;
+}
+
 KB_EXTERN const char *kb_package_info_summary(const kb_package_info *info)
 {
     return info && info->index->summary ? info->index->summary : "";

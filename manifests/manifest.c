@@ -1,6 +1,7 @@
 /* kernel.yaml: the table-driven schema, its handlers, and loading a manifest from a file. */
 #include "manifests/manifest.h"
 #include "manifests/manifest_check.h"
+#include "manifests/signature.h"
 #include "model/ref.h"
 #include "core/yaml_tree.h"
 
@@ -255,19 +256,209 @@ static int on_test(mparse *p, const kb_ynode *v, const char *keypath, void *targ
     return take_package_path(p, v, keypath, &((kb_manifest *)target)->test, true);
 }
 
-static int on_export_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+/* ---- exports: plain names, or typed mappings {name, returns, args} ---- */
+
+/* The signature slot for the export about to be pushed (kept parallel to m->exports). */
+static kb_export_sig *next_export_sig(mparse *p)
 {
-    int rc = need_scalar(p, item, itempath);
+    kb_manifest *m = p->m;
+    kb_export_sig *grown = realloc(m->export_sigs, (m->exports.len + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    m->export_sigs = grown;
+    kb_export_sig *sig = &grown[m->exports.len];
+    memset(sig, 0, sizeof(*sig));
+    return sig;
+}
+
+/* Push an export's name (a C identifier, not listed before) with its signature slot. */
+static int push_export(mparse *p, const kb_ynode *name, const char *keypath, kb_export_sig *sig)
+{
+    int rc = need_scalar(p, name, keypath);
     if (rc)
         return rc;
-    if (!kb_c_identifier_ok(item->value))
-        return fail(p, item, itempath, "'%s' is not a C identifier", item->value);
-    return push_unique(p, item, itempath, target);
+    if (!kb_c_identifier_ok(name->value))
+        return fail(p, name, keypath, "'%s' is not a C identifier", name->value);
+    if (!(sig->name = kb_strdup(name->value)))
+        return oom(p);
+    rc = push_unique(p, name, keypath, &p->m->exports);
+    if (rc)
+        kb_export_sig_clear(sig);
+    return rc;
+}
+
+static int on_arg_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_export_arg *a = target;
+    int rc = take_string(p, v, keypath, &a->name);
+    if (!rc && !kb_c_identifier_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a C identifier", v->value);
+    return rc;
+}
+
+static int on_arg_type(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = take_string(p, v, keypath, &((kb_export_arg *)target)->type);
+    if (!rc && !kb_sig_type_find(v->value))
+        rc = fail(p, v, keypath, "unknown type '%s' (expected one of: %s)", v->value,
+                  kb_sig_type_names());
+    return rc;
+}
+
+static int on_arg_dir(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    static const struct {
+        const char *name;
+        kb_arg_dir dir;
+    } dirs[] = {{"in", KB_ARG_IN}, {"out", KB_ARG_OUT}, {"inout", KB_ARG_INOUT}};
+    int rc = need_scalar(p, v, keypath);
+    for (size_t i = 0; !rc && i < KB_ARRAY_LEN(dirs); i++)
+        if (strcmp(v->value, dirs[i].name) == 0) {
+            ((kb_export_arg *)target)->dir = dirs[i].dir;
+            return 0;
+        }
+    return rc ? rc : fail(p, v, keypath, "'%s' is not a direction (in, out, inout)", v->value);
+}
+
+static int on_shape_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    return rc ? rc : kb_strv_push(target, item->value) ? oom(p) : 0;
+}
+
+static int on_arg_shape(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, true, on_shape_item, &((kb_export_arg *)target)->shape);
+}
+
+static const schema_key arg_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_arg_name},
+    {"type", KB_YNODE_SCALAR, true, on_arg_type},
+    {"dir", KB_YNODE_SCALAR, false, on_arg_dir},
+    {"shape", KB_YNODE_SEQ, false, on_arg_shape},
+};
+static const schema arg_schema = {arg_keys, KB_ARRAY_LEN(arg_keys), "name, type, dir, shape"};
+
+/* What one argument needs as a whole: pointers have a dir and a pointee type, values none. */
+static int finish_arg(mparse *p, const kb_ynode *map, const char *itempath, const kb_export_arg *a)
+{
+    const kb_sig_type *t = kb_sig_type_find(a->type);
+    const kb_ynode *type = kb_ynode_get(map, "type");
+    if (strcmp(a->type, "stream") == 0 && (a->dir != KB_ARG_SCALAR || a->shape.len))
+        return fail(p, type, itempath, "the stream argument takes no 'dir' or 'shape'");
+    if (a->dir == KB_ARG_SCALAR && a->shape.len)
+        return fail(p, kb_ynode_get(map, "shape"), itempath,
+                    "'shape' is for pointers: give '%s' a dir (in, out, inout)", a->name);
+    if (a->dir == KB_ARG_SCALAR && !t->scalar_ok)
+        return fail(p, type, itempath,
+                    "a %s cannot be passed by value in C: pass it as f32, or give '%s' a dir "
+                    "to make it a pointer",
+                    a->type, a->name);
+    return 0;
+}
+
+static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_export_sig *sig = target;
+    if (item->type != KB_YNODE_MAP)
+        return fail(p, item, itempath, "expected a mapping {name, type, dir, shape}, got %s",
+                    kb_ynode_type_name(item->type));
+    kb_export_arg *grown = realloc(sig->args, (sig->arg_count + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(p);
+    sig->args = grown;
+    kb_export_arg *a = &grown[sig->arg_count++];
+    memset(a, 0, sizeof(*a));
+    int rc = apply_schema(p, item, itempath, &arg_schema, a);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i + 1 < sig->arg_count; i++)
+        if (strcmp(sig->args[i].name, a->name) == 0)
+            return fail(p, kb_ynode_get(item, "name"), itempath, "argument '%s' is listed twice",
+                        a->name);
+    return finish_arg(p, item, itempath, a);
+}
+
+static int on_sig_returns(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = take_string(p, v, keypath, &((kb_export_sig *)target)->returns);
+    if (!rc && !kb_sig_returns_ok(v->value))
+        rc =
+            fail(p, v, keypath,
+                 "'%s' is not a return type (status, void, or an integer or float type)", v->value);
+    return rc;
+}
+
+static int on_sig_args(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_arg_item, target);
+}
+
+static int on_sig_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    (void)p, (void)v, (void)keypath, (void)target;
+    return 0; /* pushed first by on_typed_export, so errors keep the export's order */
+}
+
+static const schema_key sig_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_sig_name},
+    {"returns", KB_YNODE_SCALAR, false, on_sig_returns},
+    {"args", KB_YNODE_SEQ, false, on_sig_args},
+};
+static const schema sig_schema = {sig_keys, KB_ARRAY_LEN(sig_keys), "name, returns, args"};
+
+/* Every shape expression names integer arguments of its own export (checked once all the
+ * arguments are known, so a shape may name a later one). */
+static int check_shapes(mparse *p, const kb_ynode *map, const char *itempath,
+                        const kb_export_sig *sig)
+{
+    const kb_ynode *args = kb_ynode_get(map, "args");
+    for (size_t i = 0; args && i < sig->arg_count; i++) {
+        const kb_ynode *shape = kb_ynode_get(args->items[i], "shape");
+        for (size_t j = 0; shape && j < shape->len; j++) {
+            char why[200];
+            if (kb_sig_shape_ok(sig, shape->items[j]->value, why, sizeof(why)))
+                continue;
+            char *path = kb_asprintf("%s.args[%zu].shape[%zu]", itempath, i, j);
+            int rc = path ? fail(p, shape->items[j], path, "%s", why) : oom(p);
+            free(path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int on_typed_export(mparse *p, const kb_ynode *map, const char *itempath)
+{
+    const kb_ynode *name = kb_ynode_get(map, "name");
+    if (!name)
+        return fail(p, map, itempath, "missing required key 'name'");
+    kb_export_sig *sig = next_export_sig(p);
+    if (!sig)
+        return oom(p);
+    char *namepath = join_key(itempath, "name");
+    int rc = namepath ? push_export(p, name, namepath, sig) : oom(p);
+    free(namepath);
+    if (rc)
+        return rc;
+    rc = apply_schema(p, map, itempath, &sig_schema, sig);
+    if (!rc && !sig->returns && !(sig->returns = kb_strdup("status")))
+        rc = oom(p);
+    return rc ? rc : check_shapes(p, map, itempath, sig);
+}
+
+static int on_export_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    (void)target;
+    if (item->type == KB_YNODE_MAP)
+        return on_typed_export(p, item, itempath);
+    kb_export_sig *sig = next_export_sig(p);
+    return sig ? push_export(p, item, itempath, sig) : oom(p);
 }
 
 static int on_exports(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
-    return each_item(p, v, keypath, true, on_export_item, &((kb_manifest *)target)->exports);
+    return each_item(p, v, keypath, true, on_export_item, target);
 }
 
 /* ---- backends ---- */
@@ -857,6 +1048,9 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
     free(m->summary);
     free(m->license);
     free(m->header);
+    for (size_t i = 0; m->export_sigs && i < m->exports.len; i++)
+        kb_export_sig_clear(&m->export_sigs[i]);
+    free(m->export_sigs);
     kb_strv_free(&m->exports);
     for (size_t b = 0; b < KB_ARRAY_LEN(m->backends); b++) {
         kb_backend_spec *s = &m->backends[b];

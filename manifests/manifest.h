@@ -5,6 +5,7 @@
 #include "core/internal.h"
 #include "model/target.h"
 #include "model/semver.h"
+#include "manifests/signature.h"
 
 /* One source file, local (path) or remote (url + sha256). */
 typedef struct kb_source {
@@ -66,6 +67,7 @@ typedef struct kb_manifest {
     unsigned abi;
     char *header; /* include/rf_gemm.h */
     kb_strv exports;
+    kb_export_sig *export_sigs;  /* parallel to exports; returns NULL where none is declared */
     kb_backend_spec backends[5]; /* indexed by kb_backend */
     char *test;                  /* tests/check.c, or NULL */
     char *license_file;          /* LICENSE file in the package folder, or NULL */

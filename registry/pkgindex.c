@@ -37,6 +37,7 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx->name);
     free(idx->version);
     free(idx->summary);
+    free(idx->signatures);
     free(idx->digest);
     free(idx);
 }
@@ -123,6 +124,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->name = jstr(ann, "dev.kbpkg.name");
     idx->version = jstr(ann, "dev.kbpkg.version");
     idx->summary = jstr(ann, "org.opencontainers.image.description");
+    idx->signatures = jstr(ann, KB_ANN_SIGNATURES);
     int rc = check_index_identity(ctx, what, idx);
     if (rc) {
         kb_pkg_index_free(idx);
@@ -380,6 +382,15 @@ static json_t *entry_annotations(const kb_publish_item *it)
     }
     if (it->build_key)
         json_object_set_new(ann, KB_ANN_BUILD_KEY, json_string(it->build_key));
+    json_t *config = it->config_json ? json_loads(it->config_json, 0, NULL) : NULL;
+    json_t *sigs = json_object_get(config, "signatures");
+    char *text = json_is_object(sigs) && json_object_size(sigs)
+                     ? json_dumps(sigs, JSON_COMPACT | JSON_SORT_KEYS)
+                     : NULL;
+    if (text)
+        json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
+    free(text);
+    json_decref(config);
     return ann;
 }
 
@@ -637,6 +648,38 @@ static int read_stage(merge_view *v, kb_registry *r, const char *name, const cha
     return rc;
 }
 
+/* dev.kbpkg.signatures: the typed exports' signatures of every artifact of the version, so
+ * `kbpkg info` and the hub show them without fetching a config blob. Each artifact's descriptor
+ * carries its own (from its kbpkg.json, entry_annotations); the index holds their union with
+ * what it said before. Left out when no artifact declares any. */
+static void index_signatures(json_t *ann, json_t *old_ann, json_t *manifests)
+{
+    const char *old = json_string_value(json_object_get(old_ann, KB_ANN_SIGNATURES));
+    json_t *merged = json_loads(old ? old : "{}", 0, NULL);
+    if (!json_is_object(merged)) {
+        json_decref(merged);
+        merged = json_object();
+    }
+    size_t i;
+    json_t *d;
+    json_array_foreach(manifests, i, d)
+    {
+        const char *text = json_string_value(
+            json_object_get(json_object_get(d, "annotations"), KB_ANN_SIGNATURES));
+        json_t *sigs = text ? json_loads(text, 0, NULL) : NULL;
+        if (merged && json_is_object(sigs))
+            json_object_update(merged, sigs);
+        json_decref(sigs);
+    }
+    char *text = merged && json_object_size(merged)
+                     ? json_dumps(merged, JSON_COMPACT | JSON_SORT_KEYS)
+                     : NULL;
+    if (text)
+        json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
+    free(text);
+    json_decref(merged);
+}
+
 static int read_view(merge_view *v, kb_registry *r, const char *name, const char *version)
 {
     memset(v, 0, sizeof(*v));
@@ -830,6 +873,7 @@ static void set_index_annotations(json_t *index, const char *name, const char *v
     if (summary && *summary)
         json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
     json_t *old_ann = json_object_get(index, "annotations");
+    index_signatures(ann, old_ann, json_object_get(index, "manifests"));
     if (json_is_object(old_ann))
         json_object_update_missing(ann, old_ann);
     json_object_set_new(index, "annotations", ann);

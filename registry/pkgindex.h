@@ -11,6 +11,7 @@
 #define KB_MT_KBPKG_CONFIG "application/vnd.kbpkg.config.v1+json"
 #define KB_MT_KBPKG_LAYER "application/vnd.kbpkg.layer.v1.tar+zstd"
 #define KB_ANN_TARGET "dev.kbpkg.target"
+#define KB_ANN_SIGNATURES "dev.kbpkg.signatures" /* on the index: typed exports, JSON */
 #define KB_ANN_BACKEND "dev.kbpkg.backend"
 #define KB_ANN_ARCH "dev.kbpkg.arch"
 #define KB_ANN_RUNTIME "dev.kbpkg.runtime"
@@ -46,7 +47,8 @@ typedef struct kb_pkg_index {
     char *name;
     char *version;
     char *summary;
-    char *digest; /* of the index itself */
+    char *signatures; /* dev.kbpkg.signatures: {"export": {returns, args}} as JSON, or NULL */
+    char *digest;     /* of the index itself */
     kb_pkg_entry *entries;
     size_t count;
 } kb_pkg_index;

@@ -19,6 +19,10 @@ KB_EXTERN void kb_package_info_free(kb_package_info *info);
 KB_EXTERN const char *kb_package_info_name(const kb_package_info *info);
 KB_EXTERN const char *kb_package_info_version(const kb_package_info *info);
 KB_EXTERN const char *kb_package_info_summary(const kb_package_info *info); /* may be "" */
+/* The typed exports' signatures of the chosen version, {"export": {"returns", "args"}} as
+ * JSON (the index's dev.kbpkg.signatures), or NULL when it declares none; kb_signature_text
+ * renders one. */
+KB_EXTERN const char *kb_package_info_signatures(const kb_package_info *info);
 KB_EXTERN const char *kb_package_info_index_digest(const kb_package_info *info);
 /* Versions, highest first. */
 KB_EXTERN size_t kb_package_info_version_count(const kb_package_info *info);

@@ -2,8 +2,10 @@
 #include "hub_render.h"
 
 #include <kbpkg/info.h>
+#include <kbpkg/manifest.h>
 #include <kbpkg/trust.h>
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,6 +373,30 @@ static int manifest_summary(hub_buf *b, const hub_version *v)
     return rc ? rc : hub_buf_puts(b, "</dl>\n");
 }
 
+/* The typed exports' signatures (the index's dev.kbpkg.signatures), one per line. */
+static int signatures_list(hub_buf *b, const hub_version *v)
+{
+    const char *sigs = kb_package_info_signatures(v->index);
+    json_t *root = sigs ? json_loads(sigs, 0, NULL) : NULL;
+    int rc = json_object_size(root) ? hub_buf_puts(b, "<ul class=\"signatures\">") : 0;
+    const char *key;
+    json_t *x;
+    json_object_foreach(root, key, x)
+    {
+        char *text = NULL;
+        if (rc || kb_signature_text(&text, NULL, sigs, key) != 0)
+            continue; /* a malformed one is left out, not the page */
+        rc = hub_buf_puts(b, "<li><code>");
+        rc = rc ? rc : kb_html_escape(b, text);
+        rc = rc ? rc : hub_buf_puts(b, "</code></li>");
+        kb_string_free(text);
+    }
+    if (!rc && json_object_size(root))
+        rc = hub_buf_puts(b, "</ul>\n");
+    json_decref(root);
+    return rc;
+}
+
 static int version_section(hub_buf *b, const hub_version *v)
 {
     int rc = hub_buf_puts(b, "<section class=\"version\" id=\"v");
@@ -386,6 +412,7 @@ static int version_section(hub_buf *b, const hub_version *v)
     rc = rc ? rc : sig_badge(b, v);
     rc = rc ? rc : hub_buf_puts(b, "</h3>\n");
     rc = rc ? rc : manifest_summary(b, v);
+    rc = rc ? rc : signatures_list(b, v);
     rc = rc ? rc : hub_buf_puts(b, "<p>index <code>");
     rc = rc ? rc : kb_html_escape(b, kb_package_info_index_digest(v->index));
     rc = rc ? rc
