@@ -21,6 +21,8 @@ const char *kb_fit_name(kb_fit fit)
         return "family";
     case KB_FIT_GENERIC:
         return "generic";
+    case KB_FIT_ALIAS:
+        return "alias";
     case KB_FIT_PTX:
         return "ptx-jit";
     case KB_FIT_LOCAL_BUILD:

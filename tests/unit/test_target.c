@@ -121,7 +121,7 @@ static const bad_case bad_targets[] = {
      "'tgsplit' (expected xnack or sramecc)"},
     {"rocm5-gfx11-generic-x86_64-linux",
      "bad target id 'rocm5-gfx11-generic-x86_64-linux': generic target gfx11-generic needs "
-     "rocm6 or newer (ROCm 6.1 introduced generic code objects)"},
+     "rocm6 or newer (generic targets are code object v6, loaded from ROCm 6.2 on)"},
     {"cuda13-sm_90-x86_64-windows", "bad target id 'cuda13-sm_90-x86_64-windows': unknown host "
                                     "'x86_64-windows' (expected x86_64-linux, aarch64-linux, "
                                     "arm64-darwin or x86_64-darwin)"},
@@ -171,6 +171,7 @@ Test(target, arch_valid_for_manifests)
                                       "gfx1151",
                                       "gfx1201",
                                       "gfx9-generic",
+                                      "gfx9-4-generic",
                                       "gfx10-1-generic",
                                       "gfx10-3-generic",
                                       "gfx11-generic",
