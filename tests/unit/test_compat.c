@@ -146,8 +146,8 @@ static const compat_case cases[] = {
     {"rocm6-gfx12-generic-x86_64-linux", "gfx1201@rocm6.4", X86, NOAL, false, KB_FIT_GENERIC,
      "gfx1201"},
     /* the new archs natively, on the runtime major they were linked against */
-    {"rocm6-gfx942-x86_64-linux", "gfx942:sramecc+:xnack-@rocm6.2", X86, NOAL, false,
-     KB_FIT_EXACT, "native code for gfx942"},
+    {"rocm6-gfx942-x86_64-linux", "gfx942:sramecc+:xnack-@rocm6.2", X86, NOAL, false, KB_FIT_EXACT,
+     "native code for gfx942"},
     {"rocm6-gfx1151-x86_64-linux", "gfx1151@rocm6.2", X86, NOAL, false, KB_FIT_EXACT,
      "native code for gfx1151"},
     {"rocm6-gfx1201-x86_64-linux", "gfx1201@rocm6.3", X86, NOAL, false, KB_FIT_EXACT,
@@ -405,8 +405,7 @@ Test(compat, rocm_without_a_hip_runtime_refuses_with_the_soname)
     kb_compat c;
     kb_compat_check(&c, &t, &d, NULL);
     cr_expect_eq(c.fit, KB_FIT_NONE);
-    cr_expect(strstr(c.reason, "needs libamdhip64.so.6; no HIP runtime was found"), "%s",
-              c.reason);
+    cr_expect(strstr(c.reason, "needs libamdhip64.so.6; no HIP runtime was found"), "%s", c.reason);
     kb_ctx_free(ctx);
 }
 
