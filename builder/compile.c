@@ -51,6 +51,15 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
         rc = push_all(out, base, KB_ARRAY_LEN(base));
         if (!rc)
             rc = push_fmt(out, kb_asprintf("--offload-arch=%s", item->arch));
+        /* hip-clang links the overlay's libamdhip64 stub instead of the installed runtime
+         * (build_argv adds it), and -z defs turns a call outside the stub into a link error
+         * naming the function. */
+        static const char *const stub[] = {"-no-hip-rt", "-Wl,-z,defs"};
+        if (!rc && item->tc && item->tc->hip_stub)
+            rc = push_all(out, stub, KB_ARRAY_LEN(stub));
+        /* Generic targets exist only from code object v6 on; clang 19 still defaults to v5. */
+        if (!rc && strstr(item->arch, "-generic"))
+            rc = kb_strv_push(out, "-mcode-object-version=6");
     } else if (item->backend == KB_BACKEND_CPU) {
         static const char *const base[] = {"-O3", "-fPIC", "-shared", "-fvisibility=hidden"};
         rc = push_all(out, base, KB_ARRAY_LEN(base));
@@ -150,6 +159,11 @@ static int build_argv(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m, const kb
         rc = push_fmt(argv, kb_asprintf("-ffile-prefix-map=%s=.", pkg_dir_abs));
     if (!rc && item->backend == KB_BACKEND_ROCM && overlay_dir)
         rc = push_fmt(argv, kb_asprintf("--rocm-device-lib-path=%s", overlay_dir));
+    if (!rc && item->backend == KB_BACKEND_ROCM && item->tc->hip_stub && overlay_dir) {
+        rc = push_fmt(argv, kb_asprintf("-L%s", overlay_dir));
+        if (!rc)
+            rc = push_fmt(argv, kb_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major));
+    }
     const kb_backend_spec *spec = spec_of(m, item);
     for (size_t i = 0; !rc && i < spec->source_count; i++) {
         const char *src = spec->sources[i].path;
