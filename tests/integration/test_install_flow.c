@@ -368,6 +368,27 @@ Test(install_flow, amd_archs_resolve_by_device_and_runtime)
         "the refusal of the generic code says why: %s", r.err);
     kbt_run_free(&r);
 
+    /* only a source: the local build links against the device's runtime (hip-clang for
+     * ROCm 6, hipcc for ROCm 5) */
+    kbt_rmtree(w.hub);
+    const char *source[] = {"source"};
+    publish_fake_amd_targets(&w, source, 1);
+    const char *explain_build[] = {"resolve", "radeonflow/gemm", "--explain", NULL};
+    struct {
+        const char *devices, *tool, *want;
+    } builds[] = {{"gfx1201@rocm6.3", "clang-19", "build rocm6-gfx1201-x86_64-linux from source"},
+                  {"gfx1030@rocm6.2", "clang-19", "build rocm6-gfx1030-x86_64-linux from source"},
+                  {"gfx1030@rocm5.2", "hipcc", "build rocm5-gfx1030-x86_64-linux from source"}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(builds); i++) {
+        char *tool = NULL;
+        bool have = kb_which(&tool, builds[i].tool) == 0;
+        free(tool);
+        r = kb(&w, builds[i].devices, explain_build);
+        if (have)
+            cr_expect(strstr(r.out, builds[i].want), "%s: %s %s", builds[i].devices, r.out, r.err);
+        kbt_run_free(&r);
+    }
+
     /* a probed ROCm 6 host (KFD fixture + fake libamdhip64 saying 6.2) takes the rocm6
      * artifact and refuses the rocm5 one for its soname */
     kbt_rmtree(w.hub);
