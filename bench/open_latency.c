@@ -58,7 +58,7 @@ static kb_ctx *make_ctx(const settings *s)
 static kb_kernel *open_kernel(kb_ctx *ctx, const settings *s)
 {
     kb_kernel *k = NULL;
-    if (kb_kernel_open(ctx, s->ref, KB_OPEN_DEFAULT, &k) != 0) {
+    if (kb_kernel_open(&k, ctx, s->ref, KB_OPEN_DEFAULT) != 0) {
         fprintf(stderr, "kbpkg_bench_open_latency: %s\n", kb_ctx_last_error(ctx)->message);
         exit(1);
     }

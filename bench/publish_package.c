@@ -6,7 +6,7 @@
  *
  *   kbpkg_bench_publish PACKAGE_DIR REGISTRY TARGET_FILTER
  */
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include "kbpkg/kbpkg.h"
 #include "registry/pkgindex.h"
 

@@ -14,7 +14,7 @@
  *
  *   kbpkg_bench_resolve_scale [-p 10,10000] [-r RUNS] [-d DEVICES] WORKDIR
  */
-#include "core/target.h"
+#include "model/target.h"
 #include "kbpkg/kbpkg.h"
 #include "registry/pkgindex.h"
 

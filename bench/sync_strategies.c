@@ -5,7 +5,7 @@
  * sync, for every strategy in turn (the order rotates per round); medians over ROUNDS:
  *   fsync-each       write all, then fsync every file one after the other (kbpkg before)
  *   writeback+fsync  sync_file_range(WRITE) every 8 MiB while a file is written and when it is
- *                    closed, then fsync every file and the folder (kbpkg now: cache/extract.c
+ *                    closed, then fsync every file and the folder (kbpkg now: archive/extract.c
  *                    start_writeback, cache/store.c sync_install)
  *   two-pass         write all, then sync_file_range(WRITE) on every file, then fsync every
  *                    file and the folder

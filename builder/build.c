@@ -122,11 +122,8 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     if (job->overlay && job->overlay->rc)
         return kb_error_set(ctx, job->overlay->rc, "%s", job->overlay->error);
     kb_strv flags = KB_STRV_INIT;
-    if (kb_compile_flags(job->m, item, &flags)) {
-        kb_strv_free(&flags);
+    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->source_digest))
         return kb_error_oom(ctx);
-    }
-    kb_build_key(job->build_key, job->source_digest, item->target, item->tc->id, &flags);
     /* A fixed-name folder per target: nothing random reaches the binary. */
     char *work = kb_path_join(job->work_root, item->target);
     char *lockpath = work ? kb_asprintf("%s.lock", work) : NULL;

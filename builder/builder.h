@@ -3,12 +3,13 @@
 #define KB_BUILDER_BUILDER_H
 
 #include "core/internal.h"
-#include "core/target.h"
+#include "model/target.h"
 #include "kbpkg/build.h"
 #include "manifests/manifest.h"
+#include "probe/cpu.h" /* kb_host_platform */
 
-#include "builder/archive.h"
-#include "builder/inspect.h"
+#include "archive/archive.h"
+#include "archive/inspect.h"
 
 /* ---- toolchains (builder/toolchain.c) ---- */
 
@@ -75,8 +76,6 @@ int kb_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_
 int kb_cpu_levels(const char *host_arch, kb_strv *out);
 /* The host's best CPU level (probe.cpu setting wins): x86_64_v3, aarch64. */
 void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size);
-/* Host arch and os as target ids spell them: x86_64 / linux. */
-void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size);
 
 /* ---- ROCm device-lib overlay (builder/rocm_overlay.c) ---- */
 
@@ -129,6 +128,10 @@ void kb_lib_name(const char *package, char *out, size_t size);
 int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out);
 /* Compile the target's sources into lib_path. work_dir: a fixed-name folder for temp files.
  * On failure KB_ERR_BUILD with the trimmed compiler output; *log gets the command lines. */
+/* The kernel ABI header (builder/abi_header.c): include_root/kbpkg/kernel_abi.h, and the -I
+ * (plus a file-prefix map) that lets a compile in work_dir include <kbpkg/kernel_abi.h>. */
+int kb_abi_header_write(kb_ctx *ctx, const char *include_root);
+int kb_abi_include_flags(kb_ctx *ctx, kb_strv *argv, const char *work_dir, bool nvcc);
 int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
                       const char *work_dir, const char *overlay_dir, const char *lib_path,
                       kb_buf *log);
@@ -149,10 +152,12 @@ int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
 /* sha256 of "source:<digest>\ntarget:<t>\ntoolchain:<id>\nflags:<f1> <f2>...\n". */
 void kb_build_key(char hex[65], const char *source_digest, const char *target,
                   const char *toolchain_id, const kb_strv *flags);
+/* The one way a target's build key is computed, by the builder and by the farm before building:
+ * the target's compile flags (kept in *flags_out when not NULL) and kb_build_key over them. */
+int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
+                        const kb_plan_item *item, const char *source_digest);
 /* "<org>-<name>-<version>-<suffix>.tar.zst" */
 char *kb_artifact_name(const kb_manifest *m, const char *suffix);
-/* "1.2.3" or "1.2.3-rc.1": no build metadata, which must not reach file names. */
-void kb_pkg_version(const kb_semver *v, char *out, size_t size);
 
 /* What kbpkg.json records about one built target. */
 typedef struct kb_pkg_meta {

@@ -147,11 +147,15 @@ static const kb_backend_spec *spec_of(const kb_manifest *m, const kb_plan_item *
 }
 
 static int build_argv(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m, const kb_plan_item *item,
-                      const char *overlay_dir, const char *lib_path, const char *pkg_dir_abs)
+                      const char *work_dir, const char *overlay_dir, const char *lib_path,
+                      const char *pkg_dir_abs)
 {
     int rc = kb_strv_push(argv, item->tc->path);
     if (!rc)
         rc = kb_compile_flags(m, item, argv);
+    if (rc)
+        return kb_error_oom(ctx);
+    rc = kb_abi_include_flags(ctx, argv, work_dir, item->backend == KB_BACKEND_CUDA);
     /* Map the package folder to "." in any path the compiler records (asserts, debug info). */
     if (!rc && item->backend == KB_BACKEND_CUDA)
         rc = push_fmt(argv, kb_asprintf("-Xcompiler=-ffile-prefix-map=%s=.", pkg_dir_abs));
@@ -215,7 +219,7 @@ int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
     if (!pkg_abs)
         return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     kb_strv argv = KB_STRV_INIT;
-    int rc = build_argv(ctx, &argv, m, item, overlay_dir, lib_path, pkg_abs);
+    int rc = build_argv(ctx, &argv, m, item, work_dir, overlay_dir, lib_path, pkg_abs);
     free(pkg_abs);
     if (rc) {
         kb_strv_free(&argv);
@@ -231,7 +235,6 @@ int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
         args[i] = argv.items[i];
     log_command(log, &argv);
     kb_proc_result r;
-    (void)work_dir;
     rc = kb_proc_run(ctx, &r, args, m->dir, COMPILE_TIMEOUT_MS);
     if (!rc && log)
         kb_buf_append(log, r.output.data, r.output.len);

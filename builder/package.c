@@ -9,13 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void kb_pkg_version(const kb_semver *v, char *out, size_t size)
-{
-    snprintf(out, size, "%llu.%llu.%llu%s%s", (unsigned long long)v->major,
-             (unsigned long long)v->minor, (unsigned long long)v->patch, v->pre[0] ? "-" : "",
-             v->pre);
-}
-
 char *kb_artifact_name(const kb_manifest *m, const char *suffix)
 {
     char ver[160];
@@ -157,6 +150,22 @@ void kb_build_key(char hex[65], const char *source_digest, const char *target,
     kb_sha256_finish(h, hex);
 }
 
+int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
+                        const kb_plan_item *item, const char *source_digest)
+{
+    kb_strv flags = KB_STRV_INIT;
+    if (kb_compile_flags(m, item, &flags)) {
+        kb_strv_free(&flags);
+        return KB_ERR_NOMEM;
+    }
+    kb_build_key(hex, source_digest, item->target, item->tc->id, &flags);
+    if (flags_out)
+        *flags_out = flags;
+    else
+        kb_strv_free(&flags);
+    return hex[0] ? 0 : KB_ERR_NOMEM;
+}
+
 static int copy_file(kb_ctx *ctx, const char *from, const char *to, unsigned mode)
 {
     kb_buf data = KB_BUF_INIT;
@@ -238,6 +247,11 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
         free(member);
         free(from);
         free(to);
+    }
+    if (!rc) { /* the package header includes <kbpkg/kernel_abi.h>: a consumer needs it too */
+        char *include_root = kb_path_join(staging, "include");
+        rc = include_root ? kb_abi_header_write(ctx, include_root) : kb_error_oom(ctx);
+        free(include_root);
     }
     if (!rc) {
         const char *lic = m->license_file ? m->license_file : "LICENSE";

@@ -155,6 +155,11 @@ static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
     kb_strv_push(&argv, def);
     kb_strv_push(&argv, "-Iinclude");
     kb_strv_push(&argv, "-Isrc");
+    int abi_rc = kb_abi_include_flags(ctx, &argv, work, item->backend == KB_BACKEND_CUDA);
+    if (abi_rc) {
+        kb_strv_free(&argv);
+        return abi_rc;
+    }
     kb_strv_push(&argv, m->test);
     const kb_backend_spec *spec = &m->backends[KB_BACKEND_CPU];
     for (size_t i = 0; i < spec->source_count; i++)

@@ -1,7 +1,7 @@
 /* Toolchain discovery: nvcc, hipcc (and its clang + device libs), hip-clang (clang-19 driving
  * HIP for ROCm 6), cc, xcrun metal; versions and the archs each can build. */
 #include "builder/builder.h"
-#include "core/cpu.h"
+#include "probe/cpu.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -253,18 +253,6 @@ int kb_cpu_levels(const char *host_arch, kb_strv *out)
             return KB_ERR_NOMEM;
     }
     return 0;
-}
-
-void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size)
-{
-    struct utsname u;
-    if (uname(&u) != 0) {
-        snprintf(arch, arch_size, "unknown");
-        snprintf(os, os_size, "unknown");
-        return;
-    }
-    snprintf(arch, arch_size, "%s", strcmp(u.machine, "amd64") == 0 ? "x86_64" : u.machine);
-    snprintf(os, os_size, "%s", strcmp(u.sysname, "Darwin") == 0 ? "darwin" : "linux");
 }
 
 void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size)

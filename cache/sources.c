@@ -1,9 +1,7 @@
-/* Fetched source artifacts: what `kbpkg fetch --source` keeps so installs can build offline. */
-#include "cache/host.h"
-#include "cache/install.h"
-#include "cache/ref.h"
-#include "kbpkg/registry.h"
-#include "kbpkg/trust.h"
+/* Records of fetched source artifacts (sources/<org>/<name>/<version>.json): what installs build
+ * from offline, and what gc keeps. */
+#include "cache/store.h"
+#include "model/ref.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -151,49 +149,4 @@ int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, cons
     *version_out = f.version;
     *digest_out = f.digest;
     return 0;
-}
-
-KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_text,
-                              const char *registry, int allow_unsigned)
-{
-    if (!version_out || !ctx || !ref_text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_fetch_source: NULL argument");
-    *version_out = NULL;
-    kb_pkgref ref;
-    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
-    if (rc)
-        return rc;
-    kb_registry *r = NULL;
-    kb_cache *cache = NULL;
-    kb_pkg_index *idx = NULL;
-    char *version = NULL, *blob = NULL;
-    rc = kb_trust_registry_open(&r, ctx, registry);
-    if (!rc)
-        rc = kb_cache_open(&cache, ctx);
-    if (!rc)
-        rc = kb_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
-    if (!rc)
-        rc = kb_pkg_index_fetch(&idx, r, ref.name, version, NULL);
-    if (!rc) /* sources are code too: the same signature policy as artifacts */
-        rc = kb_trust_check(ctx, r, ref.name, version, idx->digest, allow_unsigned);
-    kb_pkg_entry *src = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, KB_SOURCE_TARGET);
-    if (!rc && !src)
-        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "%s@%s was published without a source artifact",
-                          ref.name, version);
-    if (!rc)
-        rc = kb_install_fetch_layer(&blob, ctx, r, cache, ref.name, src);
-    if (!rc)
-        rc = kb_sources_record(cache, ref.name, version, src->layer_digest, idx->digest,
-                               kb_registry_base(r));
-    if (!rc) {
-        *version_out = version;
-        version = NULL;
-    }
-    free(blob);
-    free(version);
-    kb_pkg_index_free(idx);
-    kb_cache_close(cache);
-    kb_registry_free(r);
-    kb_pkgref_clear(&ref);
-    return rc;
 }

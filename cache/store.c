@@ -1,7 +1,7 @@
 /* The local cache: paths, locks, atomic installs with records, listing, verify, gc. */
 #define _GNU_SOURCE
 #include "cache/store.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,6 +107,7 @@ int kb_cache_hold(kb_cache *c, kb_lock *lock)
     return rc;
 }
 
+#ifdef KBPKG_TEST_HOOKS
 static bool phase_listed(const char *list, const char *phase)
 {
     size_t n = strlen(phase);
@@ -130,6 +131,7 @@ void kb_cache_test_pause(const char *phase)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }
+#endif
 
 /* ---- walking an installed folder ---- */
 

@@ -29,11 +29,17 @@ int kb_cache_lock(kb_cache *c, kb_lock *lock, const char *kind, const char *key)
  * holds it exclusive, so every such file gc sees belongs to a process that died. */
 int kb_cache_hold(kb_cache *c, kb_lock *lock);
 
-/* Test hook: when the environment variable KBPKG_TEST_PAUSE_AT lists phase (comma-separated
- * phase names, or "all"), sleep KB_TEST_PAUSE_MS there so a crash test can land a SIGKILL in
- * it. Phases: download, extract, record, rename. Unset (always, outside tests): no effect. */
+/* Test hook, compiled only into builds with the test suites (KBPKG_TESTS=ON defines
+ * KBPKG_TEST_HOOKS; a release build has no such knob): when the environment variable
+ * KBPKG_TEST_PAUSE_AT lists phase (comma-separated phase names, or "all"), sleep
+ * KB_TEST_PAUSE_MS there so a crash test can land a SIGKILL in it. Phases: download, extract,
+ * record, rename. */
+#ifdef KBPKG_TEST_HOOKS
 #define KB_TEST_PAUSE_MS 100
 void kb_cache_test_pause(const char *phase);
+#else
+#define kb_cache_test_pause(phase) ((void)(phase))
+#endif
 
 /*
  * pkgs/.generation: one byte is appended (O_APPEND, no lock needed) after every change of what
@@ -108,5 +114,13 @@ int kb_cache_gc(size_t *removed, uint64_t *bytes_freed, kb_cache *c, const kb_st
 
 /* Blobs gc must keep: fetched source artifacts (sources/ records). */
 int kb_cache_kept_blobs(kb_strv *out, kb_cache *c);
+
+/* Fetched source artifacts (cache/sources.c): sources/<org>/<name>/<version>.json. */
+int kb_sources_record(kb_cache *cache, const char *name, const char *version,
+                      const char *source_digest, const char *index_digest, const char *registry);
+/* The highest recorded version of name matching constraint; *version_out and *digest_out
+ * owned. KB_ERR_NOT_FOUND naming what is there. */
+int kb_sources_find(char **version_out, char **digest_out, kb_cache *cache, const char *name,
+                    const char *constraint_text);
 
 #endif

@@ -165,8 +165,10 @@ int main(int argc, char **argv)
     opts.progress = on_progress;
     opts.payload = &c;
     int rc = kb_ctx_new(&c.ctx, &opts);
-    if (rc) {
-        fprintf(stderr, "kbpkg: cannot start: %s\n", kb_strerror(rc));
+    if (rc) { /* a bad config file was reported through on_log */
+        if (!c.ctx)
+            fprintf(stderr, "kbpkg: cannot start: %s\n", kb_strerror(rc));
+        kb_ctx_free(c.ctx);
         return CLI_EXIT_FAILURE;
     }
     opterr = 0; /* commands say what is wrong with an option themselves (cli_option_error) */

@@ -24,14 +24,16 @@ KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options)
     ctx->opts = options ? *options : defaults;
     ctx->err.message = "";
     int rc = kb_config_init(ctx);
-    if (!rc && !ctx->opts.no_config_files && (rc = kb_config_load_files(ctx)))
-        kb_log(ctx, KB_LOG_ERROR, "%s", ctx->err.message); /* the ctx dies with the record */
     if (rc) {
         kb_ctx_free(ctx);
         return rc;
     }
     *out = ctx;
-    return 0;
+    /* A bad config file: the ctx stays with the caller, whose kb_ctx_last_error says which
+     * file, line and key, and who frees it (the log callback hears it too). */
+    if (!ctx->opts.no_config_files && (rc = kb_config_load_files(ctx)))
+        kb_log(ctx, KB_LOG_ERROR, "%s", ctx->err.message);
+    return rc;
 }
 
 KB_EXTERN void kb_ctx_free(kb_ctx *ctx)

@@ -44,7 +44,7 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
                         const char *origin_path);
 int kb_config_init(kb_ctx *ctx);
 void kb_config_free(kb_ctx *ctx);
-/* Layer the system, user and project config files over ctx (manifests/config_file.c). */
+/* Layer the system, user and project config files over ctx (core/config_file.c). */
 int kb_config_load_files(kb_ctx *ctx);
 
 /* ---- growable byte buffer, always NUL-terminated ---- */
@@ -158,7 +158,7 @@ struct kb_ctx {
      * re-initialise GPU drivers; owned by whoever set it, freed through the function. */
     void *probe_cache;
     void (*probe_cache_free)(void *);
-    /* What kb_kernel_open resolved each ref to (cache/loader.c), so that a warm open is a lookup
+    /* What kb_kernel_open resolved each ref to (runtime/loader.c), so that a warm open is a lookup
      * and one stat; dropped with any setting change. Owned, freed through the function. */
     void *open_memo;
     void (*open_memo_free)(void *);

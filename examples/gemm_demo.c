@@ -158,7 +158,7 @@ int main(int argc, char **argv)
     if (kb_ctx_new(&ctx, NULL) != KB_OK)
         return 1;
     kb_kernel *k = NULL;
-    int rc = kb_kernel_open(ctx, ref, KB_OPEN_INSTALL | KB_OPEN_BUILD | KB_OPEN_ALLOW_UNSIGNED, &k);
+    int rc = kb_kernel_open(&k, ctx, ref, KB_OPEN_INSTALL | KB_OPEN_BUILD | KB_OPEN_ALLOW_UNSIGNED);
     if (rc) {
         fprintf(stderr, "gemm_demo: %s\n", kb_ctx_last_error(ctx)->message);
         kb_ctx_free(ctx);

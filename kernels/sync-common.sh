@@ -4,6 +4,6 @@
 set -eu
 cd "$(dirname "$0")"
 for pkg in */*/kernel.yaml; do
-    cp common/kbpkg_kernel.h common/kb_gpu_compat.h common/kbpkg_half.h common/kbpkg_check.h \
+    cp common/kb_gpu_compat.h common/kbpkg_half.h common/kbpkg_check.h \
         "$(dirname "$pkg")/include/"
 done

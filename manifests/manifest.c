@@ -1,7 +1,8 @@
 /* kernel.yaml: the table-driven schema, its handlers, and loading a manifest from a file. */
 #include "manifests/manifest.h"
 #include "manifests/manifest_check.h"
-#include "manifests/yaml_tree.h"
+#include "model/ref.h"
+#include "core/yaml_tree.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,10 +200,8 @@ static int on_name(mparse *p, const kb_ynode *v, const char *keypath, void *targ
 {
     kb_manifest *m = target;
     int rc = take_string(p, v, keypath, &m->name);
-    if (!rc && !kb_package_name_ok(v->value))
-        rc =
-            fail(p, v, keypath,
-                 "'%s' is not a package name (org/name: lowercase [a-z0-9._-], one '/')", v->value);
+    if (!rc && !kb_pkg_name_valid(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a package name (%s)", v->value, KB_PKG_NAME_RULE);
     return rc;
 }
 

@@ -3,8 +3,8 @@
 #define KB_MANIFESTS_MANIFEST_H
 
 #include "core/internal.h"
-#include "core/target.h"
-#include "core/semver.h"
+#include "model/target.h"
+#include "model/semver.h"
 
 /* One source file, local (path) or remote (url + sha256). */
 typedef struct kb_source {

@@ -6,27 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool name_part_ok(const char *s, size_t n)
-{
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '.' && c != '_' && c != '-')
-            return false;
-    }
-    /* "." and ".." would name folders above the package in the cache layout */
-    return !(n <= 2 && s[0] == '.' && s[n - 1] == '.');
-}
-
-bool kb_package_name_ok(const char *name)
-{
-    const char *slash = strchr(name, '/');
-    if (!slash || strchr(slash + 1, '/'))
-        return false;
-    return name_part_ok(name, (size_t)(slash - name)) && name_part_ok(slash + 1, strlen(slash + 1));
-}
-
 bool kb_package_path_ok(const char *path)
 {
     if (!*path || path[0] == '/')

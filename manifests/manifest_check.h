@@ -3,10 +3,9 @@
 #define KB_MANIFESTS_MANIFEST_CHECK_H
 
 #include "core/internal.h"
-#include "core/target.h"
+#include "model/target.h"
 
 /* org/name: lowercase [a-z0-9._-] on both sides of exactly one '/'. */
-bool kb_package_name_ok(const char *name);
 /* Relative, non-empty, no '..' component, no empty component. */
 bool kb_package_path_ok(const char *path);
 bool kb_c_identifier_ok(const char *s);

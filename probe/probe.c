@@ -1,5 +1,5 @@
 /* kb_probe_run: overrides first, then the CUDA driver, the KFD topology, HIP and the CPU. */
-#include "core/cpu.h"
+#include "probe/cpu.h"
 #include "probe/probe_internal.h"
 
 #include <stdio.h>

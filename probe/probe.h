@@ -2,7 +2,7 @@
 #ifndef KB_PROBE_PROBE_H
 #define KB_PROBE_PROBE_H
 
-#include "core/target.h"
+#include "model/target.h"
 
 /* What the probe looked at and why it found nothing there, for `kbpkg probe`. */
 typedef struct kb_probe_note {

@@ -1,10 +1,9 @@
-/* Host probe: CPU level (core/cpu.c) or the probe.cpu override, OS from uname, glibc. */
-#include "core/cpu.h"
+/* Host probe: CPU level (probe/cpu.c) or the probe.cpu override, OS from uname, glibc. */
+#include "probe/cpu.h"
 #include "probe/probe_internal.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
@@ -22,20 +21,10 @@ static int apply_cpu_override(kb_ctx *ctx, kb_probe_report *r, const char *level
     return kb_probe_note_add(ctx, r, "override", "CPU level %s from probe.cpu", level);
 }
 
-static void lowercase_os(char *buf, size_t size, const char *sysname)
-{
-    size_t i = 0;
-    for (; sysname[i] && i + 1 < size; i++)
-        buf[i] = (char)(sysname[i] >= 'A' && sysname[i] <= 'Z' ? sysname[i] + 32 : sysname[i]);
-    buf[i] = '\0';
-}
-
 int kb_probe_cpu(kb_ctx *ctx, kb_probe_report *r, const char *cpu_override)
 {
-    struct utsname u;
-    if (uname(&u) != 0)
-        memset(&u, 0, sizeof(u));
-    lowercase_os(r->host.os, sizeof(r->host.os), u.sysname); /* Linux -> linux, Darwin -> darwin */
+    char arch[sizeof(r->host.cpu_arch)];
+    kb_host_platform(arch, sizeof(arch), r->host.os, sizeof(r->host.os));
 #if defined(__GLIBC__)
     snprintf(r->host.glibc, sizeof(r->host.glibc), "%s", gnu_get_libc_version());
 #endif

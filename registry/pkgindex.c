@@ -1,8 +1,8 @@
 /* kbpkg package indexes on OCI: parse, pick versions, resolve entries, publish with merge. */
 #include "registry/pkgindex.h"
 #include "registry/oci.h"
-#include "core/target.h"
-#include "core/semver.h"
+#include "model/target.h"
+#include "model/semver.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -81,8 +81,7 @@ static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *w
  * must not point them elsewhere with "..", '/' or other junk. */
 static int check_index_identity(kb_ctx *ctx, const char *what, const kb_pkg_index *idx)
 {
-    const char *slash = idx->name ? strchr(idx->name, '/') : NULL;
-    if (idx->name && (!kb_repo_valid(idx->name) || !slash || strchr(slash + 1, '/')))
+    if (idx->name && !kb_pkg_name_valid(idx->name))
         return kb_error_set(ctx, KB_ERR_PARSE,
                             "%s: annotation dev.kbpkg.name '%s' is not a package name (org/name)",
                             what, idx->name);
@@ -546,8 +545,8 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
     if (index_digest_out)
         *index_digest_out = NULL;
     kb_semver parsed;
-    if (!kb_repo_valid(name) || !strchr(name, '/'))
-        return kb_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (kb_pkg_name_check(ctx, name))
+        return KB_ERR_INVALID;
     if (kb_semver_parse(ctx, &parsed, version) != 0)
         return kb_error_set(ctx, KB_ERR_VERSION, "%s: cannot publish version '%s': %s", name,
                             version, kb_ctx_last_error(ctx)->message);

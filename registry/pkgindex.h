@@ -23,7 +23,7 @@
 /* Sizes a registry may announce for kbpkg's descriptors; anything else is refused when parsed,
  * since layer_size caps the download. A per-target manifest is at most what registries accept
  * (KB_MANIFEST_MAX); a config is kbpkg.json (publish refuses one over 1 MiB); a layer is a
- * .tar.zst whose content extraction caps at 4 GiB (cache/extract.h), so twice that is already
+ * .tar.zst whose content extraction caps at 4 GiB (archive/extract.h), so twice that is already
  * more than any installable artifact. */
 #define KB_PKG_CONFIG_SIZE_MAX ((uint64_t)1024 * 1024)
 #define KB_PKG_LAYER_SIZE_MAX ((uint64_t)8 << 30)

@@ -3,6 +3,7 @@
 #define KB_REGISTRY_REGISTRY_H
 
 #include "core/internal.h"
+#include "model/ref.h"
 #include "kbpkg/registry.h"
 
 #include <stdbool.h>
@@ -96,8 +97,6 @@ const char *kb_digest_hex(const char *digest);
 bool kb_digest_valid(const char *digest);
 /* A tag per the distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}. */
 bool kb_tag_valid(const char *tag);
-/* org/name: lowercase path components separated by '/', as the spec allows. */
-bool kb_repo_valid(const char *repo);
 
 /* The parsed registry reference (kb_registry_open). */
 typedef struct kb_registry_url {

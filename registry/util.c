@@ -36,45 +36,6 @@ bool kb_tag_valid(const char *tag)
     return true;
 }
 
-static bool is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* One path component: [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)* */
-static bool component_valid(const char *s, size_t n)
-{
-    if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-        return false;
-    for (size_t i = 1; i < n; i++) {
-        char c = s[i], prev = s[i - 1];
-        if (is_lower_alnum(c))
-            continue;
-        bool ok = (c == '.' && is_lower_alnum(prev)) ||
-                  (c == '_' &&
-                   (is_lower_alnum(prev) || (prev == '_' && i >= 2 && is_lower_alnum(s[i - 2])))) ||
-                  (c == '-' && (is_lower_alnum(prev) || prev == '-'));
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-bool kb_repo_valid(const char *repo)
-{
-    if (!repo || !*repo || strlen(repo) > 255)
-        return false;
-    for (const char *p = repo;;) {
-        const char *slash = strchr(p, '/');
-        size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (!component_valid(p, n))
-            return false;
-        if (!slash)
-            return true;
-        p = slash + 1;
-    }
-}
-
 bool kb_host_is_loopback(const char *host)
 {
     /* host may carry a port: compare the name part */

@@ -30,9 +30,8 @@ KB_EXTERN const char *kb_trust_status_name(kb_trust_status status)
 static int check_subject(kb_ctx *ctx, const char *package, const char *version,
                          const char *index_digest)
 {
-    if (!kb_repo_valid(package))
-        return kb_error_set(ctx, KB_ERR_INVALID, "invalid package name '%s' (org/name)",
-                            package ? package : "");
+    if (kb_pkg_name_check(ctx, package))
+        return KB_ERR_INVALID;
     if (!kb_tag_valid(version))
         return kb_error_set(ctx, KB_ERR_INVALID, "invalid version '%s' for %s",
                             version ? version : "", package);

@@ -144,6 +144,9 @@ typedef struct kb_ctx_options {
 /* The context: callbacks, settings and the last error. One per thread. */
 typedef struct kb_ctx kb_ctx;
 
+/* A new ctx in *out. KB_ERR_CONFIG when a config file is bad: *out is still set, its
+ * kb_ctx_last_error names the file, line and key; free it with kb_ctx_free either way. On any
+ * other error *out is NULL. */
 KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options);
 KB_EXTERN void kb_ctx_free(kb_ctx *ctx);
 /* Change which log messages reach the log callback. */

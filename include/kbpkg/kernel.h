@@ -23,9 +23,9 @@ typedef enum kb_open_flags {
  * constraint, with the target that fits the probed device best. Checks the library's
  * kbpkg_kernel_info() (ABI, name, version, target) and that every declared export resolves.
  * A warm open (already installed) does no network I/O and no build.
- * Note the argument order follows DESIGN.md's example: ctx first, the handle last.
+ * Out-param first, as everywhere in the API (before 1.0 it followed DESIGN.md's example).
  */
-KB_EXTERN int kb_kernel_open(kb_ctx *ctx, const char *ref, unsigned flags, kb_kernel **out);
+KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref, unsigned flags);
 /* An exported symbol, or NULL when the package does not declare it in its exports. */
 KB_EXTERN void *kb_kernel_sym(const kb_kernel *k, const char *symbol);
 /* Borrowed strings, valid until kb_kernel_close. */

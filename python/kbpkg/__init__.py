@@ -81,7 +81,7 @@ def _declare(lib):
         "kb_ctx_free": (None, [c_void_p]),
         "kb_ctx_set": (c_int, [c_void_p, c_char_p, c_char_p]),
         "kb_ctx_last_error": (ctypes.POINTER(_Error), [c_void_p]),
-        "kb_kernel_open": (c_int, [c_void_p, c_char_p, c_uint, ctypes.POINTER(c_void_p)]),
+        "kb_kernel_open": (c_int, [ctypes.POINTER(c_void_p), c_void_p, c_char_p, c_uint]),
         "kb_kernel_sym": (c_void_p, [c_void_p, c_char_p]),
         "kb_kernel_target": (c_char_p, [c_void_p]),
         "kb_kernel_name": (c_char_p, [c_void_p]),
@@ -134,7 +134,13 @@ class _Ctx:
         opts = _Options(1, None, None, None, None, 2, 0)  # KB_LOG_INFO, read config files
         rc = lib.kb_ctx_new(ctypes.byref(self.ptr), ctypes.byref(opts))
         if rc:
-            raise Error(rc, "cannot create a kbpkg context: " + _s(lib.kb_strerror(rc)))
+            why = _s(lib.kb_strerror(rc))
+            if self.ptr:  # a bad config file: the ctx says which file, line and key
+                e = lib.kb_ctx_last_error(self.ptr).contents
+                why = _s(e.message) if e.message else why
+                lib.kb_ctx_free(self.ptr)
+                self.ptr = ctypes.c_void_p()
+            raise Error(rc, "cannot create a kbpkg context: " + why)
         for key, value in (settings or {}).items():
             self.check(lib.kb_ctx_set(self.ptr, key.encode(), str(value).encode()))
 
@@ -240,7 +246,7 @@ def load(ref, install=True, build=False, allow_unsigned=False, settings=None):
     flags |= OPEN_ALLOW_UNSIGNED if allow_unsigned else 0
     handle = ctypes.c_void_p()
     try:
-        ctx.check(ctx.lib.kb_kernel_open(ctx.ptr, ref.encode(), flags, ctypes.byref(handle)))
+        ctx.check(ctx.lib.kb_kernel_open(ctypes.byref(handle), ctx.ptr, ref.encode(), flags))
     except Error:
         ctx.free()
         raise

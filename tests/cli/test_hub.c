@@ -2,7 +2,7 @@
  * what headless chromium makes of it (a real screenshot, the search filter's DOM). */
 #include "../unit/trust_helpers.h"
 #include "kbtest.h"
-#include "registry/hub_render.h"
+#include "tools/hub/hub_render.h"
 #include "registry/pkgindex.h"
 
 #include <stdlib.h>
@@ -558,7 +558,7 @@ static size_t png_count(const png_image *img, uint32_t rgb)
     return n;
 }
 
-/* The colours of registry/hub_render.c's stylesheet that the checks below look for. */
+/* The colours of tools/hub/hub_render.c's stylesheet that the checks below look for. */
 #define HEADER_BG 0x1d3557u  /* header{background} */
 #define BODY_BG 0xf6f7f9u    /* body{background} */
 #define PKG_BORDER 0xe63946u /* li.pkg{border-left}: 6px at main's 32px padding */

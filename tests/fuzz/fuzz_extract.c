@@ -1,9 +1,9 @@
-/* libFuzzer target: the archive reader (cache/extract.c). The input is written to a file and
+/* libFuzzer target: the archive reader (archive/extract.c). The input is written to a file and
  * extracted under a private parent with small limits. Invariants: on failure nothing is left
  * under the parent; on success the parent holds only the new folder, which holds only plain
  * files and folders. kb_extract_list and kb_extract_read_member run on the same bytes. */
 #define _XOPEN_SOURCE 700 /* nftw */
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include "fuzz_common.h"
 
 #include <dirent.h>

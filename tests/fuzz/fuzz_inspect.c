@@ -1,7 +1,7 @@
-/* libFuzzer target: the ELF / CUDA fatbin / clang offload-bundle inspector (builder/inspect*.c).
+/* libFuzzer target: the ELF / CUDA fatbin / clang offload-bundle inspector (archive/inspect*.c).
  * Every input goes through the three in-memory parsers and, through a file, kb_inspect_file
  * (which also reads .tar.zst artifacts). */
-#include "builder/inspect.h"
+#include "archive/inspect.h"
 #include "fuzz_common.h"
 
 static void check_result(kb_ctx *ctx, int rc, kb_inspect *ins)

@@ -5,8 +5,8 @@
  * sizes are byte counts a manifest can have (a negative one must not become a huge cap). */
 #include "fuzz_common.h"
 #include "registry/oci.h"
-#include "core/semver.h"
-#include "core/target.h"
+#include "model/semver.h"
+#include "model/target.h"
 #include "registry/pkgindex.h"
 
 static void check_descriptor_same(const kb_oci_descriptor *a, const kb_oci_descriptor *b)

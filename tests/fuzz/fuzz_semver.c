@@ -3,7 +3,7 @@
  * versions of equal precedence match a constraint alike, and a version matches the exact, caret,
  * tilde and >= constraints built from it. */
 #include "fuzz_common.h"
-#include "core/semver.h"
+#include "model/semver.h"
 
 static int sign(int x)
 {

@@ -1,7 +1,7 @@
-/* libFuzzer target: target ids and device lists (core/target.c). The first line is a target id,
+/* libFuzzer target: target ids and device lists (model/target.c). The first line is a target id,
  * the rest a device list. Invariants: format(parse(id)) parses to the same target; every parsed
  * target can be checked against every parsed device. */
-#include "core/target.h"
+#include "model/target.h"
 #include "fuzz_common.h"
 
 static void check_target_round_trip(kb_ctx *ctx, const kb_target *t)
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(memchr(c.reason, '\0', sizeof(c.reason)) != NULL, "reason not terminated");
         FUZZ_CHECK(c.fit == KB_FIT_NONE || c.score >= (int)c.fit * 100 - 100,
                    "score %d below its fit %d", c.score, (int)c.fit);
-        FUZZ_CHECK(kb_compat_rank_cmp(&c, &c) == 0, "a result ranks apart from itself");
+        FUZZ_CHECK(kb_target_rank_cmp("t", &c, "t", &c) == 0, "a result ranks apart from itself");
     }
     kb_devices_free(devs);
     kb_ctx_free(ctx);

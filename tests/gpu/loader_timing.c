@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     double t0 = now_us();
     kb_ctx_new(&ctx, NULL);
     kb_kernel *k = NULL;
-    if (kb_kernel_open(ctx, ref, 0, &k)) {
+    if (kb_kernel_open(&k, ctx, ref, 0)) {
         fprintf(stderr, "loader_timing: %s\n", kb_ctx_last_error(ctx)->message);
         return 1;
     }
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++) {
         kb_kernel *w = NULL;
         double s = now_us();
-        int rc = kb_kernel_open(ctx, ref, 0, &w);
+        int rc = kb_kernel_open(&w, ctx, ref, 0);
         void *f = rc ? NULL : kb_kernel_sym(w, sym);
         warm[i] = now_us() - s;
         if (!f)

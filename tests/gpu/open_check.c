@@ -283,7 +283,7 @@ static void check_rmsnorm(run *r, cuda *c, kb_kernel *g, kb_kernel *h)
 static kb_kernel *open_with(kb_ctx *ctx, const char *ref)
 {
     kb_kernel *k = NULL;
-    if (kb_kernel_open(ctx, ref, 0, &k) != KB_OK) {
+    if (kb_kernel_open(&k, ctx, ref, 0) != KB_OK) {
         fprintf(stderr, "open_check: %s: %s\n", ref, kb_ctx_last_error(ctx)->message);
         return NULL;
     }

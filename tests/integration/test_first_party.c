@@ -10,6 +10,31 @@
 static const char *packages[] = {"radeonflow/gemm", "kbpkg-community/activation",
                                  "kbpkg-community/rmsnorm"};
 static const char *probe_symbol[] = {"rf_gemm_f32", "act_silu_and_mul_f32", "rmsnorm_f32"};
+static const char *header[] = {"rf_gemm.h", "kb_activation.h", "kb_rmsnorm.h"};
+
+/* A consumer compiles against the installed package's include/ alone: the package header's
+ * #include <kbpkg/kernel_abi.h> is shipped beside it (it once failed: kbpkg_kernel.h missing). */
+static void expect_consumer_compiles(const char *tmp, const kb_kernel *k, size_t i)
+{
+    char *src = kb_asprintf("%s/consumer_%zu.c", tmp, i);
+    char *text = kb_asprintf(
+        "#include <%s>\nint main(void)\n{\n    void (*volatile f)(void) = (void (*)(void))%s;\n"
+        "    return f != 0 ? 0 : 1;\n}\n",
+        header[i], probe_symbol[i]);
+    kbt_write(src, text);
+    char *inc = kb_asprintf("-I%s/include", kb_kernel_path(k));
+    char *obj = kb_asprintf("%s/consumer_%zu.o", tmp, i);
+    const char *argv[] = {"cc", "-std=c11", "-Wall", "-Werror", "-pedantic", inc,
+                          "-c", src,        "-o",    obj,       NULL};
+    kb_ctx *ctx = kbt_ctx();
+    kb_proc_result res;
+    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 60000), 0);
+    cr_expect_eq(res.exit_code, 0, "%s: a consumer of %s does not compile against %s:\n%s",
+                 packages[i], header[i], inc, res.output.data ? res.output.data : "");
+    kb_proc_result_free(&res);
+    kb_ctx_free(ctx);
+    free(src), free(text), free(inc), free(obj);
+}
 
 static kbt_run run_env(const char *cache, const char *registry, const char *cfg,
                        const char *const *args)
@@ -48,9 +73,10 @@ static void round_trip(const char *tmp, const char *registry, const char *tag)
         kb_ctx_set(ctx, "probe.devices", "none");
         kb_ctx_set(ctx, "probe.cpu", "x86_64_v2");
         kb_kernel *k = NULL;
-        cr_assert_eq(kb_kernel_open(ctx, packages[i], 0, &k), 0, "%s",
+        cr_assert_eq(kb_kernel_open(&k, ctx, packages[i], 0), 0, "%s",
                      kb_ctx_last_error(ctx)->message);
         cr_expect_not_null(kb_kernel_sym(k, probe_symbol[i]), "%s", probe_symbol[i]);
+        expect_consumer_compiles(tmp, k, i);
         kb_kernel_close(k);
         kb_ctx_free(ctx);
         unsetenv("KBPKG_CACHE");

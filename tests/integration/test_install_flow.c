@@ -1,7 +1,7 @@
 /* End to end: build a CPU package, publish it, then install, resolve, load, verify, uninstall,
  * gc, offline builds and side-by-side versions, through the CLI and the C API. */
 #include "kbtest.h"
-#include "cache/extract.h"
+#include "archive/extract.h"
 #include <jansson.h>
 #include "registry/pkgindex.h"
 #include "kbpkg/trust.h"
@@ -151,7 +151,7 @@ Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
     kb_kernel *k = NULL;
-    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@^0.1", 0, &k), 0, "%s",
+    cr_assert_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add@^0.1", 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_expect(kb_str_starts(kb_kernel_target(k), "cpu-x86_64_v"));
     cr_expect_str_eq(kb_kernel_version(k), "0.1.0");
@@ -166,7 +166,7 @@ Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
     const char *dir = kb_kernel_path(k);
     char *lib = kb_asprintf("%s/lib/libvec_add.so", dir);
     kb_kernel_close(k);
-    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add@^2", 0, &k), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add@^2", 0), KB_ERR_NOT_FOUND);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kbtest/vec-add@^2 is not installed") ||
                   strstr(kb_ctx_last_error(ctx)->message, "no installed target"),
               "%s", kb_ctx_last_error(ctx)->message);
@@ -442,16 +442,16 @@ Test(install_flow, two_versions_side_by_side_in_one_process)
     kb_ctx *ctx = kbt_ctx();
     kb_ctx_set(ctx, "probe.devices", "none");
     kb_kernel *a = NULL, *b = NULL;
-    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@0.1.0", 0, &a), 0, "%s",
+    cr_assert_eq(kb_kernel_open(&a, ctx, "kbtest/vec-add@0.1.0", 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add@0.2.0", 0, &b), 0, "%s",
+    cr_assert_eq(kb_kernel_open(&b, ctx, "kbtest/vec-add@0.2.0", 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_expect_str_eq(kb_kernel_version(a), "0.1.0");
     cr_expect_str_eq(kb_kernel_version(b), "0.2.0");
     cr_expect_neq(kb_kernel_sym(a, "vadd_f32"), kb_kernel_sym(b, "vadd_f32"),
                   "each version keeps its own copy (RTLD_LOCAL)");
     kb_kernel *c = NULL;
-    cr_assert_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &c), 0);
+    cr_assert_eq(kb_kernel_open(&c, ctx, "kbtest/vec-add", 0), 0);
     cr_expect_str_eq(kb_kernel_version(c), "0.2.0", "no constraint: the highest installed");
     kb_kernel_close(c);
     kb_kernel_close(a);
@@ -568,7 +568,7 @@ Test(install_flow, docker_registry_round_trip)
 
 static const char *open_version(kb_ctx *ctx, const char *ref, kb_kernel **k)
 {
-    int rc = kb_kernel_open(ctx, ref, 0, k);
+    int rc = kb_kernel_open(k, ctx, ref, 0);
     cr_assert_eq(rc, 0, "open %s: %s", ref, kb_ctx_last_error(ctx)->message);
     return kb_kernel_version(*k);
 }
@@ -611,7 +611,7 @@ Test(install_flow, a_warm_open_sees_what_other_processes_install_and_uninstall)
     kb_kernel_close(k);
     /* ... and a setting change forgets it: the folder without a record is no install */
     cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
-    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &k), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add", 0), KB_ERR_NOT_FOUND);
     cr_assert_eq(rename(aside, record), 0);
     cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
     kb_kernel_close(k);
@@ -637,7 +637,7 @@ Test(install_flow, a_warm_open_sees_what_other_processes_install_and_uninstall)
 
     /* an install by this ctx itself (KB_OPEN_INSTALL) is seen by the next plain open */
     cr_assert_eq(
-        kb_kernel_open(ctx, "kbtest/vec-add@0.2.0", KB_OPEN_INSTALL | KB_OPEN_ALLOW_UNSIGNED, &k),
+        kb_kernel_open(&k, ctx, "kbtest/vec-add@0.2.0", KB_OPEN_INSTALL | KB_OPEN_ALLOW_UNSIGNED),
         0, "%s", kb_ctx_last_error(ctx)->message);
     cr_expect_str_eq(kb_kernel_version(k), "0.2.0");
     kb_kernel_close(k);
@@ -651,7 +651,7 @@ Test(install_flow, a_warm_open_sees_what_other_processes_install_and_uninstall)
     r = kb(&w, "none", u2);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
-    cr_expect_eq(kb_kernel_open(ctx, "kbtest/vec-add", 0, &k), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add", 0), KB_ERR_NOT_FOUND);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kbtest/vec-add"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect_null(k);

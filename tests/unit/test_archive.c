@@ -1,8 +1,8 @@
 /* Archive writer: byte-identical output whatever the disk says, round trips, refused inputs. */
 #include "kbtest.h"
 
-#include "builder/archive.h"
-#include "cache/extract.h"
+#include "archive/archive.h"
+#include "archive/extract.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,7 +1,7 @@
 /* Compatibility rules as a table: target x device list x host x options -> fit and reason. */
 #include "kbtest.h"
 
-#include "core/target.h"
+#include "model/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,7 +306,7 @@ typedef struct ranked {
 static int by_rank(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    return kb_compat_rank_cmp(&x->c, &y->c);
+    return kb_target_rank_cmp(x->id, &x->c, y->id, &y->c);
 }
 
 /* Rank ids on a host made from devices; expect the fitting ones in exactly `order`. */
@@ -440,9 +440,9 @@ Test(compat, ranks_keep_the_design_order)
     for (size_t i = 1; i < KB_ARRAY_LEN(ranks); i++)
         cr_expect_gt((int)ranks[i - 1] * 100, (int)ranks[i] * 100 + 99);
     kb_compat a = {KB_FIT_FAMILY, 5010, ""}, b = {KB_FIT_EXACT, 6050, ""};
-    cr_expect_gt(kb_compat_rank_cmp(&a, &b), 0);
-    cr_expect_lt(kb_compat_rank_cmp(&b, &a), 0);
-    cr_expect_eq(kb_compat_rank_cmp(&a, &a), 0);
+    cr_expect_gt(kb_target_rank_cmp("t1", &a, "t2", &b), 0);
+    cr_expect_lt(kb_target_rank_cmp("t2", &b, "t1", &a), 0);
+    cr_expect_eq(kb_target_rank_cmp("t1", &a, "t1", &a), 0);
 }
 
 Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
@@ -461,4 +461,55 @@ Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
     kb_compat_check_host(&r, &t, &arm, NULL);
     cr_expect_eq(r.fit, KB_FIT_CPU, "%s", r.reason);
     kb_ctx_free(ctx);
+}
+
+/* ---- one ranking for install, sync and the loader (kb_target_rank_cmp) ---- */
+
+/* The best of n candidates scanned in the given order, as sync and the loader scan. */
+static const ranked *best_by_scan(const ranked *r, const size_t *order, size_t n)
+{
+    const ranked *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const ranked *c = &r[order[i]];
+        if (!best || kb_target_rank_cmp(c->id, &c->c, best->id, &best->c) < 0)
+            best = c;
+    }
+    return best;
+}
+
+Test(compat, one_ranking_picks_the_same_target_in_any_order)
+{
+    /* Equal scores (a listing with one target twice under two spellings of equal fit, or two
+     * pins of one fit) once went to whichever came first: the loader's readdir order, the
+     * lockfile's order. Now the id breaks the tie, and sorting (install) and scanning (sync,
+     * loader) agree. */
+    static const struct {
+        ranked set[3];
+        const char *want;
+    } table[] = {
+        {{{"cuda13-sm_86-x86_64-linux", {KB_FIT_EXACT, 6000, ""}},
+          {"cuda13-sm_80-x86_64-linux", {KB_FIT_FAMILY, 5094, ""}},
+          {"cuda13-compute_80-x86_64-linux", {KB_FIT_PTX, 3000, ""}}},
+         "cuda13-sm_86-x86_64-linux"},
+        {{{"cpu-x86_64_v3-x86_64-linux", {KB_FIT_CPU, 1003, ""}},
+          {"cpu-x86_64_v2-x86_64-linux", {KB_FIT_CPU, 1002, ""}},
+          {"cpu-x86_64_v3-x86_64-linux-b", {KB_FIT_CPU, 1003, ""}}},
+         "cpu-x86_64_v3-x86_64-linux"},
+        {{{"rocm6-gfx11-generic-x86_64-linux", {KB_FIT_GENERIC, 4000, ""}},
+          {"rocm5-gfx1100-x86_64-linux", {KB_FIT_GENERIC, 4000, ""}},
+          {"rocm6-gfx1100-x86_64-linux", {KB_FIT_GENERIC, 4000, ""}}},
+         "rocm5-gfx1100-x86_64-linux"},
+    };
+    static const size_t orders[][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                       {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (size_t t = 0; t < KB_ARRAY_LEN(table); t++)
+        for (size_t o = 0; o < KB_ARRAY_LEN(orders); o++) {
+            ranked sorted[3];
+            for (size_t i = 0; i < 3; i++)
+                sorted[i] = table[t].set[orders[o][i]];
+            qsort(sorted, 3, sizeof sorted[0], by_rank); /* install sorts its candidates */
+            cr_expect_str_eq(sorted[0].id, table[t].want, "row %zu, order %zu (sorted)", t, o);
+            const ranked *scanned = best_by_scan(table[t].set, orders[o], 3);
+            cr_expect_str_eq(scanned->id, table[t].want, "row %zu, order %zu (scanned)", t, o);
+        }
 }

@@ -159,11 +159,15 @@ Test(config_files, ctx_new_refuses_a_bad_file_and_says_why)
     kb_ctx_options o = KB_CTX_OPTIONS_INIT;
     o.log = remember_error;
     o.payload = &log;
-    kb_ctx *ctx = (kb_ctx *)1;
+    kb_ctx *ctx = NULL;
     cr_expect_eq(kb_ctx_new(&ctx, &o), KB_ERR_CONFIG);
-    cr_expect_null(ctx);
+    /* The ctx stays with the caller so it can read why (it was freed with the reason once). */
+    cr_assert_not_null(ctx);
     char *want = kb_asprintf("%s:2:1: unknown configuration key 'registry_url'", l.project);
     cr_expect_str_eq(log.data ? log.data : "", want);
+    cr_expect_eq(kb_ctx_last_error(ctx)->code, KB_ERR_CONFIG);
+    cr_expect_str_eq(kb_ctx_last_error(ctx)->message, want);
+    kb_ctx_free(ctx);
     free(want);
     kb_buf_free(&log);
     /* no_config_files skips them */

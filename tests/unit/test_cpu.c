@@ -1,8 +1,8 @@
-/* core/cpu.c: x86-64 levels from features, the host's level against /proc/cpuinfo, and the
+/* probe/cpu.c: x86-64 levels from features, the host's level against /proc/cpuinfo, and the
  * probe and the builder both using it. */
 #include "kbtest.h"
 #include "builder/builder.h"
-#include "core/cpu.h"
+#include "probe/cpu.h"
 #include "probe/probe_internal.h"
 
 #include <stdio.h>
@@ -109,7 +109,7 @@ Test(core_cpu, level_matches_proc_cpuinfo)
 #endif
 }
 
-/* The probe and the builder both answer with core/cpu.c's level, and both let probe.cpu win. */
+/* The probe and the builder both answer with probe/cpu.c's level, and both let probe.cpu win. */
 Test(core_cpu, probe_and_builder_agree_with_the_host_level)
 {
     char arch[32], level[32];

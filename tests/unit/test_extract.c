@@ -1,8 +1,8 @@
 /* Safe extractor: the committed malicious corpus is refused entry by entry, and leaves nothing. */
 #include "kbtest.h"
 
-#include "builder/archive.h"
-#include "cache/extract.h"
+#include "archive/archive.h"
+#include "archive/extract.h"
 
 #include <dirent.h>
 #include <stdlib.h>

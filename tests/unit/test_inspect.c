@@ -1,8 +1,8 @@
 /* Inspection: libraries built here with cc, g++, nvcc and hipcc, plus crafted bad containers. */
 #include "kbtest.h"
 
-#include "builder/archive.h"
-#include "builder/inspect.h"
+#include "archive/archive.h"
+#include "archive/inspect.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* kbpkg inspect, run as a user would: text and --json output, usage and input errors. */
 #include "kbtest.h"
 
-#include "builder/archive.h"
+#include "archive/archive.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The lockfile: reading (errors name file and field), writing (stable bytes), resolving against a
  * layout hub, and sync's decisions that need no artifact: offline, nothing fits. */
 #include "kbtest.h"
-#include "cache/lockfile.h"
+#include "lock/lockfile.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -31,6 +31,11 @@ static const struct {
     {"name_uppercase", 1, 7, KB_ERR_MANIFEST, "name: 'RadeonFlow/gemm' is not a package name"},
     {"name_two_slashes", 1, 7, KB_ERR_MANIFEST,
      "name: 'radeonflow/gemm/extra' is not a package name"},
+    /* The OCI repository grammar publish uses: each of these once passed the manifest check. */
+    {"name_trailing_dash", 1, 7, KB_ERR_MANIFEST, "name: 'org/gemm-' is not a package name (org/"},
+    {"name_leading_underscore", 1, 7, KB_ERR_MANIFEST, "name: 'org/_gemm' is not a package name"},
+    {"name_double_dot", 1, 7, KB_ERR_MANIFEST, "name: 'org/a..b' is not a package name"},
+    {"name_leading_dot", 1, 7, KB_ERR_MANIFEST, "name: '.org/x' is not a package name"},
     {"version_two_parts", 2, 10, KB_ERR_MANIFEST, "version: '1.0' is not a semantic version"},
     {"version_leading_zero", 2, 10, KB_ERR_MANIFEST,
      "version: '1.02.0' is not a semantic version (MAJOR.MINOR.PATCH[-pre][+build]): leading "

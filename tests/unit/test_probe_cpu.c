@@ -1,4 +1,4 @@
-/* Probe of the host: OS and glibc; the CPU level is core/cpu.c's (tests/unit/test_cpu.c). */
+/* Probe of the host: OS and glibc; the CPU level is probe/cpu.c's (tests/unit/test_cpu.c). */
 #include "kbtest.h"
 #include "probe/probe_internal.h"
 

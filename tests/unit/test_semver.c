@@ -1,6 +1,6 @@
 /* Semver: parsing, precedence (semver.org's chain), constraints and their error messages. */
 #include "kbtest.h"
-#include "core/semver.h"
+#include "model/semver.h"
 
 #include <stdio.h>
 #include <string.h>

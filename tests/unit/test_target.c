@@ -1,7 +1,7 @@
 /* Target ids, arch names and device lists: parse, canonical format, errors that name the item. */
 #include "kbtest.h"
 
-#include "core/target.h"
+#include "model/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 
 #include "kb_activation.h"
 #include "kb_gpu_compat.h"
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 
 namespace act
 {

@@ -3,7 +3,7 @@
 #define KB_ACTIVATION_CPU_H
 
 /* Defaults for hand builds; the builder passes -DKBPKG_NAME/-DKBPKG_VERSION/-DKBPKG_TARGET.
- * Sources include this header before anything that includes kbpkg_kernel.h. */
+ * Sources include this header before anything that includes kbpkg/kernel_abi.h. */
 #ifndef KBPKG_NAME
 #define KBPKG_NAME "kbpkg-community/activation"
 #endif

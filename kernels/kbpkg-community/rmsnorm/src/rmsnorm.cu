@@ -6,7 +6,7 @@
 
 #include "kb_gpu_compat.h"
 #include "kb_rmsnorm.h"
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 #include "rmsnorm_kernels.cuh"
 
 namespace rms

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "kbpkg_half.h"
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 
 /* The builder compiles check.c with -DKBPKG_CHECK_CUDA or -DKBPKG_CHECK_HIP for GPU targets
  * (C API of the runtime: cuda_runtime_api.h / hip_runtime_api.h), nothing for CPU targets. */

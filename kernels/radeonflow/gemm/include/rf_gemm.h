@@ -2,7 +2,7 @@
 #ifndef RF_GEMM_H
 #define RF_GEMM_H
 
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,7 +8,7 @@
 #if defined(KB_GPU_CUDA)
 #include <cuda.h> /* CUtensorMap and its enums; the driver itself is reached through cudart */
 #endif
-#include "kbpkg_kernel.h"
+#include <kbpkg/kernel_abi.h>
 #include "rf_gemm.h"
 
 namespace rf

@@ -1,0 +1,34 @@
+/* Internal side of installing: the result struct shared by install, resolve, lock and sync. */
+#ifndef KB_INSTALL_INSTALL_H
+#define KB_INSTALL_INSTALL_H
+
+#include "cache/store.h"
+#include "resolve/resolve.h"
+#include "model/target.h"
+#include "kbpkg/install.h"
+#include "kbpkg/trust.h" /* kb_trust_registry_open: how cache operations reach a registry */
+#include "registry/pkgindex.h"
+
+/* Install one exact entry (pinned by a lockfile or chosen by the resolver). */
+int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                     const kb_pkg_index *idx, kb_pkg_entry *entry, const char *reason,
+                     const char *expect_layer_digest);
+
+/* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
+ * *path_out owned. Present blobs are not fetched again. */
+int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                           const char *name, kb_pkg_entry *e);
+
+/* Build and install from a source artifact blob already in the cache. */
+int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache, const char *name,
+                             const char *version, const char *source_blob, const char *target_id,
+                             const char *reason, const char *registry);
+
+/* Local builds (install/local_build.c). */
+/* Fetch (or find in the cache) the source artifact, build target_id, install it marked as a
+ * local build. */
+int kb_local_build_install(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                           const kb_pkg_index *idx, kb_pkg_entry *source, const char *target_id,
+                           const char *reason);
+
+#endif

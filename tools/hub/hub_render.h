@@ -1,0 +1,12 @@
+/* Internal pieces of the hub renderer (tools/hub/hub_render.c) that tests reach directly. */
+#ifndef KB_HUB_HUB_RENDER_H
+#define KB_HUB_HUB_RENDER_H
+
+#include "core/internal.h"
+#include "kbpkg/hub.h"
+#include "registry/registry.h"
+
+/* Append text with & < > " ' replaced by entities (NULL appends nothing). */
+int kb_html_escape(kb_buf *out, const char *text);
+
+#endif
