@@ -237,9 +237,7 @@ static la_ssize_t sink_write(struct archive *a, void *payload, const void *data,
                 continue;
             if (n < 0) {
                 int e = errno;
-                s->err =
-                    kb_error_set_path(s->ctx, e == ENOSPC ? KB_ERR_NOSPACE : KB_ERR_IO, s->name, 0,
-                                      0, "cannot write %s: %s", s->name, strerror(e));
+                s->err = kb_error_errno(s->ctx, e, "write", s->name);
                 archive_set_error(a, e, "%s", strerror(e));
                 return -1;
             }

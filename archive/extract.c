@@ -15,8 +15,12 @@
 
 const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
                                                   NULL};
+/* The one source layout: what `kbpkg build` may put in a source artifact (builder/package.c
+ * checks every file against it) is what an install extracts. third_party/ holds vendored
+ * headers; the license names are the ones the manifest parser looks for. */
 const char *const kb_extract_source_layout[] = {
-    "kbpkg.json", "kernel.yaml", "src/", "include/", "tests/", "LICENSE", "README.md", NULL};
+    "kbpkg.json", "kernel.yaml", "src/",        "include/", "tests/",    "third_party/",
+    "LICENSE",    "LICENSE.md",  "LICENSE.txt", "COPYING",  "README.md", NULL};
 
 /* Below this many extracted bytes the ratio check stays quiet: tiny archives of tiny files
  * compress far beyond any sane ratio and are harmless. */
@@ -220,6 +224,11 @@ static bool allowed_top(const char *const *allowed, const char *clean, bool is_d
     return false;
 }
 
+bool kb_extract_layout_allows(const char *const *allowed, const char *path)
+{
+    return allowed_top(allowed, path, false);
+}
+
 static int check_entry(extraction *x, struct archive_entry *ae, const char *name, char **clean)
 {
     const kb_extract_limits *lim = &x->opts->limits;
@@ -276,9 +285,7 @@ static int archive_read_failure(extraction *x, struct archive *a)
 static int write_failure(extraction *x, struct archive *out, const char *what, const char *dest)
 {
     int err = archive_errno(out);
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT
-                                              : KB_ERR_IO;
+    int code = kb_err_from_errno(err) == KB_ERR_NOT_FOUND ? KB_ERR_IO : kb_err_from_errno(err);
     const char *why = err == ENOSPC || err == EDQUOT ? "no space left on device"
                       : err == EFBIG                 ? "file too large (file size limit reached)"
                                                      : archive_error_string(out);
@@ -381,13 +388,15 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
     }
 }
 
-static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive_path, bool zip_too)
 {
     struct archive *a = archive_read_new();
     if (!a)
         return kb_error_oom(ctx);
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
+    if (zip_too)
+        archive_read_support_format_zip(a);
     if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
         int rc = kb_error_set_path(
             ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
@@ -397,6 +406,11 @@ static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_pa
     }
     *out = a;
     return 0;
+}
+
+static int open_reader(kb_ctx *ctx, struct archive **out, const char *archive_path)
+{
+    return open_reader_as(ctx, out, archive_path, false);
 }
 
 /* Write one checked entry below root with a normalized header (no owner, xattrs or ACLs). */
@@ -511,7 +525,7 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}, NULL, 0, -1, 0};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
-    rc = open_reader(ctx, &in, archive_path);
+    rc = open_reader_as(ctx, &in, archive_path, opts->zip);
     if (!rc)
         rc = kb_mkdtemp(ctx, &root, real_parent, ".kbpkg-extract-");
     if (!rc && !(out = open_disk_writer()))
@@ -671,6 +685,68 @@ int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *a
             *sizes = grown;
             grown[names->len - 1] = dir ? 0 : (uint64_t)archive_entry_size(ae);
         }
+    }
+    archive_read_free(a);
+    return rc;
+}
+
+int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path)
+{
+    struct archive *a = NULL;
+    int rc = open_reader(ctx, &a, archive_path);
+    while (!rc) {
+        struct archive_entry *ae;
+        int r = archive_read_next_header(a, &ae);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r != ARCHIVE_OK) {
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                   "cannot read archive %s: %s", archive_path,
+                                   archive_error_string(a));
+            break;
+        }
+        const char *name = archive_entry_pathname(ae);
+        if (!name || archive_entry_filetype(ae) != AE_IFREG || archive_entry_hardlink(ae))
+            continue;
+        while (kb_str_starts(name, "./"))
+            name += 2;
+        kb_sha256 *h = kb_sha256_new();
+        if (!h) {
+            rc = kb_error_oom(ctx);
+            break;
+        }
+        char chunk[65536];
+        uint64_t total = 0;
+        la_ssize_t n;
+        while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
+            kb_sha256_update(h, chunk, (size_t)n);
+            total += (uint64_t)n;
+        }
+        if (n < 0) {
+            kb_sha256_free(h);
+            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                   "cannot read '%s' from %s: %s", name, archive_path,
+                                   archive_error_string(a));
+            break;
+        }
+        if (out->len == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 16;
+            kb_extract_file *grown = realloc(out->items, cap * sizeof(*grown));
+            if (!grown) {
+                kb_sha256_free(h);
+                rc = kb_error_oom(ctx);
+                break;
+            }
+            out->items = grown;
+            out->cap = cap;
+        }
+        kb_extract_file *e = &out->items[out->len];
+        kb_sha256_finish(h, e->sha256);
+        e->size = total;
+        if (!(e->path = kb_strdup(name)))
+            rc = kb_error_oom(ctx);
+        else
+            out->len++;
     }
     archive_read_free(a);
     return rc;

@@ -24,6 +24,8 @@ typedef struct kb_extract_limits {
  * "name" allows one regular file. */
 extern const char *const kb_extract_artifact_layout[];
 extern const char *const kb_extract_source_layout[];
+/* A file at this package-relative path passes the layout (the extractor's own check). */
+bool kb_extract_layout_allows(const char *const *allowed, const char *path);
 
 /* One regular file written by an extraction: its name below the new folder, the bytes written
  * and their sha256. sha256 is "" when the data did not arrive as one contiguous stream (a sparse
@@ -56,11 +58,13 @@ typedef struct kb_extract_opts {
     /* Start writing each file's data to disk while extracting (sync_file_range, a hint: every
      * 8 MiB and at its end): the caller's fsync pass then mostly waits for I/O under way. */
     bool start_writeback;
+    /* Also read zip (header-only dependencies come as zips); artifacts are tar only. */
+    bool zip;
 } kb_extract_opts;
 
 #define KB_EXTRACT_OPTS_INIT                                                                       \
     {                                                                                              \
-        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT, NULL, false                      \
+        KB_EXTRACT_OPTS_VERSION, NULL, KB_EXTRACT_LIMITS_DEFAULT, NULL, false, false               \
     }
 
 /*
@@ -82,5 +86,9 @@ int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, c
 
 /* Member names in archive order (folders end with '/'), and file sizes (sizes may be NULL). */
 int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path);
+
+/* Every regular-file member's name (leading "./" dropped), size and sha256, read from the
+ * archive without writing anything: what an extraction of it installs. */
+int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path);
 
 #endif

@@ -36,6 +36,8 @@ void kb_inspect_free(kb_inspect *ins)
     kb_strv_free(&ins->exports);
     kb_strv_free(&ins->needed);
     kb_strv_free(&ins->uniques);
+    kb_strv_free(&ins->imports);
+    kb_strv_free(&ins->strong_exports);
     for (size_t i = 0; i < ins->code_count; i++)
         free(ins->codes[i]);
     free(ins->codes);

@@ -27,8 +27,10 @@ struct kb_inspect {
     kb_strv exports;
     kb_strv needed; /* DT_NEEDED sonames, in file order */
     kb_strv uniques;
-    char glibc[32];   /* "" or "2.34" */
-    char glibcxx[32]; /* "" or "3.4.30" */
+    kb_strv imports;        /* undefined dynamic symbols: what the library needs at load */
+    kb_strv strong_exports; /* exports bound STB_GLOBAL (not weak template instances) */
+    char glibc[32];         /* "" or "2.34" */
+    char glibcxx[32];       /* "" or "3.4.30" */
     kb_gpu_entry **codes;
     size_t code_count;
     kb_strv members;   /* archives */

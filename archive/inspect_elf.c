@@ -115,17 +115,24 @@ static int read_dynsym(elf_view *v, kb_inspect *out)
         Elf64_Sym s;
         memcpy(&s, v->data + dynsym->sh_offset + i * sizeof(s), sizeof(s));
         bool unique = ELF64_ST_BIND(s.st_info) == STB_GNU_UNIQUE && s.st_shndx != SHN_UNDEF;
-        if (!unique && !exported(&s))
+        bool import = s.st_shndx == SHN_UNDEF && ELF64_ST_BIND(s.st_info) != STB_LOCAL;
+        if (!unique && !import && !exported(&s))
             continue;
         const char *name = string_at(v, strtab, s.st_name);
         if (!name)
             return malformed(v, dynsym->sh_offset + i * sizeof(s), "symbol name outside .dynstr");
         if (!*name)
             continue;
-        kb_strv *list = unique ? &out->uniques : &out->exports;
+        kb_strv *list = unique ? &out->uniques : import ? &out->imports : &out->exports;
         if (!kb_strv_contains(list, name) && kb_strv_push(list, name))
             return kb_error_oom(v->ctx);
+        /* a non-weak definition: something the package itself chose to export */
+        if (!unique && !import && ELF64_ST_BIND(s.st_info) == STB_GLOBAL &&
+            !kb_strv_contains(&out->strong_exports, name) &&
+            kb_strv_push(&out->strong_exports, name))
+            return kb_error_oom(v->ctx);
     }
+    kb_strv_sort(&out->imports);
     kb_strv_sort(&out->exports);
     kb_strv_sort(&out->uniques);
     return 0;

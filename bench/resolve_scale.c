@@ -189,7 +189,7 @@ static double time_resolve(kb_ctx *ctx, const char *hub, size_t n, char *chosen,
 {
     char name[64];
     package_name(name, sizeof(name), n / 2);
-    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     o.registry = hub;
     o.allow_unsigned = 1;
     o.resolve_only = 1;

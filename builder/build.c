@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+/* One target's work, filled by a worker thread; the worker owns its own ctx. */
 /* The device-lib overlay of one ROCm toolchain (hipcc, hip-clang), made before the workers
  * start; a failure fails that toolchain's targets with its message, never a silent skip. */
 typedef struct rocm_overlay {
@@ -19,14 +20,15 @@ typedef struct rocm_overlay {
     char *error;
 } rocm_overlay;
 
-/* One target's work, filled by a worker thread; the worker owns its own ctx. */
 typedef struct build_job {
     const kb_manifest *m;
     const kb_plan_item *item;
     const char *source_digest;
+    const char *inputs_digest; /* what the build reads: the build key's input */
     const char *work_root;
     const char *out_dir;
     const rocm_overlay *overlay; /* the item's toolchain's overlay, or NULL */
+    const char *deps_root;       /* <cache.dir>/deps, resolved on the caller's ctx */
     int64_t epoch;
     /* results */
     int rc;
@@ -37,6 +39,7 @@ typedef struct build_job {
     double seconds;
     char build_key[65];
     kb_buf log;
+    kb_strv warnings; /* reported by the caller's thread as warnings */
     /* progress, reported by the caller's thread */
     uint64_t progress_job;
     char *label; /* "org/name target" */
@@ -75,14 +78,14 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
                           const char *lib)
 {
     char glibc[16] = "", glibcxx[16] = "";
-    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx);
+    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx, &job->warnings);
     if (!rc && job->item->backend == KB_BACKEND_ROCM)
         rc = kb_verify_hip_runtime(ctx, lib, job->item);
     if (!rc && job->item->backend == KB_BACKEND_ROCM && job->item->tc->objdump)
         rc = kb_verify_disassembly(ctx, lib, job->item, job->item->tc->objdump);
-    else if (!rc && job->item->backend == KB_BACKEND_ROCM)
-        kb_log(ctx, KB_LOG_WARN, "%s: not disassembled (no llvm-objdump; install llvm-19)",
-               job->item->target);
+    else if (!rc && job->item->backend == KB_BACKEND_ROCM &&
+             kb_strv_push(&job->warnings, "not disassembled (no llvm-objdump; install llvm-19)"))
+        rc = kb_error_oom(ctx);
     char *staging = kb_path_join(work, "stage");
     char *name = kb_artifact_name(job->m, job->item->target);
     char *out = name ? kb_path_join(job->out_dir, name) : NULL;
@@ -97,7 +100,8 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
                         job->source_digest,
                         job->build_key,
                         glibc[0] ? glibc : NULL,
-                        glibcxx[0] ? glibcxx : NULL};
+                        glibcxx[0] ? glibcxx : NULL,
+                        job->item->backend};
     if (!rc)
         rc = kb_stage_artifact(ctx, staging, &meta, lib);
     kb_archive_result res;
@@ -122,7 +126,7 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     if (job->overlay && job->overlay->rc)
         return kb_error_set(ctx, job->overlay->rc, "%s", job->overlay->error);
     kb_strv flags = KB_STRV_INIT;
-    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->source_digest))
+    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->inputs_digest))
         return kb_error_oom(ctx);
     /* A fixed-name folder per target: nothing random reaches the binary. */
     char *work = kb_path_join(job->work_root, item->target);
@@ -144,8 +148,11 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     if (job->overlay &&
         (item->tc->hip_stub || kb_strv_contains(&item->tc->overlay_archs, item->arch)))
         overlay = job->overlay->dir;
+    kb_compile_env env = {work, overlay, job->deps_root};
     if (!rc)
-        rc = kb_compile_target(ctx, job->m, item, work, overlay, lib, &job->log);
+        rc = kb_compile_target(ctx, job->m, item, &env, lib, &job->log);
+    if (!rc)
+        rc = kb_check_dependency_lists(ctx, job->m, work, job->deps_root);
     if (!rc)
         rc = package_target(ctx, job, work, &flags, lib);
     if (lock.fd >= 0)
@@ -238,6 +245,8 @@ static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job)
 {
     if (job->log.len)
         kb_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
+    for (size_t i = 0; i < job->warnings.len; i++)
+        kb_log(ctx, KB_LOG_WARN, "%s: %s", m->name, job->warnings.items[i]);
     if (job->rc == 0)
         kb_event_emit(ctx, KB_EVENT_BUILD_DONE, m->name, "%s built in %.1fs (%s)",
                       job->item->target, job->seconds, job->sha256);
@@ -389,12 +398,15 @@ static bool needs_overlay(const kb_plan *plan, const kb_toolchain *tc)
 /* Everything one run of the plan needs, created before the workers start. */
 typedef struct build_run {
     kb_manifest *m;
-    kb_toolchains tcs;
+    kb_toolchains tcs;           /* discovered here, unless the caller lent its own */
+    const kb_toolchains *tc_set; /* &tcs, or the caller's */
     kb_plan plan;
     char source_digest[65];
+    char inputs_digest[65];
     char *out_dir;
     char *work_root;
     rocm_overlay overlays[2]; /* hipcc's, hip-clang's */
+    char *deps_root;
 } build_run;
 
 static void build_run_free(build_run *r)
@@ -408,13 +420,14 @@ static void build_run_free(build_run *r)
         free(r->overlays[i].dir);
         free(r->overlays[i].error);
     }
+    free(r->deps_root);
 }
 
 /* Make the overlay of each ROCm toolchain the plan uses. A failure here fails the targets
  * that need it, with this message; never a silent skip. */
 static void prepare_overlays(kb_ctx *ctx, build_run *r)
 {
-    const kb_toolchain *tcs[] = {&r->tcs.tc[KB_BACKEND_ROCM], &r->tcs.hip_clang};
+    const kb_toolchain *tcs[] = {&r->tc_set->tc[KB_BACKEND_ROCM], &r->tc_set->hip_clang};
     for (size_t i = 0; i < KB_ARRAY_LEN(tcs); i++) {
         rocm_overlay *o = &r->overlays[i];
         o->tc = tcs[i];
@@ -459,28 +472,40 @@ static unsigned needed_backends(const char *const *filters, size_t count)
 }
 
 static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *const *filters,
-                       size_t filter_count, const char *out_dir, const char *work_dir)
+                       size_t filter_count, const char *out_dir, const char *work_dir,
+                       const kb_toolchains *lent)
 {
     memset(r, 0, sizeof(*r));
+    r->tc_set = lent ? lent : &r->tcs;
     int rc = kb_manifest_load(ctx, &r->m, dir, true);
-    if (!rc)
+    if (!rc && !lent)
         rc = kb_toolchains_discover_some(ctx, &r->tcs, needed_backends(filters, filter_count));
     char arch[16], os[16], level[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     kb_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
     if (!rc)
-        rc = kb_plan_make(ctx, &r->plan, r->m, &r->tcs, &host, filters, filter_count);
+        rc = kb_plan_make(ctx, &r->plan, r->m, r->tc_set, &host, filters, filter_count);
     if (!rc)
         rc = kb_source_digest(ctx, r->source_digest, r->m);
+    if (!rc)
+        rc = kb_build_inputs_digest(ctx, r->inputs_digest, r->m);
     if (!rc) {
         r->out_dir = out_dir ? kb_strdup(out_dir) : kb_path_join(r->m->dir, "dist");
         r->work_root = default_work_root(ctx, work_dir, r->m);
-        if (!r->out_dir || !r->work_root)
+        r->deps_root = kb_path_join(kb_config_str(ctx, "cache.dir"), "deps");
+        if (!r->out_dir || !r->work_root || !r->deps_root)
             rc = kb_error_oom(ctx);
     }
     if (!rc)
         rc = kb_mkdir_p(ctx, r->out_dir, 0755);
+    if (!rc && !r->m->license_file)
+        kb_log(ctx, KB_LOG_WARN,
+               "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
+               "without a license file%s",
+               r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
+    if (!rc)
+        rc = kb_signature_check(ctx, r->m, &r->tcs, r->work_root);
     if (!rc)
         prepare_overlays(ctx, r);
     return rc;
@@ -492,11 +517,13 @@ static void init_job(build_job *job, const build_run *r, const kb_plan_item *ite
     job->m = r->m;
     job->item = item;
     job->source_digest = r->source_digest;
+    job->inputs_digest = r->inputs_digest;
     job->work_root = r->work_root;
     job->out_dir = r->out_dir;
     for (size_t i = 0; i < KB_ARRAY_LEN(r->overlays); i++)
         if (item->tc && r->overlays[i].tc == item->tc && (r->overlays[i].dir || r->overlays[i].rc))
             job->overlay = &r->overlays[i];
+    job->deps_root = r->deps_root;
     job->epoch = epoch;
 }
 
@@ -563,6 +590,7 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
         free(jobs[i].artifact);
         free(jobs[i].label);
         kb_buf_free(&jobs[i].log);
+        kb_strv_free(&jobs[i].warnings);
     }
     free(jobs);
     free(by_item);
@@ -572,13 +600,19 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
 KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
                        const kb_build_options *o)
 {
+    return kb_build_with(ctx, out, dir, o, NULL);
+}
+
+int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                  const kb_toolchains *tcs)
+{
     *out = NULL;
     if (o && o->version != KB_BUILD_OPTIONS_VERSION)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_build: options version %u, expected %u",
                             o->version, KB_BUILD_OPTIONS_VERSION);
     build_run r;
     int rc = prepare_run(ctx, &r, dir, o ? o->targets : NULL, o ? o->target_count : 0,
-                         o ? o->out_dir : NULL, o ? o->work_dir : NULL);
+                         o ? o->out_dir : NULL, o ? o->work_dir : NULL, tcs);
     kb_build_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (!rc && !res)
         rc = kb_error_oom(ctx);

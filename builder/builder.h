@@ -20,7 +20,7 @@ typedef struct kb_toolchain {
     bool found;
     char *path;    /* the executable */
     char *version; /* "13.0" */
-    char *id;      /* name-version-<12 hex of sha256(path)> */
+    char *id;      /* name-version-<12 hex>: kb_toolchain_identity */
     char *note;    /* why missing, or a remark */
     kb_strv archs; /* buildable archs, sorted */
     /* ROCm (hipcc, hip-clang) only */
@@ -31,6 +31,8 @@ typedef struct kb_toolchain {
     bool overlay_abi6;     /* the overlay generates oclc_abi_version_600.bc (code object v6) */
     bool hip_stub;         /* links against the overlay's libamdhip64.so.<hip_major> stub */
     char *objdump;         /* llvm-objdump that disassembles its code objects; NULL: none */
+    char *hip_headers;     /* hip-clang: the HIP headers' version ("5.2"), what requires.rocm
+                              is checked against */
 } kb_toolchain;
 
 typedef struct kb_toolchains {
@@ -55,6 +57,10 @@ int kb_hip_clang_archs(unsigned clang_major, kb_strv *out);
 /* A ROCm target whose HIP runtime is 5 can exist for arch: a concrete gfx older than gfx1150
  * (ROCm 5 never supported gfx115x, gfx12 or the generic targets). */
 bool kb_rocm5_era_arch(const char *arch);
+/* Set tc->id to "<name>-<version>-<12 hex>" from tc's `--version` output (never its path, so
+ * one toolchain installed in two places on two workers has one id and gives one build key).
+ * name and version must be set. KB_ERR_NOMEM only. */
+int kb_toolchain_identity(kb_toolchain *tc, const char *version_output);
 
 /* Pure parsers of `--version` outputs (tested on fake outputs). */
 bool kb_parse_nvcc_version(const char *text, char *out, size_t size);  /* "13.0" */
@@ -124,17 +130,49 @@ bool kb_target_matches(const char *target, const char *filter);
 
 /* "radeonflow/gemm" -> "gemm"; '-' and '.' -> '_' ("rms.norm-x" -> "rms_norm_x"). */
 void kb_lib_name(const char *package, char *out, size_t size);
-/* The path-independent flags of one target (recorded in kbpkg.json and the build key). */
+/* How a recorded flag names a dependency's folder: "-I@deps/<name>/<include>" (no package
+ * path starts with '@'); the compile resolves it to <deps_root>/<sha256>/<include>. */
+#define KB_DEPS_PREFIX "@deps/"
+
+/* Where one target compiles: fixed-name folders, so nothing random reaches the binary. */
+typedef struct kb_compile_env {
+    const char *work_dir;    /* objects go to <work_dir>/obj/ */
+    const char *overlay_dir; /* ROCm device-lib overlay, or NULL */
+    const char *deps_root;   /* <cache.dir>/deps: fetched dependencies by sha256, or NULL */
+} kb_compile_env;
+
+/* The path-independent flags of one target (recorded in kbpkg.json and the build key):
+ * backend flags, defines, includes, flags, per-arch flags, KBPKG_* defines, per-source flags as
+ * "src/x.cu:-DT=float", then the libraries. */
 int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out);
-/* Compile the target's sources into lib_path. work_dir: a fixed-name folder for temp files.
- * On failure KB_ERR_BUILD with the trimmed compiler output; *log gets the command lines. */
+/* Compile each source of the item's backend into <work_dir>/obj/ (with its own flags, and
+ * extra after the target's), appending the object paths to objects. Each compile writes a
+ * -MD dependency list next to its object (<obj>.d). */
+int kb_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
+                       const kb_plan_item *item, const kb_compile_env *env, const kb_strv *extra,
+                       kb_buf *log);
+/* Link objects into output: the target's flags, the objects, extra, then the libraries (a
+ * library named before the objects that need it is dropped by the linker). */
+int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const kb_compile_env *env,
+            const kb_strv *objects, const kb_strv *extra, const char *output, bool executable,
+            kb_buf *log);
+/* Compile one more file (a package test) with the target's flags, src_flags and extra. */
+int kb_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                    const kb_compile_env *env, const char *src, const kb_strv *src_flags,
+                    const kb_strv *extra, const char *obj, kb_buf *log);
 /* The kernel ABI header (builder/abi_header.c): include_root/kbpkg/kernel_abi.h, and the -I
  * (plus a file-prefix map) that lets a compile in work_dir include <kbpkg/kernel_abi.h>. */
 int kb_abi_header_write(kb_ctx *ctx, const char *include_root);
 int kb_abi_include_flags(kb_ctx *ctx, kb_strv *argv, const char *work_dir, bool nvcc);
+/* Compile and link the target's library into lib_path. On failure KB_ERR_BUILD with the
+ * trimmed compiler output; *log gets the command lines and all output. */
 int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                      const char *work_dir, const char *overlay_dir, const char *lib_path,
-                      kb_buf *log);
+                      const kb_compile_env *env, const char *lib_path, kb_buf *log);
+/* Every file the compiles of <work_dir>/obj/ read from inside the package (their -MD lists)
+ * is carried by the source artifact, and none comes from beside the package: else
+ * KB_ERR_MANIFEST naming the source and the file. */
+int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *work_dir,
+                              const char *deps_root);
 /* Keep the first max_lines lines that matter (errors first) of compiler output; owned. */
 char *kb_trim_compiler_output(const char *text, size_t max_lines);
 /* A failed test's output for the error message: its last tail_lines lines, preceded by up to
@@ -149,13 +187,17 @@ char *kb_test_output_excerpt(const char *text, size_t tail_lines);
 int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m);
 /* sha256 over "path\0size\0sha256\n" of every source file: the canonical listing digest. */
 int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
+/* The same listing digest over the files a build reads (the source files less README*): the
+ * build key's input, so an edit no target reads rebuilds nothing. */
+int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m);
 /* sha256 of "source:<digest>\ntarget:<t>\ntoolchain:<id>\nflags:<f1> <f2>...\n". */
 void kb_build_key(char hex[65], const char *source_digest, const char *target,
                   const char *toolchain_id, const kb_strv *flags);
-/* The one way a target's build key is computed, by the builder and by the farm before building:
- * the target's compile flags (kept in *flags_out when not NULL) and kb_build_key over them. */
+/* The one way a target's build key is computed, by the builder and by the farm before building,
+ * from kb_build_inputs_digest (not the source digest: README edits rebuild nothing), the
+ * target's compile flags (kept in *flags_out when not NULL) and kb_build_key over them. */
 int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
-                        const kb_plan_item *item, const char *source_digest);
+                        const kb_plan_item *item, const char *inputs_digest);
 /* "<org>-<name>-<version>-<suffix>.tar.zst" */
 char *kb_artifact_name(const kb_manifest *m, const char *suffix);
 
@@ -169,6 +211,7 @@ typedef struct kb_pkg_meta {
     const char *build_key;
     const char *glibc;   /* highest GLIBC_ version needed, NULL/"" when none */
     const char *glibcxx; /* highest GLIBCXX_ version needed */
+    kb_backend backend;  /* kbpkg.json lists this backend's exports */
 } kb_pkg_meta;
 
 int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta);
@@ -178,6 +221,15 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
 /* Write <org>-<name>-<version>-source.tar.zst of kb_source_files into out_dir. */
 int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
                              const kb_manifest *m, const char *out_dir, int64_t epoch);
+
+/* ---- typed exports (builder/signature_check.c) ---- */
+
+/* Compile a generated file assigning each typed export of m to a pointer of its declared C
+ * type, against m's header, with -Werror. KB_ERR_MANIFEST names the exports that differ. */
+int kb_signature_check(kb_ctx *ctx, const kb_manifest *m, const kb_toolchains *tcs,
+                       const char *work_dir);
+/* One declaration line of that file (also what docs and tests show). */
+int kb_export_sig_c_decl(kb_buf *b, const kb_export_sig *sig);
 
 /* ---- verification (builder/verify.c) ---- */
 
@@ -195,11 +247,22 @@ int kb_verify_hip_runtime(kb_ctx *ctx, const char *lib, const kb_plan_item *item
  * <unknown> instruction and ends its kernels with s_endpgm. */
 int kb_verify_disassembly(kb_ctx *ctx, const char *lib, const kb_plan_item *item,
                           const char *objdump);
-/* All of the above for one target (exports + kbpkg_kernel_info). */
+/* The library loads in a clean process (env -i, nothing preloaded): the host's ld.so resolves
+ * every NEEDED entry and every symbol (LD_BIND_NOW). A missing library or an undefined symbol
+ * is KB_ERR_BUILD naming it; a GPU runtime library absent from a build host is a warning. */
+int kb_verify_loads(kb_ctx *ctx, const char *lib, const kb_plan_item *item, kb_strv *warnings);
+/* All of the above for one target: kbpkg_kernel_info and the backend's exports, no stray
+ * C++-mangled export, the GPU code, the clean load; warnings (may be NULL) gets what is
+ * worth saying but not failing (imports of exit/_exit/abort). */
 int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const kb_plan_item *item,
-                      char glibc[16], char glibcxx[16]);
+                      char glibc[16], char glibcxx[16], kb_strv *warnings);
 
 /* ---- one target, end to end (builder/build.c) ---- */
+
+/* kb_build with toolchains the caller discovered (NULL: discover them): the farm discovers
+ * once for all its packages, since probing nvcc and hipcc costs a second each time. */
+int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                  const kb_toolchains *tcs);
 
 /* Build one target of the package in package_dir (a folder or unpacked source artifact) into
  * out_dir; *artifact_path owned. For the fetcher's cache-miss builds. */

@@ -1,6 +1,7 @@
 /* Compile commands per backend (nvcc, hipcc, cc) and running them into lib<name>.so. */
 #include "builder/builder.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
         if (!rc)
             rc = push_fmt(out, kb_asprintf("--offload-arch=%s", item->arch));
         /* hip-clang links the overlay's libamdhip64 stub instead of the installed runtime
-         * (build_argv adds it), and -z defs turns a call outside the stub into a link error
+         * (common_args names it), and -z defs turns a call outside the stub into a link error
          * naming the function. */
         static const char *const stub[] = {"-no-hip-rt", "-Wl,-z,defs"};
         if (!rc && item->tc && item->tc->hip_stub)
@@ -71,12 +72,74 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
     return rc;
 }
 
-int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out)
+/* Flags of the link alone: libraries and linker options, which must follow the objects
+ * (a -lm before the sources is dropped by the linker, the object needing it not yet seen). */
+static bool is_library(const char *flag)
 {
-    int rc = backend_flags(item, out);
+    return kb_str_starts(flag, "-l") || kb_str_ends(flag, ".a");
+}
+
+static bool is_link_only(const char *prev, const char *flag)
+{
+    static const char *const exact[] = {"-shared",        "-rdynamic", "-static-libstdc++",
+                                        "-static-libgcc", "-pthread",  "-Xlinker",
+                                        "-cudart",        "-no-hip-rt"};
+    if (prev && (strcmp(prev, "-Xlinker") == 0 || strcmp(prev, "-cudart") == 0))
+        return true;
+    for (size_t i = 0; i < KB_ARRAY_LEN(exact); i++)
+        if (strcmp(flag, exact[i]) == 0)
+            return true;
+    return is_library(flag) || kb_str_starts(flag, "-L") || kb_str_starts(flag, "-Wl,") ||
+           kb_str_starts(flag, "-Xlinker=");
+}
+
+static bool backend_has_cxx(const kb_backend_spec *spec)
+{
+    for (size_t i = 0; i < spec->source_count; i++)
+        if (kb_source_is_cxx(spec->sources[i].path))
+            return true;
+    return false;
+}
+
+static int push_strv(kb_strv *out, const kb_strv *in, const char *prefix)
+{
+    for (size_t i = 0; i < in->len; i++)
+        if (push_fmt(out, kb_asprintf("%s%s", prefix, in->items[i])))
+            return KB_ERR_NOMEM;
+    return 0;
+}
+
+/* The package's own inputs, in the order a reader expects them to win: top-level, then the
+ * backend's, then its per-arch flags. */
+static int input_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out)
+{
     const kb_backend_spec *spec = &m->backends[item->backend];
+    int rc = push_strv(out, &m->defines, "-D");
+    if (!rc)
+        rc = push_strv(out, &spec->defines, "-D");
+    if (!rc)
+        rc = push_strv(out, &m->includes, "-I");
+    if (!rc)
+        rc = push_strv(out, &spec->includes, "-I");
+    for (size_t i = 0; !rc && i < m->dep_count; i++)
+        for (size_t j = 0; !rc && j < m->deps[i].include.len; j++)
+            rc = push_fmt(out, kb_asprintf("-I" KB_DEPS_PREFIX "%s/%s", m->deps[i].name,
+                                           m->deps[i].include.items[j]));
     for (size_t i = 0; !rc && i < spec->flags.len; i++)
         rc = kb_strv_push(out, spec->flags.items[i]);
+    for (size_t i = 0; !rc && i < spec->arch_flag_count; i++)
+        if (fnmatch(spec->arch_flags[i].pattern, item->arch, 0) == 0)
+            rc = push_strv(out, &spec->arch_flags[i].flags, "");
+    return rc;
+}
+
+/* record: the list kbpkg.json and the build key hold, with each source's own flags as
+ * "src/ln.cu:-DT=float"; otherwise what every compile and link of the target gets. */
+static int target_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out, bool record)
+{
+    int rc = backend_flags(item, out);
+    if (!rc)
+        rc = input_flags(m, item, out);
     char ver[160];
     kb_pkg_version(&m->version, ver, sizeof(ver));
     if (!rc)
@@ -94,9 +157,25 @@ int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *ou
             rc = push_fmt(out, kb_asprintf("-I%s", incs[i]));
         free(p);
     }
+    /* Per-source flags are part of what was built: "src/ln.cu:-DT=float". */
+    const kb_backend_spec *spec = &m->backends[item->backend];
+    for (size_t i = 0; !rc && record && i < spec->source_count; i++)
+        for (size_t j = 0; !rc && j < spec->sources[i].flags.len; j++)
+            rc = push_fmt(
+                out, kb_asprintf("%s:%s", spec->sources[i].path, spec->sources[i].flags.items[j]));
+    /* C++ sources need the C++ runtime; the cc driver picks each file's language by its
+     * suffix, so one driver compiles a C/C++ mix and the runtime is named here. hipcc is
+     * clang++ and links it already. */
+    if (!rc && backend_has_cxx(spec) && item->backend != KB_BACKEND_ROCM)
+        rc = kb_strv_push(out, "-lstdc++");
     if (!rc && item->backend == KB_BACKEND_CPU)
         rc = kb_strv_push(out, "-lm");
     return rc ? KB_ERR_NOMEM : 0;
+}
+
+int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out)
+{
+    return target_flags(m, item, out, true);
 }
 
 /* A line worth showing: errors first, then warnings/notes with a location. */
@@ -106,9 +185,16 @@ static int line_rank(const char *line, size_t len)
     size_t n = len < sizeof(tmp) - 1 ? len : sizeof(tmp) - 1;
     memcpy(tmp, line, n);
     tmp[n] = '\0';
-    if (strstr(tmp, "error") || strstr(tmp, "Error") || strstr(tmp, "undefined reference"))
+    /* The linker's own diagnostics name the cause; "collect2: error: ld returned 1" after
+     * them only says that it failed. */
+    static const char *const causes[] = {"multiple definition", "undefined reference",
+                                         "cannot find -l", "relocation ", "undefined symbol"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(causes); i++)
+        if (strstr(tmp, causes[i]))
+            return 0;
+    if ((strstr(tmp, "error") || strstr(tmp, "Error")) && !strstr(tmp, "collect2: error"))
         return 0;
-    return 1;
+    return strstr(tmp, "collect2: error") ? 0 : 1;
 }
 
 char *kb_trim_compiler_output(const char *text, size_t max_lines)
@@ -146,51 +232,71 @@ static const kb_backend_spec *spec_of(const kb_manifest *m, const kb_plan_item *
     return &m->backends[item->backend];
 }
 
-static int build_argv(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m, const kb_plan_item *item,
-                      const char *work_dir, const char *overlay_dir, const char *lib_path,
-                      const char *pkg_dir_abs)
+/* A dependency's include flag as recorded ("-I@deps/cutlass/include") -> the cache folder. */
+static int resolve_dep_flag(kb_ctx *ctx, char **out, const kb_manifest *m, const char *flag,
+                            const char *deps_root)
 {
-    int rc = kb_strv_push(argv, item->tc->path);
-    if (!rc)
-        rc = kb_compile_flags(m, item, argv);
-    if (rc)
-        return kb_error_oom(ctx);
-    rc = kb_abi_include_flags(ctx, argv, work_dir, item->backend == KB_BACKEND_CUDA);
-    /* Map the package folder to "." in any path the compiler records (asserts, debug info). */
-    if (!rc && item->backend == KB_BACKEND_CUDA)
-        rc = push_fmt(argv, kb_asprintf("-Xcompiler=-ffile-prefix-map=%s=.", pkg_dir_abs));
-    else if (!rc)
-        rc = push_fmt(argv, kb_asprintf("-ffile-prefix-map=%s=.", pkg_dir_abs));
-    if (!rc && item->backend == KB_BACKEND_ROCM && overlay_dir)
-        rc = push_fmt(argv, kb_asprintf("--rocm-device-lib-path=%s", overlay_dir));
-    if (!rc && item->backend == KB_BACKEND_ROCM && item->tc->hip_stub && overlay_dir) {
-        rc = push_fmt(argv, kb_asprintf("-L%s", overlay_dir));
-        if (!rc)
-            rc = push_fmt(argv, kb_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major));
+    *out = NULL;
+    const char *rest = flag + strlen("-I" KB_DEPS_PREFIX);
+    for (size_t i = 0; i < m->dep_count; i++) {
+        const kb_dependency *d = &m->deps[i];
+        size_t n = strlen(d->name);
+        if (strncmp(rest, d->name, n) != 0 || rest[n] != '/')
+            continue;
+        char *dir = deps_root ? kb_asprintf("%s/%s", deps_root, d->sha256) : NULL;
+        if (!dir || !kb_is_dir(dir)) {
+            int rc = dir ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, dir, 0, 0,
+                                             "dependency %s (sha256:%s, %s) is not in the cache "
+                                             "(%s): run `kbpkg fetch %s` first",
+                                             d->name, d->sha256, d->url, dir, m->dir)
+                         : kb_error_oom(ctx);
+            free(dir);
+            return rc;
+        }
+        *out = kb_asprintf("-I%s/%s", dir, rest + n + 1);
+        free(dir);
+        return *out ? 0 : kb_error_oom(ctx);
     }
-    const kb_backend_spec *spec = spec_of(m, item);
-    for (size_t i = 0; !rc && i < spec->source_count; i++) {
-        const char *src = spec->sources[i].path;
-        char *full = kb_path_join(m->dir, src);
-        bool present = full && kb_path_exists(full);
-        if (!present)
-            rc = full ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0,
-                                          "source %s of %s is missing%s", src, item->target,
-                                          spec->sources[i].url ? " (fetch its url first)" : "")
-                      : KB_ERR_NOMEM;
-        free(full);
-        if (!rc && item->backend == KB_BACKEND_ROCM && kb_str_ends(src, ".cu"))
-            rc = kb_strv_push(argv, "-xhip"); /* the CUDA-dialect source, compiled as HIP */
-        if (!rc)
-            rc = kb_strv_push(argv, src);
+    return kb_error_set(ctx, KB_ERR_MANIFEST, "%s: no dependency for %s", m->path, flag);
+}
+
+/* The flags of every compile and link of the target, with dependency folders resolved and
+ * the package and dependency folders mapped to stable names in what the compiler records
+ * (asserts, debug info). */
+static int common_args(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const kb_plan_item *item,
+                       const char *pkg_dir_abs, const kb_compile_env *env)
+{
+    const char *deps_root = env->deps_root, *overlay_dir = env->overlay_dir;
+    kb_strv flags = KB_STRV_INIT;
+    int rc = target_flags(m, item, &flags, false) ? kb_error_oom(ctx) : 0;
+    if (!rc) /* <kbpkg/kernel_abi.h>, written into the build's own folder */
+        rc = kb_abi_include_flags(ctx, out, env->work_dir, item->backend == KB_BACKEND_CUDA);
+    for (size_t i = 0; !rc && i < flags.len; i++) {
+        if (kb_str_starts(flags.items[i], "-I" KB_DEPS_PREFIX)) {
+            char *abs = NULL;
+            rc = resolve_dep_flag(ctx, &abs, m, flags.items[i], deps_root);
+            if (!rc && kb_strv_push_owned(out, abs))
+                rc = kb_error_oom(ctx);
+        } else if (kb_strv_push(out, flags.items[i]))
+            rc = kb_error_oom(ctx);
     }
-    if (!rc && spec->source_count == 0)
-        rc = kb_error_set(ctx, KB_ERR_MANIFEST, "%s: the %s backend lists no sources", item->target,
-                          kb_backend_name(item->backend));
-    if (!rc && (kb_strv_push(argv, "-o") || kb_strv_push(argv, lib_path)))
-        rc = KB_ERR_NOMEM;
-    if (rc == KB_ERR_NOMEM)
-        return kb_error_oom(ctx);
+    kb_strv_free(&flags);
+    const char *map =
+        item->backend == KB_BACKEND_CUDA ? "-Xcompiler=-ffile-prefix-map=" : "-ffile-prefix-map=";
+    if (!rc && push_fmt(out, kb_asprintf("%s%s=.", map, pkg_dir_abs)))
+        rc = kb_error_oom(ctx);
+    for (size_t i = 0; !rc && deps_root && i < m->dep_count; i++)
+        if (push_fmt(out, kb_asprintf("%s%s/%s=deps/%s", map, deps_root, m->deps[i].sha256,
+                                      m->deps[i].name)))
+            rc = kb_error_oom(ctx);
+    if (!rc && item->backend == KB_BACKEND_ROCM && overlay_dir &&
+        push_fmt(out, kb_asprintf("--rocm-device-lib-path=%s", overlay_dir)))
+        rc = kb_error_oom(ctx);
+    /* hip-clang: the stub runtime in the overlay (the link puts -l after the objects) */
+    if (!rc && item->backend == KB_BACKEND_ROCM && item->tc->hip_stub && overlay_dir &&
+        (push_fmt(out, kb_asprintf("-L%s", overlay_dir)) ||
+         push_fmt(out, kb_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major))))
+        rc = kb_error_oom(ctx);
     return rc;
 }
 
@@ -204,9 +310,180 @@ static void log_command(kb_buf *log, const kb_strv *argv)
     kb_buf_puts(log, "\n");
 }
 
+/* Run one compiler command in the package folder; a failure is KB_ERR_BUILD with the lines
+ * that matter. */
+static int run_tool(kb_ctx *ctx, const kb_strv *argv, const char *cwd, const char *target,
+                    const char *tool, const char *must_exist, kb_buf *log)
+{
+    const char **args = calloc(argv->len + 1, sizeof(*args));
+    if (!args)
+        return kb_error_oom(ctx);
+    for (size_t i = 0; i < argv->len; i++)
+        args[i] = argv->items[i];
+    log_command(log, argv);
+    kb_proc_result r;
+    int rc = kb_proc_run(ctx, &r, args, cwd, COMPILE_TIMEOUT_MS);
+    free(args);
+    if (rc)
+        return rc;
+    if (log)
+        kb_buf_append(log, r.output.data, r.output.len);
+    if (r.exit_code != 0 || !kb_path_exists(must_exist)) {
+        char *tail = kb_trim_compiler_output(r.output.data, COMPILER_TAIL_LINES);
+        if (r.timed_out)
+            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s timed out", target, tool);
+        else
+            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s failed (exit %d):\n%s", target, tool,
+                              r.exit_code, tail && *tail ? tail : "(no output)");
+        free(tail);
+    }
+    kb_proc_result_free(&r);
+    return rc;
+}
+
+/* "<work>/obj/03-ln.o": numbered, since one source may be compiled twice (two defines). */
+static char *object_path(const char *work, size_t i, const char *src)
+{
+    const char *base = strrchr(src, '/');
+    return kb_asprintf("%s/obj/%02zu-%s.o", work, i, base ? base + 1 : src);
+}
+
+static int check_source_present(kb_ctx *ctx, const kb_manifest *m, const kb_source *s,
+                                const char *target)
+{
+    char *full = kb_path_join(m->dir, s->path);
+    bool present = full && kb_path_exists(full);
+    int rc = present ? 0
+             : full  ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0,
+                                         "source %s of %s is missing%s", s->path, target,
+                                        s->url ? " (run `kbpkg fetch` in the package folder: it "
+                                                  "downloads url sources)"
+                                                : "")
+                     : kb_error_oom(ctx);
+    free(full);
+    return rc;
+}
+
+/* One compile: the target's flags (link-only ones left out), extra, the source's own flags,
+ * then -MD into <obj>.d. */
+static int compile_one(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                       const kb_strv *common, const char *src, const kb_strv *src_flags,
+                       const kb_strv *extra, const char *obj, kb_buf *log)
+{
+    char *dep = kb_asprintf("%s.d", obj);
+    kb_strv argv = KB_STRV_INIT;
+    bool oom = !dep || kb_strv_push(&argv, item->tc->path);
+    for (size_t j = 0; !oom && j < common->len; j++)
+        if (!is_link_only(j ? common->items[j - 1] : NULL, common->items[j]))
+            oom = kb_strv_push(&argv, common->items[j]) != 0;
+    for (size_t j = 0; !oom && extra && j < extra->len; j++)
+        oom = kb_strv_push(&argv, extra->items[j]) != 0;
+    for (size_t j = 0; !oom && src_flags && j < src_flags->len; j++)
+        oom = kb_strv_push(&argv, src_flags->items[j]) != 0;
+    if (!oom && item->backend == KB_BACKEND_ROCM && kb_str_ends(src, ".cu"))
+        oom = kb_strv_push(&argv, "-xhip") != 0; /* CUDA dialect, compiled as HIP */
+    if (!oom)
+        oom = kb_strv_push(&argv, "-MD") || kb_strv_push(&argv, "-MF") ||
+              kb_strv_push(&argv, dep) || kb_strv_push(&argv, "-c") || kb_strv_push(&argv, src) ||
+              kb_strv_push(&argv, "-o") || kb_strv_push(&argv, obj);
+    int rc = oom ? kb_error_oom(ctx)
+                 : run_tool(ctx, &argv, m->dir, item->target, item->tc->name, obj, log);
+    kb_strv_free(&argv);
+    free(dep);
+    return rc;
+}
+
+int kb_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                    const kb_compile_env *env, const char *src, const kb_strv *src_flags,
+                    const kb_strv *extra, const char *obj, kb_buf *log)
+{
+    char *pkg_abs = realpath(m->dir, NULL);
+    if (!pkg_abs)
+        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+    kb_strv common = KB_STRV_INIT;
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
+    char *objdir = kb_strndup(obj, (size_t)(strrchr(obj, '/') ? strrchr(obj, '/') - obj : 0));
+    if (!rc)
+        rc = objdir && *objdir ? kb_mkdir_p(ctx, objdir, 0755) : 0;
+    free(objdir);
+    if (!rc)
+        rc = compile_one(ctx, m, item, &common, src, src_flags, extra, obj, log);
+    kb_strv_free(&common);
+    free(pkg_abs);
+    return rc;
+}
+
+int kb_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
+                       const kb_plan_item *item, const kb_compile_env *env, const kb_strv *extra,
+                       kb_buf *log)
+{
+    char *pkg_abs = realpath(m->dir, NULL);
+    if (!pkg_abs)
+        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+    const kb_backend_spec *spec = spec_of(m, item);
+    kb_strv common = KB_STRV_INIT;
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
+    char *objdir = kb_path_join(env->work_dir, "obj");
+    if (!rc)
+        rc = objdir ? kb_mkdir_p(ctx, objdir, 0755) : kb_error_oom(ctx);
+    if (!rc && spec->source_count == 0)
+        rc = kb_error_set(ctx, KB_ERR_MANIFEST, "%s: the %s backend lists no sources", item->target,
+                          kb_backend_name(item->backend));
+    for (size_t i = 0; !rc && i < spec->source_count; i++) {
+        const kb_source *src = &spec->sources[i];
+        rc = check_source_present(ctx, m, src, item->target);
+        char *obj = rc ? NULL : object_path(env->work_dir, i, src->path);
+        if (!rc && !obj)
+            rc = kb_error_oom(ctx);
+        if (!rc)
+            rc = compile_one(ctx, m, item, &common, src->path, &src->flags, extra, obj, log);
+        if (!rc && kb_strv_push_owned(objects, obj))
+            rc = kb_error_oom(ctx);
+        else if (rc)
+            free(obj);
+    }
+    kb_strv_free(&common);
+    free(objdir);
+    free(pkg_abs);
+    return rc;
+}
+
+int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const kb_compile_env *env,
+            const kb_strv *objects, const kb_strv *extra, const char *output, bool executable,
+            kb_buf *log)
+{
+    char *pkg_abs = realpath(m->dir, NULL);
+    if (!pkg_abs)
+        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+    kb_strv common = KB_STRV_INIT, argv = KB_STRV_INIT;
+    int rc = common_args(ctx, &common, m, item, pkg_abs, env);
+    bool oom = !rc && kb_strv_push(&argv, item->tc->path);
+    /* Everything but the libraries, then the objects, then the libraries. */
+    for (size_t j = 0; !rc && !oom && j < common.len; j++)
+        if (!is_library(common.items[j]) &&
+            !(executable && strcmp(common.items[j], "-shared") == 0))
+            oom = kb_strv_push(&argv, common.items[j]) != 0;
+    for (size_t j = 0; !rc && !oom && j < objects->len; j++)
+        oom = kb_strv_push(&argv, objects->items[j]) != 0;
+    for (size_t j = 0; !rc && !oom && extra && j < extra->len; j++)
+        oom = kb_strv_push(&argv, extra->items[j]) != 0;
+    if (!rc && !oom)
+        oom = kb_strv_push(&argv, "-o") || kb_strv_push(&argv, output);
+    for (size_t j = 0; !rc && !oom && j < common.len; j++)
+        if (is_library(common.items[j]))
+            oom = kb_strv_push(&argv, common.items[j]) != 0;
+    if (!rc && oom)
+        rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = run_tool(ctx, &argv, m->dir, item->target, item->tc->name, output, log);
+    kb_strv_free(&argv);
+    kb_strv_free(&common);
+    free(pkg_abs);
+    return rc;
+}
+
 int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                      const char *work_dir, const char *overlay_dir, const char *lib_path,
-                      kb_buf *log)
+                      const kb_compile_env *env, const char *lib_path, kb_buf *log)
 {
     if (item->backend == KB_BACKEND_METAL)
         return kb_error_set(ctx, KB_ERR_UNSUPPORTED,
@@ -215,40 +492,10 @@ int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
     if (!item->tc)
         return kb_error_set(ctx, KB_ERR_TOOLCHAIN, "%s: %s", item->target,
                             item->skip ? item->skip : "no toolchain");
-    char *pkg_abs = realpath(m->dir, NULL);
-    if (!pkg_abs)
-        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
-    kb_strv argv = KB_STRV_INIT;
-    int rc = build_argv(ctx, &argv, m, item, work_dir, overlay_dir, lib_path, pkg_abs);
-    free(pkg_abs);
-    if (rc) {
-        kb_strv_free(&argv);
-        return rc;
-    }
-    /* A NULL-terminated copy of the pointers for exec. */
-    const char **args = calloc(argv.len + 1, sizeof(*args));
-    if (!args) {
-        kb_strv_free(&argv);
-        return kb_error_oom(ctx);
-    }
-    for (size_t i = 0; i < argv.len; i++)
-        args[i] = argv.items[i];
-    log_command(log, &argv);
-    kb_proc_result r;
-    rc = kb_proc_run(ctx, &r, args, m->dir, COMPILE_TIMEOUT_MS);
-    if (!rc && log)
-        kb_buf_append(log, r.output.data, r.output.len);
-    if (!rc && (r.exit_code != 0 || !kb_path_exists(lib_path))) {
-        char *tail = kb_trim_compiler_output(r.output.data, COMPILER_TAIL_LINES);
-        if (r.timed_out)
-            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s timed out", item->target, item->tc->name);
-        else
-            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s failed (exit %d):\n%s", item->target,
-                              item->tc->name, r.exit_code, tail && *tail ? tail : "(no output)");
-        free(tail);
-    }
-    kb_proc_result_free(&r);
-    free(args);
-    kb_strv_free(&argv);
+    kb_strv objects = KB_STRV_INIT;
+    int rc = kb_compile_sources(ctx, &objects, m, item, env, NULL, log);
+    if (!rc)
+        rc = kb_link(ctx, m, item, env, &objects, NULL, lib_path, false, log);
+    kb_strv_free(&objects);
     return rc;
 }

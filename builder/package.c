@@ -1,8 +1,11 @@
 /* Packaging: source listing and digest, build keys, kbpkg.json, staging folders, artifacts. */
 #include "builder/builder.h"
+#include "archive/extract.h"
+#include "manifests/manifest_check.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +27,39 @@ char *kb_artifact_name(const kb_manifest *m, const char *suffix)
     return out;
 }
 
+/* Every folder on the way to rel (not rel itself, which walk lstats) must be a real folder of
+ * the package: a symlinked one ("link/secret.txt" with link -> /elsewhere) would pack files from
+ * outside it. */
+static int check_components(kb_ctx *ctx, const char *root, const char *rel)
+{
+    int rc = 0;
+    for (const char *s = strchr(rel, '/'); !rc && s; s = strchr(s + 1, '/')) {
+        char *prefix = kb_strndup(rel, (size_t)(s - rel));
+        char *full = prefix ? kb_path_join(root, prefix) : NULL;
+        struct stat st;
+        if (!full)
+            rc = kb_error_oom(ctx);
+        else if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
+                                   "%s is %s, not a folder of the package: %s is not packaged "
+                                   "through it",
+                                   full, S_ISLNK(st.st_mode) ? "a symlink" : "not a folder", rel);
+        free(full);
+        free(prefix);
+    }
+    return rc;
+}
+
 /* Regular files under dir/rel, recursively, as package-relative paths. */
 static int walk(kb_ctx *ctx, kb_strv *out, const char *root, const char *rel)
 {
+    int rc = check_components(ctx, root, rel);
+    if (rc)
+        return rc;
     char *full = kb_path_join(root, rel);
     if (!full)
         return kb_error_oom(ctx);
     struct stat st;
-    int rc = 0;
     if (lstat(full, &st) != 0) {
         free(full);
         return 0; /* optional folder or file */
@@ -63,6 +91,99 @@ static int walk(kb_ctx *ctx, kb_strv *out, const char *root, const char *rel)
     return rc;
 }
 
+/* "third_party/x*.h" gives "third_party": the folder before the first segment with a glob. */
+static char *glob_base(const char *pattern)
+{
+    size_t first = strcspn(pattern, "*?[");
+    const char *slash = NULL;
+    for (const char *p = pattern; p < pattern + first; p++)
+        if (*p == '/')
+            slash = p;
+    return slash ? kb_strndup(pattern, (size_t)(slash - pattern)) : kb_strdup(".");
+}
+
+/* files: a path (file or folder) or a glob over package-relative paths ('*' stays within one
+ * folder). One that takes nothing is an error: the source artifact would silently lack it. */
+static int add_file_pattern(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const char *pattern)
+{
+    bool glob = pattern[strcspn(pattern, "*?[")] != '\0';
+    size_t before = out->len;
+    int rc = 0;
+    if (!glob) {
+        rc = walk(ctx, out, m->dir, pattern);
+        char *full = kb_path_join(m->dir, pattern);
+        bool there = full && kb_path_exists(full);
+        free(full);
+        if (!rc && !there)
+            rc =
+                kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                  "%s: files: '%s' does not exist in %s", m->path, pattern, m->dir);
+        return rc;
+    }
+    char *base = glob_base(pattern);
+    kb_strv all = KB_STRV_INIT;
+    rc = base ? walk(ctx, &all, m->dir, base) : kb_error_oom(ctx);
+    for (size_t i = 0; !rc && i < all.len; i++) {
+        const char *rel = kb_str_starts(all.items[i], "./") ? all.items[i] + 2 : all.items[i];
+        if (fnmatch(pattern, rel, FNM_PATHNAME | FNM_PERIOD) == 0 && !kb_strv_contains(out, rel) &&
+            kb_strv_push(out, rel))
+            rc = kb_error_oom(ctx);
+    }
+    if (!rc && out->len == before)
+        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                               "%s: files: '%s' matches no file in %s", m->path, pattern, m->dir);
+    kb_strv_free(&all);
+    free(base);
+    return rc;
+}
+
+/* Every file must fit the layout an install accepts: refused here, naming the manifest, rather
+ * than published and refused by every install ("not part of the allowed layout"). */
+static int check_layout(kb_ctx *ctx, const kb_manifest *m, const kb_strv *files)
+{
+    for (size_t i = 0; i < files->len; i++) {
+        if (kb_extract_layout_allows(kb_extract_source_layout, files->items[i]))
+            continue;
+        kb_buf allowed = KB_BUF_INIT;
+        for (size_t j = 0; kb_extract_source_layout[j]; j++)
+            if (strcmp(kb_extract_source_layout[j], "kbpkg.json") != 0)
+                kb_buf_printf(&allowed, "%s%s", allowed.len ? ", " : "",
+                              kb_extract_source_layout[j]);
+        int rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                   "%s names %s, outside the layout a source artifact may hold "
+                                   "(%s): installs would refuse it; move it under src/, include/ "
+                                   "or third_party/",
+                                   m->path, files->items[i], allowed.data ? allowed.data : "");
+        kb_buf_free(&allowed);
+        return rc;
+    }
+    return 0;
+}
+
+static int add_backend_sources(kb_ctx *ctx, kb_strv *out, const kb_manifest *m,
+                               const kb_backend_spec *s)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && s->present && i < s->source_count; i++) {
+        char *full = kb_path_join(m->dir, s->sources[i].path);
+        bool have = full && kb_path_exists(full);
+        if (!full)
+            rc = kb_error_oom(ctx);
+        else if (!have)
+            rc = kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0, "source %s is missing%s",
+                                   s->sources[i].path,
+                                   s->sources[i].url ? " (run `kbpkg fetch` in the package "
+                                                       "folder: it downloads url sources)"
+                                                     : "");
+        else
+            rc = walk(ctx, out, m->dir, s->sources[i].path);
+        free(full);
+    }
+    for (size_t i = 0; !rc && s->present && i < s->includes.len; i++)
+        rc = walk(ctx, out, m->dir, s->includes.items[i]);
+    return rc;
+}
+
 int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
 {
     static const char *const tops[] = {"kernel.yaml", "include",    "src",      "tests",
@@ -75,28 +196,26 @@ int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
     for (size_t i = 0; !rc && i < KB_ARRAY_LEN(named); i++)
         if (named[i])
             rc = walk(ctx, out, m->dir, named[i]);
-    for (size_t b = 0; !rc && b < KB_ARRAY_LEN(m->backends); b++) {
-        const kb_backend_spec *s = &m->backends[b];
-        for (size_t i = 0; !rc && s->present && i < s->source_count; i++) {
-            char *full = kb_path_join(m->dir, s->sources[i].path);
-            bool have = full && kb_path_exists(full);
-            if (!full)
-                rc = kb_error_oom(ctx);
-            else if (!have)
-                rc = kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0, "source %s is missing%s",
-                                       s->sources[i].path,
-                                       s->sources[i].url ? " (fetch its url first)" : "");
-            else
-                rc = walk(ctx, out, m->dir, s->sources[i].path);
-            free(full);
-        }
-    }
+    for (size_t i = 0; !rc && i < m->includes.len; i++)
+        rc = walk(ctx, out, m->dir, m->includes.items[i]);
+    for (size_t i = 0; !rc && i < m->files.len; i++)
+        rc = add_file_pattern(ctx, out, m, m->files.items[i]);
+    for (size_t b = 0; !rc && b < KB_ARRAY_LEN(m->backends); b++)
+        rc = add_backend_sources(ctx, out, m, &m->backends[b]);
     if (!rc)
         kb_strv_sort(out);
+    if (!rc)
+        rc = check_layout(ctx, m, out);
     return rc;
 }
 
-int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+/* Files that no build or package test reads: an edit to them must not rebuild any target. */
+static bool read_by_no_build(const char *rel)
+{
+    return kb_str_starts(rel, "README");
+}
+
+static int digest_files(kb_ctx *ctx, char hex[65], const kb_manifest *m, bool build_inputs)
 {
     kb_strv files = KB_STRV_INIT;
     int rc = kb_source_files(ctx, &files, m);
@@ -104,6 +223,8 @@ int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
     if (!rc && !h)
         rc = kb_error_oom(ctx);
     for (size_t i = 0; !rc && i < files.len; i++) {
+        if (build_inputs && read_by_no_build(files.items[i]))
+            continue;
         char *full = kb_path_join(m->dir, files.items[i]);
         char file_hex[65];
         uint64_t size = 0;
@@ -124,6 +245,16 @@ int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
         kb_sha256_free(h);
     kb_strv_free(&files);
     return rc;
+}
+
+int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+{
+    return digest_files(ctx, hex, m, false);
+}
+
+int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+{
+    return digest_files(ctx, hex, m, true);
 }
 
 void kb_build_key(char hex[65], const char *source_digest, const char *target,
@@ -192,20 +323,43 @@ static json_t *strv_json(const kb_strv *v)
     return a;
 }
 
+/* {"export": {returns, args}} for the typed ones among the exports this artifact lists;
+ * NULL (no member) when none is typed, so untyped packages' kbpkg.json stays as it was. */
+static json_t *signatures_json(const kb_manifest *m)
+{
+    json_t *sigs = json_object();
+    for (size_t i = 0; sigs && i < m->exports.len; i++)
+        if (m->export_sigs[i].returns)
+            json_object_set_new(sigs, m->exports.items[i], kb_export_sig_json(&m->export_sigs[i]));
+    if (sigs && json_object_size(sigs) == 0) {
+        json_decref(sigs);
+        return NULL;
+    }
+    return sigs;
+}
+
 int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
 {
     const kb_manifest *m = meta->manifest;
     char ver[160];
     kb_pkg_version(&m->version, ver, sizeof(ver));
-    json_t *root =
-        json_pack("{s:s, s:s, s:s, s:i, s:o, s:{s:s, s:s}, s:o, s:s, s:s, s:s?, s:s?}", "name",
-                  m->name, "version", ver, "target", meta->target, "abi", (int)m->abi, "exports",
-                  strv_json(&m->exports), "toolchain", "name", meta->toolchain->name, "version",
-                  meta->toolchain->version, "flags", strv_json(meta->flags), "source_digest",
-                  meta->source_digest, "build_key", meta->build_key, "glibc", meta->glibc,
-                  "glibcxx", meta->glibcxx);
+    kb_strv exports = KB_STRV_INIT;
+    if (kb_manifest_backend_exports(m, meta->backend, &exports)) {
+        kb_strv_free(&exports);
+        return kb_error_oom(ctx);
+    }
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:i, s:o, s:{s:s, s:s}, s:o, s:s, s:s, s:s?, s:s?}", "name", m->name,
+        "version", ver, "target", meta->target, "abi", (int)m->abi, "exports", strv_json(&exports),
+        "toolchain", "name", meta->toolchain->name, "version", meta->toolchain->version, "flags",
+        strv_json(meta->flags), "source_digest", meta->source_digest, "build_key", meta->build_key,
+        "glibc", meta->glibc, "glibcxx", meta->glibcxx);
+    kb_strv_free(&exports);
     if (!root)
         return kb_error_set(ctx, KB_ERR_GENERIC, "cannot build kbpkg.json for %s", meta->target);
+    json_t *sigs = signatures_json(m);
+    if (sigs)
+        json_object_set_new(root, "signatures", sigs);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
     if (!text)
@@ -228,6 +382,106 @@ static char *header_member(const char *header)
     return kb_asprintf("include/%s", base ? base + 1 : header);
 }
 
+/* The quoted includes of a header: #include "x.h" (angle brackets are the system's). */
+static int quoted_includes(kb_ctx *ctx, const char *path, kb_strv *out)
+{
+    kb_buf text = KB_BUF_INIT;
+    int rc = kb_read_file(ctx, path, &text);
+    for (const char *p = text.data; !rc && p && *p;) {
+        size_t len = strcspn(p, "\n");
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q < p + len && *q == '#') {
+            q++;
+            while (q < p + len && (*q == ' ' || *q == '\t'))
+                q++;
+            if ((size_t)(p + len - q) > 8 && strncmp(q, "include", 7) == 0) {
+                const char *open = memchr(q + 7, '"', (size_t)(p + len - q - 7));
+                const char *close =
+                    open ? memchr(open + 1, '"', (size_t)(p + len - open - 1)) : NULL;
+                if (close &&
+                    kb_strv_push_owned(out, kb_strndup(open + 1, (size_t)(close - open - 1))))
+                    rc = kb_error_oom(ctx);
+            }
+        }
+        p += len + (p[len] == '\n');
+    }
+    kb_buf_free(&text);
+    return rc;
+}
+
+/* Where a quoted include of `from` (package-relative) resolves inside the package: beside it,
+ * then include/, then the include folders; NULL when nowhere. */
+static char *resolve_include(const kb_manifest *m, const char *from, const char *name)
+{
+    kb_strv dirs = KB_STRV_INIT;
+    const char *slash = strrchr(from, '/');
+    kb_strv_push_owned(&dirs, slash ? kb_strndup(from, (size_t)(slash - from)) : kb_strdup("."));
+    kb_strv_push(&dirs, "include");
+    for (size_t i = 0; i < m->includes.len; i++)
+        kb_strv_push(&dirs, m->includes.items[i]);
+    char *found = NULL;
+    for (size_t i = 0; i < dirs.len && !found; i++) {
+        char *rel = strcmp(dirs.items[i], ".") == 0 ? kb_strdup(name)
+                                                    : kb_asprintf("%s/%s", dirs.items[i], name);
+        char *full = rel && kb_package_path_ok(rel) ? kb_path_join(m->dir, rel) : NULL;
+        if (full && kb_path_exists(full) && !kb_is_dir(full))
+            found = rel;
+        else
+            free(rel);
+        free(full);
+    }
+    kb_strv_free(&dirs);
+    return found;
+}
+
+/* The public header and every package header it includes with quotes (the kernel ABI header
+ * first among them): a consumer compiles against the installed include/ alone. A quoted
+ * include the package does not hold is an error here, not in every consumer's build. */
+static int header_closure(kb_ctx *ctx, const kb_manifest *m, kb_strv *out)
+{
+    int rc = kb_strv_push(out, m->header) ? kb_error_oom(ctx) : 0;
+    for (size_t i = 0; !rc && i < out->len; i++) {
+        char *full = kb_path_join(m->dir, out->items[i]);
+        kb_strv inc = KB_STRV_INIT;
+        rc = full ? quoted_includes(ctx, full, &inc) : kb_error_oom(ctx);
+        for (size_t j = 0; !rc && j < inc.len; j++) {
+            char *rel = resolve_include(m, out->items[i], inc.items[j]);
+            if (!rel)
+                rc = kb_error_set_path(ctx, KB_ERR_BUILD, full, 0, 0,
+                                       "%s includes \"%s\", which the package does not hold: a "
+                                       "consumer of the installed header could not compile it "
+                                       "(add it under include/)",
+                                       out->items[i], inc.items[j]);
+            else if (kb_strv_contains(out, rel))
+                free(rel);
+            else if (kb_strv_push_owned(out, rel))
+                rc = kb_error_oom(ctx);
+        }
+        kb_strv_free(&inc);
+        free(full);
+    }
+    return rc;
+}
+
+static int stage_headers(kb_ctx *ctx, const char *staging, const kb_manifest *m)
+{
+    kb_strv headers = KB_STRV_INIT;
+    int rc = header_closure(ctx, m, &headers);
+    for (size_t i = 0; !rc && i < headers.len; i++) {
+        char *member = header_member(headers.items[i]);
+        char *from = kb_path_join(m->dir, headers.items[i]);
+        char *to = member ? kb_path_join(staging, member) : NULL;
+        rc = (from && to) ? copy_file(ctx, from, to, 0644) : kb_error_oom(ctx);
+        free(member);
+        free(from);
+        free(to);
+    }
+    kb_strv_free(&headers);
+    return rc;
+}
+
 int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
                       const char *lib_path)
 {
@@ -239,15 +493,8 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
     int rc = (!lib_dst || !json) ? kb_error_oom(ctx) : 0;
     if (!rc)
         rc = copy_file(ctx, lib_path, lib_dst, 0755);
-    if (!rc && m->header) {
-        char *member = header_member(m->header);
-        char *from = kb_path_join(m->dir, m->header);
-        char *to = member ? kb_path_join(staging, member) : NULL;
-        rc = (from && to) ? copy_file(ctx, from, to, 0644) : kb_error_oom(ctx);
-        free(member);
-        free(from);
-        free(to);
-    }
+    if (!rc && m->header)
+        rc = stage_headers(ctx, staging, m);
     if (!rc) { /* the package header includes <kbpkg/kernel_abi.h>: a consumer needs it too */
         char *include_root = kb_path_join(staging, "include");
         rc = include_root ? kb_abi_header_write(ctx, include_root) : kb_error_oom(ctx);
@@ -268,6 +515,134 @@ int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
         rc = kb_write_kbpkg_json(ctx, json, meta);
     free(lib_dst);
     free(json);
+    return rc;
+}
+
+/* ---- the compiler's dependency lists against the source artifact ---- */
+
+/* The paths of a make rule "obj: a.h b\ c.h \\\n d.h" (the target left out). */
+static int parse_dep_file(kb_ctx *ctx, const char *text, kb_strv *out)
+{
+    const char *p = strchr(text, ':');
+    /* "C:" never occurs on Linux; the first ": " ends the target. */
+    while (p && p[1] != ' ' && p[1] != '\n' && p[1] != '\\' && p[1] != '\0')
+        p = strchr(p + 1, ':');
+    if (!p)
+        return 0;
+    p++;
+    kb_buf tok = KB_BUF_INIT;
+    int rc = 0;
+    for (;; p++) {
+        if (*p == '\\' && p[1] == '\n') {
+            p++;
+            continue;
+        }
+        if (*p == '\\' && p[1] == ' ') {
+            kb_buf_append(&tok, " ", 1);
+            p++;
+            continue;
+        }
+        if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n') {
+            if (tok.len && kb_strv_push(out, tok.data))
+                rc = kb_error_oom(ctx);
+            kb_buf_reset(&tok);
+            /* a second rule (from -MP, or nvcc's) ends the first */
+            if (*p == '\0' || (*p == '\n' && p[1] != ' ' && p[1] != '\t'))
+                break;
+            continue;
+        }
+        kb_buf_append(&tok, p, 1);
+    }
+    kb_buf_free(&tok);
+    return rc;
+}
+
+/* dep, as the compiler wrote it (relative to the package folder or absolute), checked: inside
+ * the package it must be a source artifact file; beside the package (a sibling folder, which
+ * a checkout has and the artifact does not) it is an error; elsewhere it is the system's. */
+static int check_one_dependency(kb_ctx *ctx, const kb_manifest *m, const char *pkg_abs,
+                                const char *parent_abs, const char *deps_abs, const char *work_abs,
+                                const kb_strv *files, const char *obj, const char *dep)
+{
+    char *joined = dep[0] == '/' ? kb_strdup(dep) : kb_path_join(pkg_abs, dep);
+    char *real = joined ? realpath(joined, NULL) : NULL;
+    free(joined);
+    if (!real)
+        return 0; /* generated or gone: nothing the artifact could carry */
+    size_t dn = deps_abs ? strlen(deps_abs) : 0, wn = work_abs ? strlen(work_abs) : 0;
+    if ((dn && strncmp(real, deps_abs, dn) == 0 && real[dn] == '/') ||
+        (wn && strncmp(real, work_abs, wn) == 0 && real[wn] == '/')) {
+        free(real);
+        return 0; /* a declared dependency (fetched by digest), or the build's own kernel ABI
+                     header */
+    }
+    size_t n = strlen(pkg_abs), pn = strlen(parent_abs);
+    int rc = 0;
+    if (strncmp(real, pkg_abs, n) == 0 && real[n] == '/') {
+        if (!kb_strv_contains(files, real + n + 1))
+            rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                   "%s reads %s, which the source artifact leaves out: a build "
+                                   "from the published source would fail (move it under "
+                                   "include/ or src/, or list it in files:)",
+                                   obj, real + n + 1);
+    } else if (pn > 1 && strncmp(real, parent_abs, pn) == 0 && real[pn] == '/') {
+        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                               "%s reads %s, outside the package folder: the source artifact "
+                               "cannot carry it (vendor it under third_party/ or declare it in "
+                               "dependencies:)",
+                               obj, real);
+    }
+    free(real);
+    return rc;
+}
+
+int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *work_dir,
+                              const char *deps_root)
+{
+    char *deps_abs = deps_root ? realpath(deps_root, NULL) : NULL;
+    char *work_abs = realpath(work_dir, NULL);
+    char *pkg_abs = realpath(m->dir, NULL);
+    if (!pkg_abs) {
+        free(deps_abs);
+        free(work_abs);
+        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+    }
+    char *parent = kb_strdup(pkg_abs);
+    char *slash = parent ? strrchr(parent, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    kb_strv files = KB_STRV_INIT;
+    int rc = parent ? kb_source_files(ctx, &files, m) : kb_error_oom(ctx);
+    char *objdir = rc ? NULL : kb_path_join(work_dir, "obj");
+    DIR *d = objdir ? opendir(objdir) : NULL;
+    struct dirent *e;
+    while (!rc && d && (e = readdir(d))) {
+        if (!kb_str_ends(e->d_name, ".o.d"))
+            continue;
+        char *path = kb_path_join(objdir, e->d_name);
+        kb_buf text = KB_BUF_INIT;
+        kb_strv deps = KB_STRV_INIT;
+        rc = path ? kb_read_file(ctx, path, &text) : kb_error_oom(ctx);
+        if (!rc && text.data)
+            rc = parse_dep_file(ctx, text.data, &deps);
+        /* "03-ln.cu.o.d" -> "ln.cu", the source the message names */
+        char *src = kb_strndup(e->d_name + 3, strlen(e->d_name) - 3 - 4);
+        for (size_t i = 0; !rc && i < deps.len; i++)
+            rc = check_one_dependency(ctx, m, pkg_abs, parent ? parent : "", deps_abs, work_abs,
+                                      &files, src ? src : e->d_name, deps.items[i]);
+        free(src);
+        kb_strv_free(&deps);
+        kb_buf_free(&text);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(objdir);
+    kb_strv_free(&files);
+    free(parent);
+    free(pkg_abs);
+    free(deps_abs);
+    free(work_abs);
     return rc;
 }
 

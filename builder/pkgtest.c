@@ -110,82 +110,57 @@ char *kb_test_output_excerpt(const char *text, size_t n)
     return kb_buf_detach(&out);
 }
 
-/* CUDA: compile the package library for the target, then the test with nvcc against it, as
- * docs/kernels.md says (the test uses device memory with -DKBPKG_CHECK_CUDA). */
-static int push_cuda_test_args(kb_ctx *ctx, kb_strv *argv, const kb_manifest *m,
-                               const kb_plan_item *item, const char *work)
-{
-    char name[64];
-    kb_lib_name(m->name, name, sizeof(name));
-    char *lib = kb_asprintf("%s/lib%s.so", work, name);
-    kb_buf log = KB_BUF_INIT;
-    int rc = lib ? kb_compile_target(ctx, m, item, work, NULL, lib, &log) : kb_error_oom(ctx);
-    kb_buf_free(&log);
-    free(lib);
-    if (rc)
-        return rc;
-    kb_strv_push(argv, "-DKBPKG_CHECK_CUDA");
-    kb_strv_push(argv, "-DKBPKG_REFERENCE_ONLY");
-    kb_strv_push_owned(argv, kb_asprintf("-L%s", work));
-    kb_strv_push_owned(argv, kb_asprintf("-l%s", name));
-    kb_strv_push_owned(argv, kb_asprintf("-Xlinker=-rpath,%s", work));
-    return 0;
-}
-
+/* The test program: check.c and the CPU sources (the reference, with their own flags),
+ * compiled with the target's flags, so the test sees the defines, include folders and flags
+ * the package's build uses (KBPKG_NAME among them). CUDA: the package library is built for
+ * the target and linked, and the test uses device memory (-DKBPKG_CHECK_CUDA, docs/kernels.md). */
 static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const char *work,
                       const char *exe, kb_buf *output)
 {
-    kb_strv argv = KB_STRV_INIT;
-    kb_strv_push(&argv, item->tc->path);
-    kb_strv_push(&argv, "-O2");
-    if (item->backend == KB_BACKEND_CUDA) {
-        int rc = push_cuda_test_args(ctx, &argv, m, item, work);
-        if (rc) {
-            kb_strv_free(&argv);
-            return rc;
-        }
+    char *deps = kb_path_join(kb_config_str(ctx, "cache.dir"), "deps");
+    kb_compile_env env = {work, NULL, deps};
+    kb_strv extra = KB_STRV_INIT, link_extra = KB_STRV_INIT, objects = KB_STRV_INIT;
+    int rc = deps ? 0 : kb_error_oom(ctx);
+    if (!rc && item->backend == KB_BACKEND_CUDA) {
+        char name[64];
+        kb_lib_name(m->name, name, sizeof(name));
+        char *lib = kb_asprintf("%s/lib%s.so", work, name);
+        rc = lib ? kb_compile_target(ctx, m, item, &env, lib, output) : kb_error_oom(ctx);
+        free(lib);
+        kb_strv_push(&extra, "-DKBPKG_CHECK_CUDA");
+        kb_strv_push(&extra, "-DKBPKG_REFERENCE_ONLY");
+        kb_strv_push_owned(&link_extra, kb_asprintf("-L%s", work));
+        kb_strv_push_owned(&link_extra, kb_asprintf("-l%s", name));
+        kb_strv_push_owned(&link_extra, kb_asprintf("-Xlinker=-rpath,%s", work));
+        kb_strv_free(&objects); /* the library's objects are not the test's */
     }
-    if (kb_str_starts(item->arch, "x86_64_v")) {
-        char march[32];
-        snprintf(march, sizeof(march), "-march=x86-64-%s", item->arch + 7);
-        kb_strv_push(&argv, march);
-    }
-    char def[160];
-    snprintf(def, sizeof(def), "-DKBPKG_TARGET=\"%s\"", item->target);
-    kb_strv_push(&argv, def);
-    kb_strv_push(&argv, "-Iinclude");
-    kb_strv_push(&argv, "-Isrc");
-    int abi_rc = kb_abi_include_flags(ctx, &argv, work, item->backend == KB_BACKEND_CUDA);
-    if (abi_rc) {
-        kb_strv_free(&argv);
-        return abi_rc;
-    }
-    kb_strv_push(&argv, m->test);
-    const kb_backend_spec *spec = &m->backends[KB_BACKEND_CPU];
-    for (size_t i = 0; i < spec->source_count; i++)
-        kb_strv_push(&argv, spec->sources[i].path);
-    kb_strv_push(&argv, "-o");
-    kb_strv_push(&argv, exe);
-    kb_strv_push(&argv, "-lm");
-    const char **args = calloc(argv.len + 1, sizeof(*args));
-    int rc = args ? 0 : kb_error_oom(ctx);
-    for (size_t i = 0; args && i < argv.len; i++)
-        args[i] = argv.items[i];
-    kb_proc_result r;
+    char *check_obj = kb_asprintf("%s/obj/check.o", work);
     if (!rc)
-        rc = kb_proc_run(ctx, &r, args, m->dir, TEST_RUN_TIMEOUT_MS);
-    if (!rc) {
-        kb_buf_append(output, r.output.data, r.output.len);
-        if (r.exit_code != 0) {
-            char *trim = kb_trim_compiler_output(r.output.data, TEST_TAIL_LINES);
-            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: building %s failed:\n%s", item->target,
-                              m->test, trim ? trim : "");
-            free(trim);
-        }
-        kb_proc_result_free(&r);
+        rc = check_obj
+                 ? kb_compile_file(ctx, m, item, &env, m->test, NULL, &extra, check_obj, output)
+                 : kb_error_oom(ctx);
+    if (!rc && kb_strv_push(&objects, check_obj))
+        rc = kb_error_oom(ctx);
+    const kb_backend_spec *cpu = &m->backends[KB_BACKEND_CPU];
+    for (size_t i = 0; !rc && i < cpu->source_count; i++) {
+        char *obj = kb_asprintf("%s/obj/ref-%02zu.o", work, i);
+        rc = obj ? kb_compile_file(ctx, m, item, &env, cpu->sources[i].path, &cpu->sources[i].flags,
+                                   &extra, obj, output)
+                 : kb_error_oom(ctx);
+        if (!rc && kb_strv_push_owned(&objects, obj))
+            rc = kb_error_oom(ctx);
+        else if (rc)
+            free(obj);
     }
-    free(args);
-    kb_strv_free(&argv);
+    if (!rc)
+        rc = kb_link(ctx, m, item, &env, &objects, &link_extra, exe, true, output);
+    if (rc)
+        kb_error_prefix(ctx, "building the test %s", m->test);
+    free(check_obj);
+    free(deps);
+    kb_strv_free(&extra);
+    kb_strv_free(&link_extra);
+    kb_strv_free(&objects);
     return rc;
 }
 

@@ -5,10 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "rocm" or "cuda" alone names the backend whatever its runtime version ("rocm5-gfx1030-...",
+ * "rocm6-..."): users name backends, target ids carry the runtime major. */
+static bool backend_filter_matches(const char *target, const char *filter)
+{
+    size_t n = strlen(filter);
+    if (strncmp(target, filter, n) != 0 || target[n] < '0' || target[n] > '9')
+        return false;
+    for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
+        if (strcmp(filter, kb_backend_name((kb_backend)b)) == 0)
+            return true;
+    return false;
+}
+
 bool kb_target_matches(const char *target, const char *filter)
 {
     size_t n = strlen(filter);
-    return strncmp(target, filter, n) == 0 && (target[n] == '\0' || target[n] == '-');
+    return (strncmp(target, filter, n) == 0 && (target[n] == '\0' || target[n] == '-')) ||
+           backend_filter_matches(target, filter);
 }
 
 static bool wanted(const char *target, const char *const *filters, size_t count)
@@ -36,8 +50,24 @@ static void runtime_prefix(char *out, size_t size, kb_backend b, const kb_toolch
         snprintf(out, size, "cpu");
 }
 
+/* requires: {cuda: {min: "12.4"}}: a toolchain older than the package needs is a skip with
+ * the reason, not a build that fails on a missing intrinsic. */
+static char *requirement_unmet(const kb_requirement *req, const kb_toolchain *tc)
+{
+    /* hip-clang's ROCm is that of the HIP headers and device libraries it compiles with
+     * (Debian 12's: 5.2), not its clang version */
+    const char *have = tc->hip_headers ? tc->hip_headers : tc->version;
+    if (!req || !req->min || !have || kb_version_compare(have, req->min) >= 0)
+        return NULL;
+    if (tc->hip_headers)
+        return kb_asprintf("the package requires rocm >= %s; %s here compiles with HIP %s headers",
+                           req->min, tc->name, have);
+    return kb_asprintf("the package requires %s >= %s; %s here is %s", kb_backend_name(tc->backend),
+                       req->min, tc->name, tc->version);
+}
+
 static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const char *arch,
-                    const kb_toolchain *tc)
+                    const kb_toolchain *tc, const kb_requirement *req)
 {
     kb_plan_item *grown = realloc(p->items, (p->count + 1) * sizeof(*grown));
     if (!grown)
@@ -62,7 +92,7 @@ static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const ch
         it->skip = kb_strdup("no toolchain for this backend");
     else if (!kb_toolchain_can_build(tc, arch))
         it->skip = kb_toolchain_cannot_build(tc, arch);
-    else
+    else if (!(it->skip = requirement_unmet(req, tc)))
         it->tc = tc;
     return (it->skip || it->tc) ? 0 : KB_ERR_NOMEM;
 }
@@ -79,12 +109,12 @@ static void ptx_arch(char *out, size_t size, const char *ptx)
 /* CPU: the declared levels, or the host's level plus x86_64_v2 as the portable fallback
  * (a v3-only artifact would leave pre-Haswell and many VM hosts with nothing). */
 static int add_cpu_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolchains *tcs,
-                         const kb_plan_host *host)
+                         const kb_plan_host *host, const kb_requirement *req)
 {
     const kb_toolchain *cc = &tcs->tc[KB_BACKEND_CPU];
     int rc = 0;
     for (size_t i = 0; !rc && i < spec->archs.len; i++)
-        rc = add_item(p, host, KB_BACKEND_CPU, spec->archs.items[i], cc);
+        rc = add_item(p, host, KB_BACKEND_CPU, spec->archs.items[i], cc, req);
     if (spec->archs.len)
         return rc;
     if (strcmp(host->arch, "x86_64") == 0) {
@@ -92,27 +122,27 @@ static int add_cpu_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolc
             kb_str_starts(host->cpu_level, "x86_64_v") && strcmp(host->cpu_level, "x86_64_v1") != 0
                 ? host->cpu_level
                 : "x86_64_v2";
-        rc = add_item(p, host, KB_BACKEND_CPU, level, cc);
+        rc = add_item(p, host, KB_BACKEND_CPU, level, cc, req);
         if (!rc)
-            rc = add_item(p, host, KB_BACKEND_CPU, "x86_64_v2", cc);
+            rc = add_item(p, host, KB_BACKEND_CPU, "x86_64_v2", cc, req);
         return rc;
     }
-    return add_item(p, host, KB_BACKEND_CPU, host->arch, cc);
+    return add_item(p, host, KB_BACKEND_CPU, host->arch, cc, req);
 }
 
 /* ROCm: per arch a rocm5 target from hipcc (ROCm 5.2's ABI, libamdhip64.so.5) for the archs
  * ROCm 5 knew, and a rocm6 target from hip-clang (libamdhip64.so.6) for every arch, so ROCm 6
  * hosts get code linked against their runtime. Each one it cannot build says why. */
 static int add_rocm_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolchains *tcs,
-                          const kb_plan_host *host)
+                          const kb_plan_host *host, const kb_requirement *req)
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < spec->archs.len; i++) {
         const char *arch = spec->archs.items[i];
         if (kb_rocm5_era_arch(arch))
-            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->tc[KB_BACKEND_ROCM]);
+            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->tc[KB_BACKEND_ROCM], req);
         if (!rc)
-            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->hip_clang);
+            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->hip_clang, req);
     }
     return rc;
 }
@@ -124,23 +154,24 @@ static int add_backend_items(kb_plan *p, const kb_manifest *m, kb_backend b,
     if (!spec->present)
         return 0;
     const kb_toolchain *tc = &tcs->tc[b];
+    const kb_requirement *req = &m->requires[b];
     int rc = 0;
     switch (b) {
     case KB_BACKEND_ROCM:
-        return add_rocm_items(p, spec, tcs, host);
+        return add_rocm_items(p, spec, tcs, host, req);
     case KB_BACKEND_CUDA:
         for (size_t i = 0; !rc && i < spec->archs.len; i++)
-            rc = add_item(p, host, b, spec->archs.items[i], tc);
+            rc = add_item(p, host, b, spec->archs.items[i], tc, req);
         if (!rc && spec->ptx) {
             char arch[48];
             ptx_arch(arch, sizeof(arch), spec->ptx);
-            rc = add_item(p, host, b, arch, tc);
+            rc = add_item(p, host, b, arch, tc, req);
         }
         return rc;
     case KB_BACKEND_METAL:
-        return add_item(p, host, b, "apple", tc);
+        return add_item(p, host, b, "apple", tc, req);
     case KB_BACKEND_CPU:
-        return add_cpu_items(p, spec, tcs, host);
+        return add_cpu_items(p, spec, tcs, host, req);
     default:
         return 0;
     }

@@ -298,10 +298,47 @@ static char *locate(const kb_ctx *ctx, const char *setting, const char *name, co
     return NULL;
 }
 
-static int set_identity(kb_toolchain *tc)
+/* Does the line (len bytes) hold needle? */
+static bool line_names(const char *line, size_t len, const char *needle)
 {
+    size_t n = needle ? strlen(needle) : 0;
+    for (size_t i = 0; n && i + n <= len; i++)
+        if (memcmp(line + i, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* The toolchain's identity from what it says it is, never from where it is: nvcc under
+ * /opt/cuda on one worker and /usr/local/cuda on another is one toolchain, and keys built from
+ * it must agree, or the second worker's publish is refused as different bytes. The --version
+ * text is hashed without its lines that name folders (clang's InstalledDir) and without the
+ * first word, which is the name it was called by (gcc says "cc" or "gcc"). */
+int kb_toolchain_identity(kb_toolchain *tc, const char *version_output)
+{
+    kb_buf norm = KB_BUF_INIT;
+    const char *p = version_output ? version_output : "";
+    bool first = true;
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        const char *line = p;
+        p += len + (p[len] == '\n');
+        if (kb_str_starts(line, "InstalledDir:") || line_names(line, len, tc->path))
+            continue;
+        if (first) {
+            size_t word = strcspn(line, " \n");
+            line += word < len ? word : len;
+            len -= word < len ? word : len;
+            first = false;
+        }
+        if (kb_buf_append(&norm, line, len) || kb_buf_append(&norm, "\n", 1)) {
+            kb_buf_free(&norm);
+            return KB_ERR_NOMEM;
+        }
+    }
     char digest[65];
-    kb_sha256_hex(tc->path, strlen(tc->path), digest);
+    kb_sha256_hex(norm.data ? norm.data : "", norm.len, digest);
+    kb_buf_free(&norm);
+    free(tc->id);
     tc->id = kb_asprintf("%s-%s-%.12s", tc->name, tc->version, digest);
     return tc->id ? 0 : KB_ERR_NOMEM;
 }
@@ -344,7 +381,11 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
         mark_missing(tc, "%s --version did not report a CUDA release", tc->path);
         return 0;
     }
+    tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
     kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     tc->version = kb_strdup(ver);
     const char *codes[] = {tc->path, "--list-gpu-code", NULL};
     const char *virt[] = {tc->path, "--list-gpu-arch", NULL};
@@ -360,7 +401,7 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
         return KB_ERR_NOMEM;
     kb_strv_sort(&tc->archs);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 static const char *const device_lib_dirs[] = {
@@ -451,9 +492,12 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         return 0;
     }
     bool have_clang = kb_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
-    kb_buf_free(&out);
     tc->version = kb_strdup(ver);
     tc->hip_major = (unsigned)strtoul(ver, NULL, 10);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     tc->clang = have_clang ? find_hip_clang(major, clang_dir) : NULL;
     tc->objdump = find_objdump(NULL);
     tc->device_libs = find_device_libs(ctx);
@@ -462,7 +506,7 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         return 0;
     }
     kb_strv files = KB_STRV_INIT;
-    int rc = list_dir(tc->device_libs, &files);
+    rc = list_dir(tc->device_libs, &files);
     if (rc == 0)
         rc = kb_rocm_archs_from_libs(&files, tc->clang ? major : 0, &tc->archs, &tc->overlay_archs);
     kb_strv_free(&files);
@@ -472,7 +516,7 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         tc->note = kb_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
                                tc->overlay_archs.items[0]);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 /* A file the HIP clang needs: dir/name when it is executable, else a note naming the Debian
@@ -494,16 +538,34 @@ static bool need_tool(kb_toolchain *tc, const char *dir, const char *name, const
 
 static const char *const hip_header_dirs[] = {"/usr/include/hip", "/opt/rocm/include/hip"};
 
-static bool have_hip_headers(void)
+/* The first folder with hip_runtime.h, or NULL. */
+static const char *hip_header_dir(void)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(hip_header_dirs); i++) {
         char *h = kb_path_join(hip_header_dirs[i], "hip_runtime.h");
         bool ok = h && kb_path_exists(h);
         free(h);
         if (ok)
-            return true;
+            return hip_header_dirs[i];
     }
-    return false;
+    return NULL;
+}
+
+/* "5.2" from hip_version.h's HIP_VERSION_MAJOR/MINOR; NULL when unreadable. */
+static char *hip_headers_version(const char *dir)
+{
+    char *path = kb_path_join(dir, "hip_version.h");
+    kb_buf text = KB_BUF_INIT;
+    char *out = NULL;
+    if (path && kb_read_file(NULL, path, &text) == 0 && text.data) {
+        const char *ma = strstr(text.data, "#define HIP_VERSION_MAJOR ");
+        const char *mi = strstr(text.data, "#define HIP_VERSION_MINOR ");
+        if (ma && mi)
+            out = kb_asprintf("%lu.%lu", strtoul(ma + 26, NULL, 10), strtoul(mi + 26, NULL, 10));
+    }
+    kb_buf_free(&text);
+    free(path);
+    return out;
 }
 
 /* What the overlay must add for hip-clang: isa-version bitcode for the archs the device
@@ -543,12 +605,16 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
     unsigned major = 0;
     bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver)) &&
               kb_parse_hipcc_clang(out.data, &major, dir, sizeof(dir));
-    kb_buf_free(&out);
     if (!ok) {
+        kb_buf_free(&out);
         mark_missing(tc, "%s --version did not report a clang version", tc->path);
         return 0;
     }
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     if (major < HIP_CLANG_MIN_MAJOR) {
         tc->found = false;
         tc->note = kb_asprintf("%s is clang %s; ROCm 6 targets need clang %u or newer (install "
@@ -562,13 +628,15 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
         !need_tool(tc, dir, "ld.lld", "lld-19") || !need_tool(tc, dir, "llvm-objdump", "llvm-19"))
         return 0;
     tc->objdump = kb_path_join(dir, "llvm-objdump");
-    if (!have_hip_headers()) {
+    const char *headers = hip_header_dir();
+    if (!headers) {
         mark_missing(tc,
                      "%s: the HIP headers (hip/hip_runtime.h) are missing (install the Debian "
                      "package libamdhip64-dev)",
                      tc->path);
         return 0;
     }
+    tc->hip_headers = hip_headers_version(headers);
     tc->device_libs = find_device_libs(ctx);
     if (!tc->device_libs) {
         mark_missing(tc,
@@ -578,7 +646,7 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
         return 0;
     }
     kb_strv files = KB_STRV_INIT;
-    int rc = list_dir(tc->device_libs, &files);
+    rc = list_dir(tc->device_libs, &files);
     if (!rc)
         rc = kb_hip_clang_archs(major, &tc->archs);
     if (!rc)
@@ -589,7 +657,7 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
     tc->note = kb_asprintf("ROCm 6 ABI through a libamdhip64.so.6 stub; device libraries %s%s",
                            tc->device_libs,
                            tc->overlay_archs.len ? " plus generated isa/abi-version bitcode" : "");
-    return set_identity(tc);
+    return 0;
 }
 
 static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
@@ -607,14 +675,17 @@ static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
         mark_missing(tc, "%s --version did not report a version", tc->path);
         return 0;
     }
-    kb_buf_free(&out);
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     char arch[16], os[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     if (kb_cpu_levels(arch, &tc->archs))
         return kb_error_oom(ctx);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 }
 
 static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
@@ -629,17 +700,21 @@ static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
     const char *argv[] = {xcrun, "-sdk", "macosx", "metal", "--version", NULL};
     char ver[32];
     bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver));
-    kb_buf_free(&out);
     tc->path = xcrun;
     if (!ok) {
+        kb_buf_free(&out);
         mark_missing(tc, "%s metal --version failed", xcrun);
         return 0;
     }
     tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
     if (kb_strv_push(&tc->archs, "apple"))
         return kb_error_oom(ctx);
     tc->found = true;
-    return set_identity(tc);
+    return 0;
 #else
     mark_missing(tc, "%s: Metal targets build only on macOS (xcrun metal)", "metal");
     return 0;
@@ -706,6 +781,7 @@ static void toolchain_free(kb_toolchain *tc)
     free(tc->clang);
     free(tc->device_libs);
     free(tc->objdump);
+    free(tc->hip_headers);
     kb_strv_free(&tc->archs);
     kb_strv_free(&tc->overlay_archs);
     memset(tc, 0, sizeof(*tc));

@@ -257,20 +257,167 @@ int kb_verify_disassembly(kb_ctx *ctx, const char *lib, const kb_plan_item *item
     return rc;
 }
 
+/* A C++-mangled export the package defined itself (not a weak std:: template instance that
+ * libstdc++'s visibility pragmas export): a function meant to be an export without extern "C",
+ * which no C caller can find by its name. */
+static bool stray_mangled(const char *name)
+{
+    static const char *const std_prefixes[] = {
+        "_ZNSt", "_ZNKSt", "_ZSt", "_ZNSa", "_ZNSs", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx",
+        "_ZTI",  "_ZTS",   "_ZTV", "_ZGV",  "_ZTH",  "_ZTW"};
+    if (!kb_str_starts(name, "_Z"))
+        return false;
+    for (size_t i = 0; i < KB_ARRAY_LEN(std_prefixes); i++)
+        if (kb_str_starts(name, std_prefixes[i]))
+            return false;
+    return true;
+}
+
+static int check_mangled(kb_ctx *ctx, const kb_inspect *ins, const char *lib)
+{
+    for (size_t i = 0; i < ins->strong_exports.len; i++)
+        if (stray_mangled(ins->strong_exports.items[i]))
+            return kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                                     "%s exports the C++-mangled symbol %s: a C caller cannot "
+                                     "find it by name (declare the function extern \"C\", or keep "
+                                     "it hidden)",
+                                     lib, ins->strong_exports.items[i]);
+    return 0;
+}
+
+/* Imports that end the process: a kernel library that calls exit() takes the Python
+ * interpreter (or any host) down with it, an error nobody can catch. A warning, with the
+ * name, since an assert() path imports abort too. */
+static int note_exit_imports(const kb_inspect *ins, const char *target, kb_strv *warnings)
+{
+    static const char *const fatal[] = {"exit", "_exit", "_Exit", "abort", "quick_exit"};
+    for (size_t i = 0; warnings && i < KB_ARRAY_LEN(fatal); i++)
+        if (kb_strv_contains(&ins->imports, fatal[i]) &&
+            kb_strv_push_owned(warnings,
+                               kb_asprintf("%s: the library imports %s(): an error path that calls "
+                                           "it ends the caller's process (return a "
+                                           "KBPKG_KERNEL_* code instead)",
+                                           target, fatal[i])))
+            return KB_ERR_NOMEM;
+    return 0;
+}
+
+/* The host's dynamic loader (glibc's ld.so), found where the ABI puts it. */
+static const char *dynamic_loader(void)
+{
+    static const char *const paths[] = {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1",
+                                        "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+                                        "/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(paths); i++)
+        if (kb_path_exists(paths[i]))
+            return paths[i];
+    return NULL;
+}
+
+/* The GPU runtime a target may need without the build host having it (a ROCm build farm
+ * without a GPU still has libamdhip64; a CUDA one links cudart statically). */
+static bool runtime_library(const char *name)
+{
+    return kb_str_starts(name, "libamdhip64.so") || kb_str_starts(name, "libcuda.so") ||
+           kb_str_starts(name, "libcudart.so") || kb_str_starts(name, "libhsa-runtime64.so");
+}
+
+/* Lines of the loader's trace that mean the library cannot load: a NEEDED library the host
+ * lacks ("libfoo.so => not found") or a symbol nothing defines ("undefined symbol: tanhf"). */
+static int read_trace(kb_ctx *ctx, const char *out, const char *lib, const kb_plan_item *item,
+                      kb_strv *warnings)
+{
+    bool runtime_missing = false;
+    kb_buf missing = KB_BUF_INIT, undefined = KB_BUF_INIT;
+    for (const char *p = out; p && *p;) {
+        size_t len = strcspn(p, "\n");
+        const char *nf = strstr(p, " => not found");
+        if (nf && nf < p + len) {
+            const char *s = p;
+            while (*s == ' ' || *s == '\t')
+                s++;
+            char *name = kb_strndup(s, (size_t)(nf - s));
+            if (name && runtime_library(name) && item->backend != KB_BACKEND_CPU)
+                runtime_missing = true;
+            else if (name)
+                kb_buf_printf(&missing, "%s%s", missing.len ? ", " : "", name);
+            free(name);
+        } else if (strncmp(p, "undefined symbol: ", 18) == 0) {
+            size_t n = strcspn(p + 18, "\t \n");
+            kb_buf_printf(&undefined, "%s%.*s", undefined.len ? ", " : "", (int)n, p + 18);
+        }
+        p += len + (p[len] == '\n');
+    }
+    int rc = 0;
+    if (missing.len)
+        rc = kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                               "%s for %s needs %s, which this host does not have: it would not "
+                               "load",
+                               lib, item->target, missing.data);
+    else if (undefined.len && !runtime_missing)
+        rc = kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                               "%s for %s does not load in a clean process: undefined symbol %s "
+                               "(a library missing from the link, or listed before the sources)",
+                               lib, item->target, undefined.data);
+    else if (runtime_missing && warnings &&
+             kb_strv_push_owned(warnings, kb_asprintf("%s: the GPU runtime library is not on "
+                                                      "this host; the load check saw only what "
+                                                      "it could resolve",
+                                                      item->target)))
+        rc = kb_error_oom(ctx);
+    kb_buf_free(&missing);
+    kb_buf_free(&undefined);
+    return rc;
+}
+
+int kb_verify_loads(kb_ctx *ctx, const char *lib, const kb_plan_item *item, kb_strv *warnings)
+{
+    const char *ldso = dynamic_loader();
+    if (!ldso)
+        return warnings && kb_strv_push_owned(warnings, kb_asprintf("%s: no glibc dynamic loader "
+                                                                    "found; the load check did "
+                                                                    "not run",
+                                                                    item->target))
+                   ? kb_error_oom(ctx)
+                   : 0;
+    char *abs = realpath(lib, NULL);
+    if (!abs)
+        return kb_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot resolve %s", lib);
+    /* env -i: nothing preloaded, no LD_LIBRARY_PATH; the loader resolves every NEEDED entry
+     * and, with LD_BIND_NOW, every symbol, as a plain C program's dlopen(RTLD_NOW) would. */
+    const char *argv[] = {
+        "env", "-i", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes", ldso,
+        abs,   NULL};
+    kb_proc_result r;
+    int rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
+    if (!rc) {
+        rc = read_trace(ctx, r.output.data ? r.output.data : "", lib, item, warnings);
+        kb_proc_result_free(&r);
+    }
+    free(abs);
+    return rc;
+}
+
 int kb_verify_library(kb_ctx *ctx, const char *lib, const kb_manifest *m, const kb_plan_item *item,
-                      char glibc[16], char glibcxx[16])
+                      char glibc[16], char glibcxx[16], kb_strv *warnings)
 {
     kb_strv required = KB_STRV_INIT;
     int rc = kb_strv_push(&required, "kbpkg_kernel_info") ? kb_error_oom(ctx) : 0;
-    for (size_t i = 0; !rc && i < m->exports.len; i++)
-        rc = kb_strv_push(&required, m->exports.items[i]) ? kb_error_oom(ctx) : 0;
+    if (!rc && kb_manifest_backend_exports(m, item->backend, &required))
+        rc = kb_error_oom(ctx);
     kb_inspect *ins = NULL;
     if (!rc)
         rc = inspect(ctx, &ins, lib);
     if (!rc)
         rc = check_exports(ctx, ins, lib, &required);
     if (!rc)
+        rc = check_mangled(ctx, ins, lib);
+    if (!rc)
         rc = check_gpu_code(ctx, ins, lib, item);
+    if (!rc && note_exit_imports(ins, item->target, warnings))
+        rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = kb_verify_loads(ctx, lib, item, warnings);
     if (!rc) {
         snprintf(glibc, 16, "%s", kb_inspect_glibc_needed(ins));
         snprintf(glibcxx, 16, "%s", kb_inspect_glibcxx_needed(ins));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,8 @@ static int walk_files(kb_ctx *ctx, const char *root, const char *rel, walk_fn fn
             rel[0] ? kb_asprintf("%s/%s", rel, names.items[i]) : kb_strdup(names.items[i]);
         char *child_abs = child_rel ? kb_path_join(root, child_rel) : NULL;
         struct stat st;
-        bool have = child_abs && stat(child_abs, &st) == 0;
+        /* lstat: a symlink is reported as what it is, never followed out of the folder */
+        bool have = child_abs && lstat(child_abs, &st) == 0;
         if (!child_abs)
             rc = kb_error_oom(ctx);
         else if (have && S_ISDIR(st.st_mode))
@@ -197,6 +199,8 @@ typedef struct record_walk {
 static int record_file(const char *rel, const char *abs, const struct stat *st, void *arg)
 {
     record_walk *w = arg;
+    if (st && !S_ISREG(st->st_mode))
+        return kb_error_set_path(w->ctx, KB_ERR_UNSAFE, abs, 0, 0, "%s is not a regular file", abs);
     /* The extraction hashed the bytes it wrote. A file whose size on disk differs from what was
      * hashed (or whose data was not one stream) is hashed from disk instead, so the record always
      * describes the files as they are. */
@@ -315,7 +319,143 @@ static char *find_library(const char *dir)
     return found;
 }
 
+/* ---- the library file: identity and content ---- */
+
+int kb_file_id_of_fd(kb_file_id *out, int fd)
+{
+    struct stat st;
+    memset(out, 0, sizeof(*out));
+    if (fstat(fd, &st) != 0)
+        return KB_ERR_IO;
+    *out = (kb_file_id){true,
+                        (uint64_t)st.st_dev,
+                        (uint64_t)st.st_ino,
+                        (uint64_t)st.st_size,
+                        (int64_t)st.st_ctim.tv_sec,
+                        (int64_t)st.st_ctim.tv_nsec};
+    return 0;
+}
+
+bool kb_file_id_equal(const kb_file_id *a, const kb_file_id *b)
+{
+    return a->known && b->known && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns;
+}
+
+/* The kernel ABI bakes the target id into the library as a string literal (KBPKG_TARGET): a
+ * library without "<target>\0" among its bytes was built for something else. Checked here,
+ * before anything dlopens it, so that its constructors never run in a process that would then
+ * refuse it; the loader's kbpkg_kernel_info() check after dlopen stays the exact one. */
+static int library_names_target(kb_ctx *ctx, int fd, const char *path, const char *target)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size == 0)
+        return kb_error_set_path(ctx, KB_ERR_ABI, path, 0, 0, "%s is empty or unreadable", path);
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot map %s: %s", path,
+                                 strerror(errno));
+    bool found = memmem(map, (size_t)st.st_size, target, strlen(target) + 1) != NULL;
+    munmap(map, (size_t)st.st_size);
+    if (!found)
+        return kb_error_set_path(ctx, KB_ERR_ABI, path, 0, 0,
+                                 "%s does not carry the target id '%s' (kbpkg_kernel_info bakes "
+                                 "it in): it was built for another target, refused before "
+                                 "loading it",
+                                 path, target);
+    return 0;
+}
+
+int kb_cache_open_library(kb_installed *p, kb_ctx *ctx)
+{
+    if (!p->library)
+        return kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0, "%s holds no lib/lib*.so", p->dir);
+    int fd = kb_open_regular(ctx, p->library, 0);
+    if (fd < 0)
+        return fd == KB_ERR_NOT_FOUND ? KB_ERR_LOAD : fd;
+    kb_file_id now;
+    int rc = kb_file_id_of_fd(&now, fd)
+                 ? kb_error_set_path(ctx, KB_ERR_IO, p->library, 0, 0, "cannot stat %s", p->library)
+                 : 0;
+    if (!rc && kb_file_id_equal(&now, &p->lib_id))
+        return fd; /* the very file install hashed and checked */
+    char hex[65];
+    if (!rc && !p->lib_sha256[0])
+        rc = kb_error_set_path(ctx, KB_ERR_DIGEST, p->library, 0, 0,
+                               "the install record of %s has no digest for %s: install it again",
+                               p->dir, p->library);
+    if (!rc)
+        rc = kb_sha256_fd(ctx, fd, p->library, hex, NULL);
+    if (!rc && strcmp(hex, p->lib_sha256) != 0)
+        rc = kb_error_set_path(ctx, KB_ERR_DIGEST, p->library, 0, 0,
+                               "%s changed since it was installed: sha256 %s, expected %s; "
+                               "refused before loading it ('kbpkg install' puts it back)",
+                               p->library, hex, p->lib_sha256);
+    if (!rc)
+        rc = library_names_target(ctx, fd, p->library, p->target);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    p->lib_id = now; /* same bytes (a copied cache, a touch): the next check is cheap again */
+    return fd;
+}
+
+int kb_cache_blob_check(kb_cache *c, const char *path, const char *digest)
+{
+    char hex[65];
+    const char *want = kb_str_starts(digest, "sha256:") ? digest + 7 : NULL;
+    int rc = kb_sha256_file(c->ctx, path, hex, NULL);
+    if (rc == KB_ERR_NOT_FOUND)
+        return rc;
+    if (!rc && want && strcmp(hex, want) == 0)
+        return 0;
+    kb_log(c->ctx, KB_LOG_WARN, "%s does not hash to %s (sha256 %s): removed, fetching it again",
+           path, digest, rc ? "unreadable" : hex);
+    kb_ctx_clear_error(c->ctx);
+    unlink(path);
+    return KB_ERR_DIGEST;
+}
+
 /* Hash (from the extraction's digests) and write the record, then sync the whole folder. */
+static json_t *admission_json(const kb_trust_admission *a)
+{
+    if (!a)
+        return json_pack("{s:s}", "status", KB_TRUST_NOT_CHECKED);
+    json_t *layer = a->layer ? json_loads(a->layer, 0, NULL) : NULL;
+    return json_pack("{s:s?,s:s?,s:s?,s:o?}", "status", a->status, "key_id", a->key_id,
+                     "registry_kind", a->registry_kind, "signature", layer);
+}
+
+/* The library's path below dir and its identity, as the loader will compare them. */
+static json_t *library_json(kb_ctx *ctx, const char *dir, const char *target, int *rc)
+{
+    char *lib = find_library(dir);
+    json_t *out = NULL;
+    int fd = lib ? kb_open_regular(ctx, lib, O_NOFOLLOW) : -1;
+    kb_file_id id;
+    *rc = 0;
+    if (!lib)
+        *rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, dir, 0, 0, "%s holds no lib/lib*.so", dir);
+    else if (fd < 0)
+        *rc = fd;
+    else if (kb_file_id_of_fd(&id, fd) != 0)
+        *rc = kb_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot stat %s", lib);
+    else
+        *rc = library_names_target(ctx, fd, lib, target);
+    if (!*rc) {
+        out = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "path", lib + strlen(dir) + 1, "size",
+                        (json_int_t)id.size, "dev", (json_int_t)id.dev, "ino", (json_int_t)id.ino,
+                        "ctime_s", (json_int_t)id.ctime_s, "ctime_ns", (json_int_t)id.ctime_ns);
+        if (!out)
+            *rc = kb_error_oom(ctx);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(lib);
+    return out;
+}
+
 static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *info, json_t *exports,
                         const kb_extract_files *streamed)
 {
@@ -334,14 +474,25 @@ static int write_record(kb_ctx *ctx, const char *dir, const kb_install_info *inf
         kb_strv_free(&w.sync_dirs);
         return rc;
     }
+    json_t *library = library_json(ctx, dir, info->target, &rc);
+    if (rc) {
+        json_decref(w.files);
+        kb_strv_free(&w.sync_files);
+        kb_strv_free(&w.sync_dirs);
+        return rc;
+    }
     json_t *rec = json_pack(
-        "{s:i,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I,s:I,s:O,s:o}", "record", 1, "name",
+        "{s:i,s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:b,s:I,s:I,s:O,s:o,s:o,s:o}", "record", 2, "name",
         info->name, "version", info->version, "target", info->target, "artifact_digest",
         info->artifact_digest, "index_digest", info->index_digest, "registry", info->registry,
         "reason", info->reason, "local_build", info->local_build, "installed_at",
-        (json_int_t)time(NULL), "bytes", (json_int_t)w.bytes, "exports", exports, "files", w.files);
-    if (!rec)
+        (json_int_t)time(NULL), "bytes", (json_int_t)w.bytes, "exports", exports, "files", w.files,
+        "library", library, "admission", admission_json(info->admission));
+    if (!rec) {
+        kb_strv_free(&w.sync_files);
+        kb_strv_free(&w.sync_dirs);
         return kb_error_oom(ctx);
+    }
     char *text = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(rec);
     char *path = kb_path_join(dir, KB_INSTALL_RECORD);
@@ -480,6 +631,7 @@ void kb_installed_clear(kb_installed *p)
     free(p->reason);
     free(p->library);
     kb_strv_free(&p->exports);
+    kb_trust_admission_clear(&p->admission);
     memset(p, 0, sizeof(*p));
 }
 
@@ -506,6 +658,10 @@ int kb_installed_copy(kb_installed *dst, const kb_installed *src)
         ok = kb_strv_push(&dst->exports, src->exports.items[i]) == 0;
     dst->local_build = src->local_build;
     dst->bytes = src->bytes;
+    dst->lib_id = src->lib_id;
+    memcpy(dst->lib_sha256, src->lib_sha256, sizeof(dst->lib_sha256));
+    if (ok && kb_trust_admission_copy(&dst->admission, &src->admission) != 0)
+        ok = false;
     if (!ok) {
         kb_installed_clear(dst);
         return KB_ERR_NOMEM;
@@ -516,6 +672,40 @@ int kb_installed_copy(kb_installed *dst, const kb_installed *src)
 static char *json_str_dup(json_t *obj, const char *key)
 {
     return kb_strdup(json_string_value(json_object_get(obj, key)));
+}
+
+/* The record's library (a name directly under lib/, as install found it) and its identity;
+ * records from before kbpkg recorded them fall back to the folder's lib/lib*.so. */
+static void read_library(kb_installed *out, json_t *rec, const char *dir)
+{
+    json_t *lib = json_object_get(rec, "library");
+    const char *rel = json_string_value(json_object_get(lib, "path"));
+    if (rel && kb_str_starts(rel, "lib/") && !strchr(rel + 4, '/') && strcmp(rel + 4, "..") &&
+        strcmp(rel + 4, ".") && rel[4])
+        out->library = kb_path_join(dir, rel);
+    else
+        out->library = find_library(dir);
+    const char *rel_now = out->library ? out->library + strlen(dir) + 1 : NULL;
+    const char *hex =
+        rel_now ? json_string_value(json_object_get(json_object_get(rec, "files"), rel_now)) : NULL;
+    if (hex && strlen(hex) == 64)
+        memcpy(out->lib_sha256, hex, 65);
+    if (rel && json_is_integer(json_object_get(lib, "ino")))
+        out->lib_id = (kb_file_id){true,
+                                   (uint64_t)json_integer_value(json_object_get(lib, "dev")),
+                                   (uint64_t)json_integer_value(json_object_get(lib, "ino")),
+                                   (uint64_t)json_integer_value(json_object_get(lib, "size")),
+                                   (int64_t)json_integer_value(json_object_get(lib, "ctime_s")),
+                                   (int64_t)json_integer_value(json_object_get(lib, "ctime_ns"))};
+}
+
+static void read_admission(kb_trust_admission *a, json_t *adm)
+{
+    a->status = json_str_dup(adm, "status");
+    a->key_id = json_str_dup(adm, "key_id");
+    a->registry_kind = json_str_dup(adm, "registry_kind");
+    json_t *layer = json_object_get(adm, "signature");
+    a->layer = json_is_object(layer) ? json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 }
 
 int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir)
@@ -535,7 +725,8 @@ int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir)
         out->local_build = json_is_true(json_object_get(rec, "local_build"));
         out->bytes = (uint64_t)json_integer_value(json_object_get(rec, "bytes"));
         out->dir = kb_strdup(dir);
-        out->library = find_library(dir);
+        read_library(out, rec, dir);
+        read_admission(&out->admission, json_object_get(rec, "admission"));
         size_t i;
         json_t *v;
         json_array_foreach(json_object_get(rec, "exports"), i, v)
@@ -665,7 +856,7 @@ void kb_installed_list_free(kb_installed *list, size_t count)
 
 typedef struct verify_walk {
     kb_ctx *ctx;
-    json_t *files;
+    json_t *files; /* rel -> sha256 hex: from the artifact when it could be read, else the record */
     kb_strv *issues;
     size_t seen;
 } verify_walk;
@@ -679,13 +870,111 @@ static int verify_file(const char *rel, const char *abs, const struct stat *st, 
     if (!want)
         return kb_strv_push_owned(w->issues, kb_asprintf("%s: not part of the artifact", abs));
     w->seen++;
+    /* never opened: a FIFO would block the read, a device (through a symlink) never ends */
+    if (st && !S_ISREG(st->st_mode))
+        return kb_strv_push_owned(w->issues,
+                                  kb_asprintf("%s: not a regular file (%s)", abs,
+                                              S_ISLNK(st->st_mode)    ? "a symlink"
+                                              : S_ISFIFO(st->st_mode) ? "a FIFO"
+                                              : S_ISDIR(st->st_mode)  ? "a folder"
+                                                                      : "a device or socket"));
     char hex[65];
-    if (kb_sha256_file(w->ctx, abs, hex, NULL) != 0)
+    if (kb_sha256_file(w->ctx, abs, hex, NULL) != 0) {
+        kb_ctx_clear_error(w->ctx);
         return kb_strv_push_owned(w->issues, kb_asprintf("%s: unreadable", abs));
+    }
     if (strcmp(hex, want) != 0)
         return kb_strv_push_owned(w->issues,
                                   kb_asprintf("%s: sha256 %s, expected %s", abs, hex, want));
     return 0;
+}
+
+/* The artifact's own kbpkg.json against the record's name, version, target and exports: the
+ * loader hands out only the record's exports, so an added one must not go unnoticed. */
+static void verify_meta(kb_strv *issues, kb_ctx *ctx, const char *blob, const kb_installed *p)
+{
+    kb_buf b = KB_BUF_INIT;
+    json_t *meta = NULL;
+    if (kb_extract_read_member(&b, ctx, blob, "kbpkg.json", 1 << 20 /* as publish caps it */) == 0)
+        meta = json_loadb(b.data, b.len, 0, NULL);
+    kb_buf_free(&b);
+    kb_ctx_clear_error(ctx);
+    if (!meta) {
+        kb_strv_push_owned(issues, kb_asprintf("%s: the artifact %s has no readable kbpkg.json",
+                                               p->dir, p->artifact_digest));
+        return;
+    }
+    const char *fields[][2] = {{"name", p->name}, {"version", p->version}, {"target", p->target}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(fields); i++) {
+        const char *got = json_string_value(json_object_get(meta, fields[i][0]));
+        if (!got || strcmp(got, fields[i][1]) != 0)
+            kb_strv_push_owned(issues,
+                               kb_asprintf("%s: the record says %s '%s', the artifact '%s'", p->dir,
+                                           fields[i][0], fields[i][1], got ? got : ""));
+    }
+    kb_strv want = KB_STRV_INIT;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(meta, "exports"), i, v)
+    {
+        if (json_is_string(v))
+            kb_strv_push(&want, json_string_value(v));
+    }
+    for (i = 0; i < p->exports.len; i++)
+        if (!kb_strv_contains(&want, p->exports.items[i]))
+            kb_strv_push_owned(issues,
+                               kb_asprintf("%s: the record exports %s, which the artifact does not "
+                                           "declare",
+                                           p->dir, p->exports.items[i]));
+    if (want.len != p->exports.len)
+        kb_strv_push_owned(issues, kb_asprintf("%s: the record lists %zu exports, the artifact %zu",
+                                               p->dir, p->exports.len, want.len));
+    kb_strv_free(&want);
+    json_decref(meta);
+}
+
+/* The files as the artifact blob holds them, once the blob hashes to the record's digest; NULL
+ * (with an issue) when it cannot be read or does not match. */
+static json_t *artifact_files(kb_strv *issues, kb_cache *c, const kb_installed *p, char **blob_out)
+{
+    *blob_out = NULL;
+    if (!p->artifact_digest || !kb_str_starts(p->artifact_digest, "sha256:")) {
+        kb_strv_push_owned(issues, kb_asprintf("%s: the record names no artifact digest", p->dir));
+        return NULL;
+    }
+    char *blob = kb_cache_blob_path(c, p->artifact_digest);
+    char hex[65];
+    int rc = blob ? kb_sha256_file(c->ctx, blob, hex, NULL) : KB_ERR_NOMEM;
+    kb_ctx_clear_error(c->ctx);
+    if (rc) {
+        kb_strv_push_owned(issues,
+                           kb_asprintf("%s: the artifact %s is not in the cache (%s), so the files "
+                                       "cannot be checked against it: install it again",
+                                       p->dir, p->artifact_digest, blob ? blob : ""));
+        free(blob);
+        return NULL;
+    }
+    if (strcmp(hex, p->artifact_digest + 7) != 0) {
+        kb_strv_push_owned(issues, kb_asprintf("%s: sha256 %s, expected %s (the artifact blob)",
+                                               blob, hex, p->artifact_digest + 7));
+        free(blob);
+        return NULL;
+    }
+    kb_extract_files members = KB_EXTRACT_FILES_INIT;
+    json_t *files = json_object();
+    rc = files ? kb_extract_hash_members(&members, c->ctx, blob) : KB_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < members.len; i++)
+        json_object_set_new(files, members.items[i].path, json_string(members.items[i].sha256));
+    kb_extract_files_free(&members);
+    if (rc) {
+        kb_strv_push_owned(issues, kb_asprintf("%s: %s", blob, kb_ctx_last_error(c->ctx)->message));
+        kb_ctx_clear_error(c->ctx);
+        json_decref(files);
+        free(blob);
+        return NULL;
+    }
+    *blob_out = blob;
+    return files;
 }
 
 int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
@@ -696,7 +985,12 @@ int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
     free(path);
     if (rc)
         return rc;
-    verify_walk w = {c->ctx, json_object_get(rec, "files"), issues, 0};
+    char *blob = NULL;
+    json_t *files = artifact_files(issues, c, p, &blob);
+    if (blob)
+        verify_meta(issues, c->ctx, blob, p);
+    /* Without the artifact, the record's own list is all there is to compare with. */
+    verify_walk w = {c->ctx, files ? files : json_object_get(rec, "files"), issues, 0};
     rc = walk_files(c->ctx, p->dir, "", verify_file, NULL, &w);
     if (!rc && w.seen != json_object_size(w.files)) {
         const char *rel;
@@ -704,12 +998,15 @@ int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p)
         json_object_foreach(w.files, rel, v)
         {
             char *abs = kb_path_join(p->dir, rel);
-            if (abs && !kb_path_exists(abs))
+            struct stat st;
+            if (abs && lstat(abs, &st) != 0)
                 kb_strv_push_owned(issues, kb_asprintf("%s: missing", abs));
             free(abs);
         }
     }
+    json_decref(files);
     json_decref(rec);
+    free(blob);
     return rc;
 }
 

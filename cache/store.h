@@ -3,6 +3,7 @@
 #define KB_CACHE_STORE_H
 
 #include "core/internal.h"
+#include "model/admission.h"
 
 /* Layout under cache.dir:
  *   blobs/sha256/<hex>                          downloaded blobs, verified
@@ -68,6 +69,9 @@ typedef struct kb_install_info {
     const char *registry;        /* where it came from, or NULL */
     const char *reason;          /* why this target was chosen */
     bool local_build;            /* built on this machine from source */
+    /* What admitted the index (kb_trust_admission): kept in the record so that the policy in
+     * force can be applied again at load and verify can check the signature offline. */
+    const kb_trust_admission *admission; /* NULL: not checked */
 } kb_install_info;
 
 #define KB_INSTALL_RECORD "kbpkg-install.json"
@@ -77,6 +81,14 @@ typedef struct kb_install_info {
  * that lib/ holds the library. *out_dir (owned, may be NULL) is the installed folder. */
 int kb_cache_install_artifact(char **out_dir, kb_cache *c, const char *artifact_path,
                               const kb_install_info *info);
+
+/* What install saw of the library file: a cheap identity the loader compares with fstat before
+ * dlopen; anything different (a copy, a rewrite, a touch) costs one re-hash. */
+typedef struct kb_file_id {
+    bool known; /* false: an older record without it (always re-hashed) */
+    uint64_t dev, ino, size;
+    int64_t ctime_s, ctime_ns;
+} kb_file_id;
 
 /* One installed package. */
 typedef struct kb_installed {
@@ -90,6 +102,9 @@ typedef struct kb_installed {
     bool local_build;
     kb_strv exports;
     uint64_t bytes;
+    kb_file_id lib_id;
+    char lib_sha256[65];          /* "" when the record has no hash for the library */
+    kb_trust_admission admission; /* how the index was admitted at install */
 } kb_installed;
 
 void kb_installed_clear(kb_installed *p);
@@ -101,7 +116,21 @@ void kb_installed_list_free(kb_installed *list, size_t count);
 /* Load the record of one install folder. */
 int kb_cache_read_install(kb_installed *out, kb_cache *c, const char *dir);
 
-/* Re-hash every installed file against the record; problems are appended to issues. */
+/* The identity of an open file (fstat). */
+int kb_file_id_of_fd(kb_file_id *out, int fd);
+bool kb_file_id_equal(const kb_file_id *a, const kb_file_id *b);
+/* The record's library, opened as a regular file and checked to be the bytes install verified:
+ * cheap identity first, a re-hash when it differs (then p->lib_id is updated so the next check
+ * is cheap again). Returns the fd, or a negative kb_err (KB_ERR_DIGEST naming the file). */
+int kb_cache_open_library(kb_installed *p, kb_ctx *ctx);
+/* Check a blob already in the store against its digest (it may have been altered since it was
+ * downloaded); a blob that does not match is removed so that it is fetched again. */
+int kb_cache_blob_check(kb_cache *c, const char *path, const char *digest);
+
+/* Re-hash every installed file against the artifact blob the record names (which must hash to
+ * its digest), compare the record's name, version, target and exports with the artifact's
+ * kbpkg.json; problems are appended to issues. (The stored signature is judged again at load,
+ * by runtime/, which may use trust/.) */
 int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p);
 /* Remove installs of name (version/target NULL: all). *removed counts folders. */
 int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,

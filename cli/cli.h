@@ -122,6 +122,10 @@ int cli_option_error(cli *c, const char *command, int opt, const struct option *
  * docs/json.md describes every command's output, docs/json/ holds the schemas. */
 #define CLI_JSON_VERSION 1
 
+/* The ctx's event callback: notices and warnings on stderr (quiet under --json and -q); tools
+ * that report events of their own (tools/hub) hand them here too. */
+void cli_on_event(const kb_event *ev, void *payload);
+
 /* Report the ctx's last error as "kbpkg: <message>" on stderr, above the progress display
  * (and, with --json, as {"ok": false, "error": {...}} on stdout) and map the kb_err code to an
  * exit code. Every failure goes through this one path (cli/output.c). */

@@ -87,7 +87,13 @@ int cmd_build(cli *c, int argc, char **argv)
     if (!rc) {
         o.targets = targets;
         o.target_count = n;
-        int err = kb_build(c->ctx, &r, dir, &o);
+        /* url sources and dependencies first: a no-op once the cache has them */
+        size_t fetched = 0;
+        int err = kb_fetch_inputs(c->ctx, dir, &fetched);
+        if (!err && fetched)
+            cli_say(c, "fetched %zu url source(s) and dependenc(ies) of %s", fetched, dir);
+        if (!err)
+            err = kb_build(c->ctx, &r, dir, &o);
         if (err)
             rc = cli_fail(c, err);
     }
@@ -96,7 +102,13 @@ int cmd_build(cli *c, int argc, char **argv)
             print_json(r);
         else
             print_table(c, r);
-        rc = r->failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+        /* Nothing built is a failure too: "0 built, 1 skipped" produced no artifact. */
+        rc = r->failed || (r->built == 0 && r->count > 0) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+        if (!r->failed && r->built == 0 && r->count > 0)
+            fprintf(stderr,
+                    "kbpkg: %s: no target was built (%zu skipped: no toolchain here "
+                    "builds them)\n",
+                    r->package, r->skipped);
         kb_build_result_free(r);
     }
     free(targets);

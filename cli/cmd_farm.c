@@ -1,4 +1,5 @@
-/* kbpkg farm DIR... [-j N]: build and publish every target the registry does not hold yet. */
+/* kbpkg farm DIR... [-j N]: build and publish every target the registry does not hold yet; and
+ * kbpkg farm plan | build --stage | merge, the steps of a farm run by a job engine. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -30,7 +31,8 @@ static void print_table(cli *c, const kb_farm_report *r)
         kb_farm_report_row(&pkg, &ver, &target, &status, &msg, r, i);
         printf("%-24s %-10s %-34s %-13s", pkg, ver ? ver : "-", target, status);
         /* published/present rows carry a digest or build key; only reasons are worth a line */
-        bool reason = strcmp(status, "skipped") == 0 || strcmp(status, "failed") == 0;
+        bool reason = strcmp(status, "skipped") == 0 || strcmp(status, "failed") == 0 ||
+                      strcmp(status, "conflict") == 0;
         if (reason && msg)
             printf(" %.*s", (int)strcspn(msg, "\n"), msg);
         printf("\n");
@@ -50,8 +52,145 @@ static int parse_jobs(cli *c, const char *num, unsigned *out)
     return 0;
 }
 
+/* Print a report and turn it into the exit status: 1 when a row failed. */
+static int finish(cli *c, kb_farm_report *r)
+{
+    if (c->json)
+        print_json(r);
+    else
+        print_table(c, r);
+    int rc = kb_farm_report_failed(r) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    kb_farm_report_free(r);
+    return rc;
+}
+
+/* GitHub Actions step outputs (for >> "$GITHUB_OUTPUT"): chunks=N, chunk<i>={"include":[...]}
+ * of at most 256 jobs each (GitHub's limit per matrix), merges={"include":[...]}. */
+static int print_github(cli *c, const char *plan_json)
+{
+    json_error_t jerr;
+    json_t *plan = json_loads(plan_json, 0, &jerr);
+    json_t *items = json_object_get(plan, "items");
+    if (!json_is_array(items)) {
+        json_decref(plan);
+        return cli_fail(c, KB_ERR_NOMEM);
+    }
+    size_t n = json_array_size(items), chunks = (n + 255) / 256;
+    printf("chunks=%zu\n", chunks);
+    for (size_t k = 0; k < chunks; k++) {
+        json_t *part = json_array();
+        for (size_t i = k * 256; i < n && i < (k + 1) * 256; i++)
+            json_array_append(part, json_array_get(items, i));
+        json_t *m = json_pack("{s:o}", "include", part);
+        char *text = json_dumps(m, JSON_COMPACT);
+        printf("chunk%zu=%s\n", k, text ? text : "{}");
+        free(text);
+        json_decref(m);
+    }
+    json_t *merges = json_pack("{s:O}", "include", json_object_get(plan, "merges"));
+    char *text = json_dumps(merges, JSON_COMPACT);
+    printf("merges=%s\n", text ? text : "{}");
+    free(text);
+    json_decref(merges);
+    json_decref(plan);
+    return CLI_EXIT_OK;
+}
+
+static int farm_plan(cli *c, int argc, char **argv)
+{
+    kb_farm_options o = KB_FARM_OPTIONS_INIT;
+    const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
+    bool github = false;
+    size_t n = 0;
+    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM);
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--pools") == 0 && i + 1 < argc)
+            o.pools = argv[++i];
+        else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (strcmp(f, "github") == 0)
+                github = true;
+            else if (strcmp(f, "json") != 0)
+                rc = cli_usage_error(c, "farm", "--format is json or github, not '%s'", f);
+        } else if (a[0] == '-')
+            rc = cli_usage_error(c, "farm", "unknown or incomplete option '%s'", a);
+        else
+            dirs[n++] = a;
+    }
+    if (!rc && n == 0)
+        rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm plan DIR...)");
+    char *plan = NULL;
+    int err = rc ? 0 : kb_farm_plan(c->ctx, &plan, dirs, n, &o);
+    if (err)
+        rc = cli_fail(c, err);
+    else if (!rc && github)
+        rc = print_github(c, plan);
+    else if (!rc)
+        printf("%s\n", plan);
+    kb_farm_string_free(plan);
+    free(dirs);
+    return rc;
+}
+
+static int farm_build(cli *c, int argc, char **argv)
+{
+    kb_farm_options o = KB_FARM_OPTIONS_INIT;
+    const char *dir = NULL, *target = NULL;
+    int rc = 0;
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--target") == 0 && i + 1 < argc)
+            target = argv[++i];
+        else if (strcmp(a, "--stage") == 0)
+            o.stage_only = 1;
+        else if (strcmp(a, "--out") == 0 && i + 1 < argc)
+            o.out_dir = argv[++i];
+        else if (strcmp(a, "-j") == 0 && i + 1 < argc)
+            rc = parse_jobs(c, argv[++i], &o.jobs);
+        else if (a[0] == '-' || dir)
+            rc = cli_usage_error(c, "farm", "unknown or incomplete option '%s'", a);
+        else
+            dir = a;
+    }
+    if (!rc && (!dir || !target))
+        rc = cli_usage_error(c, "farm", "kbpkg farm build DIR --target T [--stage]");
+    kb_farm_report *r = NULL;
+    int err = rc ? 0 : kb_farm_build(c->ctx, &r, dir, target, &o);
+    if (err)
+        return cli_fail(c, err);
+    return r ? finish(c, r) : rc;
+}
+
+static int farm_merge(cli *c, int argc, char **argv)
+{
+    kb_farm_options o = KB_FARM_OPTIONS_INIT;
+    kb_farm_report *r = NULL;
+    int rc = 0;
+    for (int i = 2; i < argc && !rc; i++) {
+        int err = argv[i][0] == '-' ? cli_usage_error(c, "farm", "unknown option '%s'", argv[i])
+                                    : kb_farm_merge(c->ctx, &r, argv[i], &o);
+        if (err < 0)
+            rc = cli_fail(c, err);
+        else if (err)
+            rc = err;
+        if (r)
+            rc = finish(c, r) ? CLI_EXIT_FAILURE : rc;
+        r = NULL;
+    }
+    if (argc < 3)
+        rc = cli_usage_error(c, "farm", "which version? (kbpkg farm merge org/name@version...)");
+    return rc;
+}
+
 int cmd_farm(cli *c, int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "plan") == 0)
+        return farm_plan(c, argc, argv);
+    if (argc > 1 && strcmp(argv[1], "build") == 0)
+        return farm_build(c, argc, argv);
+    if (argc > 1 && strcmp(argv[1], "merge") == 0)
+        return farm_merge(c, argc, argv);
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     size_t n = 0;
@@ -77,14 +216,8 @@ int cmd_farm(cli *c, int argc, char **argv)
         if (err)
             rc = cli_fail(c, err);
     }
-    if (r) {
-        if (c->json)
-            print_json(r);
-        else
-            print_table(c, r);
-        rc = kb_farm_report_failed(r) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-        kb_farm_report_free(r);
-    }
+    if (r)
+        rc = finish(c, r);
     free(dirs);
     return rc;
 }

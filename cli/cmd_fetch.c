@@ -1,8 +1,25 @@
-/* kbpkg fetch --source org/name[@c]: keep a package's sources for offline builds. */
+/* kbpkg fetch --source org/name[@c]: keep a package's sources for offline builds.
+ * kbpkg fetch [DIR]: download a package folder's url sources and dependencies. */
 #include "cli.h"
 
 #include <getopt.h>
 #include <stdlib.h>
+
+/* A package folder: its url sources and header-only dependencies, into the cache. */
+static int fetch_inputs(cli *c, const char *dir, int args)
+{
+    if (args > 1)
+        return cli_usage_error(c, "fetch", "one package folder only (or --source PKG...)");
+    size_t fetched = 0;
+    int rc = kb_fetch_inputs(c->ctx, dir, &fetched);
+    if (rc)
+        return cli_fail(c, rc);
+    if (c->json)
+        cli_json_print(json_pack("{s:b,s:s,s:i}", "ok", 1, "dir", dir, "downloaded", (int)fetched));
+    else
+        cli_say(c, "%s: url sources and dependencies in the cache (%zu downloaded)", dir, fetched);
+    return CLI_EXIT_OK;
+}
 
 int cmd_fetch(cli *c, int argc, char **argv)
 {
@@ -22,7 +39,7 @@ int cmd_fetch(cli *c, int argc, char **argv)
             return cli_option_error(c, "fetch", opt, long_opts, argv);
     }
     if (!source)
-        return cli_usage_error(c, "fetch", "only --source is supported: kbpkg fetch --source PKG");
+        return fetch_inputs(c, optind < argc ? argv[optind] : ".", argc - optind);
     if (optind >= argc)
         return cli_usage_error(c, "fetch", "which package?");
     json_t *arr = c->json ? json_array() : NULL;

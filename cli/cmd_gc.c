@@ -22,7 +22,7 @@ int cmd_gc(cli *c, int argc, char **argv)
     size_t removed = 0;
     uint64_t bytes = 0;
     if (!rc) {
-        int err = kb_cache_collect_garbage_ext(&removed, &bytes, c->ctx, &o);
+        int err = kb_cache_collect_garbage(&removed, &bytes, c->ctx, &o);
         if (err)
             rc = cli_fail(c, err);
     }

@@ -1,7 +1,9 @@
 /* kbpkg hub render: write a registry's packages as a static site anyone can browse offline. */
 #include "cli.h"
+#include "hub.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cmd_hub(cli *c, int argc, char **argv)
@@ -24,9 +26,15 @@ int cmd_hub(cli *c, int argc, char **argv)
     if (!out)
         return cli_usage_error(c, "hub", "render needs --out DIR");
     size_t packages = 0;
-    int rc = kb_hub_render(&packages, c->ctx, NULL, out);
-    if (rc)
-        return cli_fail(c, rc);
+    char *why = NULL;
+    int rc = kb_hub_render(&packages, &why, c->ctx, NULL, out, cli_on_event, c);
+    if (rc) { /* the hub's own reason, or libkbpkg's in the ctx */
+        int exit_code = why || rc == KB_ERR_NOMEM
+                            ? cli_failf(c, rc, "%s", why ? why : kb_strerror(rc))
+                            : cli_fail(c, rc);
+        free(why);
+        return exit_code;
+    }
     if (c->json)
         cli_json_print(
             json_pack("{s:b,s:s,s:I}", "ok", 1, "out", out, "packages", (json_int_t)packages));

@@ -2,7 +2,27 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The declared exports, "name(args) -> returns" per line, in the index's (sorted) order. */
+static void print_signatures(kb_ctx *ctx, const kb_package_info *info)
+{
+    const char *sigs = kb_package_info_signatures(info);
+    json_t *root = sigs ? json_loads(sigs, 0, NULL) : NULL;
+    const char *key;
+    json_t *v;
+    if (json_object_size(root))
+        printf("exports:\n");
+    json_object_foreach(root, key, v)
+    {
+        char *text = NULL;
+        if (kb_signature_text(&text, ctx, sigs, key) == 0)
+            printf("  %s\n", text);
+        free(text);
+    }
+    json_decref(root);
+}
 
 static json_t *info_json(const kb_package_info *info, const kb_package_list *installed)
 {
@@ -17,10 +37,17 @@ static json_t *info_json(const kb_package_info *info, const kb_package_list *ins
     }
     for (size_t i = 0; i < kb_package_list_count(installed); i++)
         json_array_append_new(inst, cli_installed_json(kb_package_list_at(installed, i)));
-    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o}", "name", kb_package_info_name(info), "version",
-                     kb_package_info_version(info), "summary", kb_package_info_summary(info),
-                     "index_digest", kb_package_info_index_digest(info), "versions", versions,
-                     "targets", targets, "installed", inst);
+    const char *sigs = kb_package_info_signatures(info);
+    json_t *signatures = sigs ? json_loads(sigs, 0, NULL) : NULL;
+    if (!json_is_object(signatures)) {
+        json_decref(signatures);
+        signatures = json_object();
+    }
+    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "name", kb_package_info_name(info),
+                     "version", kb_package_info_version(info), "summary",
+                     kb_package_info_summary(info), "index_digest",
+                     kb_package_info_index_digest(info), "versions", versions, "targets", targets,
+                     "installed", inst, "signatures", signatures);
 }
 
 int cmd_info(cli *c, int argc, char **argv)
@@ -52,6 +79,7 @@ int cmd_info(cli *c, int argc, char **argv)
             kb_package_info_target(&t, &bk, &md, info, i);
             printf("  %-36s %.19s\n", t, md);
         }
+        print_signatures(c->ctx, info);
         for (size_t i = 0; i < kb_package_list_count(installed); i++) {
             const kb_installed_pkg *p = kb_package_list_at(installed, i);
             printf("installed: %s %s in %s\n", p->version, p->target, p->dir);

@@ -34,7 +34,7 @@ int cmd_install(cli *c, int argc, char **argv)
                                               {"no-build", no_argument, NULL, 'n'},
                                               {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
-    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {

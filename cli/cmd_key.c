@@ -139,7 +139,7 @@ static int key_export(cli *c, int argc, char **argv)
         cli_json_print(json_pack("{s:s,s:s}", "id", argv[1], "pem", pem));
     else
         fputs(pem, stdout);
-    kb_trust_string_free(pem);
+    kb_string_free(pem);
     return CLI_EXIT_OK;
 }
 

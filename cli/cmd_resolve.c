@@ -1,4 +1,5 @@
-/* kbpkg resolve org/name [--explain]: which target this machine would get, and why. */
+/* kbpkg resolve org/name [--explain] [--allow-unsigned]: which target this machine would get, and
+ * why. */
 #include "cli.h"
 
 #include <getopt.h>
@@ -10,8 +11,9 @@ int cmd_resolve(cli *c, int argc, char **argv)
     static const struct option long_opts[] = {{"explain", no_argument, NULL, 'e'},
                                               {"target", required_argument, NULL, 't'},
                                               {"no-build", no_argument, NULL, 'n'},
+                                              {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
-    kb_install_opts o = KB_INSTALL_OPTS_INIT;
+    kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     bool explain = false;
     int opt;
     optind = 1;
@@ -22,6 +24,8 @@ int cmd_resolve(cli *c, int argc, char **argv)
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
+        else if (opt == 'u') /* the trust policy applies here as in install: same option */
+            o.allow_unsigned = 1;
         else
             return cli_option_error(c, "resolve", opt, long_opts, argv);
     }

@@ -23,6 +23,6 @@ int cmd_search(cli *c, int argc, char **argv)
         if (n == 0)
             cli_say(c, "no package matches '%s'", argc == 2 ? argv[1] : "");
     }
-    kb_package_search_free(names, n);
+    kb_strings_free(names, n);
     return n ? CLI_EXIT_OK : CLI_EXIT_NOT_FOUND;
 }

@@ -57,7 +57,9 @@ int cmd_test(cli *c, int argc, char **argv)
     }
     kb_test_result *r = NULL;
     if (!rc) {
-        int err = kb_package_test(c->ctx, &r, dir ? dir : ".", targets, n);
+        int err = kb_fetch_inputs(c->ctx, dir ? dir : ".", NULL);
+        if (!err)
+            err = kb_package_test(c->ctx, &r, dir ? dir : ".", targets, n);
         rc = err ? cli_fail(c, err) : 0;
     }
     if (r) {

@@ -32,15 +32,28 @@ const cli_command cli_commands[] = {
      "  --json               {ok, checks: [{check, status, message, fix}], summary}\n"
      "  exit 1 when a check failed; warnings alone exit 0"},
     {"farm", cmd_farm, "build and publish every target a registry does not hold yet",
-     "kbpkg farm DIR... [--registry R] [-j N] [--out DIR] [--json]",
+     "kbpkg farm DIR... [--registry R] [-j N] [--out DIR] [--json]\n"
+     "       kbpkg farm plan DIR... [--pools FILE] [--format json|github]\n"
+     "       kbpkg farm build DIR --target T [--stage] [-j N] [--out DIR] [--json]\n"
+     "       kbpkg farm merge org/name@version... [--json]",
      "  DIR...               package folders, or folders searched for kernel.yaml (hidden,\n"
      "                       build* and dist folders are skipped)\n"
      "  -j N                 build N targets of a package at a time\n"
      "  --out DIR            where builds go (default: <cache>/farm)\n"
      "  a target whose build key the registry holds is not built again;\n"
-     "  exit 1 when any row failed"},
+     "  exit 1 when any row failed\n"
+     "  plan                 what to build (one item per target, with its pool) and merge,\n"
+     "                       without building; --format github: $GITHUB_OUTPUT lines chunks=N,\n"
+     "                       chunk<i>= (matrices of at most 256 jobs), merges=\n"
+     "  --pools FILE         the farm's pools and their toolchain ids (docs/farm.md)\n"
+     "  build --stage        on a worker: build one target, push it and its staging tag, never\n"
+     "                       the version tag or latest (without --stage: merge too)\n"
+     "  merge                union of the version's index and its staged targets; a target\n"
+     "                       staged with other bytes is a conflict, reported and skipped"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
-     "kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "kbpkg fetch [DIR] | kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "DIR               a package folder: download its url sources and dependencies\n"
+     "                  (verified by sha256, kept in <cache>/deps; builds then work offline)\n"
      "--source          the source artifact (what 'install --offline' builds from)\n"
      "--allow-unsigned  accept a package without a trusted signature"},
     {"gc", cmd_gc, "remove downloaded blobs that no install, fetch or lockfile needs",
@@ -110,8 +123,10 @@ const cli_command cli_commands[] = {
      "  --target T, -t T     only targets whose id is or starts with T\n"
      "  --force              replace a target published with different bytes"},
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
-     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build]",
-     "--explain    every candidate with the reason it was taken or refused"},
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build] "
+     "[--allow-unsigned]",
+     "--explain    every candidate with the reason it was taken or refused\n"
+     "--allow-unsigned  accept a package without a trusted signature, as install does"},
     {"search", cmd_search, "find packages in the registry by name", "kbpkg search [TERM] [--json]",
      ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",

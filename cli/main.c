@@ -22,7 +22,7 @@ static void on_log(kb_log_level level, const char *message, void *payload)
                    labels[level], cli_color(c, "0"), message);
 }
 
-static void on_event(const kb_event *ev, void *payload)
+void cli_on_event(const kb_event *ev, void *payload)
 {
     cli *c = payload;
     if (c->json || c->quiet)
@@ -53,13 +53,13 @@ static int apply_setting_flag(cli *c, const char *flag, const char *value, char 
     else if (strcmp(flag, "--cache") == 0)
         rc = kb_ctx_set(c->ctx, "cache.dir", value);
     else if (strcmp(flag, "--device") == 0) {
-        size_t n = *devices ? strlen(*devices) + 1 : 0;
-        char *joined = realloc(*devices, n + strlen(value) + 1);
+        size_t n = *devices ? strlen(*devices) + 1 : 0, len = strlen(value);
+        char *joined = realloc(*devices, n + len + 1);
         if (!joined)
             return KB_ERR_NOMEM;
         if (n)
             joined[n - 1] = ',';
-        strcpy(joined + n, value);
+        memcpy(joined + n, value, len + 1);
         *devices = joined;
     } else if (strcmp(flag, "--set") == 0) {
         const char *eq = strchr(value, '=');
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 
     kb_ctx_options opts = KB_CTX_OPTIONS_INIT;
     opts.log = on_log;
-    opts.event = on_event;
+    opts.event = cli_on_event;
     opts.progress = on_progress;
     opts.payload = &c;
     int rc = kb_ctx_new(&c.ctx, &opts);

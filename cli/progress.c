@@ -327,12 +327,11 @@ static void summary_line(const cli_progress *p, const job *j, sbuf *out)
     if (j->done)
         fmt_size(size, sizeof(size), (double)j->done);
     uint64_t moved = j->done - j->first_done;
-    if (w.rate && secs >= 0.001 && moved) {
+    if (w.rate && secs >= 0.001 && moved)
         fmt_size(rate, sizeof(rate), (double)moved / secs);
-        strcat(rate, "/s");
-    }
-    sb_printf(out, "%s%s%s %s%s%s in %s%s%s", sgr(p, "\033[32m"), w.done, sgr(p, "\033[0m"),
-              j->label, size[0] ? " " : "", size, took, rate[0] ? ", " : "", rate);
+    sb_printf(out, "%s%s%s %s%s%s in %s%s%s%s", sgr(p, "\033[32m"), w.done, sgr(p, "\033[0m"),
+              j->label, size[0] ? " " : "", size, took, rate[0] ? ", " : "", rate,
+              rate[0] ? "/s" : "");
 }
 
 /* A bar of n cells: "[=========>          ]" */

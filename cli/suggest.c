@@ -113,7 +113,7 @@ static void known_names(name_list *out, cli *c, unsigned from)
         if (kb_package_search(&names, &n, c->ctx, "", NULL) == 0)
             for (size_t i = 0; i < n; i++)
                 names_add(out, names[i]);
-        kb_package_search_free(names, n);
+        kb_strings_free(names, n);
     }
     if (from & CLI_SUGGEST_INSTALLED) {
         kb_package_list *list = NULL;

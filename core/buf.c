@@ -192,3 +192,15 @@ void kb_strv_free(kb_strv *v)
     v->items = NULL;
     v->len = v->cap = 0;
 }
+
+KB_EXTERN void kb_string_free(char *s)
+{
+    free(s);
+}
+
+KB_EXTERN void kb_strings_free(char **list, size_t count)
+{
+    for (size_t i = 0; list && i < count; i++)
+        free(list[i]);
+    free(list);
+}

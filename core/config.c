@@ -90,6 +90,9 @@ static const cfg_key config_table[] = {
     {"net.timeout_s", CFG_INT, "30", NULL, "KBPKG_TIMEOUT",
      "seconds without progress before a transfer is abandoned"},
     {"net.retries", CFG_INT, "4", NULL, "KBPKG_RETRIES", "retries of a failed request"},
+    {"net.deadline_s", CFG_INT, "300", NULL, "KBPKG_DEADLINE",
+     "the most seconds one registry request may take, body included (blobs: plus 1 s per "
+     "256 KiB); 0: none"},
     {"trust.require_signatures", CFG_STRING, "remote", NULL, "KBPKG_REQUIRE_SIGNATURES",
      "never | remote | always"},
     {"trust.signature_days", CFG_STRING, "365", NULL, "KBPKG_SIGNATURE_DAYS",

@@ -20,15 +20,25 @@ char *kb_path_join(const char *a, const char *b)
     return kb_asprintf("%s/%s", a, b);
 }
 
-static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
+int kb_err_from_errno(int err)
 {
     /* EFBIG: the process's file size limit (RLIMIT_FSIZE) or the file system's. */
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT
-               : err == ENOENT                ? KB_ERR_NOT_FOUND
-                                              : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
-                             err == EFBIG ? " (file size limit reached)" : "");
+    return err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
+           : err == EFBIG                 ? KB_ERR_LIMIT
+           : err == ENOENT                ? KB_ERR_NOT_FOUND
+           : err == ENOMEM                ? KB_ERR_NOMEM
+                                          : KB_ERR_IO;
+}
+
+int kb_error_errno(kb_ctx *ctx, int err, const char *what, const char *path)
+{
+    return kb_error_set_path(ctx, kb_err_from_errno(err), path, 0, 0, "cannot %s %s: %s%s", what,
+                             path, strerror(err), err == EFBIG ? " (file size limit reached)" : "");
+}
+
+static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
+{
+    return kb_error_errno(ctx, err, what, path);
 }
 
 int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
@@ -104,7 +114,7 @@ static char *parent_of(const char *path)
     return kb_strndup(path, (size_t)(slash - path));
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int kb_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len) {
@@ -124,7 +134,7 @@ int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t le
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
         return io_error(ctx, "create", path, errno);
-    int err = write_all(fd, data, len);
+    int err = kb_write_all(fd, data, len);
     if (close(fd) != 0 && !err)
         err = errno;
     if (err) {

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct kb_sha256 {
@@ -63,28 +64,22 @@ void kb_sha256_hex(const void *data, size_t len, char hex[65])
     kb_sha256_finish(h, hex);
 }
 
-int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out)
+/* The whole file behind fd, read with pread from offset 0 (its file offset is left alone). */
+int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
-                                 "cannot open %s: %s", path, strerror(errno));
     kb_sha256 *h = kb_sha256_new();
-    if (!h) {
-        close(fd);
+    if (!h)
         return kb_error_oom(ctx);
-    }
     char chunk[1 << 16];
     uint64_t total = 0;
     for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
+        ssize_t n = pread(fd, chunk, sizeof(chunk), (off_t)total);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int rc = kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot read %s: %s", path,
                                        strerror(errno));
             kb_sha256_free(h);
-            close(fd);
             return rc;
         }
         if (n == 0)
@@ -92,9 +87,37 @@ int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_o
         kb_sha256_update(h, chunk, (size_t)n);
         total += (uint64_t)n;
     }
-    close(fd);
     kb_sha256_finish(h, hex);
     if (size_out)
         *size_out = total;
     return 0;
+}
+
+int kb_open_regular(kb_ctx *ctx, const char *path, int extra_flags)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it (and a
+     * device) before a single read, which could block forever or never end (/dev/zero). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
+    if (fd < 0)
+        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
+                                 "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0,
+                                 "%s is not a regular file (a FIFO, device or folder is never "
+                                 "read)",
+                                 path);
+    }
+    return fd;
+}
+
+int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out)
+{
+    int fd = kb_open_regular(ctx, path, 0);
+    if (fd < 0)
+        return fd;
+    int rc = kb_sha256_fd(ctx, fd, path, hex, size_out);
+    close(fd);
+    return rc;
 }

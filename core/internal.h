@@ -94,6 +94,13 @@ void kb_strv_sort(kb_strv *v);
 void kb_strv_free(kb_strv *v);
 
 /* ---- files and paths (core/fs.c); errors name the path ---- */
+/* The one errno -> kb_err mapping: a full disk or quota is KB_ERR_NOSPACE, a file size limit
+ * KB_ERR_LIMIT, a missing file KB_ERR_NOT_FOUND, anything else KB_ERR_IO, on every path. */
+int kb_err_from_errno(int err);
+/* Sets and returns that code with "cannot <what> <path>: <strerror>", naming the path. */
+int kb_error_errno(kb_ctx *ctx, int err, const char *what, const char *path);
+/* write(2) until done, retrying EINTR; 0 or the errno. */
+int kb_write_all(int fd, const void *data, size_t len);
 char *kb_path_join(const char *a, const char *b);
 int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode);
 int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
@@ -127,7 +134,13 @@ void kb_sha256_update(kb_sha256 *h, const void *data, size_t len);
 void kb_sha256_finish(kb_sha256 *h, char hex[65]);
 void kb_sha256_free(kb_sha256 *h);
 void kb_sha256_hex(const void *data, size_t len, char hex[65]);
+/* Refuses anything but a regular file (FIFOs and devices are never read). */
 int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out);
+/* The whole of an open file, read with pread from offset 0. */
+int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out);
+/* open(O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags) + fstat: the fd of a regular file, or a
+ * negative kb_err naming path (a FIFO or device is refused without blocking or reading). */
+int kb_open_regular(kb_ctx *ctx, const char *path, int extra_flags);
 
 /* ---- child processes (core/proc.c) ---- */
 typedef struct kb_proc_result {

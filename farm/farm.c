@@ -1,6 +1,7 @@
 /* kb_farm: build and publish every target of many packages that the registry does not hold yet,
- * deciding by build key before building anything. */
-#include "publish/publish.h"
+ * deciding by build key before building anything; and its engine-neutral parts for a
+ * distributed farm: plan (farm/farm_plan.c), build --stage and merge. */
+#include "farm/farm.h"
 #include "registry/pkgindex.h"
 #include "kbpkg/trust.h"
 #include "kbpkg/registry.h"
@@ -21,11 +22,6 @@ struct kb_farm_report {
     farm_row *rows;
     size_t count;
 };
-
-#define FARM_PUBLISHED "published"
-#define FARM_PRESENT "already there"
-#define FARM_SKIPPED "skipped"
-#define FARM_FAILED "failed"
 
 static int row_add(kb_farm_report *r, const char *package, const char *version, const char *target,
                    const char *status, const char *message)
@@ -51,7 +47,7 @@ static bool skipped_folder(const char *name)
 }
 
 /* A folder holding kernel.yaml is a package (not searched further); others are searched. */
-static int find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth)
+int kb_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth)
 {
     char *yaml = kb_path_join(path, "kernel.yaml");
     if (!yaml)
@@ -84,35 +80,25 @@ static int find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned d
     closedir(d);
     kb_strv_sort(&subs); /* readdir order differs between file systems */
     for (size_t i = 0; !rc && i < subs.len; i++)
-        rc = find_packages(ctx, out, subs.items[i], depth + 1);
+        rc = kb_farm_find_packages(ctx, out, subs.items[i], depth + 1);
     kb_strv_free(&subs);
     return rc;
 }
 
 /* ---- one package ---- */
 
-typedef struct farm_pkg {
-    kb_manifest *m;
-    char version[160];
-    char source_digest[65];
-    kb_toolchains tcs;
-    kb_plan plan;
-    char **keys;       /* build key per plan item, NULL when skipped */
-    kb_pkg_index *idx; /* the registry's index of this version, NULL when none */
-} farm_pkg;
-
-static void farm_pkg_free(farm_pkg *f)
+void kb_farm_pkg_free(kb_farm_pkg *f)
 {
     for (size_t i = 0; f->keys && i < f->plan.count; i++)
         free(f->keys[i]);
     free(f->keys);
     kb_pkg_index_free(f->idx);
     kb_plan_free(&f->plan);
-    kb_toolchains_free(&f->tcs);
     kb_manifest_free(f->m);
+    memset(f, 0, sizeof(*f));
 }
 
-static unsigned declared_backends(const kb_manifest *m)
+unsigned kb_farm_backends(const kb_manifest *m)
 {
     unsigned mask = 0;
     for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
@@ -121,25 +107,49 @@ static unsigned declared_backends(const kb_manifest *m)
     return mask;
 }
 
-/* The build key of every buildable target, computed as the builder does, without building. */
-static int compute_keys(kb_ctx *ctx, farm_pkg *f)
+/* The build key of every buildable target, computed as the builder does, without building. A
+ * toolchain without an id (a pool that did not declare one) leaves the key NULL. */
+static int compute_keys(kb_ctx *ctx, kb_farm_pkg *f)
 {
     f->keys = calloc(f->plan.count + 1, sizeof(*f->keys));
     if (!f->keys)
         return kb_error_oom(ctx);
     for (size_t i = 0; i < f->plan.count; i++) {
         const kb_plan_item *it = &f->plan.items[i];
-        if (it->skip)
+        if (it->skip || !it->tc->id)
             continue;
         char hex[65];
-        if (kb_target_build_key(hex, NULL, f->m, it, f->source_digest) ||
+        if (kb_target_build_key(hex, NULL, f->m, it, f->inputs_digest) ||
             !(f->keys[i] = kb_strdup(hex)))
             return kb_error_oom(ctx);
     }
     return 0;
 }
 
-static int load_pkg(kb_ctx *ctx, farm_pkg *f, const char *dir, kb_registry *r)
+/* Make sure the toolchains of the backends in mask are in tcs, discovering only those not
+ * looked for yet: a farm probes nvcc and hipcc once, not once per package. */
+int kb_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned mask)
+{
+    unsigned missing = mask & ~*have;
+    if (!missing)
+        return 0;
+    kb_toolchains more;
+    int rc = kb_toolchains_discover_some(ctx, &more, missing);
+    if (rc)
+        return rc;
+    for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++) {
+        if (!(missing & (1u << b)))
+            continue;
+        tcs->tc[b] = more.tc[b]; /* moved: more no longer owns it */
+        memset(&more.tc[b], 0, sizeof(more.tc[b]));
+    }
+    kb_toolchains_free(&more);
+    *have |= missing;
+    return 0;
+}
+
+int kb_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *r,
+                     const kb_toolchains *tcs, const char *const *filters, size_t filter_count)
 {
     memset(f, 0, sizeof(*f));
     int rc = kb_manifest_load(ctx, &f->m, dir, true);
@@ -150,14 +160,14 @@ static int load_pkg(kb_ctx *ctx, farm_pkg *f, const char *dir, kb_registry *r)
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     kb_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
-    rc = kb_toolchains_discover_some(ctx, &f->tcs, declared_backends(f->m));
-    if (!rc)
-        rc = kb_plan_make(ctx, &f->plan, f->m, &f->tcs, &host, NULL, 0);
+    rc = kb_plan_make(ctx, &f->plan, f->m, tcs, &host, filters, filter_count);
     if (!rc)
         rc = kb_source_digest(ctx, f->source_digest, f->m);
     if (!rc)
+        rc = kb_build_inputs_digest(ctx, f->inputs_digest, f->m);
+    if (!rc)
         rc = compute_keys(ctx, f);
-    if (!rc) {
+    if (!rc && r) {
         rc = kb_pkg_index_fetch(&f->idx, r, f->m->name, f->version, NULL);
         if (rc == KB_ERR_NOT_FOUND) { /* never published: everything is new */
             kb_ctx_clear_error(ctx);
@@ -167,52 +177,69 @@ static int load_pkg(kb_ctx *ctx, farm_pkg *f, const char *dir, kb_registry *r)
     return rc;
 }
 
-static bool key_present(const kb_pkg_index *idx, const char *target, const char *key)
+/* The published source of this version differs from the folder's: one clear reason, or NULL. */
+char *kb_farm_source_changed(const kb_farm_pkg *f)
 {
-    const kb_pkg_entry *e = kb_pkg_index_find(idx, target);
-    return e && e->build_key && strcmp(e->build_key, key) == 0;
+    const kb_pkg_entry *src = kb_pkg_index_find(f->idx, KB_SOURCE_TARGET);
+    if (!src || !src->build_key || strcmp(src->build_key, f->source_digest) == 0)
+        return NULL;
+    return kb_asprintf("the sources of %s@%s changed since %s was published (published source "
+                       "%.12s, this folder %.12s): bump the version to publish them; "
+                       "nothing of this package was built",
+                       f->m->name, f->version, f->version, src->build_key, f->source_digest);
 }
 
-static char *farm_out_dir(kb_ctx *ctx, const kb_farm_options *o, const farm_pkg *f)
+bool kb_farm_key_present(const kb_pkg_index *idx, const char *target, const char *key)
+{
+    const kb_pkg_entry *e = kb_pkg_index_find(idx, target);
+    return key && e && e->build_key && strcmp(e->build_key, key) == 0;
+}
+
+char *kb_farm_out_dir(kb_ctx *ctx, const char *out_root, const kb_farm_pkg *f)
 {
     char *pkg = kb_strdup(f->m->name);
     char *slash = pkg ? strchr(pkg, '/') : NULL;
     if (slash)
         *slash = '-';
     char *dir = NULL;
-    if (pkg && o->out_dir)
-        dir = kb_asprintf("%s/%s-%s", o->out_dir, pkg, f->version);
+    if (pkg && out_root)
+        dir = kb_asprintf("%s/%s-%s", out_root, pkg, f->version);
     else if (pkg)
         dir = kb_asprintf("%s/farm/%s-%s", kb_config_str(ctx, "cache.dir"), pkg, f->version);
     free(pkg);
     return dir;
 }
 
-/* Build the targets in want (exact ids) and publish them with the source, in one index merge. */
-static int build_and_publish(kb_ctx *ctx, kb_farm_report *rep, farm_pkg *f, kb_registry *r,
-                             const kb_strv *want, const kb_farm_options *o)
+/* Rows "failed" for every target in want, with the ctx's last error. */
+static int fail_all(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, const kb_strv *want)
 {
-    char *out_dir = farm_out_dir(ctx, o, f);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < want->len; i++)
+        rc = row_add(rep, f->m->name, f->version, want->items[i], KB_FARM_FAILED,
+                     kb_ctx_last_error(ctx)->message)
+                 ? kb_error_oom(ctx)
+                 : 0;
+    return rc;
+}
+
+/* Build the targets in want (exact ids) into arts, then the source artifact after them; *built
+ * counts the targets that built (a failure is a row). Returns non-zero only for OOM and such. */
+static int build_targets(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, const kb_strv *want,
+                         const kb_farm_run *run, kb_pub_artifact *arts, size_t *built)
+{
+    *built = 0;
+    char *out_dir = kb_farm_out_dir(ctx, run->out_dir, f);
     kb_build_options bo = KB_BUILD_OPTIONS_INIT;
     bo.targets = (const char *const *)want->items;
     bo.target_count = want->len;
-    bo.jobs = o->jobs;
+    bo.jobs = run->jobs;
     bo.out_dir = out_dir;
     bo.no_source_artifact = 1;
     kb_build_result *res = NULL;
-    kb_pub_artifact *arts = calloc(want->len + 2, sizeof(*arts));
-    kb_publish_item *items = calloc(want->len + 2, sizeof(*items));
-    kb_publish_status *st = calloc(want->len + 2, sizeof(*st));
+    int rc = out_dir ? 0 : kb_error_oom(ctx);
+    if (!rc && kb_build_with(ctx, &res, f->m->dir, &bo, &run->tcs) != 0)
+        rc = fail_all(ctx, rep, f, want); /* the plan could not run at all */
     size_t n = 0;
-    int rc = (!out_dir || !arts || !items || !st) ? kb_error_oom(ctx) : 0;
-    if (!rc && kb_build(ctx, &res, f->m->dir, &bo) != 0) {
-        /* The plan could not run at all: every wanted target fails with that reason. */
-        for (size_t i = 0; !rc && i < want->len; i++)
-            rc = row_add(rep, f->m->name, f->version, want->items[i], FARM_FAILED,
-                         kb_ctx_last_error(ctx)->message)
-                     ? kb_error_oom(ctx)
-                     : 0;
-    }
     for (size_t i = 0; !rc && res && i < res->count; i++) {
         const kb_build_target_result *t = &res->targets[i];
         if (t->status == KB_BUILD_BUILT &&
@@ -220,74 +247,138 @@ static int build_and_publish(kb_ctx *ctx, kb_farm_report *rep, farm_pkg *f, kb_r
                 0)
             n++;
         else
-            rc = row_add(rep, f->m->name, f->version, t->target, FARM_FAILED,
+            rc = row_add(rep, f->m->name, f->version, t->target, KB_FARM_FAILED,
                          t->status == KB_BUILD_BUILT ? kb_ctx_last_error(ctx)->message : t->message)
                      ? kb_error_oom(ctx)
                      : 0;
     }
-    size_t built = n;
-    if (!rc && built &&
-        !(rc = kb_pub_source_artifact(&arts[n], ctx, f->m, f->version, f->source_digest, out_dir)))
-        n++;
-    for (size_t i = 0; !rc && i < n; i++)
-        items[i] =
-            (kb_publish_item){arts[i].path, arts[i].target, arts[i].build_key, arts[i].config_json};
-    char *digest = NULL;
-    int prc = (!rc && built) ? kb_pkg_publish(r, f->m->name, f->version, f->m->summary, items, n,
-                                              false, st, &digest)
-                             : 0;
-    if (!rc && !prc && built)
-        prc = kb_publish_sign_index(ctx, r, f->m->name, f->version, digest);
-    /* A refused publish (a target or the source changed without a new version) fails every
-     * target of this package with the registry's reason; the next package still runs. */
-    for (size_t i = 0; !rc && i < built; i++)
-        rc =
-            row_add(rep, f->m->name, f->version, arts[i].target, prc ? FARM_FAILED : FARM_PUBLISHED,
-                    prc ? kb_ctx_last_error(ctx)->message : digest)
-                ? kb_error_oom(ctx)
-                : 0;
-    for (size_t i = 0; i < n; i++)
+    *built = n;
+    if (!rc && n &&
+        (rc = kb_pub_source_artifact(&arts[n], ctx, f->m, f->version, f->source_digest, out_dir)))
+        *built = 0; /* arts[0..n) stay for the caller to clear */
+    for (size_t i = n; rc && i-- > 0;)
         kb_pub_artifact_clear(&arts[i]);
-    free(digest);
-    free(arts);
-    free(items);
-    free(st);
     free(out_dir);
     kb_build_result_free(res);
     return rc;
 }
 
-/* Rows for one package; only out-of-memory and the like return non-zero. */
-static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_registry *r,
-                    const kb_farm_options *o)
+/* Publish (stage, merge, sign) or only stage what build_targets made: one row per target. */
+static int ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r,
+                kb_pub_artifact *arts, size_t built, bool stage_only)
 {
-    farm_pkg f;
-    int rc = load_pkg(ctx, &f, dir, r);
-    if (rc) {
-        const char *who = f.m ? f.m->name : dir;
-        rc = row_add(rep, who, f.m ? f.version : NULL, "-", FARM_FAILED,
-                     kb_ctx_last_error(ctx)->message)
+    kb_publish_item *items = calloc(built + 2, sizeof(*items));
+    kb_publish_status *st = calloc(built + 2, sizeof(*st));
+    if (!items || !st) {
+        free(items);
+        free(st);
+        return kb_error_oom(ctx);
+    }
+    for (size_t i = 0; i <= built; i++)
+        items[i] =
+            (kb_publish_item){arts[i].path, arts[i].target, arts[i].build_key, arts[i].config_json};
+    char *digest = NULL;
+    int prc;
+    if (stage_only) {
+        prc = kb_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
+        for (unsigned again = 0; kb_farm_transient(prc) && again < 3; again++)
+            prc = kb_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
+    } else {
+        prc = kb_pkg_publish(r, f->m->name, f->version, f->m->summary, items, built + 1, false, st,
+                             &digest);
+        if (!prc)
+            prc = kb_publish_sign_index(ctx, r, f->m->name, f->version, digest);
+    }
+    /* A refused publish fails every target of this package with the registry's reason; the
+     * next package still runs. */
+    int rc = 0;
+    for (size_t i = 0; !rc && i < built; i++) {
+        const char *status = prc ? KB_FARM_FAILED : stage_only ? KB_FARM_STAGED : KB_FARM_PUBLISHED;
+        rc = row_add(rep, f->m->name, f->version, arts[i].target, status,
+                     prc          ? kb_ctx_last_error(ctx)->message
+                     : stage_only ? arts[i].build_key
+                                  : digest)
                  ? kb_error_oom(ctx)
                  : 0;
-        farm_pkg_free(&f);
+    }
+    free(digest);
+    free(items);
+    free(st);
+    return rc;
+}
+
+static int build_and_ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r,
+                          const kb_strv *want, const kb_farm_run *run)
+{
+    kb_pub_artifact *arts = calloc(want->len + 2, sizeof(*arts));
+    size_t built = 0;
+    int rc = arts ? build_targets(ctx, rep, f, want, run, arts, &built) : kb_error_oom(ctx);
+    if (!rc && built)
+        rc = ship(ctx, rep, f, r, arts, built, run->stage_only);
+    for (size_t i = 0; built && i <= built; i++)
+        kb_pub_artifact_clear(&arts[i]);
+    free(arts);
+    return rc;
+}
+
+/* One row about the whole package (target "-"). */
+static int package_row(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, const char *dir,
+                       const char *status, const char *message)
+{
+    return row_add(rep, f->m ? f->m->name : dir, f->m ? f->version : NULL, "-", status, message)
+               ? kb_error_oom(ctx)
+               : 0;
+}
+
+/* Rows for one package; only out-of-memory and the like return non-zero. filter: one target
+ * (farm build) or NULL (every declared one). */
+static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_farm_run *run,
+                    const char *filter)
+{
+    kb_farm_pkg f;
+    kb_manifest *peek = NULL;
+    int rc = kb_manifest_load(ctx, &peek, dir, true);
+    if (!rc)
+        rc = kb_farm_toolchains(ctx, &run->tcs, &run->have, kb_farm_backends(peek));
+    kb_manifest_free(peek);
+    if (!rc)
+        rc = kb_farm_pkg_load(ctx, &f, dir, run->r, &run->tcs, filter ? &filter : NULL,
+                              filter ? 1 : 0);
+    else
+        memset(&f, 0, sizeof(f));
+    if (rc) {
+        rc = package_row(ctx, rep, &f, dir, KB_FARM_FAILED, kb_ctx_last_error(ctx)->message);
+        kb_farm_pkg_free(&f);
+        return rc;
+    }
+    char *changed = kb_farm_source_changed(&f);
+    if (changed) {
+        rc = package_row(ctx, rep, &f, dir, KB_FARM_FAILED, changed);
+        free(changed);
+        kb_farm_pkg_free(&f);
         return rc;
     }
     kb_strv want = KB_STRV_INIT;
     for (size_t i = 0; !rc && i < f.plan.count; i++) {
         const kb_plan_item *it = &f.plan.items[i];
         if (it->skip)
-            rc = row_add(rep, f.m->name, f.version, it->target, FARM_SKIPPED, it->skip);
-        else if (key_present(f.idx, it->target, f.keys[i]))
-            rc = row_add(rep, f.m->name, f.version, it->target, FARM_PRESENT, f.keys[i]);
+            rc = row_add(rep, f.m->name, f.version, it->target, KB_FARM_SKIPPED, it->skip);
+        else if (kb_farm_key_present(f.idx, it->target, f.keys[i]))
+            rc = row_add(rep, f.m->name, f.version, it->target, KB_FARM_PRESENT, f.keys[i]);
         else
             rc = kb_strv_push(&want, it->target);
         rc = rc ? kb_error_oom(ctx) : 0;
     }
     if (!rc && want.len)
-        rc = build_and_publish(ctx, rep, &f, r, &want, o);
+        rc = build_and_ship(ctx, rep, &f, run->r, &want, run);
     kb_strv_free(&want);
-    farm_pkg_free(&f);
+    kb_farm_pkg_free(&f);
     return rc;
+}
+
+bool kb_farm_transient(int rc)
+{
+    return rc == KB_ERR_REGISTRY || rc == KB_ERR_NETWORK || rc == KB_ERR_DIGEST;
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -297,31 +388,30 @@ static int cmp_rows(const void *a, const void *b)
     return c ? c : strcmp(x->target, y->target);
 }
 
-KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
-                      const kb_farm_options *options)
+int kb_farm_check_options(kb_ctx *ctx, const kb_farm_options *o, const char *fn)
 {
-    kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
-    const kb_farm_options *o = options ? options : &defaults;
-    *out = NULL;
-    if (o->version != KB_FARM_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm: options version %u, expected %u",
+    if (o->version != KB_FARM_OPTIONS_VERSION && o->version != 1)
+        return kb_error_set(ctx, KB_ERR_INVALID, "%s: options version %u, expected %u", fn,
                             o->version, KB_FARM_OPTIONS_VERSION);
-    if (count == 0)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm: no folder given");
-    kb_strv pkgs = KB_STRV_INIT;
-    int rc = 0;
-    for (size_t i = 0; !rc && i < count; i++)
-        rc = find_packages(ctx, &pkgs, paths[i], 0);
-    kb_registry *r = NULL;
-    if (!rc)
-        rc = kb_trust_registry_open(&r, ctx, o->registry);
-    kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
-    if (!rc && !rep)
-        rc = kb_error_oom(ctx);
-    for (size_t i = 0; !rc && i < pkgs.len; i++)
-        rc = farm_one(ctx, rep, pkgs.items[i], r, o);
-    kb_registry_free(r);
-    kb_strv_free(&pkgs);
+    return 0;
+}
+
+static void run_init(kb_farm_run *run, const kb_farm_options *o)
+{
+    memset(run, 0, sizeof(*run));
+    run->jobs = o->jobs;
+    run->out_dir = o->out_dir;
+    run->stage_only = o->version >= 2 && o->stage_only;
+}
+
+static void run_free(kb_farm_run *run)
+{
+    kb_registry_free(run->r);
+    kb_toolchains_free(&run->tcs);
+}
+
+static int finish_report(kb_ctx *ctx, kb_farm_report **out, kb_farm_report *rep, int rc)
+{
     if (rc) {
         kb_farm_report_free(rep);
         return rc;
@@ -331,6 +421,115 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
     kb_ctx_clear_error(ctx); /* failures live in the rows */
     *out = rep;
     return 0;
+}
+
+KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+                      const kb_farm_options *options)
+{
+    kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
+    const kb_farm_options *o = options ? options : &defaults;
+    *out = NULL;
+    int rc = kb_farm_check_options(ctx, o, "kb_farm");
+    if (rc)
+        return rc;
+    if (count == 0)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm: no folder given");
+    kb_strv pkgs = KB_STRV_INIT;
+    for (size_t i = 0; !rc && i < count; i++)
+        rc = kb_farm_find_packages(ctx, &pkgs, paths[i], 0);
+    kb_farm_run run;
+    run_init(&run, o);
+    if (!rc)
+        rc = kb_trust_registry_open(&run.r, ctx, o->registry);
+    kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
+    if (!rc && !rep)
+        rc = kb_error_oom(ctx);
+    for (size_t i = 0; !rc && i < pkgs.len; i++)
+        rc = farm_one(ctx, rep, pkgs.items[i], &run, NULL);
+    run_free(&run);
+    kb_strv_free(&pkgs);
+    return finish_report(ctx, out, rep, rc);
+}
+
+KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+                            const kb_farm_options *options)
+{
+    kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
+    const kb_farm_options *o = options ? options : &defaults;
+    *out = NULL;
+    int rc = kb_farm_check_options(ctx, o, "kb_farm_build");
+    if (rc)
+        return rc;
+    if (!dir || !target || !*target)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm_build: a package folder and a target");
+    kb_farm_run run;
+    run_init(&run, o);
+    rc = kb_trust_registry_open(&run.r, ctx, o->registry);
+    kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
+    if (!rc && !rep)
+        rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = farm_one(ctx, rep, dir, &run, target);
+    run_free(&run);
+    return finish_report(ctx, out, rep, rc);
+}
+
+/* "org/name@version" into its parts (exact version: a merge is of one version). */
+static int split_ref(kb_ctx *ctx, const char *ref, char **name, char **version)
+{
+    const char *at = ref ? strchr(ref, '@') : NULL;
+    kb_semver v;
+    if (!at || at == ref || kb_semver_parse(NULL, &v, at + 1) != 0)
+        return kb_error_set(ctx, KB_ERR_INVALID,
+                            "'%s': farm merge takes org/name@version (an exact version)",
+                            ref ? ref : "");
+    *name = kb_strndup(ref, (size_t)(at - ref));
+    *version = kb_strdup(at + 1);
+    return *name && *version ? 0 : kb_error_oom(ctx);
+}
+
+static int merge_rows(kb_ctx *ctx, kb_farm_report *rep, const char *name, const char *version,
+                      const kb_pkg_merge_result *m)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < m->conflicts.len; i++) {
+        kb_event_emit(ctx, KB_EVENT_WARNING, name, "%s", m->conflicts.items[i]);
+        rc = row_add(rep, name, version, "-", KB_FARM_CONFLICT, m->conflicts.items[i]);
+    }
+    if (!rc)
+        rc = row_add(rep, name, version, "-", m->written ? KB_FARM_MERGED : KB_FARM_UNCHANGED,
+                     m->index_digest);
+    return rc ? kb_error_oom(ctx) : 0;
+}
+
+KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+                            const kb_farm_options *options)
+{
+    kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
+    const kb_farm_options *o = options ? options : &defaults;
+    *out = NULL;
+    char *name = NULL, *version = NULL;
+    kb_registry *r = NULL;
+    kb_pkg_merge_result m = {0};
+    int rc = kb_farm_check_options(ctx, o, "kb_farm_merge");
+    if (!rc)
+        rc = split_ref(ctx, ref, &name, &version);
+    if (!rc)
+        rc = kb_trust_registry_open(&r, ctx, o->registry);
+    if (!rc)
+        rc = kb_pkg_merge(&m, r, name, version);
+    if (!rc && m.written)
+        rc = kb_publish_sign_index(ctx, r, name, version, m.index_digest);
+    kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
+    if (!rc && !rep)
+        rc = kb_error_oom(ctx);
+    if (!rc)
+        rc = merge_rows(ctx, rep, name, version, &m);
+    kb_pkg_merge_result_free(&m);
+    kb_registry_free(r);
+    free(name);
+    free(version);
+    return finish_report(ctx, out, rep, rc);
 }
 
 KB_EXTERN void kb_farm_report_free(kb_farm_report *r)
@@ -382,20 +581,20 @@ static size_t count_status(const kb_farm_report *r, const char *status)
 
 KB_EXTERN size_t kb_farm_report_published(const kb_farm_report *r)
 {
-    return count_status(r, FARM_PUBLISHED);
+    return count_status(r, KB_FARM_PUBLISHED);
 }
 
 KB_EXTERN size_t kb_farm_report_present(const kb_farm_report *r)
 {
-    return count_status(r, FARM_PRESENT);
+    return count_status(r, KB_FARM_PRESENT);
 }
 
 KB_EXTERN size_t kb_farm_report_skipped(const kb_farm_report *r)
 {
-    return count_status(r, FARM_SKIPPED);
+    return count_status(r, KB_FARM_SKIPPED);
 }
 
 KB_EXTERN size_t kb_farm_report_failed(const kb_farm_report *r)
 {
-    return count_status(r, FARM_FAILED);
+    return count_status(r, KB_FARM_FAILED);
 }

@@ -70,10 +70,16 @@ int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cach
     rc = kb_cache_hold(cache, &hold);
     if (!rc)
         rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
-    /* Another process may have fetched it while we waited for the lock. Blobs only ever appear
-     * under their name after their digest was verified, so presence is enough. */
-    if (!rc && !kb_path_exists(*path_out))
-        rc = fetch_blob(ctx, r, name, e, *path_out);
+    /* Another process may have fetched it while we waited for the lock. Blobs only appear under
+     * their name once their digest was verified, but a file in the cache can be altered later:
+     * one that is present is hashed again (a tampered one is removed and fetched again). */
+    if (!rc) {
+        rc = kb_cache_blob_check(cache, *path_out, e->layer_digest);
+        if (rc == KB_ERR_NOT_FOUND || rc == KB_ERR_DIGEST) {
+            kb_ctx_clear_error(ctx);
+            rc = fetch_blob(ctx, r, name, e, *path_out);
+        }
+    }
     kb_lock_release(&lock);
     kb_lock_release(&hold);
     return rc;

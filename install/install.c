@@ -4,6 +4,7 @@
 #include "model/ref.h"
 #include "kbpkg/registry.h"
 #include "kbpkg/trust.h"
+#include "trust/admission.h"
 #include "registry/registry.h"
 
 #include <stdio.h>
@@ -12,14 +13,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static bool already_installed(kb_cache *cache, const char *name, const char *version,
-                              const char *target, const char *layer_digest)
+/* Installed from this artifact, and its library still the one install checked (what the loader
+ * would refuse is not "up to date": it is installed again). */
+bool kb_install_is_current(kb_cache *cache, const char *name, const char *version,
+                           const char *target, const char *layer_digest)
 {
     char *dir = kb_cache_pkg_dir(cache, name, version, target);
     kb_installed p;
     bool same = false;
     if (dir && kb_cache_read_install(&p, cache, dir) == 0) {
         same = p.artifact_digest && layer_digest && strcmp(p.artifact_digest, layer_digest) == 0;
+        int fd = same ? kb_cache_open_library(&p, cache->ctx) : -1;
+        if (fd >= 0)
+            close(fd);
+        else if (same) {
+            kb_log(cache->ctx, KB_LOG_WARN, "%s: %s; installing it again", dir,
+                   kb_ctx_last_error(cache->ctx)->message);
+            same = false;
+        }
         kb_installed_clear(&p);
     }
     kb_ctx_clear_error(cache->ctx);
@@ -40,7 +51,7 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
             idx->name, idx->version, entry->target, expect_layer_digest, entry->layer_digest);
     res->artifact_digest = kb_strdup(entry->layer_digest);
     res->dir = kb_cache_pkg_dir(cache, idx->name, idx->version, entry->target);
-    if (already_installed(cache, idx->name, idx->version, entry->target, entry->layer_digest)) {
+    if (kb_install_is_current(cache, idx->name, idx->version, entry->target, entry->layer_digest)) {
         res->was_installed = true;
         return 0;
     }
@@ -55,13 +66,14 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
         char *key = kb_asprintf("%s@%s/%s", idx->name, idx->version, entry->target);
         rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);
         if (!rc) {
-            if (already_installed(cache, idx->name, idx->version, entry->target,
-                                  entry->layer_digest))
+            if (kb_install_is_current(cache, idx->name, idx->version, entry->target,
+                                      entry->layer_digest))
                 res->was_installed = true;
             else {
                 kb_install_info info = {
-                    idx->name,   idx->version,        entry->target, entry->layer_digest,
-                    idx->digest, kb_registry_base(r), reason,        false};
+                    idx->name,      idx->version,        entry->target, entry->layer_digest,
+                    idx->digest,    kb_registry_base(r), reason,        false,
+                    &res->admission};
                 rc = kb_cache_install_artifact(NULL, cache, blob, &info);
             }
             kb_lock_release(&lock);
@@ -75,14 +87,14 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
     return rc;
 }
 
-static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_opts *o)
+static int open_registry(kb_registry **r, kb_ctx *ctx, const kb_install_options *o)
 {
     return kb_trust_registry_open(r, ctx, o->registry);
 }
 
 /* Offline with a remote registry: build from a source fetched earlier, no socket opened. */
 static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref,
-                       const kb_host *host, const kb_install_opts *o, bool install)
+                       const kb_host *host, const kb_install_options *o, bool install)
 {
     kb_cache *cache = NULL;
     char *digest = NULL, *blob = NULL;
@@ -127,14 +139,14 @@ static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref
 }
 
 static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
-               const kb_install_opts *opts, bool install)
+               const kb_install_options *opts, bool install)
 {
-    kb_install_opts defaults = KB_INSTALL_OPTS_INIT;
-    const kb_install_opts *o = opts ? opts : &defaults;
+    kb_install_options defaults = KB_INSTALL_OPTIONS_INIT;
+    const kb_install_options *o = opts ? opts : &defaults;
     *out = NULL;
-    if (o->version != KB_INSTALL_OPTS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_opts version %u, expected %u",
-                            o->version, KB_INSTALL_OPTS_VERSION);
+    if (o->version != KB_INSTALL_OPTIONS_VERSION)
+        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_options version %u, expected %u",
+                            o->version, KB_INSTALL_OPTIONS_VERSION);
     kb_install_result *res = calloc(1, sizeof(*res));
     if (!res)
         return kb_error_oom(ctx);
@@ -165,7 +177,8 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
         rc = kb_pkg_index_fetch(&idx, r, ref.name, res->version, NULL);
     /* The signature covers the index: check it before anything it names is downloaded. */
     if (!rc)
-        rc = kb_trust_check(ctx, r, ref.name, res->version, idx->digest, o->allow_unsigned);
+        rc = kb_trust_admit(&res->admission, ctx, r, ref.name, res->version, idx->digest,
+                            o->allow_unsigned);
     if (!rc) {
         res->name = kb_strdup(ref.name);
         res->index_digest = kb_strdup(idx->digest);
@@ -209,7 +222,7 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
 }
 
 KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts)
+                                 const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_package: NULL argument");
@@ -217,7 +230,7 @@ KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const cha
 }
 
 KB_EXTERN int kb_resolve_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts)
+                                 const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_resolve_package: NULL argument");
@@ -238,6 +251,7 @@ KB_EXTERN void kb_install_result_free(kb_install_result *r)
     free(r->dir);
     free(r->index_digest);
     free(r->artifact_digest);
+    kb_trust_admission_clear(&r->admission);
     free(r);
 }
 

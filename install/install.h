@@ -15,9 +15,15 @@ int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cac
                      const char *expect_layer_digest);
 
 /* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
- * *path_out owned. Present blobs are not fetched again. */
+ * *path_out owned. A blob already present is hashed again before it is used (the cache may
+ * have been altered since it was downloaded) and fetched again when it does not match. */
 int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
                            const char *name, kb_pkg_entry *e);
+
+/* name@version target is installed from the artifact layer_digest and its library is still the
+ * one install checked (kb_cache_open_library); a tampered install is not current. */
+bool kb_install_is_current(kb_cache *cache, const char *name, const char *version,
+                           const char *target, const char *layer_digest);
 
 /* Build and install from a source artifact blob already in the cache. */
 int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache, const char *name,

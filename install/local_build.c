@@ -35,6 +35,9 @@ int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cach
         builds ? kb_extract_archive(&src_dir, ctx, source_blob, builds, &opts) : kb_error_oom(ctx);
     if (!rc)
         rc = kb_mkdtemp(ctx, &out_dir, builds, ".kbpkg-out-");
+    /* Dependencies travel by url + digest: fetched once into the cache, offline after. */
+    if (!rc)
+        rc = kb_fetch_inputs(ctx, src_dir, NULL);
     if (!rc) {
         kb_event_emit(ctx, KB_EVENT_BUILD_START, name, "%s %s from source", version, target_id);
         rc = kb_build_target(ctx, &artifact, src_dir, target_id, out_dir);
@@ -47,8 +50,8 @@ int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cach
     if (!rc) {
         char digest[80];
         snprintf(digest, sizeof(digest), "sha256:%s", hex);
-        kb_install_info info = {name,     version, target_id, digest, res->index_digest,
-                                registry, reason,  true};
+        kb_install_info info = {name,     version, target_id, digest,         res->index_digest,
+                                registry, reason,  true,      &res->admission};
         kb_lock lock;
         char *key = kb_asprintf("%s@%s/%s", name, version, target_id);
         rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Copies the shared headers from kernels/common/ into every package's include/ (packages are
-# self-contained; tests/unit/test_kernels.c fails when a copy drifts).
+# self-contained; tests/integration/test_kernels.c fails when a copy drifts).
 set -eu
 cd "$(dirname "$0")"
 for pkg in */*/kernel.yaml; do

@@ -56,8 +56,8 @@ static int keep_configured_locks(kb_strv *keep, kb_ctx *ctx)
     return rc;
 }
 
-KB_EXTERN int kb_cache_collect_garbage_ext(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx,
-                                           const kb_gc_options *options)
+KB_EXTERN int kb_cache_collect_garbage(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx,
+                                       const kb_gc_options *options)
 {
     if (!removed || !bytes_freed || !ctx)
         return KB_ERR_INVALID;
@@ -87,9 +87,4 @@ KB_EXTERN int kb_cache_collect_garbage_ext(size_t *removed, uint64_t *bytes_free
     kb_strv_free(&keep);
     kb_cache_close(cache);
     return rc;
-}
-
-KB_EXTERN int kb_cache_collect_garbage(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx)
-{
-    return kb_cache_collect_garbage_ext(removed, bytes_freed, ctx, NULL);
 }

@@ -5,6 +5,7 @@
 #include "lock/lockfile.h"
 #include "kbpkg/registry.h"
 #include "kbpkg/trust.h"
+#include "trust/admission.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,16 +75,8 @@ static int choose_pin(const kb_lock_pin **out, kb_compat *why, kb_ctx *ctx,
 static bool pin_installed(kb_cache *cache, const kb_lock_package *p, const kb_lock_pin *pin,
                           char **dir_out)
 {
-    char *dir = kb_cache_pkg_dir(cache, p->name, p->version, pin->target);
-    kb_installed rec;
-    bool same = false;
-    if (dir && kb_path_exists(dir) && kb_cache_read_install(&rec, cache, dir) == 0) {
-        same = rec.artifact_digest && strcmp(rec.artifact_digest, pin->layer_digest) == 0;
-        kb_installed_clear(&rec);
-    }
-    kb_ctx_clear_error(cache->ctx);
-    *dir_out = dir;
-    return same;
+    *dir_out = kb_cache_pkg_dir(cache, p->name, p->version, pin->target);
+    return kb_install_is_current(cache, p->name, p->version, pin->target, pin->layer_digest);
 }
 
 /* The pinned index by digest. A registry that lost it (garbage-collected after a forced
@@ -110,7 +103,8 @@ static int install_pin(kb_ctx *ctx, kb_registry *r, kb_cache *cache, const kb_lo
     int rc = fetch_pinned_index(&idx, ctx, r, p);
     /* A pinned digest says which bytes, not who made them: the signature policy still holds. */
     if (!rc)
-        rc = kb_trust_check(ctx, r, p->name, p->version, idx->digest, allow_unsigned);
+        rc = kb_trust_admit(&res.admission, ctx, r, p->name, p->version, idx->digest,
+                            allow_unsigned);
     kb_pkg_entry *e = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, pin->target);
     if (!rc && !e)
         rc = kb_error_set(ctx, KB_ERR_DIGEST,
@@ -125,6 +119,7 @@ static int install_pin(kb_ctx *ctx, kb_registry *r, kb_cache *cache, const kb_lo
     }
     free(res.artifact_digest);
     free(res.dir);
+    kb_trust_admission_clear(&res.admission);
     kb_pkg_index_free(idx);
     return rc;
 }

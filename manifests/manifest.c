@@ -1,9 +1,11 @@
 /* kernel.yaml: the table-driven schema, its handlers, and loading a manifest from a file. */
 #include "manifests/manifest.h"
 #include "manifests/manifest_check.h"
+#include "manifests/signature.h"
 #include "model/ref.h"
 #include "core/yaml_tree.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,19 +256,209 @@ static int on_test(mparse *p, const kb_ynode *v, const char *keypath, void *targ
     return take_package_path(p, v, keypath, &((kb_manifest *)target)->test, true);
 }
 
-static int on_export_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+/* ---- exports: plain names, or typed mappings {name, returns, args} ---- */
+
+/* The signature slot for the export about to be pushed (kept parallel to m->exports). */
+static kb_export_sig *next_export_sig(mparse *p)
 {
-    int rc = need_scalar(p, item, itempath);
+    kb_manifest *m = p->m;
+    kb_export_sig *grown = realloc(m->export_sigs, (m->exports.len + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    m->export_sigs = grown;
+    kb_export_sig *sig = &grown[m->exports.len];
+    memset(sig, 0, sizeof(*sig));
+    return sig;
+}
+
+/* Push an export's name (a C identifier, not listed before) with its signature slot. */
+static int push_export(mparse *p, const kb_ynode *name, const char *keypath, kb_export_sig *sig)
+{
+    int rc = need_scalar(p, name, keypath);
     if (rc)
         return rc;
-    if (!kb_c_identifier_ok(item->value))
-        return fail(p, item, itempath, "'%s' is not a C identifier", item->value);
-    return push_unique(p, item, itempath, target);
+    if (!kb_c_identifier_ok(name->value))
+        return fail(p, name, keypath, "'%s' is not a C identifier", name->value);
+    if (!(sig->name = kb_strdup(name->value)))
+        return oom(p);
+    rc = push_unique(p, name, keypath, &p->m->exports);
+    if (rc)
+        kb_export_sig_clear(sig);
+    return rc;
+}
+
+static int on_arg_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_export_arg *a = target;
+    int rc = take_string(p, v, keypath, &a->name);
+    if (!rc && !kb_c_identifier_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a C identifier", v->value);
+    return rc;
+}
+
+static int on_arg_type(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = take_string(p, v, keypath, &((kb_export_arg *)target)->type);
+    if (!rc && !kb_sig_type_find(v->value))
+        rc = fail(p, v, keypath, "unknown type '%s' (expected one of: %s)", v->value,
+                  kb_sig_type_names());
+    return rc;
+}
+
+static int on_arg_dir(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    static const struct {
+        const char *name;
+        kb_arg_dir dir;
+    } dirs[] = {{"in", KB_ARG_IN}, {"out", KB_ARG_OUT}, {"inout", KB_ARG_INOUT}};
+    int rc = need_scalar(p, v, keypath);
+    for (size_t i = 0; !rc && i < KB_ARRAY_LEN(dirs); i++)
+        if (strcmp(v->value, dirs[i].name) == 0) {
+            ((kb_export_arg *)target)->dir = dirs[i].dir;
+            return 0;
+        }
+    return rc ? rc : fail(p, v, keypath, "'%s' is not a direction (in, out, inout)", v->value);
+}
+
+static int on_shape_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    return rc ? rc : kb_strv_push(target, item->value) ? oom(p) : 0;
+}
+
+static int on_arg_shape(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, true, on_shape_item, &((kb_export_arg *)target)->shape);
+}
+
+static const schema_key arg_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_arg_name},
+    {"type", KB_YNODE_SCALAR, true, on_arg_type},
+    {"dir", KB_YNODE_SCALAR, false, on_arg_dir},
+    {"shape", KB_YNODE_SEQ, false, on_arg_shape},
+};
+static const schema arg_schema = {arg_keys, KB_ARRAY_LEN(arg_keys), "name, type, dir, shape"};
+
+/* What one argument needs as a whole: pointers have a dir and a pointee type, values none. */
+static int finish_arg(mparse *p, const kb_ynode *map, const char *itempath, const kb_export_arg *a)
+{
+    const kb_sig_type *t = kb_sig_type_find(a->type);
+    const kb_ynode *type = kb_ynode_get(map, "type");
+    if (strcmp(a->type, "stream") == 0 && (a->dir != KB_ARG_SCALAR || a->shape.len))
+        return fail(p, type, itempath, "the stream argument takes no 'dir' or 'shape'");
+    if (a->dir == KB_ARG_SCALAR && a->shape.len)
+        return fail(p, kb_ynode_get(map, "shape"), itempath,
+                    "'shape' is for pointers: give '%s' a dir (in, out, inout)", a->name);
+    if (a->dir == KB_ARG_SCALAR && !t->scalar_ok)
+        return fail(p, type, itempath,
+                    "a %s cannot be passed by value in C: pass it as f32, or give '%s' a dir "
+                    "to make it a pointer",
+                    a->type, a->name);
+    return 0;
+}
+
+static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_export_sig *sig = target;
+    if (item->type != KB_YNODE_MAP)
+        return fail(p, item, itempath, "expected a mapping {name, type, dir, shape}, got %s",
+                    kb_ynode_type_name(item->type));
+    kb_export_arg *grown = realloc(sig->args, (sig->arg_count + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(p);
+    sig->args = grown;
+    kb_export_arg *a = &grown[sig->arg_count++];
+    memset(a, 0, sizeof(*a));
+    int rc = apply_schema(p, item, itempath, &arg_schema, a);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i + 1 < sig->arg_count; i++)
+        if (strcmp(sig->args[i].name, a->name) == 0)
+            return fail(p, kb_ynode_get(item, "name"), itempath, "argument '%s' is listed twice",
+                        a->name);
+    return finish_arg(p, item, itempath, a);
+}
+
+static int on_sig_returns(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = take_string(p, v, keypath, &((kb_export_sig *)target)->returns);
+    if (!rc && !kb_sig_returns_ok(v->value))
+        rc =
+            fail(p, v, keypath,
+                 "'%s' is not a return type (status, void, or an integer or float type)", v->value);
+    return rc;
+}
+
+static int on_sig_args(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_arg_item, target);
+}
+
+static int on_sig_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    (void)p, (void)v, (void)keypath, (void)target;
+    return 0; /* pushed first by on_typed_export, so errors keep the export's order */
+}
+
+static const schema_key sig_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_sig_name},
+    {"returns", KB_YNODE_SCALAR, false, on_sig_returns},
+    {"args", KB_YNODE_SEQ, false, on_sig_args},
+};
+static const schema sig_schema = {sig_keys, KB_ARRAY_LEN(sig_keys), "name, returns, args"};
+
+/* Every shape expression names integer arguments of its own export (checked once all the
+ * arguments are known, so a shape may name a later one). */
+static int check_shapes(mparse *p, const kb_ynode *map, const char *itempath,
+                        const kb_export_sig *sig)
+{
+    const kb_ynode *args = kb_ynode_get(map, "args");
+    for (size_t i = 0; args && i < sig->arg_count; i++) {
+        const kb_ynode *shape = kb_ynode_get(args->items[i], "shape");
+        for (size_t j = 0; shape && j < shape->len; j++) {
+            char why[200];
+            if (kb_sig_shape_ok(sig, shape->items[j]->value, why, sizeof(why)))
+                continue;
+            char *path = kb_asprintf("%s.args[%zu].shape[%zu]", itempath, i, j);
+            int rc = path ? fail(p, shape->items[j], path, "%s", why) : oom(p);
+            free(path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int on_typed_export(mparse *p, const kb_ynode *map, const char *itempath)
+{
+    const kb_ynode *name = kb_ynode_get(map, "name");
+    if (!name)
+        return fail(p, map, itempath, "missing required key 'name'");
+    kb_export_sig *sig = next_export_sig(p);
+    if (!sig)
+        return oom(p);
+    char *namepath = join_key(itempath, "name");
+    int rc = namepath ? push_export(p, name, namepath, sig) : oom(p);
+    free(namepath);
+    if (rc)
+        return rc;
+    rc = apply_schema(p, map, itempath, &sig_schema, sig);
+    if (!rc && !sig->returns && !(sig->returns = kb_strdup("status")))
+        rc = oom(p);
+    return rc ? rc : check_shapes(p, map, itempath, sig);
+}
+
+static int on_export_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    (void)target;
+    if (item->type == KB_YNODE_MAP)
+        return on_typed_export(p, item, itempath);
+    kb_export_sig *sig = next_export_sig(p);
+    return sig ? push_export(p, item, itempath, sig) : oom(p);
 }
 
 static int on_exports(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
-    return each_item(p, v, keypath, true, on_export_item, &((kb_manifest *)target)->exports);
+    return each_item(p, v, keypath, true, on_export_item, target);
 }
 
 /* ---- backends ---- */
@@ -311,13 +503,100 @@ static int on_ptx(mparse *p, const kb_ynode *v, const char *keypath, void *targe
 
 static int on_flag_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
 {
+    kb_strv *flags = target;
     int rc = need_scalar(p, item, itempath);
-    return rc ? rc : kb_strv_push(target, item->value) ? oom(p) : 0;
+    if (rc)
+        return rc;
+    const char *why =
+        kb_flag_unportable(flags->len ? flags->items[flags->len - 1] : NULL, item->value);
+    if (why)
+        return fail(p, item, itempath, "'%s': %s", item->value, why);
+    return kb_strv_push(flags, item->value) ? oom(p) : 0;
 }
 
 static int on_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
     return each_item(p, v, keypath, false, on_flag_item, &((kb_backend_spec *)target)->flags);
+}
+
+/* ---- build inputs: include folders, defines, per-arch and per-source flags ---- */
+
+static int on_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    char *path = NULL;
+    int rc = take_package_path(p, item, itempath, &path, true);
+    free(path);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_backend_includes(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_include_item, &((kb_backend_spec *)target)->includes);
+}
+
+/* NAME or NAME=VALUE, NAME a C identifier (a function-like macro needs flags:). */
+static int on_define_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (rc)
+        return rc;
+    size_t n = strcspn(item->value, "=");
+    char *name = kb_strndup(item->value, n);
+    bool ok = name && kb_c_identifier_ok(name);
+    free(name);
+    if (!ok)
+        return fail(p, item, itempath, "'%s' is not NAME or NAME=VALUE (NAME a C identifier)",
+                    item->value);
+    return push_unique(p, item, itempath, target);
+}
+
+static int on_backend_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_define_item, &((kb_backend_spec *)target)->defines);
+}
+
+/* arch_flags: {"gfx9*": [-DKB_CDNA], gfx1100: [...]}: each pattern must match a declared arch,
+ * so a typo is not a silent no-op. */
+static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_backend_spec *b = target;
+    for (size_t i = 0; i + 1 < v->len; i += 2) {
+        const kb_ynode *key = v->items[i], *val = v->items[i + 1];
+        char *path = join_key(keypath, key->value);
+        if (!path)
+            return oom(p);
+        int rc = val->type == KB_YNODE_SEQ ? 0
+                                           : fail(p, val, path, "expected a list of flags, got %s",
+                                                  kb_ynode_type_name(val->type));
+        kb_arch_flags *grown =
+            rc ? NULL : realloc(b->arch_flags, (b->arch_flag_count + 1) * sizeof(*grown));
+        if (!rc && !grown)
+            rc = oom(p);
+        if (!rc) {
+            b->arch_flags = grown;
+            kb_arch_flags *af = &grown[b->arch_flag_count++];
+            memset(af, 0, sizeof(*af));
+            af->pattern = kb_strdup(key->value);
+            rc = af->pattern ? each_item(p, val, path, true, on_flag_item, &af->flags) : oom(p);
+        }
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int on_export_pattern(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_backend_exports(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_backend_spec *b = target;
+    b->exports_selected = true;
+    return each_item(p, v, keypath, true, on_export_pattern, &b->export_patterns);
 }
 
 /* A source given as a mapping: {url, sha256, path}. */
@@ -344,12 +623,37 @@ static int on_source_path(mparse *p, const kb_ynode *v, const char *keypath, voi
     return take_package_path(p, v, keypath, &((kb_source *)target)->path, false);
 }
 
+static int on_source_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_flag_item, &((kb_source *)target)->flags);
+}
+
+/* A source's defines become -D flags of that source alone. */
+static int on_source_define(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_strv names = KB_STRV_INIT;
+    int rc = on_define_item(p, item, itempath, &names);
+    kb_strv_free(&names);
+    if (rc)
+        return rc;
+    char *flag = kb_asprintf("-D%s", item->value);
+    return flag ? (kb_strv_push_owned(target, flag) ? oom(p) : 0) : oom(p);
+}
+
+static int on_source_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_source_define, &((kb_source *)target)->flags);
+}
+
 static const schema_key source_keys[] = {
     {"url", KB_YNODE_SCALAR, false, on_source_url},
     {"sha256", KB_YNODE_SCALAR, false, on_source_sha256},
     {"path", KB_YNODE_SCALAR, false, on_source_path},
+    {"flags", KB_YNODE_SEQ, false, on_source_flags},
+    {"defines", KB_YNODE_SEQ, false, on_source_defines},
 };
-static const schema source_schema = {source_keys, KB_ARRAY_LEN(source_keys), "url, sha256, path"};
+static const schema source_schema = {source_keys, KB_ARRAY_LEN(source_keys),
+                                     "url, sha256, path, flags, defines"};
 
 /* Fill in and check what a source mapping needs as a whole. */
 static int finish_source(mparse *p, const kb_ynode *map, const char *itempath, kb_source *s)
@@ -407,25 +711,34 @@ static int on_sources(mparse *p, const kb_ynode *v, const char *keypath, void *t
     return each_item(p, v, keypath, true, on_source_item, target);
 }
 
+/* The keys every backend shares besides archs/ptx. */
+#define BUILD_INPUT_KEYS                                                                           \
+    {"sources", KB_YNODE_SEQ, true, on_sources}, {"flags", KB_YNODE_SEQ, false, on_flags},         \
+        {"includes", KB_YNODE_SEQ, false, on_backend_includes},                                    \
+        {"defines", KB_YNODE_SEQ, false, on_backend_defines},                                      \
+    {                                                                                              \
+        "exports", KB_YNODE_SEQ, false, on_backend_exports                                         \
+    }
+#define BUILD_INPUT_NAMES "sources, flags, includes, defines, exports"
+
 static const schema_key cuda_keys[] = {
     {"archs", KB_YNODE_SEQ, true, on_archs},
     {"ptx", KB_YNODE_SCALAR, false, on_ptx},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key rocm_keys[] = {
     {"archs", KB_YNODE_SEQ, true, on_archs},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key metal_keys[] = {
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    BUILD_INPUT_KEYS,
 };
 static const schema_key cpu_keys[] = {
     {"archs", KB_YNODE_SEQ, false, on_archs},
-    {"sources", KB_YNODE_SEQ, true, on_sources},
-    {"flags", KB_YNODE_SEQ, false, on_flags},
+    {"arch_flags", KB_YNODE_MAP, false, on_arch_flags},
+    BUILD_INPUT_KEYS,
 };
 
 static const struct backend_schema {
@@ -433,11 +746,39 @@ static const struct backend_schema {
     kb_backend backend;
     schema keys;
 } backend_schemas[] = {
-    {"cuda", KB_BACKEND_CUDA, {cuda_keys, KB_ARRAY_LEN(cuda_keys), "archs, ptx, sources, flags"}},
-    {"rocm", KB_BACKEND_ROCM, {rocm_keys, KB_ARRAY_LEN(rocm_keys), "archs, sources, flags"}},
-    {"metal", KB_BACKEND_METAL, {metal_keys, KB_ARRAY_LEN(metal_keys), "sources, flags"}},
-    {"cpu", KB_BACKEND_CPU, {cpu_keys, KB_ARRAY_LEN(cpu_keys), "archs, sources, flags"}},
+    {"cuda",
+     KB_BACKEND_CUDA,
+     {cuda_keys, KB_ARRAY_LEN(cuda_keys), "archs, ptx, arch_flags, " BUILD_INPUT_NAMES}},
+    {"rocm",
+     KB_BACKEND_ROCM,
+     {rocm_keys, KB_ARRAY_LEN(rocm_keys), "archs, arch_flags, " BUILD_INPUT_NAMES}},
+    {"metal", KB_BACKEND_METAL, {metal_keys, KB_ARRAY_LEN(metal_keys), BUILD_INPUT_NAMES}},
+    {"cpu",
+     KB_BACKEND_CPU,
+     {cpu_keys, KB_ARRAY_LEN(cpu_keys), "archs, arch_flags, " BUILD_INPUT_NAMES}},
 };
+
+static bool arch_declared(const kb_backend_spec *b, const char *pattern)
+{
+    for (size_t i = 0; i < b->archs.len; i++)
+        if (fnmatch(pattern, b->archs.items[i], 0) == 0)
+            return true;
+    return b->ptx_target[0] && fnmatch(pattern, b->ptx_target, 0) == 0;
+}
+
+/* An arch_flags pattern that matches no declared arch is a typo, not a no-op (a CPU backend
+ * without archs builds the host's level: any pattern may apply there). */
+static int check_arch_patterns(mparse *p, const kb_ynode *map, const char *keypath,
+                               const kb_backend_spec *b)
+{
+    const kb_ynode *at = kb_ynode_get(map, "arch_flags");
+    for (size_t i = 0; at && i < b->arch_flag_count; i++)
+        if ((b->archs.len || b->ptx_target[0]) && !arch_declared(b, b->arch_flags[i].pattern))
+            return fail(p, at->items[2 * i], keypath,
+                        "arch_flags: '%s' matches none of the declared archs",
+                        b->arch_flags[i].pattern);
+    return 0;
+}
 
 static int on_backend(mparse *p, const kb_ynode *key, const kb_ynode *v, const char *keypath)
 {
@@ -459,6 +800,8 @@ static int on_backend(mparse *p, const kb_ynode *key, const kb_ynode *v, const c
     int rc = v->type == KB_YNODE_MAP
                  ? apply_schema(p, v, path, &bs->keys, spec)
                  : fail(p, v, path, "expected a mapping, got %s", kb_ynode_type_name(v->type));
+    if (!rc)
+        rc = check_arch_patterns(p, v, path, spec);
     free(path);
     return rc;
 }
@@ -475,6 +818,202 @@ static int on_backends(mparse *p, const kb_ynode *v, const char *keypath, void *
     return 0;
 }
 
+/* ---- top-level build inputs: includes, defines, files, dependencies, requires ---- */
+
+static int on_includes(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_include_item, &((kb_manifest *)target)->includes);
+}
+
+static int on_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_define_item, &((kb_manifest *)target)->defines);
+}
+
+/* A file or a glob (fnmatch over package-relative paths, '*' stops at '/', "dir/" takes a
+ * folder): checked against the folder when files are checked, so a pattern that takes
+ * nothing is an error rather than a silently thinner source artifact. */
+static int on_file_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (rc)
+        return rc;
+    if (!kb_package_path_ok(item->value))
+        return fail(p, item, itempath,
+                    "'%s' must be a relative path inside the package (no leading '/', no '..')",
+                    item->value);
+    return push_unique(p, item, itempath, target);
+}
+
+static int on_files(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_file_item, &((kb_manifest *)target)->files);
+}
+
+static int on_dep_name(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->name);
+    if (!rc && !kb_c_identifier_ok(v->value) && !kb_package_path_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a plain name", v->value);
+    if (!rc && strchr(v->value, '/'))
+        rc = fail(p, v, keypath, "'%s' must not contain '/'", v->value);
+    return rc;
+}
+
+static int on_dep_url(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->url);
+    if (!rc && !kb_source_url_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not an https://, http:// or file:// URL", v->value);
+    return rc;
+}
+
+static int on_dep_sha256(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_dependency *d = target;
+    int rc = take_string(p, v, keypath, &d->sha256);
+    if (!rc && !kb_sha256_hex_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a sha256 digest (64 lowercase hex digits)", v->value);
+    return rc;
+}
+
+static int on_dep_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    int rc = need_scalar(p, item, itempath);
+    if (!rc && strcmp(item->value, ".") != 0 && !kb_package_path_ok(item->value))
+        rc = fail(p, item, itempath, "'%s' must be a relative folder of the dependency",
+                  item->value);
+    return rc ? rc : push_unique(p, item, itempath, target);
+}
+
+static int on_dep_include(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, true, on_dep_include_item, &((kb_dependency *)target)->include);
+}
+
+static int on_dep_archive(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    int rc = need_scalar(p, v, keypath);
+    if (rc)
+        return rc;
+    if (strcmp(v->value, "true") != 0 && strcmp(v->value, "false") != 0)
+        return fail(p, v, keypath, "expected true or false, got '%s'", v->value);
+    ((kb_dependency *)target)->archive = strcmp(v->value, "true") == 0;
+    return 0;
+}
+
+static const schema_key dep_keys[] = {
+    {"name", KB_YNODE_SCALAR, true, on_dep_name},
+    {"url", KB_YNODE_SCALAR, true, on_dep_url},
+    {"sha256", KB_YNODE_SCALAR, true, on_dep_sha256},
+    {"include", KB_YNODE_SEQ, false, on_dep_include},
+    {"archive", KB_YNODE_SCALAR, false, on_dep_archive},
+};
+static const schema dep_schema = {dep_keys, KB_ARRAY_LEN(dep_keys),
+                                  "name, url, sha256, include, archive"};
+
+static bool url_is_archive(const char *url)
+{
+    static const char *const exts[] = {".tar.gz",  ".tgz", ".tar.zst", ".tar.xz",
+                                       ".tar.bz2", ".tar", ".zip"};
+    char *file = kb_url_file_name(url);
+    bool yes = false;
+    for (size_t i = 0; file && i < KB_ARRAY_LEN(exts) && !yes; i++)
+        yes = kb_str_ends(file, exts[i]);
+    free(file);
+    return yes;
+}
+
+static int on_dep_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
+{
+    kb_manifest *m = target;
+    if (item->type != KB_YNODE_MAP)
+        return fail(p, item, itempath, "expected a mapping {name, url, sha256}, got %s",
+                    kb_ynode_type_name(item->type));
+    kb_dependency *grown = realloc(m->deps, (m->dep_count + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(p);
+    m->deps = grown;
+    kb_dependency *d = &grown[m->dep_count++];
+    memset(d, 0, sizeof(*d));
+    const kb_ynode *url = kb_ynode_get(item, "url");
+    d->archive = url && url->type == KB_YNODE_SCALAR && url_is_archive(url->value);
+    int rc = apply_schema(p, item, itempath, &dep_schema, d);
+    for (size_t i = 0; !rc && i + 1 < m->dep_count; i++)
+        if (strcmp(m->deps[i].name, d->name) == 0)
+            rc = fail(p, item, itempath, "dependency '%s' is listed twice", d->name);
+    if (!rc && !d->include.len && kb_strv_push(&d->include, "."))
+        rc = oom(p);
+    if (!rc && !d->archive && !(d->file = kb_url_file_name(d->url)))
+        rc = fail(p, item, itempath, "cannot name a file after '%s'", d->url);
+    return rc;
+}
+
+static int on_dependencies(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return each_item(p, v, keypath, false, on_dep_item, target);
+}
+
+/* "12.4", "6.0", "13": dotted numbers only, so the comparison has one meaning. */
+static bool dotted_version_ok(const char *s)
+{
+    bool digit = false;
+    for (; *s; s++) {
+        if (*s >= '0' && *s <= '9')
+            digit = true;
+        else if (*s == '.' && digit)
+            digit = false;
+        else
+            return false;
+    }
+    return digit;
+}
+
+static int on_require_min(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_requirement *r = target;
+    int rc = take_string(p, v, keypath, &r->min);
+    if (!rc && !dotted_version_ok(v->value))
+        rc = fail(p, v, keypath, "'%s' is not a version such as \"12.4\"", v->value);
+    return rc;
+}
+
+static const schema_key require_keys[] = {{"min", KB_YNODE_SCALAR, true, on_require_min}};
+static const schema require_schema = {require_keys, KB_ARRAY_LEN(require_keys), "min"};
+
+static int on_requires(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    kb_manifest *m = target;
+    for (size_t i = 0; i + 1 < v->len; i += 2) {
+        const kb_ynode *key = v->items[i], *val = v->items[i + 1];
+        kb_backend b = KB_BACKEND_CPU;
+        bool known = false;
+        for (unsigned k = KB_BACKEND_CUDA; k <= KB_BACKEND_CPU && !known; k++)
+            if (strcmp(kb_backend_name((kb_backend)k), key->value) == 0) {
+                b = (kb_backend)k;
+                known = true;
+            }
+        if (!known)
+            return fail(p, key, keypath,
+                        "unknown backend '%s' (expected one of: cuda, rocm, "
+                        "metal, cpu)",
+                        key->value);
+        char *path = join_key(keypath, key->value);
+        if (!path)
+            return oom(p);
+        int rc = val->type == KB_YNODE_MAP
+                     ? apply_schema(p, val, path, &require_schema, &m->requires[b])
+                     : fail(p, val, path, "expected a mapping {min: \"12.4\"}, got %s",
+                            kb_ynode_type_name(val->type));
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static const schema_key top_keys[] = {
     {"name", KB_YNODE_SCALAR, true, on_name},
     {"version", KB_YNODE_SCALAR, true, on_version},
@@ -485,10 +1024,16 @@ static const schema_key top_keys[] = {
     {"exports", KB_YNODE_SEQ, true, on_exports},
     {"backends", KB_YNODE_MAP, true, on_backends},
     {"test", KB_YNODE_SCALAR, false, on_test},
+    {"includes", KB_YNODE_SEQ, false, on_includes},
+    {"defines", KB_YNODE_SEQ, false, on_defines},
+    {"files", KB_YNODE_SEQ, false, on_files},
+    {"dependencies", KB_YNODE_SEQ, false, on_dependencies},
+    {"requires", KB_YNODE_MAP, false, on_requires},
 };
-static const schema top_schema = {
-    top_keys, KB_ARRAY_LEN(top_keys),
-    "name, version, summary, license, abi, header, exports, backends, test"};
+static const schema top_schema = {top_keys, KB_ARRAY_LEN(top_keys),
+                                  "name, version, summary, license, abi, header, exports, "
+                                  "backends, test, includes, defines, files, dependencies, "
+                                  "requires"};
 
 /* ---- the manifest as a whole ---- */
 
@@ -503,22 +1048,125 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
     free(m->summary);
     free(m->license);
     free(m->header);
+    for (size_t i = 0; m->export_sigs && i < m->exports.len; i++)
+        kb_export_sig_clear(&m->export_sigs[i]);
+    free(m->export_sigs);
     kb_strv_free(&m->exports);
     for (size_t b = 0; b < KB_ARRAY_LEN(m->backends); b++) {
         kb_backend_spec *s = &m->backends[b];
         kb_strv_free(&s->archs);
         kb_strv_free(&s->flags);
+        kb_strv_free(&s->includes);
+        kb_strv_free(&s->defines);
+        kb_strv_free(&s->export_patterns);
+        for (size_t i = 0; i < s->arch_flag_count; i++) {
+            free(s->arch_flags[i].pattern);
+            kb_strv_free(&s->arch_flags[i].flags);
+        }
+        free(s->arch_flags);
         free(s->ptx);
         for (size_t i = 0; i < s->source_count; i++) {
             free(s->sources[i].path);
             free(s->sources[i].url);
             free(s->sources[i].sha256);
+            kb_strv_free(&s->sources[i].flags);
         }
         free(s->sources);
     }
+    kb_strv_free(&m->includes);
+    kb_strv_free(&m->defines);
+    kb_strv_free(&m->files);
+    for (size_t i = 0; i < m->dep_count; i++) {
+        free(m->deps[i].name);
+        free(m->deps[i].url);
+        free(m->deps[i].sha256);
+        free(m->deps[i].file);
+        kb_strv_free(&m->deps[i].include);
+    }
+    free(m->deps);
+    for (size_t i = 0; i < KB_ARRAY_LEN(m->requires); i++)
+        free(m->requires[i].min);
     free(m->test);
     free(m->license_file);
     free(m);
+}
+
+/* ---- per-backend export selection ---- */
+
+static bool export_selected(const kb_backend_spec *b, const char *name)
+{
+    if (!b->exports_selected)
+        return true;
+    for (size_t i = 0; i < b->export_patterns.len; i++)
+        if (fnmatch(b->export_patterns.items[i], name, 0) == 0)
+            return true;
+    return false;
+}
+
+int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out)
+{
+    for (size_t i = 0; i < m->exports.len; i++)
+        if (export_selected(&m->backends[b], m->exports.items[i]) &&
+            kb_strv_push(out, m->exports.items[i]))
+            return KB_ERR_NOMEM;
+    return 0;
+}
+
+/* Each backend's selection names only top-level exports: a pattern matching none is a typo. */
+static int check_export_selections(mparse *p, const kb_ynode *root)
+{
+    const kb_ynode *backends = kb_ynode_get(root, "backends");
+    for (size_t b = 0; backends && b < KB_ARRAY_LEN(p->m->backends); b++) {
+        const kb_backend_spec *spec = &p->m->backends[b];
+        for (size_t i = 0; spec->present && i < spec->export_patterns.len; i++) {
+            const char *pat = spec->export_patterns.items[i];
+            bool hit = false;
+            for (size_t j = 0; j < p->m->exports.len && !hit; j++)
+                hit = fnmatch(pat, p->m->exports.items[j], 0) == 0;
+            if (hit)
+                continue;
+            const kb_ynode *bnode = kb_ynode_get(backends, kb_backend_name((kb_backend)b));
+            const kb_ynode *at = bnode ? kb_ynode_get(bnode, "exports") : NULL;
+            char *path = kb_asprintf("backends.%s.exports", kb_backend_name((kb_backend)b));
+            int rc = path ? fail(p, at ? at : backends, path,
+                                 "'%s' matches none of the top-level exports", pat)
+                          : oom(p);
+            free(path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+bool kb_source_is_cxx(const char *path)
+{
+    static const char *const exts[] = {".cpp", ".cc", ".cxx", ".C", ".c++"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(exts); i++)
+        if (kb_str_ends(path, exts[i]))
+            return true;
+    return false;
+}
+
+const char *kb_flag_unportable(const char *prev, const char *flag)
+{
+    static const char *const path_flags[] = {"-I",         "-L",       "-isystem", "-iquote",
+                                             "-idirafter", "-include", "-B"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(path_flags); i++) {
+        size_t n = strlen(path_flags[i]);
+        const char *path = NULL;
+        if (prev && strcmp(prev, path_flags[i]) == 0)
+            path = flag; /* "-I" "/x" */
+        else if (strncmp(flag, path_flags[i], n) == 0 && flag[n])
+            path = flag + n;
+        if (!path)
+            continue;
+        if (path[0] == '/' || path[0] == '~')
+            return "an absolute path is not reproducible on another machine (use a "
+                   "package-relative folder, includes:, or a dependency)";
+        if (strcmp(path, "..") == 0 || kb_str_starts(path, "../") || strstr(path, "/../"))
+            return "a path outside the package is not carried by the source artifact";
+    }
+    return NULL;
 }
 
 static int parse_tree(mparse *p, const kb_ynode *root)
@@ -532,7 +1180,8 @@ static int parse_tree(mparse *p, const kb_ynode *root)
     if (root->type != KB_YNODE_MAP)
         return fail(p, root, "", "expected a mapping at the top level, got %s",
                     kb_ynode_type_name(root->type));
-    return apply_schema(p, root, "", &top_schema, p->m);
+    int rc = apply_schema(p, root, "", &top_schema, p->m);
+    return rc ? rc : check_export_selections(p, root);
 }
 
 static void find_license_file(kb_manifest *m)

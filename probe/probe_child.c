@@ -19,24 +19,10 @@ struct kb_probe_child_io {
     int fd;
 };
 
-static void write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
 void kb_probe_child_stage(kb_probe_child_io *io, char stage)
 {
     if (io) /* NULL when the probe runs in this process (see kb_probe_cuda) */
-        write_all(io->fd, &stage, 1);
+        (void)kb_write_all(io->fd, &stage, 1);
 }
 
 static long monotonic_ms(void)
@@ -56,8 +42,8 @@ static void run_child(int fd, kb_probe_child_fn fn, const void *arg, void *resul
     kb_probe_child_io io = {fd};
     fn(&io, result, arg);
     char mark = RESULT_MARK;
-    write_all(fd, &mark, 1);
-    write_all(fd, result, result_size);
+    (void)kb_write_all(fd, &mark, 1);
+    (void)kb_write_all(fd, result, result_size);
     _exit(0);
 }
 

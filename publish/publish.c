@@ -103,7 +103,10 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
     json_decref(cfg);
     a->target = kb_strdup(KB_SOURCE_TARGET);
     a->source_digest = kb_strdup(source_digest);
-    if (!a->config_json || !a->target || !a->source_digest) {
+    /* The source's key is its listing digest: the farm tells a changed source under a
+     * published version from the index alone, before building anything. */
+    a->build_key = kb_strdup(source_digest);
+    if (!a->config_json || !a->target || !a->source_digest || !a->build_key) {
         kb_pub_artifact_clear(a);
         return kb_error_oom(ctx);
     }

@@ -41,6 +41,6 @@ int kb_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const c
     }
     kb_event_emit(ctx, KB_EVENT_NOTICE, name, "%s index %s signed (%s)", version, index_digest,
                   sig);
-    kb_trust_string_free(sig);
+    kb_string_free(sig);
     return 0;
 }

@@ -12,26 +12,7 @@
 
 static int io_fail(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT /* RLIMIT_FSIZE */
-                                              : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
-                             err == EFBIG ? " (file size limit reached)" : "");
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return kb_error_errno(ctx, err, what, path);
 }
 
 /* Hash the bytes already in the part so the digest covers the resumed prefix. */
@@ -159,7 +140,7 @@ int kb_blob_writer_write(kb_blob_writer *w, const void *data, size_t len)
                             w->item ? w->item : "", (unsigned long long)w->max_size);
     }
     int err =
-        w->mem ? (kb_buf_append(w->mem, data, len) ? ENOMEM : 0) : write_all(w->fd, data, len);
+        w->mem ? (kb_buf_append(w->mem, data, len) ? ENOMEM : 0) : kb_write_all(w->fd, data, len);
     if (err == ENOMEM && w->mem)
         return w->error = kb_error_oom(w->ctx);
     if (err)

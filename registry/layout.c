@@ -33,8 +33,9 @@ typedef struct index_memo {
     kb_buf text;
     memo_entry *entries;
     size_t count;
-    bool scanned;   /* false: the scanner gave up on this text, jansson reads it */
-    json_t *parsed; /* jansson's reading, kept once made (only when not scanned) */
+    size_t list_open, list_close; /* where "manifests"' '[' and ']' are (when scanned) */
+    bool scanned;                 /* false: the scanner gave up on this text, jansson reads it */
+    json_t *parsed;               /* jansson's reading, kept once made (only when not scanned) */
 } index_memo;
 
 typedef struct layout {
@@ -52,11 +53,7 @@ static layout *L(kb_registry *r)
 
 static int io_fail(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    int code = err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
-               : err == EFBIG                 ? KB_ERR_LIMIT /* RLIMIT_FSIZE */
-                                              : KB_ERR_IO;
-    return kb_error_set_path(ctx, code, path, 0, 0, "cannot %s %s: %s%s", what, path, strerror(err),
-                             err == EFBIG ? " (file size limit reached)" : "");
+    return kb_error_errno(ctx, err, what, path);
 }
 
 static char *blob_path(kb_registry *r, const char *digest)
@@ -341,8 +338,10 @@ static bool scan_index(index_memo *m)
             if (c == '{' || c == '[') {
                 if (depth == SCAN_MAX_DEPTH)
                     return false;
-                if (manifests_value)
+                if (manifests_value) {
                     in_manifests = seen_manifests = true;
+                    m->list_open = (size_t)(p - base);
+                }
                 if (in_manifests && depth == 3 && c == '{' && key == KEY_ANNOTATIONS)
                     in_annotations = true;
                 stack[depth++] = c;
@@ -366,6 +365,8 @@ static bool scan_index(index_memo *m)
             break;
         }
         if (closing) {
+            if (in_manifests && depth == 2)
+                m->list_close = (size_t)(p - base);
             p++;
             depth--;
             if (in_manifests && depth == 1)
@@ -768,16 +769,6 @@ static int layout_manifest_get(kb_registry_manifest **out, kb_registry *r, const
     return 0;
 }
 
-static int save_index(kb_registry *r, json_t *index)
-{
-    char *text = json_dumps(index, JSON_COMPACT);
-    if (!text)
-        return kb_error_oom(r->ctx);
-    int rc = kb_write_file_atomic(r->ctx, L(r)->index_path, text, strlen(text), 0644);
-    free(text);
-    return rc;
-}
-
 /* Drop every entry named "<repo>:<tag>" (other tools may have written several). */
 static void remove_tag(json_t *manifests, const char *repo, const char *tag)
 {
@@ -790,33 +781,110 @@ static void remove_tag(json_t *manifests, const char *repo, const char *tag)
     }
 }
 
-/* Point "<repo>:<tag>" at the descriptor, replacing any entry of that name. */
-static int tag_manifest(kb_registry *r, const char *repo, const char *tag, const char *media_type,
-                        const char *digest, size_t len)
+/* The index.json entry tagging a manifest "<repo>:<tag>". */
+static json_t *tag_entry(const char *repo, const kb_tag_put *put, const char *digest)
 {
-    kb_lock lock;
-    int rc = kb_lock_acquire(r->ctx, &lock, L(r)->lock_path);
-    if (rc)
-        return rc;
+    char *name = kb_asprintf("%s:%s", repo, put->tag);
+    json_t *entry =
+        name ? json_pack("{s:s, s:s, s:I, s:{s:s}}", "mediaType", put->media_type, "digest", digest,
+                         "size", (json_int_t)put->len, "annotations", KB_OCI_REF_NAME, name)
+             : NULL;
+    free(name);
+    return entry;
+}
+
+/* Is the scanned entry tagged by one of the batch's tags? */
+static bool entry_retagged(const index_memo *m, const memo_entry *e, const char *repo,
+                           const kb_tag_put *puts, size_t n)
+{
+    if (e->ref.start == SCAN_NONE)
+        return false;
+    const char *ref = m->text.data + e->ref.start;
+    size_t len = e->ref.end - e->ref.start, rlen = strlen(repo);
+    if (len <= rlen || memcmp(ref, repo, rlen) != 0 || ref[rlen] != ':')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (len - rlen - 1 == strlen(puts[i].tag) &&
+            !memcmp(ref + rlen + 1, puts[i].tag, len - rlen - 1))
+            return true;
+    return false;
+}
+
+/* The new index.json text from the scanned one: the same bytes around the manifests list, its
+ * entries kept as they are but for the retagged ones, the batch's entries appended. Copying spans
+ * costs a memcpy of the file where parsing and printing it with jansson cost 0.2 s at 10,000
+ * packages. */
+static int splice_tags(kb_buf *out, kb_registry *r, const char *repo, const kb_tag_put *puts,
+                       const char *const *digests, size_t n)
+{
+    const index_memo *m = &L(r)->memo;
+    bool first = true, oom = kb_buf_append(out, m->text.data, m->list_open + 1) != 0;
+    for (size_t i = 0; !oom && i < m->count; i++) {
+        const memo_entry *e = &m->entries[i];
+        if (entry_retagged(m, e, repo, puts, n))
+            continue;
+        oom = (!first && kb_buf_append(out, ",", 1)) ||
+              kb_buf_append(out, m->text.data + e->whole.start, e->whole.end - e->whole.start);
+        first = false;
+    }
+    for (size_t i = 0; !oom && i < n; i++) {
+        json_t *entry = tag_entry(repo, &puts[i], digests[i]);
+        char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
+        oom = !text || (!first && kb_buf_append(out, ",", 1)) ||
+              kb_buf_append(out, text, strlen(text));
+        first = false;
+        free(text);
+        json_decref(entry);
+    }
+    if (!oom)
+        oom = kb_buf_append(out, m->text.data + m->list_close, m->text.len - m->list_close) != 0;
+    return oom ? kb_error_oom(r->ctx) : 0;
+}
+
+/* The same through jansson, for a text the scanner gave up on or a layout without index.json. */
+static int rewrite_tags(kb_buf *out, kb_registry *r, const char *repo, const kb_tag_put *puts,
+                        const char *const *digests, size_t n)
+{
     json_t *index = NULL;
-    rc = load_index(&index, r);
-    char *name = kb_asprintf("%s:%s", repo, tag);
-    if (!rc && !name)
-        rc = kb_error_oom(r->ctx);
-    if (!rc) {
-        json_t *manifests = json_object_get(index, "manifests");
-        remove_tag(manifests, repo, tag);
-        json_t *entry =
-            json_pack("{s:s, s:s, s:I, s:{s:s}}", "mediaType", media_type, "digest", digest, "size",
-                      (json_int_t)len, "annotations", KB_OCI_REF_NAME, name);
+    int rc = load_index(&index, r);
+    json_t *manifests = json_object_get(index, "manifests");
+    for (size_t i = 0; !rc && i < n; i++)
+        remove_tag(manifests, repo, puts[i].tag);
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_t *entry = tag_entry(repo, &puts[i], digests[i]);
         if (!entry || json_array_append_new(manifests, entry) != 0)
             rc = kb_error_oom(r->ctx);
-        else
-            rc = save_index(r, index);
     }
-    memo_clear(&L(r)->memo); /* replaced; the next lookup reads it again anyway */
-    free(name);
+    char *text = rc ? NULL : json_dumps(index, JSON_COMPACT);
+    if (!rc && (!text || kb_buf_append(out, text, strlen(text))))
+        rc = kb_error_oom(r->ctx);
+    free(text);
     json_decref(index);
+    return rc;
+}
+
+/* Point each "<repo>:<tag>" of the batch at its manifest, replacing any entry of that name, in
+ * one read-modify-write of index.json under the layout's lock. */
+static int layout_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts,
+                           const char *const *digests, size_t n)
+{
+    int rc = ensure_layout(r);
+    kb_lock lock;
+    if (!rc)
+        rc = kb_lock_acquire(r->ctx, &lock, L(r)->lock_path);
+    if (rc)
+        return rc;
+    bool absent = false;
+    kb_buf text = KB_BUF_INIT;
+    rc = memo_refresh(r, &absent);
+    if (!rc && !absent && L(r)->memo.scanned)
+        rc = splice_tags(&text, r, repo, puts, digests, n);
+    else if (!rc)
+        rc = rewrite_tags(&text, r, repo, puts, digests, n);
+    if (!rc)
+        rc = kb_write_file_atomic(r->ctx, L(r)->index_path, text.data, text.len, 0644);
+    memo_clear(&L(r)->memo); /* replaced; the next lookup reads it again anyway */
+    kb_buf_free(&text);
     kb_lock_release(&lock);
     return rc;
 }
@@ -828,7 +896,8 @@ static int layout_manifest_put(kb_registry *r, const char *repo, const char *ref
     int rc = layout_blob_put(r, repo, digest, len, NULL, data, NULL);
     if (rc || kb_str_starts(reference, "sha256:"))
         return rc;
-    return tag_manifest(r, repo, reference, media_type, digest, len);
+    kb_tag_put put = {reference, media_type, data, len};
+    return layout_tags_put(r, repo, &put, &digest, 1);
 }
 
 static int layout_tags(kb_strv *out, kb_registry *r, const char *repo)
@@ -844,29 +913,65 @@ static int layout_tags(kb_strv *out, kb_registry *r, const char *repo)
     return rc;
 }
 
+/* Keep "<repo>" of a ref name "<repo>:<tag>" when it is a repository name. */
+static int catalog_add(kb_registry *r, kb_strv *out, const char *name, size_t len)
+{
+    const char *colon = NULL;
+    for (size_t i = len; i-- > 0 && !colon;)
+        if (name[i] == ':')
+            colon = name + i;
+    if (!colon)
+        return 0; /* other tools' untagged or oddly named entries */
+    char *repo = kb_strndup(name, (size_t)(colon - name));
+    if (!repo)
+        return kb_error_oom(r->ctx);
+    if (!kb_repo_valid(repo)) {
+        free(repo);
+        return 0;
+    }
+    return kb_strv_push_owned(out, repo) ? kb_error_oom(r->ctx) : 0;
+}
+
+/* Sorted, then duplicates dropped in one pass: a check per name against the list so far made
+ * `kbpkg search` on a 10,000-package layout quadratic. */
+static void strv_sort_unique(kb_strv *v)
+{
+    kb_strv_sort(v);
+    size_t kept = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        if (kept && strcmp(v->items[kept - 1], v->items[i]) == 0)
+            free(v->items[i]);
+        else
+            v->items[kept++] = v->items[i];
+    }
+    v->len = kept;
+}
+
 static int layout_catalog(kb_strv *out, kb_registry *r)
 {
-    json_t *index = NULL;
-    int rc = load_index(&index, r);
-    if (rc)
-        return rc;
-    size_t i;
-    json_t *entry;
-    json_array_foreach(json_object_get(index, "manifests"), i, entry)
-    {
-        const char *name = entry_ref_name(entry);
-        const char *colon = name ? strrchr(name, ':') : NULL;
-        if (rc || !colon)
-            continue; /* other tools' untagged or oddly named entries */
-        char *repo = kb_strndup(name, (size_t)(colon - name));
-        if (!repo)
-            rc = kb_error_oom(r->ctx);
-        else if (kb_repo_valid(repo) && !kb_strv_contains(out, repo))
-            rc = kb_strv_push_owned(out, repo) ? kb_error_oom(r->ctx) : 0;
-        else
-            free(repo);
+    bool absent = false;
+    int rc = memo_refresh(r, &absent);
+    const index_memo *m = &L(r)->memo;
+    if (!rc && !absent && m->scanned) {
+        for (size_t i = 0; !rc && i < m->count; i++)
+            if (m->entries[i].ref.start != SCAN_NONE)
+                rc = catalog_add(r, out, m->text.data + m->entries[i].ref.start,
+                                 m->entries[i].ref.end - m->entries[i].ref.start);
+    } else if (!rc && !absent) {
+        json_t *index = NULL;
+        rc = parse_index(&index, r, m->text.data, m->text.len);
+        size_t i;
+        json_t *entry;
+        json_array_foreach(json_object_get(index, "manifests"), i, entry)
+        {
+            const char *name = entry_ref_name(entry);
+            if (!rc && name)
+                rc = catalog_add(r, out, name, strlen(name));
+        }
+        json_decref(index);
     }
-    json_decref(index);
+    if (!rc)
+        strv_sort_unique(out);
     return rc;
 }
 
@@ -891,6 +996,7 @@ static const kb_registry_ops layout_ops = {
     .blob_put = layout_blob_put,
     .manifest_get = layout_manifest_get,
     .manifest_put = layout_manifest_put,
+    .tags_put = layout_tags_put,
     .tags = layout_tags,
     .catalog = layout_catalog,
     .ping = layout_ping,

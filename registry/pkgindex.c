@@ -7,6 +7,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* ---- parsing ---- */
 
@@ -35,6 +37,7 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx->name);
     free(idx->version);
     free(idx->summary);
+    free(idx->signatures);
     free(idx->digest);
     free(idx);
 }
@@ -121,6 +124,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->name = jstr(ann, "dev.kbpkg.name");
     idx->version = jstr(ann, "dev.kbpkg.version");
     idx->summary = jstr(ann, "org.opencontainers.image.description");
+    idx->signatures = jstr(ann, KB_ANN_SIGNATURES);
     int rc = check_index_identity(ctx, what, idx);
     if (rc) {
         kb_pkg_index_free(idx);
@@ -378,6 +382,15 @@ static json_t *entry_annotations(const kb_publish_item *it)
     }
     if (it->build_key)
         json_object_set_new(ann, KB_ANN_BUILD_KEY, json_string(it->build_key));
+    json_t *config = it->config_json ? json_loads(it->config_json, 0, NULL) : NULL;
+    json_t *sigs = json_object_get(config, "signatures");
+    char *text = json_is_object(sigs) && json_object_size(sigs)
+                     ? json_dumps(sigs, JSON_COMPACT | JSON_SORT_KEYS)
+                     : NULL;
+    if (text)
+        json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
+    free(text);
+    json_decref(config);
     return ann;
 }
 
@@ -440,7 +453,8 @@ static void prepared_clear(prepared *p)
     json_decref(p->descriptor);
 }
 
-static int push_item(kb_registry *r, const char *name, const kb_publish_item *it, const prepared *p)
+static int push_item_once(kb_registry *r, const char *name, const kb_publish_item *it,
+                          const prepared *p)
 {
     int rc = kb_registry_blob_put_file_for(NULL, r, name, it->path, it->target);
     if (!rc)
@@ -448,6 +462,25 @@ static int push_item(kb_registry *r, const char *name, const kb_publish_item *it
     if (!rc)
         rc = kb_registry_manifest_put(NULL, r, name, p->manifest_digest, KB_MT_OCI_MANIFEST,
                                       p->manifest, strlen(p->manifest));
+    return rc;
+}
+
+static bool transient(int rc);
+static void merge_backoff(unsigned round);
+
+/* Workers of one package push the same source blob at once, and docker-registry 2.8 then
+ * refuses some of the manifest PUTs that name it (400 DIGEST_INVALID) until its storage
+ * settles: a refusal of that kind is tried again, from the blob on (each step skips what is
+ * there). */
+static int push_item(kb_registry *r, const char *name, const kb_publish_item *it, const prepared *p)
+{
+    int rc = push_item_once(r, name, it, p);
+    for (unsigned attempt = 1; transient(rc) && attempt < 6; attempt++) {
+        kb_log(r->ctx, KB_LOG_DEBUG, "push %s %s: %s; again", name, it->target,
+               kb_ctx_last_error(r->ctx)->message);
+        merge_backoff(attempt + 2);
+        rc = push_item_once(r, name, it, p);
+    }
     return rc;
 }
 
@@ -517,33 +550,467 @@ static void sort_manifests(json_t *manifests)
     free(items);
 }
 
-static int move_latest(kb_registry *r, const char *name, const char *version, const char *bytes)
+/* ---- staging and merging ----
+ *
+ * OCI registries have no transaction: a tag PUT replaces whatever the tag held, and
+ * docker-registry 2.8 ignores If-Match. So a publisher never writes the version's index from
+ * what it alone knows. It first points a staging tag per target at a one-entry index (its
+ * descriptor, exactly as the version's index will hold it), then merges: the union of the
+ * version's index and every staged target, written only when something is missing, and read
+ * again until a round finds nothing to write. The last writer of the version tag always
+ * rereads after its write and lists the stages again, and every stage is tagged before its
+ * publisher's merge starts, so whatever the interleaving the last round of the last writer
+ * sees every stage; a stale union written late is caught by its own writer's next round.
+ * Serialising merges (Slurm singleton, a GitHub concurrency group) only saves rounds. */
+
+#define STAGE_PREFIX "kbstage-"
+#define MERGE_ROUNDS_MAX 200
+#define ANN_STAGE "dev.kbpkg.stage"
+
+int kb_pkg_stage_tag(char *out, size_t size, const char *version, const char *target)
 {
-    kb_strv versions = KB_STRV_INIT;
-    int rc = kb_pkg_versions(&versions, r, name);
-    kb_semver mine;
-    kb_semver_parse(NULL, &mine, version);
-    bool highest = !mine.pre[0];
-    for (size_t i = 0; !rc && highest && i < versions.len; i++) {
-        kb_semver v;
-        kb_semver_parse(NULL, &v, versions.items[i]);
-        if (!v.pre[0] && kb_semver_cmp(&v, &mine) > 0)
-            highest = false;
+    int n = snprintf(out, size, "%s%s--%s", STAGE_PREFIX, version, target ? target : "");
+    return n > 0 && (size_t)n < size && (!target || kb_tag_valid(out)) ? 0 : KB_ERR_INVALID;
+}
+
+void kb_pkg_merge_result_free(kb_pkg_merge_result *m)
+{
+    free(m->index_digest);
+    kb_strv_free(&m->conflicts);
+    memset(m, 0, sizeof(*m));
+}
+
+/* The staging document of one target: a one-entry OCI index naming package and version. */
+static char *stage_document(const char *name, const char *version, const char *summary,
+                            const prepared *p)
+{
+    json_t *ann = json_pack("{s:s,s:s}", "dev.kbpkg.name", name, "dev.kbpkg.version", version);
+    if (summary && *summary)
+        json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
+    json_t *doc = json_pack("{s:i,s:s,s:[O],s:o}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
+                            "manifests", p->descriptor, "annotations", ann);
+    char *bytes = doc ? canonical(doc) : NULL;
+    json_decref(doc);
+    return bytes;
+}
+
+/* What one round works from: the version's index and the staged descriptors. */
+typedef struct merge_view {
+    json_t *index;  /* the version's index (a new empty one when none) */
+    char *digest;   /* its digest; NULL when none */
+    json_t *staged; /* array of descriptors, one per staged target */
+    char *summary;  /* from a stage, when the index has none */
+} merge_view;
+
+static void merge_view_clear(merge_view *v)
+{
+    json_decref(v->index);
+    json_decref(v->staged);
+    free(v->digest);
+    free(v->summary);
+    memset(v, 0, sizeof(*v));
+}
+
+static const char *descriptor_target(json_t *d)
+{
+    return json_string_value(json_object_get(json_object_get(d, "annotations"), KB_ANN_TARGET));
+}
+
+/* Add the descriptor a staging tag holds, when it is one of ours for name@version. */
+static int read_stage(merge_view *v, kb_registry *r, const char *name, const char *version,
+                      const char *tag)
+{
+    kb_registry_manifest *m = NULL;
+    int rc = kb_registry_manifest_get(&m, r, name, tag);
+    if (rc == KB_ERR_NOT_FOUND) { /* listed, then gone: nothing staged there */
+        kb_ctx_clear_error(r->ctx);
+        return 0;
     }
-    kb_strv_free(&versions);
-    if (!rc && highest)
-        rc = kb_registry_manifest_put(NULL, r, name, "latest", KB_MT_OCI_INDEX, bytes,
-                                      strlen(bytes));
+    if (rc)
+        return rc;
+    json_t *doc = json_loadb(m->data, m->len, 0, NULL);
+    json_t *ann = json_object_get(doc, "annotations");
+    json_t *d = json_array_get(json_object_get(doc, "manifests"), 0);
+    const char *n = json_string_value(json_object_get(ann, "dev.kbpkg.name"));
+    const char *ver = json_string_value(json_object_get(ann, "dev.kbpkg.version"));
+    const char *sum =
+        json_string_value(json_object_get(ann, "org.opencontainers.image.description"));
+    const char *digest = json_string_value(json_object_get(d, "digest"));
+    /* another version whose text extends ours ("1.0.0--x"), or not a stage at all */
+    if (n && ver && strcmp(n, name) == 0 && strcmp(ver, version) == 0 && descriptor_target(d) &&
+        digest && kb_digest_valid(digest)) {
+        json_array_append(v->staged, d);
+        if (sum && !v->summary && !(v->summary = kb_strdup(sum)))
+            rc = kb_error_oom(r->ctx);
+    }
+    json_decref(doc);
+    kb_registry_manifest_free(m);
     return rc;
 }
 
-int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
-                   const kb_publish_item *items, size_t count, bool force,
-                   kb_publish_status *statuses, char **index_digest_out)
+/* dev.kbpkg.signatures: the typed exports' signatures of every artifact of the version, so
+ * `kbpkg info` and the hub show them without fetching a config blob. Each artifact's descriptor
+ * carries its own (from its kbpkg.json, entry_annotations); the index holds their union with
+ * what it said before. Left out when no artifact declares any. */
+static void index_signatures(json_t *ann, json_t *old_ann, json_t *manifests)
+{
+    const char *old = json_string_value(json_object_get(old_ann, KB_ANN_SIGNATURES));
+    json_t *merged = json_loads(old ? old : "{}", 0, NULL);
+    if (!json_is_object(merged)) {
+        json_decref(merged);
+        merged = json_object();
+    }
+    size_t i;
+    json_t *d;
+    json_array_foreach(manifests, i, d)
+    {
+        const char *text = json_string_value(
+            json_object_get(json_object_get(d, "annotations"), KB_ANN_SIGNATURES));
+        json_t *sigs = text ? json_loads(text, 0, NULL) : NULL;
+        if (merged && json_is_object(sigs))
+            json_object_update(merged, sigs);
+        json_decref(sigs);
+    }
+    char *text = merged && json_object_size(merged)
+                     ? json_dumps(merged, JSON_COMPACT | JSON_SORT_KEYS)
+                     : NULL;
+    if (text)
+        json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
+    free(text);
+    json_decref(merged);
+}
+
+static int read_view(merge_view *v, kb_registry *r, const char *name, const char *version)
+{
+    memset(v, 0, sizeof(*v));
+    v->staged = json_array();
+    kb_registry_manifest *m = NULL;
+    int rc = v->staged ? kb_registry_manifest_get(&m, r, name, version) : KB_ERR_NOMEM;
+    if (rc == KB_ERR_NOT_FOUND) {
+        kb_ctx_clear_error(r->ctx);
+        rc = load_existing(&v->index, r, name, version);
+    } else if (!rc) {
+        json_error_t jerr;
+        v->index = json_loadb(m->data, m->len, 0, &jerr);
+        v->digest = kb_strdup(m->digest);
+        if (!v->index || !json_is_array(json_object_get(v->index, "manifests")))
+            rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                              "%s@%s: the existing index %s is not an OCI index", name, version,
+                              m->digest);
+    }
+    kb_registry_manifest_free(m);
+    char prefix[160];
+    kb_strv tags = KB_STRV_INIT;
+    if (!rc && kb_pkg_stage_tag(prefix, sizeof(prefix), version, NULL) != 0)
+        rc =
+            kb_error_set(r->ctx, KB_ERR_INVALID, "%s@%s: version too long to stage", name, version);
+    if (!rc) {
+        rc = kb_registry_tags(&tags, r, name);
+        if (rc == KB_ERR_NOT_FOUND) {
+            kb_ctx_clear_error(r->ctx);
+            rc = 0;
+        }
+    }
+    for (size_t i = 0; !rc && i < tags.len; i++)
+        if (kb_str_starts(tags.items[i], prefix))
+            rc = read_stage(v, r, name, version, tags.items[i]);
+    kb_strv_free(&tags);
+    return rc == KB_ERR_NOMEM ? kb_error_oom(r->ctx) : rc;
+}
+
+/* The highest released version of name (a pre-release never moves latest), as a tag. */
+static int highest_version(char **out, kb_registry *r, const char *name, const char *version)
+{
+    *out = NULL;
+    kb_strv versions = KB_STRV_INIT;
+    int rc = kb_pkg_versions(&versions, r, name);
+    if (rc == KB_ERR_NOT_FOUND) {
+        kb_ctx_clear_error(r->ctx);
+        rc = 0;
+    }
+    kb_semver best, v;
+    bool have = false;
+    if (!rc && kb_semver_parse(NULL, &v, version) == 0 && !v.pre[0]) {
+        best = v;
+        have = true;
+        *out = kb_strdup(version);
+    }
+    for (size_t i = 0; !rc && i < versions.len; i++) {
+        if (kb_semver_parse(NULL, &v, versions.items[i]) != 0 || v.pre[0])
+            continue;
+        if (!have || kb_semver_cmp(&v, &best) > 0) {
+            best = v;
+            have = true;
+            free(*out);
+            *out = kb_strdup(versions.items[i]);
+        }
+    }
+    kb_strv_free(&versions);
+    return rc;
+}
+
+/* The batch item that points latest at the highest version's index, when it does not yet.
+ * *bytes is set (owned) when latest must move; ours: the index this round writes, if any. */
+static int latest_update(char **bytes, kb_registry *r, const char *name, const char *version,
+                         const char *ours, const char *ours_digest)
+{
+    *bytes = NULL;
+    char *top = NULL;
+    int rc = highest_version(&top, r, name, version);
+    if (rc || !top)
+        return rc;
+    kb_registry_manifest *want = NULL, *latest = NULL;
+    const char *want_digest = ours_digest;
+    if (strcmp(top, version) != 0 || !ours) {
+        rc = kb_registry_manifest_get(&want, r, name, top);
+        if (rc == KB_ERR_NOT_FOUND && strcmp(top, version) == 0) { /* not written yet */
+            kb_ctx_clear_error(r->ctx);
+            rc = 0;
+        }
+        want_digest = want ? want->digest : NULL;
+    }
+    if (!rc && want_digest) {
+        rc = kb_registry_manifest_get(&latest, r, name, "latest");
+        if (rc == KB_ERR_NOT_FOUND) {
+            kb_ctx_clear_error(r->ctx);
+            rc = 0;
+        }
+    }
+    if (!rc && want_digest && (!latest || strcmp(latest->digest, want_digest) != 0)) {
+        *bytes = kb_strdup(want ? want->data : ours);
+        rc = *bytes ? 0 : kb_error_oom(r->ctx);
+    }
+    kb_registry_manifest_free(want);
+    kb_registry_manifest_free(latest);
+    free(top);
+    return rc;
+}
+
+/* One merge participant's own items: descriptors and staging documents. */
+typedef struct merge_own {
+    const kb_publish_item *items;
+    prepared *prep;
+    size_t count;
+    bool force;
+    kb_publish_status *st;
+} merge_own;
+
+/* Fold desc (for target) into manifests. Returns 1 when it changed something, 0 when already
+ * there, 2 when a different entry holds the target and replacing was not asked. */
+static int fold(json_t *manifests, json_t *desc, bool replace)
+{
+    size_t pos = 0;
+    json_t *old = find_descriptor(manifests, descriptor_target(desc), &pos);
+    const char *od = json_string_value(json_object_get(old, "digest"));
+    const char *nd = json_string_value(json_object_get(desc, "digest"));
+    if (od && strcmp(od, nd) == 0)
+        return 0;
+    if (old && !replace)
+        return 2;
+    if (old)
+        json_array_remove(manifests, pos);
+    json_array_append(manifests, desc);
+    return 1;
+}
+
+static bool is_own_target(const merge_own *own, const char *target)
+{
+    for (size_t i = 0; own && i < own->count; i++)
+        if (strcmp(own->items[i].target, target) == 0)
+            return true;
+    return false;
+}
+
+/* The union for this round: staged entries of others (a conflict is noted and skipped), then our
+ * own (a conflict is an error unless force). *changed when the index must be written. */
+static int merge_union(kb_ctx *ctx, merge_view *v, const merge_own *own, const char *name,
+                       const char *version, kb_pkg_merge_result *out, bool *changed)
+{
+    json_t *manifests = json_object_get(v->index, "manifests");
+    *changed = false;
+    kb_strv_free(&out->conflicts);
+    size_t i;
+    json_t *d;
+    json_array_foreach(v->staged, i, d)
+    {
+        const char *target = descriptor_target(d);
+        if (is_own_target(own, target))
+            continue; /* our own item decides for this target */
+        size_t pos = 0;
+        const char *od =
+            json_string_value(json_object_get(find_descriptor(manifests, target, &pos), "digest"));
+        int f = fold(manifests, d, false);
+        if (f == 2 &&
+            kb_strv_push_owned(&out->conflicts,
+                               kb_asprintf("%s@%s %s: staged %s, the index holds %s; "
+                                           "skipped (publish a new version)",
+                                           name, version, target,
+                                           json_string_value(json_object_get(d, "digest")), od)))
+            return kb_error_oom(ctx);
+        *changed |= f == 1;
+    }
+    for (size_t k = 0; own && k < own->count; k++) {
+        int f = fold(manifests, own->prep[k].descriptor, own->force);
+        if (f == 2) {
+            size_t pos = 0;
+            json_t *old = find_descriptor(manifests, own->items[k].target, &pos);
+            return kb_error_set(ctx, KB_ERR_EXISTS,
+                                "%s@%s %s is already published with different bytes (registry "
+                                "%s, yours %s); use --force to replace it",
+                                name, version, own->items[k].target,
+                                json_string_value(json_object_get(old, "digest")),
+                                own->prep[k].manifest_digest);
+        }
+        *changed |= f == 1;
+    }
+    return 0;
+}
+
+static void set_index_annotations(json_t *index, const char *name, const char *version,
+                                  const char *summary)
+{
+    json_t *ann = json_pack("{s:s,s:s}", "dev.kbpkg.name", name, "dev.kbpkg.version", version);
+    if (summary && *summary)
+        json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
+    json_t *old_ann = json_object_get(index, "annotations");
+    index_signatures(ann, old_ann, json_object_get(index, "manifests"));
+    if (json_is_object(old_ann))
+        json_object_update_missing(ann, old_ann);
+    json_object_set_new(index, "annotations", ann);
+}
+
+/* A short random pause between rounds, so that workers that collided do not collide again. */
+static void merge_backoff(unsigned round)
+{
+    static _Thread_local unsigned seed;
+    if (!seed)
+        seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+    unsigned cap_ms = round < 6 ? 5u << round : 200;
+    struct timespec ts = {0, (long)(rand_r(&seed) % (cap_ms + 1)) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The staging tags of own items, first in the batch. */
+static int own_stage_puts(kb_ctx *ctx, kb_tag_put *puts, char **docs, char (*tags)[160],
+                          const merge_own *own, const char *name, const char *version,
+                          const char *summary)
+{
+    for (size_t i = 0; i < own->count; i++) {
+        if (kb_pkg_stage_tag(tags[i], sizeof(tags[i]), version, own->items[i].target) != 0)
+            return kb_error_set(ctx, KB_ERR_INVALID,
+                                "%s@%s %s: no staging tag fits in 128 characters", name, version,
+                                own->items[i].target);
+        if (!(docs[i] = stage_document(name, version, summary, &own->prep[i])))
+            return kb_error_oom(ctx);
+        puts[i] = (kb_tag_put){tags[i], KB_MT_OCI_INDEX, docs[i], strlen(docs[i])};
+    }
+    return 0;
+}
+
+/* One round: read, union, write what changed. *done when nothing had to be written. */
+static int merge_round(kb_registry *r, const char *name, const char *version, const char *summary,
+                       merge_own *own, bool stage_own, kb_pkg_merge_result *out, bool *done)
 {
     kb_ctx *ctx = r->ctx;
-    if (index_digest_out)
-        *index_digest_out = NULL;
+    merge_view v = {0};
+    bool changed = false;
+    size_t n_own = stage_own && own ? own->count : 0;
+    kb_tag_put *puts = calloc(n_own + 3, sizeof(*puts));
+    char **docs = calloc(n_own + 1, sizeof(*docs));
+    char(*tags)[160] = calloc(n_own + 1, sizeof(*tags));
+    char *bytes = NULL, *latest = NULL, digest[72] = "";
+    int rc = (!puts || !docs || !tags) ? kb_error_oom(ctx) : read_view(&v, r, name, version);
+    if (!rc)
+        rc = merge_union(ctx, &v, own, name, version, out, &changed);
+    if (!rc && changed) {
+        sort_manifests(json_object_get(v.index, "manifests"));
+        set_index_annotations(v.index, name, version, summary ? summary : v.summary);
+        bytes = canonical(v.index);
+        char hex[65];
+        if (bytes)
+            kb_sha256_hex(bytes, strlen(bytes), hex);
+        snprintf(digest, sizeof(digest), "sha256:%s", bytes ? hex : "");
+        rc = bytes ? 0 : kb_error_oom(ctx);
+    }
+    if (!rc)
+        rc = latest_update(&latest, r, name, version, bytes, changed ? digest : v.digest);
+    size_t n = n_own;
+    if (!rc && n_own)
+        rc = own_stage_puts(ctx, puts, docs, tags, own, name, version, summary);
+    if (!rc && bytes)
+        puts[n++] = (kb_tag_put){version, KB_MT_OCI_INDEX, bytes, strlen(bytes)};
+    if (!rc && latest)
+        puts[n++] = (kb_tag_put){"latest", KB_MT_OCI_INDEX, latest, strlen(latest)};
+    /* Nothing to write and no index: nothing was staged as far as this read could see. A merge
+     * runs after its stages were written, so that is a listing that missed them (a registry
+     * busy with concurrent tag writes) or a merge of something never staged: read again, and
+     * merge_loop gives up after a few such rounds. */
+    *done = !rc && n == 0 && v.digest;
+    if (!rc && n == 0 && !v.digest)
+        out->empty_rounds++;
+    if (!rc && n)
+        rc = kb_registry_tags_put(r, name, puts, n);
+    if (!rc && bytes) {
+        out->written = true;
+        free(out->index_digest);
+        out->index_digest = kb_strdup(digest);
+    } else if (!rc && *done) {
+        free(out->index_digest);
+        out->index_digest = kb_strdup(v.digest);
+    }
+    for (size_t i = 0; docs && i < n_own; i++)
+        free(docs[i]);
+    free(docs);
+    free(tags);
+    free(puts);
+    free(bytes);
+    free(latest);
+    merge_view_clear(&v);
+    return rc;
+}
+
+/* Errors a later round may cure: a registry that refused a PUT another writer raced with
+ * (docker-registry answers 400 DIGEST_INVALID then), a dropped connection. */
+static bool transient(int rc)
+{
+    return rc == KB_ERR_REGISTRY || rc == KB_ERR_NETWORK || rc == KB_ERR_DIGEST;
+}
+
+static int merge_loop(kb_pkg_merge_result *out, kb_registry *r, const char *name,
+                      const char *version, const char *summary, merge_own *own)
+{
+    memset(out, 0, sizeof(*out));
+    bool done = false, staged = false;
+    int rc = 0;
+    unsigned failures = 0;
+    for (unsigned round = 0; !done && round < MERGE_ROUNDS_MAX; round++) {
+        if (round)
+            merge_backoff(round);
+        out->rounds = round + 1;
+        rc = merge_round(r, name, version, summary, own, own && !staged, out, &done);
+        if (!rc && out->empty_rounds >= 5)
+            return kb_error_set(r->ctx, KB_ERR_NOT_FOUND,
+                                "%s@%s: nothing is published or staged for that version", name,
+                                version);
+        if (!rc)
+            staged = true; /* the batch wrote our stages first */
+        else if (transient(rc) && ++failures < 8)
+            kb_log(r->ctx, KB_LOG_DEBUG, "merge %s@%s round %u: %s; again", name, version,
+                   round + 1, kb_ctx_last_error(r->ctx)->message);
+        else
+            return rc;
+    }
+    if (!done)
+        return kb_error_set(r->ctx, KB_ERR_REGISTRY,
+                            "%s@%s: the index still lacked staged targets after %d merge rounds",
+                            name, version, MERGE_ROUNDS_MAX);
+    kb_ctx_clear_error(r->ctx);
+    return out->index_digest ? 0 : kb_error_oom(r->ctx);
+}
+
+static int check_publish_args(kb_ctx *ctx, const char *name, const char *version,
+                              const kb_publish_item *items, size_t count)
+{
     kb_semver parsed;
     if (kb_pkg_name_check(ctx, name))
         return KB_ERR_INVALID;
@@ -557,71 +1024,125 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
             if (strcmp(items[i].target, items[j].target) == 0)
                 return kb_error_set(ctx, KB_ERR_INVALID, "%s@%s: target %s given twice", name,
                                     version, items[i].target);
+    return 0;
+}
+
+/* Decide each item against the index as it is now: refusals push nothing. */
+static int decide(kb_registry *r, const char *name, const char *version, merge_own *own)
+{
     json_t *index = NULL;
-    prepared *prep = calloc(count + 1, sizeof(*prep));
-    kb_publish_status *st = calloc(count + 1, sizeof(*st));
-    if (!prep || !st) {
-        free(prep);
-        free(st);
-        return kb_error_oom(ctx);
-    }
     int rc = load_existing(&index, r, name, version);
-    json_t *manifests = index ? json_object_get(index, "manifests") : NULL;
-    /* First decide everything (refusals push nothing), then push, then write the index. */
-    for (size_t i = 0; !rc && i < count; i++) {
-        rc = prepare_item(&prep[i], ctx, &items[i]);
+    json_t *manifests = json_object_get(index, "manifests");
+    for (size_t i = 0; !rc && i < own->count; i++) {
+        rc = prepare_item(&own->prep[i], r->ctx, &own->items[i]);
         size_t pos = 0;
-        json_t *old = rc ? NULL : find_descriptor(manifests, items[i].target, &pos);
+        json_t *old = rc ? NULL : find_descriptor(manifests, own->items[i].target, &pos);
         const char *old_digest = json_string_value(json_object_get(old, "digest"));
-        st[i] = KB_PUBLISH_NEW;
-        if (old_digest && strcmp(old_digest, prep[i].manifest_digest) == 0)
-            st[i] = KB_PUBLISH_SAME;
-        else if (old_digest && !force)
-            rc = kb_error_set(ctx, KB_ERR_EXISTS,
+        own->st[i] = KB_PUBLISH_NEW;
+        if (old_digest && strcmp(old_digest, own->prep[i].manifest_digest) == 0)
+            own->st[i] = KB_PUBLISH_SAME;
+        else if (old_digest && !own->force)
+            rc = kb_error_set(r->ctx, KB_ERR_EXISTS,
                               "%s@%s %s is already published with different bytes (registry "
                               "%s, yours %s); use --force to replace it",
-                              name, version, items[i].target, old_digest, prep[i].manifest_digest);
+                              name, version, own->items[i].target, old_digest,
+                              own->prep[i].manifest_digest);
         else if (old_digest)
-            st[i] = KB_PUBLISH_REPLACED;
-        if (statuses)
-            statuses[i] = st[i];
+            own->st[i] = KB_PUBLISH_REPLACED;
     }
-    for (size_t i = 0; !rc && i < count; i++) {
-        size_t pos = 0;
-        if (st[i] == KB_PUBLISH_SAME)
-            continue;
-        rc = push_item(r, name, &items[i], &prep[i]);
-        if (!rc && find_descriptor(manifests, items[i].target, &pos))
-            json_array_remove(manifests, pos);
-        if (!rc)
-            json_array_append(manifests, prep[i].descriptor);
-    }
-    if (!rc) {
-        sort_manifests(manifests);
-        json_t *ann = json_pack("{s:s,s:s}", "dev.kbpkg.name", name, "dev.kbpkg.version", version);
-        if (summary && *summary)
-            json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
-        json_t *old_ann = json_object_get(index, "annotations");
-        if (json_is_object(old_ann))
-            json_object_update_missing(ann, old_ann);
-        json_object_set_new(index, "annotations", ann);
-        char *bytes = canonical(index);
-        char *digest = NULL;
-        rc = bytes ? kb_registry_manifest_put(&digest, r, name, version, KB_MT_OCI_INDEX, bytes,
-                                              strlen(bytes))
-                   : kb_error_oom(ctx);
-        if (!rc)
-            rc = move_latest(r, name, version, bytes);
-        if (!rc && index_digest_out)
-            *index_digest_out = digest;
-        else
-            free(digest);
-        free(bytes);
-    }
-    for (size_t i = 0; i < count; i++)
-        prepared_clear(&prep[i]);
-    free(prep);
-    free(st);
     json_decref(index);
+    return rc;
+}
+
+/* Prepare, decide and push own items (blobs and manifests by digest, nothing tagged). */
+static int own_open(merge_own *own, kb_registry *r, const char *name, const char *version,
+                    const kb_publish_item *items, size_t count, bool force)
+{
+    memset(own, 0, sizeof(*own));
+    int rc = check_publish_args(r->ctx, name, version, items, count);
+    if (rc)
+        return rc;
+    own->items = items;
+    own->count = count;
+    own->force = force;
+    own->prep = calloc(count + 1, sizeof(*own->prep));
+    own->st = calloc(count + 1, sizeof(*own->st));
+    if (!own->prep || !own->st)
+        return kb_error_oom(r->ctx);
+    rc = decide(r, name, version, own);
+    for (size_t i = 0; !rc && i < count; i++)
+        if (own->st[i] != KB_PUBLISH_SAME)
+            rc = push_item(r, name, &items[i], &own->prep[i]);
+    return rc;
+}
+
+static void own_close(merge_own *own)
+{
+    for (size_t i = 0; own->prep && i < own->count; i++)
+        prepared_clear(&own->prep[i]);
+    free(own->prep);
+    free(own->st);
+}
+
+int kb_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version)
+{
+    memset(out, 0, sizeof(*out));
+    kb_semver parsed;
+    if (!kb_repo_valid(name) || !strchr(name, '/'))
+        return kb_error_set(r->ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (kb_semver_parse(r->ctx, &parsed, version) != 0)
+        return kb_error_set(r->ctx, KB_ERR_VERSION, "%s: cannot merge version '%s': %s", name,
+                            version, kb_ctx_last_error(r->ctx)->message);
+    return merge_loop(out, r, name, version, NULL, NULL);
+}
+
+int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
+                 const kb_publish_item *items, size_t count, kb_publish_status *statuses)
+{
+    merge_own own;
+    int rc = own_open(&own, r, name, version, items, count, false);
+    size_t n = 0;
+    kb_tag_put *puts = rc ? NULL : calloc(count + 1, sizeof(*puts));
+    char **docs = rc ? NULL : calloc(count + 1, sizeof(*docs));
+    char(*tags)[160] = rc ? NULL : calloc(count + 1, sizeof(*tags));
+    if (!rc && (!puts || !docs || !tags))
+        rc = kb_error_oom(r->ctx);
+    if (!rc)
+        rc = own_stage_puts(r->ctx, puts, docs, tags, &own, name, version, summary);
+    for (size_t i = 0; !rc && i < count; i++) /* already in the index: nothing to stage */
+        if (own.st[i] != KB_PUBLISH_SAME)
+            puts[n++] = puts[i];
+    if (!rc && n)
+        rc = kb_registry_tags_put(r, name, puts, n);
+    for (size_t i = 0; statuses && !rc && i < count; i++)
+        statuses[i] = own.st[i];
+    for (size_t i = 0; docs && i < count; i++)
+        free(docs[i]);
+    free(docs);
+    free(tags);
+    free(puts);
+    own_close(&own);
+    return rc;
+}
+
+int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
+                   const kb_publish_item *items, size_t count, bool force,
+                   kb_publish_status *statuses, char **index_digest_out)
+{
+    if (index_digest_out)
+        *index_digest_out = NULL;
+    merge_own own;
+    kb_pkg_merge_result res = {0};
+    int rc = own_open(&own, r, name, version, items, count, force);
+    if (!rc)
+        rc = merge_loop(&res, r, name, version, summary, &own);
+    for (size_t i = 0; statuses && !rc && i < count; i++)
+        statuses[i] = own.st[i];
+    if (!rc && index_digest_out) {
+        *index_digest_out = res.index_digest;
+        res.index_digest = NULL;
+    }
+    kb_pkg_merge_result_free(&res);
+    own_close(&own);
     return rc;
 }

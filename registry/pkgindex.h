@@ -11,6 +11,7 @@
 #define KB_MT_KBPKG_CONFIG "application/vnd.kbpkg.config.v1+json"
 #define KB_MT_KBPKG_LAYER "application/vnd.kbpkg.layer.v1.tar+zstd"
 #define KB_ANN_TARGET "dev.kbpkg.target"
+#define KB_ANN_SIGNATURES "dev.kbpkg.signatures" /* on the index: typed exports, JSON */
 #define KB_ANN_BACKEND "dev.kbpkg.backend"
 #define KB_ANN_ARCH "dev.kbpkg.arch"
 #define KB_ANN_RUNTIME "dev.kbpkg.runtime"
@@ -46,7 +47,8 @@ typedef struct kb_pkg_index {
     char *name;
     char *version;
     char *summary;
-    char *digest; /* of the index itself */
+    char *signatures; /* dev.kbpkg.signatures: {"export": {returns, args}} as JSON, or NULL */
+    char *digest;     /* of the index itself */
     kb_pkg_entry *entries;
     size_t count;
 } kb_pkg_index;
@@ -86,12 +88,39 @@ typedef enum kb_publish_status {
     KB_PUBLISH_REPLACED = 2, /* different bytes replaced (force) */
 } kb_publish_status;
 
-/* Push items for name@version and merge them into the version's index (creating it), then
- * move `latest` when this is the highest version. Different bytes for a target that already
- * exists are refused (KB_ERR_EXISTS naming the target and both digests) unless force.
- * statuses (may be NULL) receives one status per item. */
+/* Push items for name@version, stage them and merge them into the version's index (creating
+ * it), `latest` following the highest version: kb_pkg_merge with these items as our own, so
+ * concurrent publishers of one version lose nothing. Different bytes for a target that already
+ * exists are refused (KB_ERR_EXISTS naming the target and both digests; nothing pushed) unless
+ * force. statuses (may be NULL) receives one status per item. */
 int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
                    const kb_publish_item *items, size_t count, bool force,
                    kb_publish_status *statuses, char **index_digest_out);
+
+/* What one merge did. */
+typedef struct kb_pkg_merge_result {
+    char *index_digest;    /* the version's index once the merge saw it whole */
+    bool written;          /* this merge wrote the version's index (else it already held all) */
+    unsigned rounds;       /* reads of index and stages, the last one finding nothing to write */
+    unsigned empty_rounds; /* rounds that found neither an index nor a stage */
+    kb_strv conflicts; /* a line per staged target whose bytes differ from the index's: skipped */
+} kb_pkg_merge_result;
+void kb_pkg_merge_result_free(kb_pkg_merge_result *m);
+
+/* The staging tag of target of version ("kbstage-<version>--<target>"); target NULL gives the
+ * prefix every staging tag of version starts with. KB_ERR_INVALID when it is not a valid tag. */
+int kb_pkg_stage_tag(char *out, size_t size, const char *version, const char *target);
+
+/* Push items (blobs, manifests by digest) and point each one's staging tag at it; never the
+ * version tag or `latest`. Items the index already holds with these bytes are not staged
+ * (statuses KB_PUBLISH_SAME); different bytes are refused as kb_pkg_publish does. */
+int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
+                 const kb_publish_item *items, size_t count, kb_publish_status *statuses);
+
+/* The union of name@version's index and its staged targets, written only when it changed, then
+ * `latest` pointed at the highest version; read again and repeated until a round finds nothing
+ * to write. Correct with any number of concurrent merges and no lock. A staged target whose
+ * bytes differ from the index's is a conflict: skipped, listed in out->conflicts, not an error. */
+int kb_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version);
 
 #endif

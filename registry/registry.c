@@ -361,6 +361,51 @@ int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo
     return finish_put(digest_out, r, digest, rc);
 }
 
+/* Check and hash each manifest of a batch; the digests go to the transport. */
+static int check_tag_puts(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n,
+                          char (*digests)[72])
+{
+    int rc = check_repo(r, repo);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = check_reference(r, puts[i].tag);
+        if (!rc && kb_str_starts(puts[i].tag, "sha256:"))
+            rc = kb_error_set(r->ctx, KB_ERR_INVALID, "%s: '%s' is a digest, not a tag", repo,
+                              puts[i].tag);
+        if (!rc && puts[i].len > KB_MANIFEST_MAX)
+            rc = kb_error_set(r->ctx, KB_ERR_LIMIT,
+                              "manifest for %s:%s is %zu bytes; registries refuse more than %zu",
+                              repo, puts[i].tag, puts[i].len, KB_MANIFEST_MAX);
+        char hex[65];
+        kb_sha256_hex(puts[i].data, puts[i].len, hex);
+        snprintf(digests[i], sizeof(digests[i]), "sha256:%s", hex);
+    }
+    return rc;
+}
+
+int kb_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n)
+{
+    if (!r->ops->tags_put) {
+        int rc = 0;
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = kb_registry_manifest_put(NULL, r, repo, puts[i].tag, puts[i].media_type,
+                                          puts[i].data, puts[i].len);
+        return rc;
+    }
+    char(*digests)[72] = calloc(n + 1, sizeof(*digests));
+    const char **dv = calloc(n + 1, sizeof(*dv));
+    int rc = (!digests || !dv) ? kb_error_oom(r->ctx) : check_tag_puts(r, repo, puts, n, digests);
+    for (size_t i = 0; !rc && i < n; i++) {
+        dv[i] = digests[i];
+        rc = kb_registry_manifest_put(NULL, r, repo, digests[i], puts[i].media_type, puts[i].data,
+                                      puts[i].len);
+    }
+    if (!rc)
+        rc = r->ops->tags_put(r, repo, puts, dv, n);
+    free(digests);
+    free(dv);
+    return rc;
+}
+
 int kb_registry_tags(kb_strv *out, kb_registry *r, const char *repo)
 {
     int rc = check_repo(r, repo);
@@ -413,11 +458,4 @@ KB_EXTERN int kb_registry_list_repositories(char ***out, size_t *count_out, kb_r
         return rc;
     }
     return strv_to_list(out, count_out, &v);
-}
-
-KB_EXTERN void kb_registry_list_free(char **list, size_t count)
-{
-    for (size_t i = 0; list && i < count; i++)
-        free(list[i]);
-    free(list);
 }

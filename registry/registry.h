@@ -86,6 +86,20 @@ int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo
                              const char *reference, const char *media_type, const void *data,
                              size_t len);
 
+/* One tag to point at a manifest, for kb_registry_tags_put. */
+typedef struct kb_tag_put {
+    const char *tag;
+    const char *media_type;
+    const char *data;
+    size_t len;
+} kb_tag_put;
+
+/* Store each manifest by digest, then point each tag at it, in the order given. A layout folder
+ * does it in one read-modify-write of index.json (so a publish costs one, whatever the hub's
+ * size); a remote registry with one PUT per tag. Either way a tag is written only after the tags
+ * before it: callers order a batch so that a crash between two PUTs loses nothing. */
+int kb_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n);
+
 /* Tags of repo (sorted); repositories ("org/name", sorted). */
 int kb_registry_tags(kb_strv *out, kb_registry *r, const char *repo);
 int kb_registry_catalog(kb_strv *out, kb_registry *r);
@@ -106,6 +120,10 @@ typedef struct kb_registry_url {
     char *host;      /* remote: "host" or "host:port" */
     char *namespace; /* remote: "" or "ns" (no slashes at the ends) */
 } kb_registry_url;
+/* GET url (http, https, file) into dest, which appears only when its sha256 matches:
+ * KB_ERR_DIGEST naming both digests otherwise, KB_ERR_OFFLINE when offline is set. */
+int kb_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest);
+
 int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure);
 void kb_registry_url_free(kb_registry_url *u);
 bool kb_host_is_loopback(const char *host);
@@ -179,6 +197,10 @@ typedef struct kb_registry_ops {
                         const char *reference);
     int (*manifest_put)(kb_registry *r, const char *repo, const char *reference,
                         const char *media_type, const void *data, size_t len, const char *digest);
+    /* optional: every tag of the batch at once (digests[i] computed for puts[i]); the manifests
+     * themselves are already stored */
+    int (*tags_put)(kb_registry *r, const char *repo, const kb_tag_put *puts,
+                    const char *const *digests, size_t n);
     int (*tags)(kb_strv *out, kb_registry *r, const char *repo);
     int (*catalog)(kb_strv *out, kb_registry *r);
     int (*ping)(kb_registry *r);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,15 @@ typedef struct remote {
     char *token; /* bearer token from the registry's token service */
     long timeout_s;
     long retries;
+    long deadline_s; /* net.deadline_s: the most one request may take, body included */
 } remote;
+
+/* Blob transfers get net.deadline_s plus a second per this many bytes of their size: a floor
+ * rate of 256 KiB/s, far below any link that moves GPU binaries, and a bound on a registry that
+ * trickles (net.timeout_s only catches silence). */
+#define DEADLINE_BYTES_PER_S ((uint64_t)256 * 1024)
+/* Pages of a tags or catalog list: 1000 x n=100 entries is far more than any package has. */
+#define LIST_PAGES_MAX 1000
 
 typedef enum { AUTH_REGISTRY, AUTH_TOKEN_SERVICE } auth_mode;
 
@@ -288,6 +297,15 @@ static bool curl_transient(CURLcode c)
     }
 }
 
+/* url is on the registry's own scheme, host and port (r->url.base is "scheme://host[:port]"):
+ * a Link header, an upload Location or a token realm elsewhere gets no credentials. */
+static bool same_origin(const kb_registry *r, const char *url)
+{
+    size_t n = strlen(r->url.base);
+    return strncasecmp(url, r->url.base, n) == 0 &&
+           (url[n] == '/' || url[n] == '?' || url[n] == '\0');
+}
+
 static struct curl_slist *request_headers(kb_registry *r, const http_req *req, uint64_t range_from)
 {
     struct curl_slist *h = NULL;
@@ -307,7 +325,7 @@ static struct curl_slist *request_headers(kb_registry *r, const http_req *req, u
         snprintf(line, sizeof(line), "Range: bytes=%llu-", (unsigned long long)range_from);
         h = curl_slist_append(h, line);
     }
-    if (req->auth == AUTH_REGISTRY && R(r)->token) {
+    if (req->auth == AUTH_REGISTRY && R(r)->token && same_origin(r, req->url)) {
         char *auth = kb_asprintf("Authorization: Bearer %s", R(r)->token);
         if (auth)
             h = curl_slist_append(h, auth);
@@ -319,12 +337,16 @@ static struct curl_slist *request_headers(kb_registry *r, const http_req *req, u
 /* Basic credentials go to the registry itself, or to a token service on the same host. */
 static bool may_send_credentials(kb_registry *r, const http_req *req)
 {
-    if (!r->user)
+    if (!r->user || !same_origin(r, req->url))
         return false;
-    if (req->auth == AUTH_REGISTRY)
-        return R(r)->token == NULL;
-    return kb_str_starts(req->url, r->url.base) &&
-           (req->url[strlen(r->url.base)] == '/' || req->url[strlen(r->url.base)] == '?');
+    return req->auth == AUTH_REGISTRY ? R(r)->token == NULL : true;
+}
+
+static long request_deadline_ms(kb_registry *r, const http_req *req)
+{
+    uint64_t size = req->sink ? req->sink->max_size : req->has_body ? req->body_len : 0;
+    uint64_t s = (uint64_t)R(r)->deadline_s + size / DEADLINE_BYTES_PER_S;
+    return s > (uint64_t)LONG_MAX / 1000 ? LONG_MAX : (long)(s * 1000);
 }
 
 static void setup_curl(CURL *c, kb_registry *r, const http_req *req, transfer *t)
@@ -336,10 +358,14 @@ static void setup_curl(CURL *c, kb_registry *r, const http_req *req, transfer *t
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L); /* never to another host */
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    /* no redirect from https down to http: what travels (a token, a manifest) stays encrypted */
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
+                     kb_str_starts(r->url.base, "https:") ? "https" : "http,https");
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, R(r)->timeout_s);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, R(r)->timeout_s);
+    if (R(r)->deadline_s > 0)
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, request_deadline_ms(r, req));
     curl_easy_setopt(c, CURLOPT_USERAGENT, "kbpkg/" KBPKG_VERSION_STRING);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, t);
@@ -464,6 +490,11 @@ static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CU
         return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
                                 "%s %s: no data for %ld s (net.timeout_s)", req->method, req->url,
                                 R(r)->timeout_s);
+    if (*cc == CURLE_OPERATION_TIMEDOUT && R(r)->deadline_s > 0)
+        return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
+                                "%s %s: not done within %.1f s (net.deadline_s, plus 1 s per "
+                                "256 KiB of a blob)",
+                                req->method, req->url, request_deadline_ms(r, req) / 1000.0);
     if (t.progress_rc)
         return kb_error_set_url(r->ctx, KB_ERR_CANCELLED, req->url, "%s %s: cancelled", req->method,
                                 req->url);
@@ -915,9 +946,18 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
 {
     int rc = 0;
     size_t pages = 0;
+    /* a hash set: checking each new entry against the list was quadratic (64 s for 100k tags) */
+    json_t *have = json_object();
+    for (size_t i = 0; have && i < out->len; i++)
+        json_object_set_new(have, out->items[i], json_true());
+    if (!have)
+        rc = kb_error_oom(r->ctx);
     while (!rc && url) {
-        if (++pages > 10000) {
-            rc = kb_error_set_url(r->ctx, KB_ERR_LIMIT, url, "GET %s: too many pages", url);
+        if (++pages > LIST_PAGES_MAX) {
+            rc = kb_error_set_url(r->ctx, KB_ERR_LIMIT, url,
+                                  "GET %s: more than %d pages (a registry whose Link headers never "
+                                  "end)",
+                                  url, LIST_PAGES_MAX);
             break;
         }
         http_req req = {.method = "GET", .url = url, .fd = -1, .max_body = SMALL_BODY_MAX};
@@ -942,16 +982,25 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
                     continue;
                 s += strlen(strip_prefix);
             }
-            if (!kb_strv_contains(out, s) && kb_strv_push(out, s))
+            if (json_object_get(have, s))
+                continue;
+            if (json_object_set_new(have, s, json_true()) || kb_strv_push(out, s))
                 rc = kb_error_oom(r->ctx);
         }
         json_decref(j);
         char *next = rc ? NULL : next_link(r, resp.link);
+        if (next && strcmp(next, url) == 0) {
+            rc = kb_error_set_url(r->ctx, KB_ERR_REGISTRY, url,
+                                  "GET %s: the next page's Link points at the same page", url);
+            free(next);
+            next = NULL;
+        }
         resp_free(&resp);
         free(url);
         url = next;
     }
     free(url);
+    json_decref(have);
     return rc;
 }
 
@@ -1009,6 +1058,7 @@ int kb_remote_init(kb_registry *r)
         return kb_error_set(r->ctx, KB_ERR_NETWORK, "cannot initialise libcurl");
     rm->timeout_s = kb_config_long(r->ctx, "net.timeout_s");
     rm->retries = kb_config_long(r->ctx, "net.retries");
+    rm->deadline_s = kb_config_long(r->ctx, "net.deadline_s");
     if (rm->timeout_s <= 0)
         rm->timeout_s = 30;
     if (rm->retries < 0)

@@ -90,6 +90,18 @@ int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bo
     const char *hostp = sep + 3;
     const char *slash = strchr(hostp, '/');
     size_t host_len = slash ? (size_t)(slash - hostp) : strlen(hostp);
+    const char *at = memchr(hostp, '@', host_len);
+    if (at) {
+        /* Never echoed: the part before '@' may be a password. */
+        size_t rest = strlen(at + 1);
+        return kb_error_set(ctx, KB_ERR_CONFIG,
+                            "registry '%.*s://***@%.*s': a user name or password in the registry "
+                            "URL is refused (it would end up in logs, errors and install "
+                            "records); log in instead: kbpkg login %.*s://%.*s --username USER "
+                            "--password-stdin",
+                            (int)scheme_len, ref, (int)rest, at + 1, (int)scheme_len, ref,
+                            (int)rest, at + 1);
+    }
     if (host_len == 0)
         return kb_error_set(ctx, KB_ERR_CONFIG, "registry '%s': no host", ref);
     char *host = kb_strndup(hostp, host_len);
@@ -239,7 +251,7 @@ char *kb_oci_error_summary(const char *body, size_t len)
     const char *code = json_string_value(json_object_get(first, "code"));
     const char *message = json_string_value(json_object_get(first, "message"));
     char *summary = NULL;
-    if (code)
+    if (code && *code) /* an empty code says nothing: the caller falls back to the status */
         summary = message && *message ? kb_asprintf("%s: %s", code, message) : kb_strdup(code);
     json_decref(root);
     return summary;

@@ -56,7 +56,7 @@ static int cmp_candidates(const void *a, const void *b)
 
 /* Weigh every artifact of the index, plus a local build when a source exists. */
 int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
-                     const kb_host *host, const kb_install_opts *o)
+                     const kb_host *host, const kb_install_options *o)
 {
     kb_compat_opts copts;
     kb_host_compat_opts(&copts, ctx);

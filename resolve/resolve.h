@@ -4,6 +4,7 @@
 #define KB_RESOLVE_RESOLVE_H
 
 #include "resolve/host.h"
+#include "model/admission.h"
 #include "model/target.h"
 #include "kbpkg/install.h"
 #include "registry/pkgindex.h"
@@ -25,6 +26,7 @@ struct kb_install_result {
     char *artifact_digest;
     bool local_build;
     bool was_installed;
+    kb_trust_admission admission; /* what admitted the index: goes into the install record */
     kb_candidate *candidates;
     size_t candidate_count;
 };
@@ -37,7 +39,7 @@ int kb_resolve_candidate_push(kb_install_result *res, const char *target, const 
 /* Resolution (resolve/resolve.c): weigh every artifact of idx for host, plus a local build when
  * the index has a source, into res->candidates, best first. */
 int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
-                     const kb_host *host, const kb_install_opts *o);
+                     const kb_host *host, const kb_install_options *o);
 /* The error for "nothing here runs on this host", naming every candidate's reason. */
 int kb_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host);
 

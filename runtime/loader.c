@@ -1,5 +1,6 @@
-/* kb_kernel_open: pick the best installed target for this host, dlopen it, check its ABI; a
- * per-ctx memo of what each ref resolved to makes a warm open a lookup and one stat. */
+/* kb_kernel_open: pick the best installed target for this host, check that its library is the one
+ * install verified, dlopen it by descriptor, check its ABI; a per-ctx memo of what each ref
+ * resolved to makes a warm open a lookup, one stat and one open + fstat. */
 #define _GNU_SOURCE
 #include "resolve/host.h"
 #include "install/install.h"
@@ -7,13 +8,20 @@
 #include "cache/store.h"
 #include "kbpkg/kernel.h"
 #include "kbpkg/kernel_abi.h"
+#include "trust/admission.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct kb_kernel {
     void *handle;
+    struct link_map *map; /* the library's own object: kb_kernel_sym hands out only its symbols */
     kb_installed install;
     char *reason;
 };
@@ -55,6 +63,103 @@ static int pick_installed(candidate *best, kb_ctx *ctx, const kb_installed *list
     return best->p ? 0 : KB_ERR_NOT_FOUND;
 }
 
+/* symbol as the library itself defines it: dlsym on a handle also searches the library's
+ * dependencies (libc's "system" for a record that lists it), which kb_kernel_sym never hands out.
+ */
+static void *own_symbol(const kb_kernel *k, const char *symbol)
+{
+    void *sym = dlsym(k->handle, symbol);
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!sym || !dladdr1(sym, &info, (void **)&map, RTLD_DL_LINKMAP) || map != k->map)
+        return NULL;
+    return sym;
+}
+
+/* ---- dlopen by descriptor ---- */
+
+typedef struct phdr_find {
+    uintptr_t base;
+    const char *name;
+    const ElfW(Phdr) * phdr;
+    size_t count;
+} phdr_find;
+
+static int find_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    phdr_find *f = arg;
+    if (info->dlpi_addr != f->base || !info->dlpi_name || strcmp(info->dlpi_name, f->name) != 0)
+        return 0;
+    f->phdr = info->dlpi_phdr;
+    f->count = info->dlpi_phnum;
+    return 1;
+}
+
+/* Is the object behind h the file fd? Its first loaded page (ELF header, program headers, the
+ * build-id note), never written by relocation, against the file's. */
+static bool handle_is_file(void *h, int fd)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+        return false;
+    phdr_find f = {(uintptr_t)lm->l_addr, lm->l_name, NULL, 0};
+    dl_iterate_phdr(find_phdr, &f);
+    for (size_t i = 0; i < f.count; i++) {
+        if (f.phdr[i].p_type != PT_LOAD || f.phdr[i].p_offset != 0)
+            continue;
+        char page[4096];
+        size_t len = f.phdr[i].p_filesz < sizeof(page) ? f.phdr[i].p_filesz : sizeof(page);
+        const char *mem = (const char *)(lm->l_addr + f.phdr[i].p_vaddr);
+        return pread(fd, page, len, 0) == (ssize_t)len && memcmp(page, mem, len) == 0;
+    }
+    return false;
+}
+
+/*
+ * dlopen the file behind fd (checked by the caller) through /proc/self/fd/N, so a file swapped
+ * under the path after the check is never the one loaded. glibc first matches a dlopen name
+ * against the names of loaded objects: a library once opened as /proc/self/fd/N keeps that name
+ * after fd N is closed and reused. So a name that answers (RTLD_NOLOAD) is taken only when the
+ * object behind it is this file (first page compared); else the fd is duplicated to another
+ * number and tried again.
+ */
+static void *dlopen_fd(kb_ctx *ctx, int fd, const char *path, int *rc)
+{
+    int use = fd;
+    void *h = NULL;
+    *rc = 0;
+    for (int tries = 0; tries < 16 && !h && !*rc; tries++) {
+        char name[48];
+        snprintf(name, sizeof(name), "/proc/self/fd/%d", use);
+        /* RTLD_LOCAL: two versions of one package can live side by side. */
+        h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h && !handle_is_file(h, fd)) {
+            dlclose(h);
+            h = NULL;
+            int next = fcntl(fd, F_DUPFD_CLOEXEC, use + 1);
+            if (use != fd)
+                close(use);
+            use = next;
+            if (use < 0)
+                *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: dup: %s",
+                                        path, strerror(errno));
+            continue;
+        }
+        if (!h && !(h = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+            *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: %s", path,
+                                    dlerror());
+    }
+    if (use != fd && use >= 0)
+        close(use);
+    if (!h && !*rc)
+        *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0,
+                                "cannot load %s: every /proc/self/fd name tried is taken by "
+                                "another loaded object",
+                                path);
+    return h;
+}
+
 static int check_library(kb_ctx *ctx, kb_kernel *k)
 {
     const kb_installed *p = &k->install;
@@ -77,15 +182,18 @@ static int check_library(kb_ctx *ctx, kb_kernel *k)
                 ctx, KB_ERR_ABI, p->library, 0, 0, "%s reports %s '%s', the install says '%s'",
                 p->library, fields[i][0], fields[i][1] ? fields[i][1] : "(null)", fields[i][2]);
     for (size_t i = 0; i < p->exports.len; i++)
-        if (!dlsym(k->handle, p->exports.items[i]))
+        if (!own_symbol(k, p->exports.items[i]))
             return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
                                      "%s does not export %s, which %s@%s declares", p->library,
                                      p->exports.items[i], p->name, p->version);
     return 0;
 }
 
-/* dlopen the install whose record is moved in (*rec is cleared) and check it. */
-static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const char *reason)
+/* Check the install whose record is moved in (*rec is cleared) against the signature policy
+ * (check_policy: on a cold open; a memoized one passed it) and its library against what install
+ * verified, then dlopen it by descriptor and check its ABI. */
+static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const char *reason,
+                       bool check_policy, unsigned flags)
 {
     kb_kernel *k = calloc(1, sizeof(*k));
     if (!k) {
@@ -95,17 +203,23 @@ static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const ch
     k->install = *rec;
     memset(rec, 0, sizeof(*rec));
     k->reason = kb_strdup(reason);
-    int rc = 0;
-    if (!k->install.library)
-        rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.dir, 0, 0, "%s holds no lib/lib*.so",
-                               k->install.dir);
-    if (!rc) {
-        /* RTLD_LOCAL: two versions of one package can live side by side. */
-        k->handle = dlopen(k->install.library, RTLD_NOW | RTLD_LOCAL);
-        if (!k->handle)
-            rc = kb_error_set_path(ctx, KB_ERR_LOAD, k->install.library, 0, 0, "cannot load %s: %s",
-                                   k->install.library, dlerror());
-    }
+    kb_installed *p = &k->install;
+    int rc = check_policy
+                 ? kb_trust_check_installed(ctx, &p->admission, p->name, p->version,
+                                            p->index_digest, (flags & KB_OPEN_ALLOW_UNSIGNED) != 0)
+                 : 0;
+    int fd = rc ? -1 : kb_cache_open_library(p, ctx);
+    if (fd < 0 && !rc)
+        rc = fd == KB_ERR_LOAD ? kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0,
+                                                   "%s holds no lib/lib*.so", p->dir)
+                               : fd;
+    if (!rc)
+        k->handle = dlopen_fd(ctx, fd, p->library, &rc);
+    if (fd >= 0)
+        close(fd);
+    if (!rc && (dlinfo(k->handle, RTLD_DI_LINKMAP, &k->map) != 0 || !k->map))
+        rc = kb_error_set_path(ctx, KB_ERR_LOAD, p->library, 0, 0, "cannot load %s: %s", p->library,
+                               dlerror());
     if (!rc)
         rc = check_library(ctx, k);
     if (rc) {
@@ -117,7 +231,7 @@ static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const ch
 }
 
 static int open_installed(kb_kernel **out, kb_ctx *ctx, kb_cache *cache, const kb_pkgref *ref,
-                          const kb_host *host)
+                          const kb_host *host, unsigned flags)
 {
     kb_installed *list = NULL;
     size_t n = 0;
@@ -132,7 +246,7 @@ static int open_installed(kb_kernel **out, kb_ctx *ctx, kb_cache *cache, const k
                             : "%s@%s is not installed",
                           ref->name, ref->constraint_text, n);
     else /* the list forgets the record it hands over */
-        rc = load_record(out, ctx, (kb_installed *)best.p, best.compat.reason);
+        rc = load_record(out, ctx, (kb_installed *)best.p, best.compat.reason, true, flags);
     kb_installed_list_free(list, n);
     return rc;
 }
@@ -148,6 +262,8 @@ typedef struct memo_entry {
     char *ref; /* as passed to kb_kernel_open; NULL: empty slot */
     kb_installed chosen;
     char *reason;
+    unsigned flags; /* the open's flags: one without KB_OPEN_ALLOW_UNSIGNED is not served an
+                       entry admitted with it */
 } memo_entry;
 
 typedef struct open_memo {
@@ -210,7 +326,8 @@ static memo_entry *memo_slot(memo_entry *slots, size_t cap, const char *ref)
 
 /* Remember what ref resolved to; gen is the generation read before the scan that found it. A
  * failure only costs the next open a scan. */
-static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, const kb_kernel *k)
+static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, const kb_kernel *k,
+                     unsigned flags)
 {
     open_memo *m = memo_of(ctx);
     if (!m)
@@ -234,7 +351,7 @@ static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, cons
     memo_entry *e = memo_slot(m->slots, m->cap, ref);
     if (e->ref)
         return; /* already there (from the same generation) */
-    memo_entry n = {kb_strdup(ref), {0}, kb_strdup(k->reason)};
+    memo_entry n = {kb_strdup(ref), {0}, kb_strdup(k->reason), flags};
     if (!n.ref || !n.reason || kb_installed_copy(&n.chosen, &k->install) != 0) {
         free(n.ref);
         free(n.reason);
@@ -254,7 +371,7 @@ static void read_generation(kb_cache_gen *out, const kb_cache *cache)
 /* A warm open: the memo knows ref and nothing was installed or uninstalled since. Returns false
  * when the caller must resolve (a miss, a changed generation, or a remembered install that no
  * longer loads: then the memo starts over). */
-static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref)
+static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref, unsigned flags)
 {
     open_memo *m = ctx->open_memo;
     if (!m || !m->len)
@@ -266,11 +383,15 @@ static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref)
         return false;
     }
     memo_entry *e = memo_slot(m->slots, m->cap, ref);
-    if (!e->ref)
+    if (!e->ref || ((e->flags & KB_OPEN_ALLOW_UNSIGNED) && !(flags & KB_OPEN_ALLOW_UNSIGNED)))
         return false;
     kb_installed rec;
-    if (kb_installed_copy(&rec, &e->chosen) == 0 && load_record(out, ctx, &rec, e->reason) == 0)
+    if (kb_installed_copy(&rec, &e->chosen) == 0 &&
+        load_record(out, ctx, &rec, e->reason, false, flags) == 0) {
+        /* a re-hash (same bytes, new identity) updated the copy: keep the next check cheap */
+        e->chosen.lib_id = (*out)->install.lib_id;
         return true;
+    }
     /* removed or changed behind kbpkg's back: resolve from the records again */
     kb_ctx_clear_error(ctx);
     memo_clear(m);
@@ -282,7 +403,7 @@ KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text,
     if (!ctx || !ref_text || !out)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
     *out = NULL;
-    if (open_memoized(out, ctx, ref_text))
+    if (open_memoized(out, ctx, ref_text, flags))
         return 0;
     kb_pkgref ref;
     int rc = kb_pkgref_parse(ctx, &ref, ref_text);
@@ -296,10 +417,10 @@ KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text,
         rc = kb_cache_open(&cache, ctx);
     if (!rc) {
         read_generation(&gen, cache); /* before the listing: a later change shows */
-        rc = open_installed(out, ctx, cache, &ref, &probe->host);
+        rc = open_installed(out, ctx, cache, &ref, &probe->host, flags);
     }
     if (rc == KB_ERR_NOT_FOUND && (flags & KB_OPEN_INSTALL)) {
-        kb_install_opts o = KB_INSTALL_OPTS_INIT;
+        kb_install_options o = KB_INSTALL_OPTIONS_INIT;
         o.allow_build = (flags & KB_OPEN_BUILD) != 0;
         o.allow_unsigned = (flags & KB_OPEN_ALLOW_UNSIGNED) != 0;
         kb_install_result *res = NULL;
@@ -307,11 +428,11 @@ KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text,
         kb_install_result_free(res);
         if (!rc) {
             read_generation(&gen, cache);
-            rc = open_installed(out, ctx, cache, &ref, &probe->host);
+            rc = open_installed(out, ctx, cache, &ref, &probe->host, flags);
         }
     }
     if (!rc)
-        memo_put(ctx, ref_text, &gen, *out);
+        memo_put(ctx, ref_text, &gen, *out, flags);
     kb_cache_close(cache);
     kb_pkgref_clear(&ref);
     return rc;
@@ -321,7 +442,7 @@ KB_EXTERN void *kb_kernel_sym(const kb_kernel *k, const char *symbol)
 {
     if (!k || !symbol || !kb_strv_contains(&k->install.exports, symbol))
         return NULL;
-    return dlsym(k->handle, symbol);
+    return own_symbol(k, symbol);
 }
 
 KB_EXTERN const char *kb_kernel_target(const kb_kernel *k)

@@ -2,7 +2,9 @@
 """Checks every #include "folder/..." of libkbpkg's modules, the CLI and the tools against
 cmake/modules.txt (the table the build links by): a module may include its own headers, the
 public ones (kbpkg/...) and those of the modules it may use, directly or through them.
-cli/ sees the public API only. Exit 1 naming file:line for each wrong-way include.
+cli/ sees the public API only; so does each tool under tools/ (tools/hub: programs' libraries
+over the public API, not in libkbpkg), besides its own headers, quoted or <...>.
+Exit 1 naming file:line for each wrong-way include.
 
   check-layering.py [--as MODULE FILE]...   # also check FILE as if it were in MODULE
 """
@@ -12,6 +14,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+["<]([^">]+)[">]')
 
 
 def load_table():
@@ -39,24 +42,38 @@ def include_module(path, modules):
     return None
 
 
+def tools_of():
+    """Each folder under tools/: one tool, checked like cli/ (public headers and its own)."""
+    folder = os.path.join(ROOT, "tools")
+    if not os.path.isdir(folder):
+        return []
+    return ["tools/" + name for name in sorted(os.listdir(folder))
+            if os.path.isdir(os.path.join(folder, name))]
+
+
 def check_file(path, module, allowed, modules, problems):
+    # A tool has libkbpkg's modules off its include path: <registry/x.h> is as wrong as "...".
+    pattern = ANY_INCLUDE if module.startswith("tools/") else INCLUDE
     with open(path, errors="replace") as f:
         for n, line in enumerate(f, 1):
-            m = INCLUDE.match(line)
+            m = pattern.match(line)
             if not m:
                 continue
             target = include_module(m.group(1), modules)
             if target is None or target == module or target in allowed:
                 continue
             rel = os.path.relpath(path, ROOT)
-            problems.append(f'{rel}:{n}: {module}/ may not include "{m.group(1)}" '
-                            f"({module} does not use {target}: cmake/modules.txt)")
+            why = ("it sees the public API only" if not allowed
+                   else f"{module} does not use {target}: cmake/modules.txt")
+            problems.append(f'{rel}:{n}: {module}/ may not include "{m.group(1)}" ({why})')
 
 
 def main(argv):
     closure = load_table()
-    modules = list(closure) + ["cli"]
-    closure["cli"] = set()  # the public API only
+    tools = tools_of()
+    modules = list(closure) + ["cli"] + tools
+    for front in ["cli"] + tools:
+        closure[front] = set()  # the public API only
     planted = []
     while argv[:1] == ["--as"]:
         planted.append((argv[1], argv[2]))

@@ -10,9 +10,10 @@ PKGS=(
   docker-registry skopeo apache2-utils curl zstd libarchive-tools
   hipcc libamdhip64-dev rocm-device-libs
   clang-19 clang-tools-19 lld-19 llvm-19
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-torch
-  chromium zlib1g-dev zsh
+  chromium zlib1g-dev zsh groff-base
+  slurmd slurmctld slurm-client munge python3-yaml
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -553,8 +553,3 @@ KB_EXTERN void kb_trust_key_list_free(kb_trust_key *keys, size_t count)
     }
     free(keys);
 }
-
-KB_EXTERN void kb_trust_string_free(char *s)
-{
-    free(s);
-}

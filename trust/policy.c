@@ -1,6 +1,10 @@
 /* trust.require_signatures: turn a verdict into admit, warn or refuse for one package index. */
 #include "registry/registry.h"
+#include "trust/admission.h"
 #include "trust/trust_internal.h"
+
+#include <jansson.h>
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -70,29 +74,84 @@ static int refuse_signed(kb_ctx *ctx, const char *package, const char *version,
     }
 }
 
-KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *package,
-                             const char *version, const char *index_digest, bool allow_unsigned)
+/* ---- what this cache has seen signed: <cache.dir>/trust/<org>/<name>.json ---- */
+
+static char *seen_path(kb_ctx *ctx, const char *package)
 {
-    require_mode mode = REQUIRE_ALWAYS; /* fail closed if read_mode ever returns early */
-    int rc = read_mode(ctx, &mode);
-    if (rc)
-        return rc;
-    if (mode == REQUIRE_NEVER) {
-        kb_log(ctx, KB_LOG_DEBUG, "%s@%s: signatures not checked (trust.require_signatures=never)",
-               package, version);
-        return 0;
+    return kb_asprintf("%s/trust/%s.json", kb_config_str(ctx, "cache.dir"), package);
+}
+
+/* The key id of a signature seen earlier on any version of package, or NULL. */
+static char *seen_signer(kb_ctx *ctx, const char *package)
+{
+    char *path = seen_path(ctx, package);
+    json_t *seen = path ? json_load_file(path, 0, NULL) : NULL;
+    char *key = kb_strdup(json_string_value(json_object_get(seen, "key_id")));
+    if (seen && !key)
+        key = kb_strdup("(unknown)");
+    json_decref(seen);
+    free(path);
+    return key;
+}
+
+/* Remember that package@version carried a signature (good or bad). Best effort: a cache that
+ * cannot be written only loses this memory, with a warning. */
+static void remember_signature(kb_ctx *ctx, const char *package, const char *version,
+                               const char *index_digest, const kb_trust_verdict *v)
+{
+    char *path = seen_path(ctx, package);
+    char *dir = path ? kb_path_join(path, "..") : NULL;
+    json_t *seen = path ? json_load_file(path, 0, NULL) : NULL;
+    if (!json_is_object(seen)) {
+        json_decref(seen);
+        seen = json_object();
     }
-    bool required = mode == REQUIRE_ALWAYS || strcmp(kb_registry_kind(registry), "layout") != 0;
-    kb_trust_verdict v;
-    rc = kb_trust_verify_index(ctx, registry, package, version, index_digest, &v);
-    if (rc)
-        return rc;
-    switch (v.status) {
+    json_t *versions = json_object_get(seen, "versions");
+    if (!json_is_object(versions)) {
+        versions = json_object();
+        json_object_set_new(seen, "versions", versions);
+    }
+    json_object_set_new(seen, "key_id", json_string(v->key_id[0] ? v->key_id : "(unknown)"));
+    json_object_set_new(versions, version,
+                        json_pack("{s:s,s:s}", "index_digest", index_digest, "status",
+                                  kb_trust_status_name(v->status)));
+    char *text = json_dumps(seen, JSON_INDENT(2) | JSON_SORT_KEYS);
+    int rc = text && dir ? kb_mkdir_p(ctx, dir, 0755) : KB_ERR_NOMEM;
+    if (!rc)
+        rc = kb_write_file_atomic(ctx, path, text, strlen(text), 0644);
+    if (rc) {
+        kb_log(ctx, KB_LOG_WARN, "cannot remember the signature of %s@%s: %s", package, version,
+               kb_ctx_last_error(ctx)->message);
+        kb_ctx_clear_error(ctx);
+    }
+    free(text);
+    json_decref(seen);
+    free(dir);
+    free(path);
+}
+
+/* Admit, warn or refuse one verdict; allow_unsigned admits only the absence of a signature,
+ * and not when this cache has seen the package signed before. */
+static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, const char *version,
+                 const char *index_digest, bool required, bool allow_unsigned)
+{
+    switch (v->status) {
     case KB_TRUST_SIGNED_TRUSTED:
         kb_log(ctx, KB_LOG_DEBUG, "%s@%s (index %s): signed by trusted key %s", package, version,
-               index_digest, v.key_id);
+               index_digest, v->key_id);
         return 0;
-    case KB_TRUST_UNSIGNED:
+    case KB_TRUST_UNSIGNED: {
+        char *signer = seen_signer(ctx, package);
+        if (signer) {
+            int rc = refuse(
+                ctx, package, version, index_digest,
+                "is not signed now, but this cache saw %s signed by key %s before: a "
+                "removed signature is not an absent one (--allow-unsigned does not "
+                "admit it; if the publisher really stopped signing, delete %s/trust/%s.json)",
+                package, signer, kb_config_str(ctx, "cache.dir"), package);
+            free(signer);
+            return rc;
+        }
         if (!required)
             return 0;
         if (allow_unsigned) {
@@ -108,16 +167,104 @@ KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *pac
                       "'kbpkg key trust FILE' trusts their public key here; --allow-unsigned "
                       "takes it unsigned)",
                       kb_config_str(ctx, "trust.require_signatures"));
+    }
     case KB_TRUST_UNTRUSTED_KEY:
         /* where signatures are optional, a stranger's signature is no worse than none */
         if (!required) {
             kb_event_emit(ctx, KB_EVENT_WARNING, package,
                           "%s@%s (index %s) is signed by key %s, which is not trusted here",
-                          package, version, index_digest, v.key_id);
+                          package, version, index_digest, v->key_id);
             return 0;
         }
-        return refuse_signed(ctx, package, version, index_digest, &v);
+        return refuse_signed(ctx, package, version, index_digest, v);
     default:
-        return refuse_signed(ctx, package, version, index_digest, &v);
+        return refuse_signed(ctx, package, version, index_digest, v);
     }
+}
+
+static int fill_admission(kb_trust_admission *out, kb_ctx *ctx, const char *status,
+                          const kb_trust_verdict *v, char **layer, const char *kind)
+{
+    out->status = kb_strdup(status);
+    out->key_id = v && v->key_id[0] ? kb_strdup(v->key_id) : NULL;
+    out->layer = layer ? *layer : NULL;
+    if (layer)
+        *layer = NULL;
+    out->registry_kind = kb_strdup(kind);
+    if (!out->status || !out->registry_kind || (v && v->key_id[0] && !out->key_id)) {
+        kb_trust_admission_clear(out);
+        return kb_error_oom(ctx);
+    }
+    return 0;
+}
+
+int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, const char *package,
+                   const char *version, const char *index_digest, bool allow_unsigned)
+{
+    kb_trust_admission scratch;
+    if (!out)
+        out = &scratch;
+    memset(out, 0, sizeof(*out));
+    require_mode mode = REQUIRE_ALWAYS; /* fail closed if read_mode ever returns early */
+    int rc = read_mode(ctx, &mode);
+    if (rc)
+        return rc;
+    const char *kind = kb_registry_kind(registry);
+    if (mode == REQUIRE_NEVER) {
+        kb_log(ctx, KB_LOG_DEBUG, "%s@%s: signatures not checked (trust.require_signatures=never)",
+               package, version);
+        rc = fill_admission(out, ctx, KB_TRUST_NOT_CHECKED, NULL, NULL, kind);
+    } else {
+        bool required = mode == REQUIRE_ALWAYS || strcmp(kind, "layout") != 0;
+        kb_trust_verdict v;
+        char *layer = NULL;
+        rc = kb_trust_verify_index_layer(&v, &layer, ctx, registry, package, version, index_digest);
+        if (!rc && v.status != KB_TRUST_UNSIGNED)
+            remember_signature(ctx, package, version, index_digest, &v);
+        if (!rc)
+            rc = judge(ctx, &v, package, version, index_digest, required, allow_unsigned);
+        if (!rc)
+            rc = fill_admission(out, ctx, kb_trust_status_name(v.status), &v, &layer, kind);
+        free(layer);
+    }
+    if (out == &scratch)
+        kb_trust_admission_clear(out);
+    return rc;
+}
+
+KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *package,
+                             const char *version, const char *index_digest, bool allow_unsigned)
+{
+    return kb_trust_admit(NULL, ctx, registry, package, version, index_digest, allow_unsigned);
+}
+
+int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const char *package,
+                             const char *version, const char *index_digest, bool allow_unsigned)
+{
+    require_mode mode = REQUIRE_ALWAYS;
+    int rc = read_mode(ctx, &mode);
+    if (rc || mode == REQUIRE_NEVER)
+        return rc;
+    const char *digest = index_digest ? index_digest : "(none recorded)";
+    bool required =
+        mode == REQUIRE_ALWAYS || !a->registry_kind || strcmp(a->registry_kind, "layout") != 0;
+    kb_trust_verdict v = {0};
+    if (a->layer) {
+        rc = kb_trust_judge_stored(&v, ctx, a->layer, package, version, digest);
+        if (rc)
+            return rc;
+        return judge(ctx, &v, package, version, digest, required, false);
+    }
+    if (!required)
+        return 0;
+    if (a->status && strcmp(a->status, kb_trust_status_name(KB_TRUST_UNSIGNED)) == 0) {
+        v.status = KB_TRUST_UNSIGNED;
+        return judge(ctx, &v, package, version, digest, required, allow_unsigned);
+    }
+    return refuse(ctx, package, version, digest,
+                  "was installed without a signature check (%s), and "
+                  "trust.require_signatures=%s requires one before it is loaded: install it again "
+                  "under this policy",
+                  a->status ? a->status : "an install record from an older kbpkg",
+                  kb_config_str(ctx, "trust.require_signatures"));
 }

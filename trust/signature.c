@@ -2,6 +2,7 @@
  */
 #include "registry/oci.h"
 #include "registry/registry.h"
+#include "trust/admission.h"
 #include "trust/trust_internal.h"
 
 #include <errno.h>
@@ -336,7 +337,7 @@ static bool get_int(const json_t *o, const char *key, int64_t *out)
 
 /* Check the signature itself, then what it says. layer is the parsed layer JSON. */
 static int judge_layer(kb_ctx *ctx, const json_t *layer, const char *package, const char *version,
-                       const char *index_digest, kb_trust_verdict *v)
+                       const char *index_digest, bool check_expiry, kb_trust_verdict *v)
 {
     json_t *payload = json_object_get(layer, "payload");
     const char *sig_b64 = json_string_value(json_object_get(layer, "signature"));
@@ -384,16 +385,37 @@ static int judge_layer(kb_ctx *ctx, const json_t *layer, const char *package, co
         return verdict(v, KB_TRUST_MISMATCH, "the signature is for %s@%s (index %s)", p_package,
                        p_version, p_digest);
     int64_t now = (int64_t)time(NULL);
-    if (now > v->expires)
+    if (check_expiry && now > v->expires)
         return verdict(v, KB_TRUST_EXPIRED, "the signature expired %lld seconds ago",
                        (long long)(now - v->expires));
     return verdict(v, KB_TRUST_SIGNED_TRUSTED, "signed by trusted key %s", key_id);
+}
+
+int kb_trust_judge_stored(kb_trust_verdict *out, kb_ctx *ctx, const char *layer_json,
+                          const char *package, const char *version, const char *index_digest)
+{
+    memset(out, 0, sizeof(*out));
+    json_t *layer = layer_json ? json_loads(layer_json, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (!layer)
+        return verdict(out, KB_TRUST_BAD_SIGNATURE, "the stored signature is not JSON");
+    int rc = judge_layer(ctx, layer, package, version, index_digest, false, out);
+    json_decref(layer);
+    return rc;
 }
 
 KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const char *package,
                                     const char *version, const char *index_digest,
                                     kb_trust_verdict *out)
 {
+    return kb_trust_verify_index_layer(out, NULL, ctx, registry, package, version, index_digest);
+}
+
+int kb_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx *ctx,
+                                kb_registry *registry, const char *package, const char *version,
+                                const char *index_digest)
+{
+    if (layer_out)
+        *layer_out = NULL;
     memset(out, 0, sizeof(*out));
     int rc = check_subject(ctx, package, version, index_digest);
     char *tag = rc ? NULL : signature_tag(index_digest);
@@ -415,11 +437,14 @@ KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const ch
         rc = read_signature_layer(&layer, &subject, registry, package, sig, out);
     }
     if (!rc && layer)
-        rc = judge_layer(ctx, layer, package, version, index_digest, out);
+        rc = judge_layer(ctx, layer, package, version, index_digest, true, out);
     /* a signature manifest copied under another index's tag names its own subject */
     if (!rc && layer && out->status == KB_TRUST_SIGNED_TRUSTED && subject &&
         strcmp(subject, index_digest) != 0)
         verdict(out, KB_TRUST_MISMATCH, "the signature manifest's subject is %s", subject);
+    if (!rc && layer && layer_out &&
+        !(*layer_out = json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS)))
+        rc = kb_error_oom(ctx);
     json_decref(layer);
     free(subject);
     kb_registry_manifest_free(sig);

@@ -87,6 +87,16 @@ typedef struct kb_build_options {
 KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
                        const kb_build_options *options);
 KB_EXTERN void kb_build_result_free(kb_build_result *result);
+
+/*
+ * Fetch what the package in dir needs from the network before it builds: its url sources
+ * (written into the folder under the names the manifest gives them) and its header-only
+ * dependencies (kept in <cache.dir>/deps/<sha256>/, archives unpacked). Each is verified
+ * against its sha256; what the cache already holds is not fetched again, so a fetched package
+ * builds offline. *fetched (may be NULL) counts downloads. kb_build does not fetch: call this
+ * first (`kbpkg build` and `kbpkg fetch DIR` do).
+ */
+KB_EXTERN int kb_fetch_inputs(kb_ctx *ctx, const char *dir, size_t *fetched);
 KB_EXTERN const char *kb_build_status_name(kb_build_status status);
 
 /* ---- package tests ---- */

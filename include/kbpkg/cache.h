@@ -42,12 +42,6 @@ KB_EXTERN int kb_cache_verify(kb_package_list **out, kb_ctx *ctx, const char *na
 /* Remove "org/name[@version]" (every target, or only target). *removed: folders removed. */
 KB_EXTERN int kb_cache_remove(size_t *removed, kb_ctx *ctx, const char *ref, const char *target);
 
-/* Remove blobs no install references. Kept besides: fetched source blobs, and every blob
- * pinned by a lockfile of the ctx's "gc.keep_locks" setting (comma-separated paths, default
- * "kbpkg.lock" in the working folder; those that do not exist are skipped). A listed lockfile
- * that exists but does not load is an error, and nothing is removed. */
-KB_EXTERN int kb_cache_collect_garbage(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx);
-
 #define KB_GC_OPTIONS_VERSION 1
 typedef struct kb_gc_options {
     unsigned int version;          /* KB_GC_OPTIONS_VERSION */
@@ -61,9 +55,13 @@ typedef struct kb_gc_options {
         KB_GC_OPTIONS_VERSION, NULL, 0                                                             \
     }
 
-/* kb_cache_collect_garbage, also keeping what options->keep_locks pin (options may be NULL). */
-KB_EXTERN int kb_cache_collect_garbage_ext(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx,
-                                           const kb_gc_options *options);
+/* Remove blobs no install references. Kept besides: fetched source blobs, every blob pinned by
+ * a lockfile of the ctx's "gc.keep_locks" setting (comma-separated paths, default "kbpkg.lock"
+ * in the working folder; those that do not exist are skipped) and what options->keep_locks pin
+ * (options may be NULL). A listed lockfile that exists but does not load is an error, and
+ * nothing is removed. */
+KB_EXTERN int kb_cache_collect_garbage(size_t *removed, uint64_t *bytes_freed, kb_ctx *ctx,
+                                       const kb_gc_options *options);
 
 /* The cache folder in use (borrowed from ctx). */
 KB_EXTERN const char *kb_cache_dir(const kb_ctx *ctx);

@@ -147,6 +147,11 @@ typedef struct kb_ctx kb_ctx;
 /* A new ctx in *out. KB_ERR_CONFIG when a config file is bad: *out is still set, its
  * kb_ctx_last_error names the file, line and key; free it with kb_ctx_free either way. On any
  * other error *out is NULL. */
+/* The one way to free what the API returns as strings: a string, and a list of count strings
+ * (search results, tags, repositories, ...). NULL is fine. */
+KB_EXTERN void kb_string_free(char *s);
+KB_EXTERN void kb_strings_free(char **list, size_t count);
+
 KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options);
 KB_EXTERN void kb_ctx_free(kb_ctx *ctx);
 /* Change which log messages reach the log callback. */

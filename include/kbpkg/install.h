@@ -8,29 +8,29 @@
 extern "C" {
 #endif
 
-#define KB_INSTALL_OPTS_VERSION 1
-typedef struct kb_install_opts {
-    unsigned int version; /* KB_INSTALL_OPTS_VERSION */
+#define KB_INSTALL_OPTIONS_VERSION 1
+typedef struct kb_install_options {
+    unsigned int version; /* KB_INSTALL_OPTIONS_VERSION */
     const char *registry; /* NULL: the ctx's "registry" setting */
     const char *target;   /* force this target id (cross installs); NULL: best for the host */
     int allow_build;      /* build from source when no artifact fits (default 1) */
     int allow_unsigned;   /* accept packages without a trusted signature */
     int resolve_only;     /* decide and explain, download nothing */
-} kb_install_opts;
+} kb_install_options;
 
-#define KB_INSTALL_OPTS_INIT                                                                       \
+#define KB_INSTALL_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        KB_INSTALL_OPTS_VERSION, NULL, NULL, 1, 0, 0                                               \
+        KB_INSTALL_OPTIONS_VERSION, NULL, NULL, 1, 0, 0                                            \
     }
 
 /* What an install or resolve decided, and every candidate it weighed. */
 typedef struct kb_install_result kb_install_result;
 
 KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts);
+                                 const kb_install_options *opts);
 /* Same decision as install, nothing downloaded (for `kbpkg resolve --explain`). */
 KB_EXTERN int kb_resolve_package(kb_install_result **out, kb_ctx *ctx, const char *ref,
-                                 const kb_install_opts *opts);
+                                 const kb_install_options *opts);
 KB_EXTERN void kb_install_result_free(kb_install_result *r);
 
 KB_EXTERN const char *kb_install_result_name(const kb_install_result *r);

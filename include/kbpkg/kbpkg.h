@@ -4,7 +4,6 @@
 
 #include "kbpkg/build.h"
 #include "kbpkg/common.h"
-#include "kbpkg/hub.h"
 #include "kbpkg/target.h"
 #include "kbpkg/manifest.h"
 #include "kbpkg/inspect.h"

@@ -37,6 +37,15 @@ KB_EXTERN const char *kb_manifest_export(const kb_manifest *m, size_t index);
 KB_EXTERN int kb_manifest_target(const char **backend_out, const char **arch_out,
                                  const kb_manifest *m, size_t index);
 
+/*
+ * An export's declared signature as one line, from a "signatures" JSON object (kbpkg.json's
+ * member, the package index's dev.kbpkg.signatures annotation, kb_package_info_signatures):
+ * "rmsnorm_bf16(out: out bf16[rows, cols], x: in bf16[rows, cols], rows: i64, stream) -> status".
+ * *out owned by the caller. KB_ERR_NOT_FOUND when export_name declares none.
+ */
+KB_EXTERN int kb_signature_text(char **out, kb_ctx *ctx, const char *signatures_json,
+                                const char *export_name);
+
 /* *out = 1 when version (semver 2.0) satisfies constraint ("^1.2", ">=1.0,<2", "*"),
  * else 0. KB_ERR_VERSION names the bad version or constraint. */
 KB_EXTERN int kb_version_satisfies(kb_ctx *ctx, const char *version, const char *constraint,

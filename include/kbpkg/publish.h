@@ -59,17 +59,21 @@ KB_EXTERN int kb_publish_report_item(const char **target, const char **status, c
 
 /* ---- the build farm ---- */
 
-#define KB_FARM_OPTIONS_VERSION 1
+#define KB_FARM_OPTIONS_VERSION 2
 typedef struct kb_farm_options {
-    unsigned int version; /* KB_FARM_OPTIONS_VERSION */
+    unsigned int version; /* KB_FARM_OPTIONS_VERSION (1 is read without the fields below it) */
     const char *registry; /* NULL: the ctx's "registry" setting */
     unsigned int jobs;    /* parallel target builds per package; 0: as kb_build */
     const char *out_dir;  /* where builds go; NULL: <cache.dir>/farm */
+    /* version 2: */
+    int stage_only;    /* kb_farm_build: push and tag the staging tag only, no merge */
+    const char *pools; /* kb_farm_plan: a pools file (docs/farm.md); NULL: one pool per backend
+                          with this machine's toolchains */
 } kb_farm_options;
 
 #define KB_FARM_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        KB_FARM_OPTIONS_VERSION, NULL, 0, NULL                                                     \
+        KB_FARM_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL                                            \
     }
 
 typedef struct kb_farm_report kb_farm_report;
@@ -87,11 +91,41 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
 KB_EXTERN void kb_farm_report_free(kb_farm_report *report);
 KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *report);
 /* Rows sorted by package then target. status: "published", "already there", "skipped",
- * "failed"; package is the manifest path when the manifest could not be read; target "-" for a
- * row about the whole package; version NULL then. message: reason or error, may be NULL. */
+ * "failed" (and for kb_farm_build / kb_farm_merge the statuses above); package is the manifest path
+ * when the manifest could not be read; target "-" for a row about the whole package; version NULL
+ * then. message: reason or error, may be NULL. */
 KB_EXTERN int kb_farm_report_row(const char **package, const char **version, const char **target,
                                  const char **status, const char **message,
                                  const kb_farm_report *report, size_t index);
+/*
+ * A distributed farm in three steps that any engine can run (docs/farm.md):
+ *
+ * kb_farm_plan: without building, what the farm would do: a JSON document (owned, free with
+ * kb_farm_string_free) {"registry", "items": [one per (package, version, target) whose build
+ * key the registry lacks: package, version, dir, target, backend, arch, pool, labels {backend,
+ * arch, gpu, os}, build_key (null when the pool declares no toolchain id), command], "merges":
+ * [one per package version with items: package, version, ref, command], "problems": [a package
+ * that cannot be planned: dir, message (a bad manifest, sources changed under a published
+ * version)]}.
+ *
+ * kb_farm_build: on a worker, one target of the package in dir: recheck its key ("already
+ * there"), build it, push artifact and source by digest and, with stage_only, point the
+ * target's staging tag at them and stop (never the version tag or latest); without, merge too.
+ * Rows: "staged", "published", "already there", "skipped", "failed".
+ *
+ * kb_farm_merge: ref is "org/name@version": the union of the version's index and its staged
+ * targets, written only when it changed, signed, latest recomputed, reread until whole. Rows:
+ * "merged" or "unchanged" (message: the index digest), and one "conflict" per staged target
+ * whose bytes differ from the index's (skipped; also a KB_EVENT_WARNING).
+ */
+KB_EXTERN int kb_farm_plan(kb_ctx *ctx, char **json_out, const char *const *paths, size_t count,
+                           const kb_farm_options *options);
+KB_EXTERN void kb_farm_string_free(char *s);
+KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+                            const kb_farm_options *options);
+KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+                            const kb_farm_options *options);
+
 /* Rows per status. */
 KB_EXTERN size_t kb_farm_report_published(const kb_farm_report *report);
 KB_EXTERN size_t kb_farm_report_present(const kb_farm_report *report);

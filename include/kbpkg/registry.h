@@ -29,11 +29,10 @@ KB_EXTERN int kb_registry_set_credentials(kb_registry *registry, const char *use
 /* Is the registry there and speaking OCI (GET /v2/)? */
 KB_EXTERN int kb_registry_check(kb_registry *registry);
 
-/* Tags of "org/name", or repositories; a sorted list freed with kb_registry_list_free. */
+/* Tags of "org/name", or repositories; a sorted list freed with kb_strings_free. */
 KB_EXTERN int kb_registry_list_tags(char ***out, size_t *count_out, kb_registry *registry,
                                     const char *repository);
 KB_EXTERN int kb_registry_list_repositories(char ***out, size_t *count_out, kb_registry *registry);
-KB_EXTERN void kb_registry_list_free(char **list, size_t count);
 
 #ifdef __cplusplus
 }

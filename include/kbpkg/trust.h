@@ -40,11 +40,10 @@ KB_EXTERN int kb_trust_key_import(kb_trust_key **out, kb_ctx *ctx, const char *p
 KB_EXTERN int kb_trust_key_list(kb_trust_key **out, size_t *count_out, kb_ctx *ctx);
 /* Add id to the revoked list (it need not be known here). reason may be NULL. */
 KB_EXTERN int kb_trust_key_revoke(kb_ctx *ctx, const char *key_id, const char *reason);
-/* The public key PEM of id, to share; free with kb_trust_string_free. */
+/* The public key PEM of id, to share; free with kb_string_free. */
 KB_EXTERN int kb_trust_key_export(char **pem_out, kb_ctx *ctx, const char *key_id);
 KB_EXTERN void kb_trust_key_free(kb_trust_key *key);
 KB_EXTERN void kb_trust_key_list_free(kb_trust_key *keys, size_t count);
-KB_EXTERN void kb_trust_string_free(char *s);
 
 /* What a signature check found. Numbers are stable. */
 typedef enum kb_trust_status {
@@ -75,7 +74,7 @@ KB_EXTERN const char *kb_trust_status_name(kb_trust_status status);
  * "sha256-<index hex>.sig" into the package's repository. key_id NULL: the
  * default key. KB_ERR_NOT_FOUND when there is no such private key.
  * *sig_digest_out (may be NULL) is the signature manifest's digest; free with
- * kb_trust_string_free. Reads trust.signature_days.
+ * kb_string_free. Reads trust.signature_days.
  */
 KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char *package,
                                   const char *version, const char *index_digest, const char *key_id,

@@ -4,16 +4,20 @@
     k = kbpkg.load("radeonflow/gemm")          # install from the registry on a miss
     k.rf_gemm_f32(M, N, K, 1.0, a, K, b, N, 0.0, c, N, None)
 
-Exports of the first-party packages have their C signatures in kbpkg.signatures; for any
-other export say it yourself: k.fn("name", ctypes.c_int, [kbpkg.Ptr, ctypes.c_int64]).
+Exports that the package declares in its kernel.yaml (typed exports) are callables checked
+against that declaration: k.signatures lists them. An export declared by name only needs its
+C signature from you: k.fn("name", ctypes.c_int, [kbpkg.Ptr, ctypes.c_int64]).
 """
 import ctypes
 import ctypes.util
+import json
 import os
 
-from .signatures import SIGNATURES, Ptr
+from . import typed
+from .errors import ArgumentError, Error, KernelError
 
-__all__ = ["Error", "KernelError", "Kernel", "Ptr", "load", "library", "version"]
+__all__ = ["Error", "KernelError", "ArgumentError", "Kernel", "Ptr", "load", "library",
+           "version"]
 
 # include/kbpkg/kernel.h: kb_open_flags
 OPEN_INSTALL = 1
@@ -21,19 +25,20 @@ OPEN_BUILD = 2
 OPEN_ALLOW_UNSIGNED = 4
 
 
-class Error(Exception):
-    """A libkbpkg failure: code is the negative kb_err, message the ctx's sentence."""
+class Ptr(ctypes.c_void_p):
+    """A void* argument for k.fn: None, an int address, a numpy array or a torch tensor."""
 
-    def __init__(self, code, message, path=None, url=None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.path = path
-        self.url = url
-
-
-class KernelError(Error):
-    """A kernel export returned a non-zero status."""
+    @classmethod
+    def from_param(cls, obj):
+        if obj is None or isinstance(obj, int):
+            return ctypes.c_void_p(obj)
+        iface = getattr(obj, "__array_interface__", None)
+        if iface is not None:
+            return ctypes.c_void_p(iface["data"][0])
+        data_ptr = getattr(obj, "data_ptr", None)
+        if callable(data_ptr):
+            return ctypes.c_void_p(data_ptr())
+        return ctypes.c_void_p.from_param(obj)
 
 
 class _Options(ctypes.Structure):  # kb_ctx_options
@@ -169,6 +174,8 @@ class Kernel:
         self.target = _s(lib.kb_kernel_target(handle))
         self.path = _s(lib.kb_kernel_path(handle))
         self.reason = _s(lib.kb_kernel_reason(handle))
+        self.device = "cpu" if self.target.startswith("cpu") else "cuda"
+        self.signatures = _read_signatures(self.path)
 
     def __repr__(self):
         return f"<kbpkg.Kernel {self.name}@{self.version} {self.target}>"
@@ -197,12 +204,15 @@ class Kernel:
             raise AttributeError(name)
         if name in self._fns:
             return self._fns[name]
-        sig = SIGNATURES.get(self.name, {}).get(name)
+        sig = self.signatures.get(name)
         if sig is None:
             self._sym(name)  # a name the package does not export says so first
-            raise Error(-28, f"no signature known for {self.name} export '{name}': declare it "
-                        f"with k.fn('{name}', restype, argtypes)")
-        return self.fn(name, sig[0], sig[1], check=sig[0] is ctypes.c_int)
+            raise Error(-28, f"{self.name} declares no signature for export '{name}' (a typed "
+                        f"export in its kernel.yaml): give it with k.fn('{name}', restype, "
+                        f"argtypes)")
+        f = typed.make_callable(name, sig, self._sym(name), self.device, _raise_status)
+        self._fns[name] = f
+        return f
 
     def close(self):
         if self._handle:
@@ -222,6 +232,24 @@ class Kernel:
             self.close()
         except Exception:
             pass
+
+
+def _read_signatures(path):
+    """The typed exports of the installed artifact: its kbpkg.json's "signatures"."""
+    try:
+        with open(os.path.join(path, "kbpkg.json"), encoding="utf-8") as f:
+            sigs = json.load(f).get("signatures") or {}
+    except (OSError, ValueError):
+        return {}
+    return {name: typed.Signature(name, d) for name, d in sigs.items()}
+
+
+_STATUS = {-1: "invalid argument (a size, leading dimension or pointer)",
+           -2: "the GPU runtime refused the launch", -3: "this build cannot run the call"}
+
+
+def _raise_status(name, status):
+    raise KernelError(status, f"{name} returned {status}: {_STATUS.get(status, 'failed')}")
 
 
 def _status_check(name):

@@ -169,7 +169,7 @@ static char *complete_zsh(const char *exports, const char *words)
 Test(completion, zsh_completes_after_the_command_word)
 {
     if (system("command -v zsh >/dev/null 2>&1") != 0)
-        cr_skip("zsh is not installed: the zsh script's completions were not checked");
+        kbt_skip_missing("zsh is not installed: the zsh script's completions were not checked");
     installed_world w = install_one_package();
     char *got = complete_zsh(w.exports, "kbpkg hub ");
     cr_expect(strstr(got, "\nrender\n") != NULL, "hub offers render: %s", got);

@@ -35,7 +35,7 @@ Test(man, doctor_page_renders_with_groff)
     cr_expect(strstr(r.out, "kbpkg doctor [\\-\\-json]") != NULL, "dashes escaped: %s", r.out);
     if (access("/usr/bin/groff", X_OK) != 0) {
         kbt_run_free(&r);
-        cr_skip("groff is not installed");
+        kbt_skip_missing("groff is not installed");
     }
     char *dir = kbt_mkdtemp();
     char *page = kb_asprintf("%s/kbpkg-doctor.1", dir);

@@ -135,7 +135,7 @@ static char *install_package(const doctor_env *e)
     cr_assert_eq(kb_pkg_publish(reg, "kbtest/vadd", "0.1.0", NULL, items, n, false, NULL, NULL), 0,
                  "%s", kb_ctx_last_error(ctx)->message);
     kb_install_result *ir = NULL;
-    kb_install_opts io = KB_INSTALL_OPTS_INIT;
+    kb_install_options io = KB_INSTALL_OPTIONS_INIT;
     cr_assert_eq(kb_install_package(&ir, ctx, "kbtest/vadd", &io), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     char *dir = kb_strdup(kb_install_result_dir(ir));

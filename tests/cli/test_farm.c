@@ -3,6 +3,8 @@
 #include "kbtest.h"
 #include "registry/pkgindex.h"
 
+#include <jansson.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,5 +164,151 @@ Test(cli_farm, missing_folder_is_an_error)
     kbt_run_free(&r);
     free(msg);
     free(nowhere);
+    teardown(&f);
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Run every "command" of the plan's items (a stand-in for an engine's workers), then every
+ * merge: the hub ends byte-identical to a one-machine farm of the same packages. */
+static void run_plan(const fixture *f, const char *plan_json)
+{
+    json_t *plan = json_loads(plan_json, 0, NULL);
+    cr_assert(plan, "plan is JSON: %s", plan_json);
+    size_t i;
+    json_t *it;
+    json_array_foreach(json_object_get(plan, "items"), i, it)
+    {
+        const char *args[] = {"farm",
+                              "build",
+                              json_string_value(json_object_get(it, "dir")),
+                              "--target",
+                              json_string_value(json_object_get(it, "target")),
+                              "--stage",
+                              "--registry",
+                              f->hub,
+                              NULL};
+        kbt_run r = kbt_kbpkg(f->env, args);
+        cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, " staged"), "%s", r.out);
+        kbt_run_free(&r);
+    }
+    cr_expect_null(index_digest(f, "kbtest/cpu-add"), "staging publishes no version tag");
+    json_array_foreach(json_object_get(plan, "merges"), i, it)
+    {
+        const char *args[] = {"farm",       "merge", json_string_value(json_object_get(it, "ref")),
+                              "--registry", f->hub,  NULL};
+        kbt_run r = kbt_kbpkg(f->env, args);
+        cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, " merged"), "%s", r.out);
+        kbt_run_free(&r);
+    }
+    json_decref(plan);
+}
+
+Test(cli_farm, plan_stage_merge_equals_one_machine_farm)
+{
+    fixture f = setup();
+    const char *plan_args[] = {"farm", "plan", f.pkgs, "--registry", f.hub, NULL};
+    kbt_run p = kbt_kbpkg(f.env, plan_args);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect_eq(count_of(p.out, "\"command\": \"kbpkg farm build"), 4, "%s", p.out);
+    cr_expect_eq(count_of(p.out, "\"command\": \"kbpkg farm merge"), 2, "%s", p.out);
+    run_plan(&f, p.out);
+    kbt_run_free(&p);
+    char *staged_a = index_digest(&f, "kbtest/cpu-add");
+    char *staged_b = index_digest(&f, "kbtest/cpu-add-two");
+
+    /* Nothing left to plan; a worker rechecking a key says "already there". */
+    p = kbt_kbpkg(f.env, plan_args);
+    cr_expect(strstr(p.out, "\"items\": []"), "%s", p.out);
+    kbt_run_free(&p);
+    char *one = kb_asprintf("%s/team/one", f.pkgs);
+    const char *again[] = {"farm",    "build",      one,   "--target", "cpu-x86_64_v2-x86_64-linux",
+                           "--stage", "--registry", f.hub, NULL};
+    p = kbt_kbpkg(f.env, again);
+    cr_expect(p.exit_code == 0 && strstr(p.out, "already there"), "%s%s", p.out, p.err);
+    kbt_run_free(&p);
+
+    char *hub = f.hub;
+    f.hub = kb_asprintf("%s/hub-one-machine", f.tmp);
+    kbt_run r = farm(&f);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    char *one_a = index_digest(&f, "kbtest/cpu-add");
+    char *one_b = index_digest(&f, "kbtest/cpu-add-two");
+    cr_expect_str_eq(staged_a, one_a, "plan/stage/merge gives the one-machine index bytes");
+    cr_expect_str_eq(staged_b, one_b);
+    free(f.hub);
+    f.hub = hub;
+    free(one);
+    free(staged_a);
+    free(staged_b);
+    free(one_a);
+    free(one_b);
+    teardown(&f);
+}
+
+Test(cli_farm, github_format_chunks_the_matrix)
+{
+    fixture f = setup();
+    const char *args[] = {"farm", "plan", f.pkgs, "--registry", f.hub, "--format", "github", NULL};
+    kbt_run r = kbt_kbpkg(f.env, args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(kb_str_starts(r.out, "chunks=1\nchunk0={\"include\":[{"), "%s", r.out);
+    cr_expect(strstr(r.out, "\nmerges={\"include\":[{"), "%s", r.out);
+    kbt_run_free(&r);
+    const char *bad[] = {"farm", "plan", f.pkgs, "--format", "gitlab", NULL};
+    r = kbt_kbpkg(f.env, bad);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "--format is json or github"), "%s", r.err);
+    kbt_run_free(&r);
+    teardown(&f);
+}
+
+/* A README edit changes no build key: nothing rebuilds. The source did change under a published
+ * version, which is said once for the package, not once per target. */
+Test(cli_farm, readme_edit_rebuilds_nothing_and_is_reported_once)
+{
+    fixture f = setup();
+    kbt_run r = farm(&f);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    char *readme = kb_asprintf("%s/two/README.md", f.pkgs);
+    kbt_write(readme, "# now with a README\n");
+    r = farm(&f);
+    cr_expect_eq(r.exit_code, 1, "%s", r.err);
+    cr_expect_null(strstr(r.err, "built "), "nothing was built: %s", r.err);
+    cr_expect(strstr(r.out, "\"failed\": 1"), "one row, for the package: %s", r.out);
+    cr_expect(strstr(r.out, "\"already_there\": 2"), "the other package: %s", r.out);
+    cr_expect(strstr(r.out, "the sources of kbtest/cpu-add-two@0.1.0 changed since 0.1.0 was "
+                            "published"),
+              "%s", r.out);
+    kbt_run_free(&r);
+    free(readme);
+    teardown(&f);
+}
+
+/* A merge given a bad reference says what it wants, and writes nothing. */
+Test(cli_farm, merge_bad_input)
+{
+    fixture f = setup();
+    const char *args[] = {"farm", "merge", "kbtest/cpu-add", "--registry", f.hub, NULL};
+    kbt_run r = kbt_kbpkg(f.env, args);
+    cr_expect_neq(r.exit_code, 0);
+    cr_expect(strstr(r.err, "org/name@version"), "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_not(kb_path_exists(f.hub), "nothing written");
+    const char *never[] = {"farm", "merge", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
+    r = kbt_kbpkg(f.env, never);
+    cr_expect_neq(r.exit_code, 0);
+    cr_expect(strstr(r.err, "kbtest/cpu-add@0.1.0: nothing is published or staged"), "%s", r.err);
+    kbt_run_free(&r);
     teardown(&f);
 }

@@ -161,10 +161,10 @@ Test(hub, escapes_registry_strings)
 
 Test(hub, html_escape_every_special_character)
 {
-    kb_buf b = KB_BUF_INIT;
+    hub_buf b = HUB_BUF_INIT;
     cr_assert_eq(kb_html_escape(&b, "a<b>&\"c'd"), 0);
     cr_expect_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;d");
-    kb_buf_free(&b);
+    hub_buf_free(&b);
 }
 
 Test(hub, missing_registry_and_bad_usage)
@@ -602,7 +602,7 @@ static void expect_header_and_page(const png_image *img, const char *what)
 Test(hub, chromium_screenshot_is_a_real_page)
 {
     if (access(CHROMIUM, X_OK) != 0)
-        cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
+        kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
     char *url = kb_asprintf("file://%s/index.html", f.out);
@@ -654,7 +654,7 @@ static void expect_search_kept_only_gemm(const hub_fixture *f, const char *url)
 Test(hub, chromium_search_typing_filters_the_list)
 {
     if (access(CHROMIUM, X_OK) != 0)
-        cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
+        kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
     char *path = kb_asprintf("%s/index.html", f.out);
@@ -685,7 +685,7 @@ Test(hub, chromium_search_typing_filters_the_list)
 Test(hub, chromium_search_filter_hides_other_packages)
 {
     if (access(CHROMIUM, X_OK) != 0)
-        cr_skip("chromium is not installed (scripts/install-deps.sh installs it)");
+        kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
     char *url = kb_asprintf("file://%s/index.html?q=gemm", f.out);

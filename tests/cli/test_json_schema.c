@@ -629,7 +629,7 @@ Test(json_schema, verify_reports_the_damage_and_the_error_in_one_document)
 Test(json_schema, login_and_logout_against_a_registry_with_htpasswd)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     world w;
     world_init(&w);
     kbt_registry reg;

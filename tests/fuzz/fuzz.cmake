@@ -8,8 +8,14 @@ set(KB_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-reco
     -fno-omit-frame-pointer -g)
 set(KB_FUZZ_LINK -fsanitize=fuzzer,address,undefined)
 
-# Its own instrumented copy of the library, so the ordinary targets stay as they are.
-add_library(kbpkg_fuzz_lib STATIC ${KB_LIB_SOURCES})
+# Its own instrumented copy of the library, so the ordinary targets stay as they are: the
+# sources of every module (cmake/modules.cmake), the generated ones included.
+set(KB_FUZZ_LIB_SOURCES)
+foreach(id ${KB_MODULES})
+  get_target_property(srcs kbmod_${id} SOURCES)
+  list(APPEND KB_FUZZ_LIB_SOURCES ${srcs})
+endforeach()
+add_library(kbpkg_fuzz_lib STATIC ${KB_FUZZ_LIB_SOURCES})
 target_include_directories(kbpkg_fuzz_lib PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR})
 target_compile_definitions(kbpkg_fuzz_lib PRIVATE KBPKG_BUILDING_LIBRARY)
 target_compile_options(kbpkg_fuzz_lib PRIVATE ${KB_WARNINGS} ${KB_FUZZ_FLAGS})

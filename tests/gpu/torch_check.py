@@ -380,6 +380,89 @@ def _():
     return kt._kernel("radeonflow/gemm", "cpu").target
 
 
+@check("typed ops: kt.ops on CUDA tensors, out allocated from its shape rule, argument errors")
+def _():
+    rms = kt.ops("kbpkg-community/rmsnorm", "cuda")
+    x, w = rand(8, 4096, dtype=torch.bfloat16, scale=3.0), rand(4096, dtype=torch.bfloat16)
+    y = rms.rmsnorm_bf16(None, x, w, 8, 4096, 1e-6)
+    expect_close("rmsnorm_bf16 op", y.view(8, 4096), ref_rmsnorm(x, w, 1e-6), TOL[torch.bfloat16])
+    expect_raises(kbpkg.ArgumentError, ["argument 'weight' is on cpu", "runs on cuda"],
+                  lambda: rms.rmsnorm_bf16(None, x, w.cpu(), 8, 4096, 1e-6))
+    expect_raises(kbpkg.ArgumentError, ["argument 'x' must hold bf16 elements, got float16"],
+                  lambda: rms.rmsnorm_bf16(None, x.half(), w, 8, 4096, 1e-6))
+    return f"{rms.namespace}::rmsnorm_bf16 on {x.device}, errors name the argument"
+
+
+@check("typed load: kbpkg.load callables on CUDA tensors and a CUDA __dlpack__ object")
+def _():
+    class DLPackOnly:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    k = kt._kernel("kbpkg-community/activation", "gpu")
+    x = rand(16, 2 * 1024, dtype=torch.float16)
+    out = poisoned((16, 1024), torch.float16)
+    stream = torch.cuda.current_stream().cuda_stream
+    k.act_silu_and_mul_f16(DLPackOnly(out), DLPackOnly(x), 16, 1024, stream)
+    expect_close("silu_and_mul via DLPack", out, ref_act("silu_and_mul", x), TOL[torch.float16])
+    return f"{k.target}: act_silu_and_mul_f16 through __dlpack__"
+
+
+@check("torch.compile(fullgraph=True) through the ops on CUDA, then captured in a CUDA graph")
+def _():
+    if not kt._compile_supported(torch):
+        return "skipped part: this torch has no torch.library fake registration (eager only)"
+    w = rand(4096, dtype=torch.bfloat16)
+
+    def f(x):
+        return kt.silu_and_mul(torch.cat([kt.rmsnorm(x, w), x], dim=-1))
+
+    x = rand(4, 4096, dtype=torch.bfloat16, scale=3.0)
+    g = torch.compile(f, fullgraph=True)
+    expect_close("compiled", g(x), f(x), TOL[torch.bfloat16])
+    static_x = x.clone()
+    g(static_x)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        f(static_x)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = f(static_x)
+    x2 = rand(4, 4096, dtype=torch.bfloat16, scale=3.0)
+    static_x.copy_(x2)
+    graph.replay()
+    expect_close("graph replay", static_y, f(x2), TOL[torch.bfloat16])
+    return "fullgraph compile matched eager; the eager ops replayed in a CUDA graph"
+
+
+@check("layer mapping: kernelize swaps an RMSNorm on CUDA and keeps a float64 one, saying why")
+def _():
+    class Norm(torch.nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(d, device=DEV))
+            self.eps = 1e-6
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    m = torch.nn.Sequential(Norm(256), Norm(256).double())
+    report = kt.kernelize(m, {Norm: kt.RMSNORM})
+    if report["0"] != "kbpkg-community/rmsnorm" or not report["1"].startswith("kept:"):
+        raise AssertionError(report)
+    x = rand(3, 256)
+    expect_close("kernelized", m[0](x), ref_rmsnorm(x, m[0].weight.detach(), 1e-6), 1e-5)
+    return str(report)
+
+
 def main():
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(DEV)}, kbpkg "
           f"{kbpkg.version()}, seed {SEED} (KBPKG_CHECK_SEED={SEED} reproduces)")

@@ -53,7 +53,7 @@ static size_t count_char(const char *s, char c)
 Test(concurrency, parallel_installs_download_each_blob_once)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     kbt_world w;
     kbt_world_init(&w);
     kbt_registry reg;

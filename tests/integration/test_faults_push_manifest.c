@@ -41,7 +41,7 @@ static void fixture_open(fixture *f)
 {
     memset(f, 0, sizeof(*f));
     if (!kbt_registry_available())
-        cr_skip_test(KBT_DOCKER_REGISTRY " is not installed (apt-get install docker-registry)");
+        kbt_skip_missing(KBT_DOCKER_REGISTRY " is not installed (apt-get install docker-registry)");
     kbt_registry_start(&f->srv, NULL, NULL);
     f->proxy = kbt_proxy_start(f->srv.port);
     f->ctx = kbt_ctx();

@@ -73,7 +73,7 @@ static void round_trip(const char *tmp, const char *registry, const char *tag)
         kb_ctx_set(ctx, "probe.devices", "none");
         kb_ctx_set(ctx, "probe.cpu", "x86_64_v2");
         kb_kernel *k = NULL;
-        cr_assert_eq(kb_kernel_open(&k, ctx, packages[i], 0), 0, "%s",
+        cr_assert_eq(kb_kernel_open(&k, ctx, packages[i], KB_OPEN_ALLOW_UNSIGNED), 0, "%s",
                      kb_ctx_last_error(ctx)->message);
         cr_expect_not_null(kb_kernel_sym(k, probe_symbol[i]), "%s", probe_symbol[i]);
         expect_consumer_compiles(tmp, k, i);

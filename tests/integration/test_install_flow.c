@@ -466,7 +466,7 @@ Test(install_flow, two_versions_side_by_side_in_one_process)
 Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     world w;
     world_init(&w);
     kbt_registry reg;
@@ -497,7 +497,8 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
         FILE *p = popen(cmd, "r");
         char line[32] = "";
         if (p && fgets(line, sizeof(line), p))
-            cr_expect_eq(atoi(line), 0, "offline install opened %s network sockets", line);
+            cr_expect_eq(strtol(line, NULL, 10), 0, "offline install opened %s network sockets",
+                         line);
         if (p)
             pclose(p);
         free(cmd);
@@ -511,7 +512,7 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
 Test(install_flow, docker_registry_round_trip)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed");
+        kbt_skip_missing("docker-registry is not installed");
     world w;
     world_init(&w);
     kbt_registry reg;

@@ -62,7 +62,7 @@ static void expect_one_job(const recorder *rec, const char *task, const char *la
 Test(progress_remote, upload_and_download_are_jobs_with_their_size)
 {
     if (!kbt_registry_available())
-        cr_skip_test("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
+        kbt_skip_missing("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
     kbt_registry srv;
     kbt_registry_start(&srv, NULL, NULL);
     recorder *rec = calloc(1, sizeof(*rec));

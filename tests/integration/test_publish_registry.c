@@ -15,7 +15,7 @@ static void open_session(session *s)
 {
     memset(s, 0, sizeof(*s));
     if (!kbt_registry_available())
-        cr_skip_test("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
+        kbt_skip_missing("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
     kbt_registry_start(&s->srv, NULL, NULL);
     s->ctx = kbt_ctx();
     s->tmp = kbt_mkdtemp();

@@ -71,7 +71,7 @@ static char *need_skopeo(void)
 {
     char *skopeo = NULL;
     if (kb_which(&skopeo, "skopeo") != 0)
-        cr_skip_test("skopeo is not installed");
+        kbt_skip_missing("skopeo is not installed");
     return skopeo;
 }
 

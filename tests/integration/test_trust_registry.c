@@ -31,7 +31,7 @@ static void on_event(const kb_event *ev, void *payload)
 static void open_session(session *s, const char *user, const char *password)
 {
     if (!kbt_registry_available())
-        cr_skip("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
+        kbt_skip_missing("docker-registry is not installed (%s)", KBT_DOCKER_REGISTRY);
     memset(s, 0, sizeof(*s));
     kbt_registry_start(&s->srv, user, password);
     s->dir = kbt_mkdtemp();
@@ -92,7 +92,7 @@ Test(trust_registry, sign_and_verify_on_docker_registry)
     for (size_t i = 0; i < n; i++)
         seen = seen || strcmp(tags[i], want) == 0;
     cr_expect(seen, "tag %s listed", want);
-    kb_registry_list_free(tags, n);
+    kb_strings_free(tags, n);
     cr_expect_eq(verify(&s, "2.0.0", ix), KB_TRUST_MISMATCH, "rollback to an older index");
     free(want);
     free(sig);
@@ -237,7 +237,7 @@ Test(trust_registry, login_with_htpasswd_then_listing_tags_works_and_never_shows
     cr_assert_eq(kb_registry_list_tags(&tags, &n, s.reg, PKG), 0, "%s", kbt_msg(s.ctx));
     cr_assert_eq(n, 1);
     cr_expect_str_eq(tags[0], "1.0.0");
-    kb_registry_list_free(tags, n);
+    kb_strings_free(tags, n);
 
     /* the library's own wrong-password error names the URL, not the password */
     cr_assert_eq(kb_registry_set_credentials(s.reg, "alice", "not-" PASSWORD), 0);

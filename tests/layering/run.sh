@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layering is enforced, not only described: the tree passes scripts/check-layering.py, a
-# planted wrong-way include fails it, and a planted wrong-way call (core calling the registry)
-# fails the build of core's layering check (cmake/modules.cmake).
+# planted wrong-way include (in core, and in a tool) fails it, and a planted wrong-way call (core
+# calling the registry) fails the build of core's layering check (cmake/modules.cmake).
 set -euo pipefail
 src=${KB_SOURCE_DIR:?}
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -12,6 +12,13 @@ out=$(python3 "$src/scripts/check-layering.py" --as core "$src/tests/layering/pl
     fail "a planted include of registry/registry.h in core passed"
 grep -q 'planted_include.c:4: core/ may not include "registry/registry.h"' <<<"$out" ||
     fail "the planted include was not named: $out"
+
+# tools/ see the public API only, like cli/: an internal header, even in <...>, is refused.
+out=$(python3 "$src/scripts/check-layering.py" --as tools/hub \
+    "$src/tests/layering/planted_tool_include.c") &&
+    fail "a planted include of registry/pkgindex.h in tools/hub passed"
+grep -q 'planted_tool_include.c:4: tools/hub/ may not include "registry/pkgindex.h"' <<<"$out" ||
+    fail "the planted tool include was not named: $out"
 
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT

@@ -2,6 +2,7 @@
  * source) into an OCI layout folder, as `kbpkg publish` will. Usage: PKGDIR REGISTRY OUTDIR */
 #include "core/internal.h"
 #include "kbpkg/kbpkg.h"
+#include "archive/extract.h"
 #include "registry/pkgindex.h"
 
 #include <stdio.h>
@@ -16,19 +17,32 @@ static int fail(kb_ctx *ctx, const char *what, int rc)
 static int publish(kb_ctx *ctx, const kb_build_result *br, const char *registry)
 {
     kb_publish_item items[64];
+    kb_buf configs[64] = {KB_BUF_INIT};
     size_t n = 0;
-    for (size_t i = 0; i < br->count && n < 63; i++)
-        if (br->targets[i].status == KB_BUILD_BUILT)
-            items[n++] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
-                                           br->targets[i].build_key, "{}"};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < br->count && n < 63; i++) {
+        if (br->targets[i].status != KB_BUILD_BUILT)
+            continue;
+        /* The artifact's own kbpkg.json is the config blob, as kbpkg publish sends it (its
+         * signatures go into the index). */
+        rc = kb_extract_read_member(&configs[n], ctx, br->targets[i].artifact, "kbpkg.json",
+                                    1 << 20);
+        if (!rc)
+            items[n] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
+                                         br->targets[i].build_key, configs[n].data};
+        n += !rc;
+    }
     if (br->source_artifact)
         items[n++] = (kb_publish_item){br->source_artifact, "source", NULL, "{}"};
     kb_registry *reg = NULL;
-    int rc = kb_registry_open(&reg, ctx, registry);
+    if (!rc)
+        rc = kb_registry_open(&reg, ctx, registry);
     if (!rc)
         rc = kb_pkg_publish(reg, br->package, br->version, "published by the Python tests", items,
                             n, false, NULL, NULL);
     kb_registry_free(reg);
+    for (size_t i = 0; i < 64; i++)
+        kb_buf_free(&configs[i]);
     return rc;
 }
 

@@ -1,4 +1,5 @@
-"""Runs the Python binding's tests; exits 77 (ctest: skipped) when numpy is absent."""
+"""Runs the Python binding's tests; exits 77 (ctest: skipped) when numpy is absent, or 1 under
+KBPKG_REQUIRE_DEPS=1 (.ci/run: in CI a missing dependency fails, tests/support/kbtest.h)."""
 import os
 import sys
 import unittest
@@ -6,7 +7,11 @@ import unittest
 try:
     import numpy  # noqa: F401
 except ImportError:
-    print("skipped: numpy is not installed for", sys.executable, "(apt-get install python3-numpy)")
+    why = f"numpy is not installed for {sys.executable} (apt-get install python3-numpy)"
+    if os.environ.get("KBPKG_REQUIRE_DEPS") == "1":
+        print("FAIL: KBPKG_REQUIRE_DEPS=1, a dependency is missing:", why)
+        sys.exit(1)
+    print("skipped:", why)
     sys.exit(77)
 
 here = os.path.dirname(os.path.abspath(__file__))

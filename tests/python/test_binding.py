@@ -87,7 +87,8 @@ class ScaffoldedPackage(unittest.TestCase):
         self.assertEqual(e.exception.code, -5)
         self.assertIn("does not export 'rf_gemm_f32'", str(e.exception))
         with self.assertRaises(kbpkg.Error) as e:
-            k.vadd_add_f32  # exported, but not in the shipped table
+            k.vadd_add_f32  # exported, but its kernel.yaml declares no signature
+        self.assertIn("declares no signature for export 'vadd_add_f32'", str(e.exception))
         self.assertIn("k.fn('vadd_add_f32'", str(e.exception))
         k.close()
 
@@ -117,7 +118,7 @@ class ScaffoldedPackage(unittest.TestCase):
 @unittest.skipUnless(FIXTURE and os.path.isfile(os.path.join(GEMM_DIR, "kernel.yaml")),
                      "kernels/radeonflow/gemm is not in this source tree")
 class FirstPartyGemm(unittest.TestCase):
-    """radeonflow/gemm's CPU artifact through the shipped signature table."""
+    """radeonflow/gemm's CPU artifact through the signatures its kernel.yaml declares."""
 
     @classmethod
     def setUpClass(cls):
@@ -143,9 +144,9 @@ class FirstPartyGemm(unittest.TestCase):
     def test_bad_arguments_raise_kernel_error(self):
         with kbpkg.load("radeonflow/gemm", settings=self.hub.settings) as k:
             a = np.zeros((4, 4), dtype=np.float32)
-            with self.assertRaises(kbpkg.KernelError) as e:
-                k.rf_gemm_f32(4, 4, 4, 1.0, a, 2, a, 4, 0.0, a, 4, None)  # lda < K
-            self.assertIn("rf_gemm_f32 returned", str(e.exception))
+            with self.assertRaises(kbpkg.KernelError) as e:  # lda < K, with a buffer that fits
+                k.rf_gemm_f32(4, 4, 4, 1.0, a[:2], 2, a, 4, 0.0, a, 4, None)
+            self.assertIn("rf_gemm_f32 returned -1", str(e.exception))
 
 
 class NoLibrary(unittest.TestCase):

@@ -2,6 +2,7 @@
 torch. tests/gpu/torch_check.py checks the same helpers on CUDA tensors."""
 import importlib.util
 import os
+import re
 import unittest
 
 from test_binding import FIXTURE, GEMM_DIR, SOURCE, Hub
@@ -23,6 +24,15 @@ class TorchCpu(unittest.TestCase):
         cls.hub = Hub()
         for d in (GEMM_DIR, RMS_DIR, ACT_DIR):
             cls.hub.publish(d)
+        from test_typed import ThirdPartyTyped
+
+        pkgdir = cls.hub.new_package("thirdparty/vadd")
+        path = os.path.join(pkgdir, "kernel.yaml")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(re.sub(r"^exports: .*\n", ThirdPartyTyped.TYPED, text, flags=re.M))
+        cls.hub.publish(pkgdir)
         cls.saved = {v: os.environ.get(v) for v in ENV.values()}
         for key, value in cls.hub.settings.items():
             os.environ[ENV[key]] = value
@@ -168,6 +178,112 @@ class TorchCpu(unittest.TestCase):
         self.assertIn("kbpkg-community/rmsnorm resolved to cpu-", e.exception.message)
         self.assertIn("cannot take cuda (GPU) tensors", e.exception.message)
         self.assertNotIn(("kbpkg-community/rmsnorm", "gpu"), kt._KERNELS)
+
+    def test_third_party_ops_with_no_python_written(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        ops = kt.ops("thirdparty/vadd")
+        self.assertEqual(ops.namespace, "kb_thirdparty_vadd")
+        a, b = self.rand(300), self.rand(300)
+        out = ops.vadd_add_f32(None, a, b, 300)  # out allocated from its shape rule [n]
+        self.assertEqual(out.shape, (300,))
+        torch.testing.assert_close(out, a + b)
+        same = torch.empty(300)
+        self.assertIs(ops.vadd_add_f32(same, a, b, 300), same)
+        import kbpkg
+
+        with self.assertRaisesRegex(kbpkg.ArgumentError, r"argument 'b' must hold f32 elements, "
+                                    r"got float64"):
+            ops.vadd_add_f32(None, a, b.double(), 300)
+        with self.assertRaisesRegex(kbpkg.ArgumentError, r"takes 4 arguments \(out, a, b, n; "
+                                    r"the stream is torch's\)"):
+            ops.vadd_add_f32(a, b)
+        with self.assertRaisesRegex(AttributeError, "declares no typed export 'nope'"):
+            ops.nope
+
+    def test_torch_compile_fullgraph_traces_through_the_ops(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        if os.environ.get("KB_REQUIRE_TORCH_COMPILE"):  # the PyPI torch run: must not fall back
+            self.assertTrue(kt._compile_supported(torch), torch.__version__)
+        if not kt._compile_supported(torch):
+            # Debian's torch 1.13: no fake registration, so no ops; every call is eager.
+            self.assertIsNone(kt.ops("kbpkg-community/rmsnorm").rmsnorm_f32._torch_op)
+            self.assertFalse(hasattr(torch, "compile") and hasattr(torch.library, "register_fake"))
+            return
+        op = kt.ops("kbpkg-community/rmsnorm").rmsnorm_f32
+        self.assertIsNotNone(op._torch_op)
+        vadd = kt.ops("thirdparty/vadd").vadd_add_f32
+
+        def f(x, w, a):
+            y = kt.rmsnorm(x * 2.0, w)
+            z = kt.silu_and_mul(torch.cat([y, y], dim=-1))
+            return vadd(None, z.reshape(-1), a, z.numel()) + 1.0
+
+        x, w = self.rand(4, 64), self.rand(64)
+        a = self.rand(4 * 64)
+        eager = f(x, w, a)
+        compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+        torch.testing.assert_close(compiled(x, w, a), eager)
+        x2 = self.rand(4, 64)
+        torch.testing.assert_close(compiled(x2, w, a), f(x2, w, a))
+        # the ops are real torch ops: their fake implementation gives shapes without running
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode() as mode:
+            fx, fw = mode.from_tensor(x), mode.from_tensor(w)
+            fo = torch.empty_like(fx)
+            torch.ops.kb_kbpkg_community_rmsnorm.rmsnorm_f32(fo, fx, fw, 4, 64, 1e-6)
+            self.assertEqual(fo.shape, (4, 64))
+
+    def test_layer_mapping_swaps_forwards_and_says_why_it_kept_one(self):
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        nn = torch.nn
+
+        class MyRMSNorm(nn.Module):
+            def __init__(self, d, eps=1e-6):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(d))
+                self.eps = eps
+
+            def forward(self, x):
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+        class SiluAndMul(nn.Module):
+            def forward(self, x):
+                g, u = x.chunk(2, dim=-1)
+                return torch.nn.functional.silu(g) * u
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = MyRMSNorm(32)
+                self.up = nn.Linear(32, 128)
+                self.act = SiluAndMul()
+                self.down = nn.Linear(64, 32)
+                self.norm64 = MyRMSNorm(32).double()  # no f64 kernel: keeps its forward
+
+            def forward(self, x):
+                h = self.down(self.act(self.up(self.norm(x))))
+                return h, self.norm64(x.double())
+
+        model = Block()
+        x = self.rand(3, 32)
+        with torch.no_grad():
+            before = model(x)
+            report = kt.kernelize(model, {MyRMSNorm: kt.RMSNORM, SiluAndMul: kt.SILU_AND_MUL})
+            after = model(x)
+        self.assertEqual(report["norm"], "kbpkg-community/rmsnorm")
+        self.assertEqual(report["act"], "kbpkg-community/activation")
+        self.assertEqual(report["norm64"], "kept: kbpkg-community/rmsnorm has no float64 kernel")
+        self.assertEqual(model.norm64.kbpkg_reason, "kbpkg-community/rmsnorm has no float64 kernel")
+        torch.testing.assert_close(after[0], before[0], rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(after[1], before[1])
+        self.assertIsNot(type(model.norm).forward, model.norm.forward.__func__)
 
 
 if __name__ == "__main__":

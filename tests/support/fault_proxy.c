@@ -24,6 +24,7 @@ typedef struct rule_slot {
     kbt_fault_rule rule;
     char *method;
     char *path;
+    char *headers, *body; /* KBT_FAULT_ANSWER's, with {PROXY} expanded */
     regex_t re;
     bool has_re;
     unsigned matched;
@@ -209,7 +210,7 @@ static bool rule_matches(rule_slot *s, const char *method, const char *path)
 
 /* Log the request and pick the rule that fires on it (a copy; kind 0 when none). */
 static size_t admit(kbt_proxy *p, const char *method, const char *path, const char *range,
-                    kbt_fault_rule *fired)
+                    const char *auth, kbt_fault_rule *fired)
 {
     memset(fired, 0, sizeof(*fired));
     pthread_mutex_lock(&p->mu);
@@ -236,6 +237,9 @@ static size_t admit(kbt_proxy *p, const char *method, const char *path, const ch
     snprintf(e->method, sizeof(e->method), "%s", method);
     snprintf(e->path, sizeof(e->path), "%s", path);
     snprintf(e->range, sizeof(e->range), "%s", range ? range : "");
+    /* the scheme only: a test asserts where credentials went, never what they were */
+    snprintf(e->auth, sizeof(e->auth), "%.*s", auth ? (int)strcspn(auth, " ") : 0,
+             auth ? auth : "");
     e->faulted = fired->kind != 0;
     pthread_mutex_unlock(&p->mu);
     return idx;
@@ -522,6 +526,34 @@ static void answer_status(int client, const kbt_fault_rule *f)
         send_all(client, body, strlen(body));
 }
 
+/* A hostile registry's own answer (KBT_FAULT_ANSWER); returns the body bytes sent. */
+static uint64_t answer_canned(kbt_proxy *p, int client, const kbt_fault_rule *f, bool *reset)
+{
+    const char *body = f->body ? f->body : "";
+    size_t len = strlen(body);
+    char head[4096];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d Answer\r\n%sContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                     f->status ? f->status : 200, f->headers ? f->headers : "", len);
+    if (n < 0 || (size_t)n >= sizeof(head) || !send_all(client, head, (size_t)n)) {
+        *reset = true;
+        return 0;
+    }
+    size_t chunk = f->ms ? (f->chunk ? f->chunk : 1) : len;
+    uint64_t sent = 0;
+    while (sent < len) {
+        size_t k = len - sent < chunk ? len - sent : chunk;
+        if (!send_all(client, body + sent, k)) {
+            *reset = true;
+            break;
+        }
+        sent += k;
+        if (f->ms && sent < len && !wait_ms(p, client, f->ms))
+            break;
+    }
+    return sent;
+}
+
 /* Rebuild the request for upstream: same line and headers (keep-alive: see read_answer). */
 static void upstream_request(kb_buf *out, const http_head *h, bool drop_range)
 {
@@ -547,8 +579,10 @@ static void serve_conn(kbt_proxy *p, int client)
     char method[16] = "", path[1024] = "", range[64], cl[32], te[64];
     sscanf(h.raw, "%15s %1023s", method, path);
     const char *rg = head_header(&h, "Range", range, sizeof(range));
+    char authz[512];
+    const char *auth = head_header(&h, "Authorization", authz, sizeof(authz));
     kbt_fault_rule f;
-    size_t idx = admit(p, method, path, rg, &f);
+    size_t idx = admit(p, method, path, rg, auth, &f);
     uint64_t body_len = 0;
     if (head_header(&h, "Content-Length", cl, sizeof(cl)))
         kb_parse_u64(cl, &body_len);
@@ -561,6 +595,14 @@ static void serve_conn(kbt_proxy *p, int client)
     if (chunked_request) {
         /* not something kbpkg sends; say so loudly rather than mis-forward it */
         f.kind = KBT_FAULT_STATUS, f.status = 501, f.retry_after = 0;
+    }
+    if (f.kind == KBT_FAULT_ANSWER) {
+        body_pump drop = {client, -1, body_len, 0, false};
+        pump_body(&drop, &h);
+        drain_body(&drop);
+        status = f.status ? f.status : 200;
+        sent = answer_canned(p, client, &f, &reset);
+        goto done;
     }
     if (f.kind == KBT_FAULT_STATUS) {
         body_pump drop = {client, -1, body_len, 0, false};
@@ -709,6 +751,24 @@ const char *kbt_proxy_url(const kbt_proxy *p)
     return p->url;
 }
 
+/* text with every "{PROXY}" replaced by the proxy's URL (owned; "" for NULL) */
+static char *expand_proxy(const kbt_proxy *p, const char *text)
+{
+    kb_buf b = KB_BUF_INIT;
+    kb_buf_puts(&b, "");
+    for (const char *s = text ? text : ""; *s;) {
+        const char *at = strstr(s, "{PROXY}");
+        size_t n = at ? (size_t)(at - s) : strlen(s);
+        kb_buf_append(&b, s, n);
+        s += n;
+        if (at) {
+            kb_buf_puts(&b, p->url);
+            s += strlen("{PROXY}");
+        }
+    }
+    return kb_buf_detach(&b);
+}
+
 void kbt_proxy_add_rule(kbt_proxy *p, const kbt_fault_rule *rule)
 {
     rule_slot s = {.rule = *rule};
@@ -721,6 +781,10 @@ void kbt_proxy_add_rule(kbt_proxy *p, const kbt_fault_rule *rule)
     }
     s.rule.method = s.method;
     s.rule.path = s.path;
+    s.headers = expand_proxy(p, rule->headers);
+    s.body = expand_proxy(p, rule->body);
+    s.rule.headers = s.headers;
+    s.rule.body = s.body;
     pthread_mutex_lock(&p->mu);
     rule_slot *grown = realloc(p->rules, (p->nrules + 1) * sizeof(*grown));
     cr_assert_not_null(grown);
@@ -737,6 +801,8 @@ void kbt_proxy_clear_rules(kbt_proxy *p)
             regfree(&p->rules[i].re);
         free(p->rules[i].method);
         free(p->rules[i].path);
+        free(p->rules[i].headers);
+        free(p->rules[i].body);
     }
     free(p->rules);
     p->rules = NULL;

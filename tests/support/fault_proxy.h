@@ -13,16 +13,19 @@
  * so rules can change between calls and counters are read directly.
  */
 typedef enum kbt_fault_kind {
-    KBT_FAULT_CUT = 1,           /* send `offset` body bytes, then reset the connection */
-    KBT_FAULT_TRUNCATE,          /* send `offset` body bytes of a longer Content-Length, then FIN */
-    KBT_FAULT_STALL_HEADERS,     /* wait `ms` before any byte of the answer, then answer */
-    KBT_FAULT_STALL_BODY,        /* send `offset` body bytes, wait `ms`, send the rest */
-    KBT_FAULT_STATUS,            /* answer `status` (500/503/429) with Retry-After: `retry_after` */
-    KBT_FAULT_FLIP,              /* flip the body byte at `offset` (modulo the length) */
-    KBT_FAULT_IGNORE_RANGE,      /* drop the Range header upstream: the client gets 200 full */
-    KBT_FAULT_TRICKLE,           /* send the body `chunk` bytes at a time, `ms` apart */
-    KBT_FAULT_CUT_REQUEST,       /* forward `offset` request-body bytes upstream, then cut both */
-    KBT_FAULT_CUT_AFTER_UPSTREAM /* forward the whole exchange upstream, reset the client */
+    KBT_FAULT_CUT = 1,       /* send `offset` body bytes, then reset the connection */
+    KBT_FAULT_TRUNCATE,      /* send `offset` body bytes of a longer Content-Length, then FIN */
+    KBT_FAULT_STALL_HEADERS, /* wait `ms` before any byte of the answer, then answer */
+    KBT_FAULT_STALL_BODY,    /* send `offset` body bytes, wait `ms`, send the rest */
+    KBT_FAULT_STATUS,        /* answer `status` (500/503/429) with Retry-After: `retry_after` */
+    KBT_FAULT_FLIP,          /* flip the body byte at `offset` (modulo the length) */
+    KBT_FAULT_IGNORE_RANGE,  /* drop the Range header upstream: the client gets 200 full */
+    KBT_FAULT_TRICKLE,       /* send the body `chunk` bytes at a time, `ms` apart */
+    KBT_FAULT_CUT_REQUEST,   /* forward `offset` request-body bytes upstream, then cut both */
+    KBT_FAULT_CUT_AFTER_UPSTREAM, /* forward the whole exchange upstream, reset the client */
+    KBT_FAULT_ANSWER /* a hostile registry: answer `status` (0: 200) with `headers` and `body`
+                        itself, trickled `chunk` bytes every `ms` when ms is set; upstream is
+                        never asked. "{PROXY}" in headers or body becomes the proxy's URL */
 } kbt_fault_kind;
 
 typedef struct kbt_fault_rule {
@@ -38,6 +41,8 @@ typedef struct kbt_fault_rule {
     size_t chunk;    /* KBT_FAULT_TRICKLE: bytes per write (0 means 1024) */
     bool corrupt;    /* also flip the body byte at corrupt_at, whatever the kind */
     uint64_t corrupt_at;
+    const char *headers; /* KBT_FAULT_ANSWER: extra header lines, each ending "\r\n" */
+    const char *body;    /* KBT_FAULT_ANSWER: the body ("" when NULL) */
 } kbt_fault_rule;
 
 /* What the proxy saw and did for one request, in arrival order. */
@@ -48,6 +53,7 @@ typedef struct kbt_proxy_entry {
     int status;         /* what the client was sent (0: nothing) */
     uint64_t body_sent; /* response body bytes written to the client */
     bool faulted;       /* a rule fired on it */
+    char auth[16];      /* the scheme of its Authorization header ("Basic"), "" when none */
 } kbt_proxy_entry;
 
 typedef struct kbt_proxy kbt_proxy;

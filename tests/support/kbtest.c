@@ -208,3 +208,9 @@ kb_ctx *kbt_ctx(void)
     cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
     return ctx;
 }
+
+bool kbt_deps_required(void)
+{
+    const char *v = getenv("KBPKG_REQUIRE_DEPS");
+    return v && strcmp(v, "1") == 0;
+}

@@ -35,6 +35,20 @@ kbt_run kbt_kbpkg_pty(const char *const *env, const char *const *args, int cols,
                       const char *stdout_path);
 void kbt_run_free(kbt_run *r);
 
+/* Skip a test because a tool or package it needs is missing (printf-style message, a string
+ * literal first). Under KBPKG_REQUIRE_DEPS=1, which .ci/run sets, the test fails instead: in CI
+ * scripts/install-deps.sh installed everything, so a suite that skips there would show green
+ * while testing nothing. What CI cannot have (a GPU or its driver, nvcc, another architecture,
+ * root for a tmpfs mount) stays a plain cr_skip. */
+#define kbt_skip_missing(...)                                                                      \
+    do {                                                                                           \
+        if (kbt_deps_required())                                                                   \
+            cr_assert_fail("KBPKG_REQUIRE_DEPS=1, a dependency is missing: " __VA_ARGS__);         \
+        cr_skip_test(__VA_ARGS__);                                                                 \
+    } while (0)
+/* true when KBPKG_REQUIRE_DEPS=1: missing dependencies fail tests instead of skipping them. */
+bool kbt_deps_required(void);
+
 /* A ctx with no callbacks and no config files. */
 kb_ctx *kbt_ctx(void);
 

@@ -55,7 +55,7 @@ static void write_htpasswd(const char *path, const char *user, const char *passw
 {
     char *htpasswd = NULL;
     if (kb_which(&htpasswd, "htpasswd") != 0)
-        cr_skip_test("htpasswd (apache2-utils) is not installed");
+        kbt_skip_missing("htpasswd (apache2-utils) is not installed");
     const char *argv[] = {htpasswd, "-Bbn", user, password, NULL};
     kb_proc_result res = {0};
     cr_assert_eq(kb_proc_run(NULL, &res, argv, NULL, 30000), 0);
@@ -90,7 +90,7 @@ void kbt_registry_start(kbt_registry *reg, const char *user, const char *passwor
 {
     memset(reg, 0, sizeof(*reg));
     if (!kbt_registry_available())
-        cr_skip_test(KBT_DOCKER_REGISTRY " is not installed (apt-get install docker-registry)");
+        kbt_skip_missing(KBT_DOCKER_REGISTRY " is not installed (apt-get install docker-registry)");
     reg->dir = kbt_mkdtemp();
     reg->storage = kb_asprintf("%s/storage", reg->dir);
     reg->port = kbt_free_port();

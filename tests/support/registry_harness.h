@@ -17,7 +17,7 @@ typedef struct kbt_registry {
     char *url;     /* "http://127.0.0.1:PORT" */
 } kbt_registry;
 
-/* true when docker-registry is installed (tests cr_skip otherwise). */
+/* true when docker-registry is installed (tests kbt_skip_missing otherwise). */
 bool kbt_registry_available(void);
 /* Start one; with user set, htpasswd (bcrypt) basic auth is required. Asserts it answers. */
 void kbt_registry_start(kbt_registry *reg, const char *user, const char *password);

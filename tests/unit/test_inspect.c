@@ -78,7 +78,7 @@ Test(inspect, c_library_exports_and_glibc_needs)
 {
     char *cc = find_tool("cc", NULL);
     if (!cc)
-        cr_skip("no C compiler (cc) in PATH");
+        kbt_skip_missing("no C compiler (cc) in PATH");
     char *dir = kbt_mkdtemp();
     const char *argv[] = {cc, "-shared", "-fPIC", "-O1", "-fno-stack-protector"};
     char *so = compile(dir, "a.c", c_library, argv, KB_ARRAY_LEN(argv), "liba.so");
@@ -127,7 +127,7 @@ Test(inspect, cxx_gnu_unique_is_found_and_refused)
 {
     char *cxx = find_tool("g++", NULL);
     if (!cxx)
-        cr_skip("no g++ in PATH: cannot build a library with STB_GNU_UNIQUE symbols");
+        kbt_skip_missing("no g++ in PATH: cannot build a library with STB_GNU_UNIQUE symbols");
     char *dir = kbt_mkdtemp();
     const char *argv[] = {cxx, "-shared", "-fPIC", "-O1"};
     char *so = compile(dir, "u.cc", cxx_library, argv, KB_ARRAY_LEN(argv), "libu.so");
@@ -199,7 +199,7 @@ Test(inspect, hipcc_offload_bundle_lists_gfx_targets, .timeout = 600)
 {
     char *hipcc = find_tool("hipcc", NULL);
     if (!hipcc)
-        cr_skip("hipcc not found in PATH");
+        kbt_skip_missing("hipcc not found in PATH");
     char *dir = kbt_mkdtemp();
     const char *argv[] = {hipcc, "--offload-arch=gfx1030", "--offload-arch=gfx90a:xnack+",
                           "-shared", "-fPIC"};
@@ -322,7 +322,8 @@ Test(inspect, crafted_offload_bundle)
     cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "bad target triple length 100000"));
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100, 0), KB_ERR_PARSE);
+    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100, 0),
+                 KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "no __CLANG_OFFLOAD_BUNDLE__ magic"));
     kb_inspect_free(ins);
     kb_ctx_free(ctx);
@@ -358,7 +359,7 @@ Test(inspect, artifact_members_and_its_library)
 {
     char *cc = find_tool("cc", NULL);
     if (!cc)
-        cr_skip("no C compiler (cc) in PATH");
+        kbt_skip_missing("no C compiler (cc) in PATH");
     char *dir = kbt_mkdtemp();
     const char *argv[] = {cc, "-shared", "-fPIC", "-O1"};
     char *so = compile(dir, "a.c", c_library, argv, KB_ARRAY_LEN(argv), "liba.so");

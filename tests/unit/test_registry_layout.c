@@ -364,11 +364,11 @@ Test(registry_layout, public_list_api)
     cr_assert_eq(kb_registry_list_tags(&list, &n, f.reg, "a/b"), 0);
     cr_assert_eq(n, 1);
     cr_expect_str_eq(list[0], "2.0.0");
-    kb_registry_list_free(list, n);
+    kb_strings_free(list, n);
     cr_assert_eq(kb_registry_list_repositories(&list, &n, f.reg), 0);
     cr_assert_eq(n, 1);
     cr_expect_str_eq(list[0], "a/b");
-    kb_registry_list_free(list, n);
+    kb_strings_free(list, n);
     cr_expect_eq(kb_registry_check(f.reg), 0);
     free(d);
     close_layout(&f);

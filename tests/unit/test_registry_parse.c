@@ -119,6 +119,10 @@ Test(registry_parse, oci_error_bodies)
     cr_expect_null(kb_oci_error_summary("<html>502</html>", 16));
     cr_expect_null(kb_oci_error_summary("{\"errors\":[]}", 13));
     cr_expect_null(kb_oci_error_summary(NULL, 0));
+    /* fuzz_auth: an empty code is no code (it made an empty summary, or ": message") */
+    cr_expect_null(kb_oci_error_summary("{\"errors\":[{\"code\":\"\"}]}", 24));
+    body = "{\"errors\":[{\"code\":\"\",\"message\":\"denied\"}]}";
+    cr_expect_null(kb_oci_error_summary(body, strlen(body)));
 }
 
 Test(registry_parse, offline_refuses_remote_before_any_connection)

@@ -160,24 +160,13 @@ Test(target, arch_valid_for_manifests)
     static const char *good_cuda[] = {"sm_75",  "sm_80",      "sm_86",     "sm_89",
                                       "sm_90",  "sm_90a",     "sm_100",    "sm_100a",
                                       "sm_120", "compute_75", "compute_90"};
-    static const char *good_rocm[] = {"gfx900",
-                                      "gfx90a",
-                                      "gfx940",
-                                      "gfx942",
-                                      "gfx1010",
-                                      "gfx1030",
-                                      "gfx1036",
-                                      "gfx1100",
-                                      "gfx1151",
-                                      "gfx1201",
-                                      "gfx9-generic",
-                                      "gfx9-4-generic",
-                                      "gfx10-1-generic",
-                                      "gfx10-3-generic",
-                                      "gfx11-generic",
-                                      "gfx12-generic",
-                                      "gfx90a:xnack-",
-                                      "gfx906:sramecc+:xnack+"};
+    static const char *good_rocm[] = {
+        "gfx900",          "gfx90a",          "gfx940",
+        "gfx942",          "gfx1010",         "gfx1030",
+        "gfx1036",         "gfx1100",         "gfx1151",
+        "gfx1201",         "gfx9-generic",    "gfx9-4-generic",
+        "gfx10-1-generic", "gfx10-3-generic", "gfx11-generic",
+        "gfx12-generic",   "gfx90a:xnack-",   "gfx906:sramecc+:xnack+"};
     char why[160];
     for (size_t i = 0; i < KB_ARRAY_LEN(good_cuda); i++)
         cr_expect(kb_arch_valid(KB_BACKEND_CUDA, good_cuda[i], why, sizeof(why)), "%s: %s",

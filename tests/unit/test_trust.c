@@ -186,7 +186,7 @@ Test(trust, trust_export_and_list_public_key_from_another_machine)
     cr_assert_eq(n, 1);
     cr_expect_str_eq(list[0].id, id);
     kb_trust_key_list_free(list, n);
-    kb_trust_string_free(pem);
+    kb_string_free(pem);
     free(file);
     free(id);
     kb_ctx_free(other);

@@ -2,11 +2,10 @@
 #ifndef KB_HUB_HUB_RENDER_H
 #define KB_HUB_HUB_RENDER_H
 
-#include "core/internal.h"
-#include "kbpkg/hub.h"
-#include "registry/registry.h"
+#include "hub.h"
+#include "hub_util.h"
 
 /* Append text with & < > " ' replaced by entities (NULL appends nothing). */
-int kb_html_escape(kb_buf *out, const char *text);
+int kb_html_escape(hub_buf *out, const char *text);
 
 #endif

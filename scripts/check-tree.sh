@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The tree's static checks, run by .ci/run before the build and by ctest (checks/tree):
+#   format    every C/CUDA file the project owns matches .clang-format
+#   banned    no call to a function on the banned list (BANNED below) outside comments/strings
+#   layering  every #include follows cmake/modules.txt (scripts/check-layering.py)
+# Each violation is printed as FILE:LINE: what; the exit status is 1 if any check failed.
+#   check-tree.sh [--only CHECK]... [--also FILE]... [--as MODULE FILE]...
+# --also adds FILE to the format and banned checks, --as checks FILE's includes as if it were in
+# MODULE (tests/checks/run.sh plants violations this way without touching the tree).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+# Unsafe or non-reentrant C library calls (curl's checksrc and libgit2 ban the same family):
+# unbounded copies and formats, unchecked number parsing, shared static state, racy temp names.
+BANNED="gets sprintf vsprintf strcpy stpcpy strcat strncat strncpy atoi atol atoll atof strtok
+tmpnam tempnam mktemp localtime gmtime ctime asctime"
+
+only=()
+also=()
+as=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --only) only+=("$2"); shift 2 ;;
+    --also) also+=("$2"); shift 2 ;;
+    --as) as+=(--as "$2" "$3"); shift 3 ;;
+    *) echo "usage: check-tree.sh [--only format|banned|layering]... [--also FILE]... [--as MODULE FILE]..." >&2
+       exit 2 ;;
+  esac
+done
+wanted() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
+
+# What the project owns: tracked C/C++/CUDA sources, less tests/data (fixtures kept as found).
+owned_files() {
+  git ls-files -- '*.c' '*.h' '*.cu' '*.cuh' ':!:tests/data/**'
+  [ ${#also[@]} -eq 0 ] || printf '%s\n' "${also[@]}"
+}
+
+check_format() {
+  command -v clang-format >/dev/null || { echo "clang-format is not installed (scripts/install-deps.sh)"; return 1; }
+  local out
+  # --style=file:PATH so a planted file outside the tree is held to the same style.
+  out=$(owned_files | xargs clang-format --dry-run --style="file:$root/.clang-format" 2>&1 |
+        sed -n 's/^\([^ ]*:[0-9]*\):[0-9]*: warning: code should be clang-formatted.*/\1: not clang-formatted (run clang-format -i)/p' |
+        sort -u -t: -k1,1 -k2,2n)
+  [ -z "$out" ] && return 0
+  echo "$out"
+  return 1
+}
+
+# Comments and string/char literals are blanked first (newlines kept, so line numbers hold):
+# a banned name in a message or a generated snippet is not a call.
+check_banned() {
+  owned_files | python3 -c '
+import re, sys
+banned = sys.argv[1].split()
+call = re.compile(r"(?<![\w.>])(" + "|".join(banned) + r")\s*\(")
+lexeme = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'"'"'(?:\\.|[^'"'"'\\\n])*'"'"'", re.S)
+blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+bad = 0
+for path in sys.stdin.read().split():
+    text = lexeme.sub(blank, open(path, errors="replace").read())
+    for n, line in enumerate(text.split("\n"), 1):
+        for m in call.finditer(line):
+            print(f"{path}:{n}: {m.group(1)}() is banned (scripts/check-tree.sh: BANNED)")
+            bad += 1
+sys.exit(1 if bad else 0)
+' "$BANNED"
+}
+
+check_layering() {
+  python3 scripts/check-layering.py "${as[@]}" | grep -v '^check-layering:'
+  return "${PIPESTATUS[0]}"
+}
+
+failed=()
+run_check() { # name, description
+  wanted "$1" || return 0
+  echo "check-tree: $1: $2"
+  if ! "check_$1"; then failed+=("$1"); fi
+}
+run_check format "clang-format (.clang-format) on every owned *.c *.h *.cu *.cuh"
+run_check banned "no call to: $(echo $BANNED)"
+run_check layering "#include directions against cmake/modules.txt"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "check-tree: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "check-tree: all checks passed"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# scripts/check-tree.sh fails on each kind of violation and names it FILE:LINE: planted copies
+# of a clean file (a format slip, a banned call) and a wrong-way include, never the tree itself.
+# A banned name in a comment or a string is not a call and passes.
+set -euo pipefail
+src=${KB_SOURCE_DIR:?}
+check="$src/scripts/check-tree.sh"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect_fail NAME PATTERN ARGS...: check-tree.sh ARGS fails and its output matches PATTERN.
+expect_fail() {
+  local name=$1 pattern=$2 out
+  shift 2
+  if out=$(bash "$check" "$@" 2>&1); then fail "$name: passed: $out"; fi
+  grep -qE "$pattern" <<<"$out" || fail "$name: failed without naming the violation: $out"
+  grep -q "check-tree: FAILED: $name" <<<"$out" || fail "$name: not reported as failed: $out"
+  echo "ok: $name refused: $(grep -E "$pattern" <<<"$out" | head -1)"
+}
+
+# A clean file passes both file checks: what fails below is the plant.
+cp "$src/core/fs.c" "$tmp/clean.c"
+bash "$check" --only format --only banned --also "$tmp/clean.c" >/dev/null ||
+  fail "a copy of core/fs.c did not pass"
+
+# format: a declaration with stray spaces, on a known line.
+cp "$src/core/fs.c" "$tmp/format.c"
+printf 'int   planted_format ;\n' >>"$tmp/format.c"
+line=$(wc -l <"$tmp/format.c")
+expect_fail format "^$tmp/format.c:$line: not clang-formatted" --only format --also "$tmp/format.c"
+
+# banned: a strcpy call (formatted, so only the banned check objects), beside the same names in
+# a comment and a string, which are not calls.
+cp "$src/core/fs.c" "$tmp/banned.c"
+cat >>"$tmp/banned.c" <<'C'
+
+/* strcpy(a, b) in a comment is not a call */
+static const char *planted_text = "atoi(s)";
+static void planted_copy(char *dst)
+{
+    strcpy(dst, planted_text);
+}
+C
+line=$(grep -n 'strcpy(dst' "$tmp/banned.c" | cut -d: -f1)
+expect_fail banned "^$tmp/banned.c:$line: strcpy\(\) is banned" --only banned --also "$tmp/banned.c"
+out=$(bash "$check" --only banned --also "$tmp/banned.c" 2>&1 || true)
+[ "$(grep -c 'is banned' <<<"$out")" = 1 ] || fail "banned: the comment or the string was flagged: $out"
+
+# layering: core including the registry (the planted file tests/layering also uses).
+expect_fail layering 'planted_include.c:4: core/ may not include "registry/registry.h"' \
+  --only layering --as core "$src/tests/layering/planted_include.c"
+echo "checks: format, banned and layering each refuse a planted violation"
