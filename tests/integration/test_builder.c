@@ -238,6 +238,7 @@ static void fake_rocm_toolchains(kb_toolchains *t)
     kb_toolchain *clang = &t->hip_clang;
     clang->found = true;
     clang->version = kb_strdup("19.1.7");
+    clang->hip_headers = kb_strdup("5.2");
     kb_hip_clang_archs(19, &clang->archs);
 }
 
@@ -299,6 +300,17 @@ Test(builder, plan_picks_the_hip_toolchain_per_arch_and_runtime)
     cr_expect_not(kb_strv_contains(&flags, "-no-hip-rt"), "hipcc links its own runtime");
     cr_expect_not(kb_strv_contains(&flags, "-mcode-object-version=6"));
     kb_strv_free(&flags);
+    kb_plan_free(&p);
+    /* requires: {rocm: {min: "6.0"}} holds hip-clang to its HIP headers (5.2), not clang 19 */
+    m->requires[KB_BACKEND_ROCM].min = kb_strdup("6.0");
+    cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, rocm, 2), 0);
+    const kb_plan_item *it = find_item(&p, "rocm6-gfx1201-x86_64-linux");
+    cr_assert_not_null(it);
+    cr_expect_str_eq(it->skip,
+                     "the package requires rocm >= 6.0; hip-clang here compiles with HIP 5.2 "
+                     "headers");
+    free(m->requires[KB_BACKEND_ROCM].min);
+    m->requires[KB_BACKEND_ROCM].min = NULL;
     kb_plan_free(&p);
     kb_toolchains_free(&t);
     free_hand_manifest(m);
