@@ -343,13 +343,17 @@ def gemm(a, b, c=None, alpha=1.0, beta=0.0):
     if b.dim() != 2 or b.shape[0] != K:
         raise ValueError(f"shapes do not chain: a {tuple(a.shape)}, b {tuple(b.shape)}")
     N = b.shape[1]
-    a2, lda = _rows(a, "a")
-    b2, ldb = _rows(b, "b")
     if c is None:
         c = (torch.zeros if beta else torch.empty)((M, N), dtype=a.dtype, device=a.device)
     _check_same(("a", "c"), a, c)
     if tuple(c.shape) != (M, N):
         raise ValueError(f"c must be {M}x{N}, got {tuple(c.shape)}")
+    if M == 0 or N == 0:
+        return c
+    if K == 0:  # a @ b is zero, and no operand has an element to hand over: beta * c, BLAS-wise
+        return c.zero_() if beta == 0 else c.mul_(beta)
+    a2, lda = _rows(a, "a")
+    b2, ldb = _rows(b, "b")
     c2, ldc = _rows(c, "c")
     ops("radeonflow/gemm")["rf_gemm_" + suffix](M, N, K, float(alpha), a2, lda, b2, ldb,
                                                 float(beta), c2, ldc)

@@ -93,6 +93,18 @@ class TorchCpu(unittest.TestCase):
         torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
         self.assertTrue(torch.isnan(cbuf[:, 7:]).all(), "gemm wrote into c's padding")
 
+    def test_gemm_with_an_empty_k_writes_zeros(self):
+        # K = 0: a is [M, 0], whose stride torch reports as (1, 1); it once became an
+        # as_strided view of one column over an empty storage (RuntimeError on the H200).
+        from kbpkg import torch as kt
+
+        torch = self.torch
+        a, b = self.rand(33, 0), self.rand(0, 8)
+        c = torch.full((33, 8), float("nan"))
+        kt.gemm(a, b, c)
+        torch.testing.assert_close(c, torch.zeros(33, 8))
+        torch.testing.assert_close(kt.gemm(a, b), torch.zeros(33, 8))
+
     def test_rmsnorm_matches_the_formula_in_place_and_out(self):
         from kbpkg import torch as kt
 
