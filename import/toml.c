@@ -360,9 +360,18 @@ static void skip_array_space(reader *r)
     }
 }
 
+/* An error at the '[' that opened an array, lines above where the reader is now. */
+static int fail_unterminated(reader *r, size_t at, unsigned line, size_t line_start)
+{
+    r->line = line;
+    r->line_start = line_start;
+    return fail_at(r, at, "unterminated array");
+}
+
 static int read_array(reader *r, kb_toml *v, unsigned depth)
 {
-    size_t at = r->pos++;
+    size_t at = r->pos++, line_start = r->line_start;
+    unsigned line = r->line;
     v->type = KB_TOML_ARRAY;
     for (;;) {
         skip_array_space(r);
@@ -371,7 +380,7 @@ static int read_array(reader *r, kb_toml *v, unsigned depth)
             return 0;
         }
         if (peek(r) == -1)
-            return fail_at(r, at, "unterminated array");
+            return fail_unterminated(r, at, line, line_start);
         kb_toml *item = NULL;
         int rc = read_value(r, &item, depth + 1);
         if (!rc && node_append(v, item)) {
@@ -384,7 +393,7 @@ static int read_array(reader *r, kb_toml *v, unsigned depth)
         if (peek(r) == ',')
             r->pos++;
         else if (peek(r) != ']')
-            return peek(r) == -1 ? fail_at(r, at, "unterminated array")
+            return peek(r) == -1 ? fail_unterminated(r, at, line, line_start)
                                  : fail_at(r, r->pos, "expected ',' or ']' in an array");
     }
 }
