@@ -58,6 +58,7 @@ int cmd_lock(cli *c, int argc, char **argv);
 int cmd_login(cli *c, int argc, char **argv);
 int cmd_logout(cli *c, int argc, char **argv);
 int cmd_manifest(cli *c, int argc, char **argv);
+int cmd_import(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
 int cmd_publish(cli *c, int argc, char **argv);

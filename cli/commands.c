@@ -69,6 +69,13 @@ const cli_command cli_commands[] = {
      "  render               write DIR/index.html and one page per package\n"
      "  --out DIR            where the site goes (created; pages are replaced)\n"
      "  --registry R         the registry to render (default: the registry setting)"},
+    {"import", cmd_import, "turn a Hugging Face kernel-builder project into a kbpkg package",
+     "kbpkg import PROJECT DIR [--name org/name] [--json]",
+     "  PROJECT              a kernel-builder project (its build.toml is read)\n"
+     "  DIR                  the new package folder (must not hold a kernel.yaml)\n"
+     "  --name org/name      the package name (default: kernels-community/<general.name>)\n"
+     "  prints what was not carried over: the torch bindings, kernel-builder's dependencies,\n"
+     "  keys kbpkg has no place for"},
     {"info", cmd_info, "versions, summary and targets of a package in the registry",
      "kbpkg info org/name[@constraint] [--json]", ""},
     {"inspect", cmd_inspect, "show a library's or artifact's exports, libc needs and GPU code",

@@ -2,6 +2,8 @@
 # per module: a shared library of that module's objects linked with --no-undefined against the
 # modules it may use, so a call the wrong way fails the build.
 file(STRINGS ${PROJECT_SOURCE_DIR}/cmake/modules.txt KB_MODULE_LINES REGEX "^[a-z/]+:")
+# A module added to the table takes effect in the next incremental build, not only a fresh one.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/modules.txt)
 set(KB_MODULES)
 set(KB_LIB_OBJECTS)
 foreach(line ${KB_MODULE_LINES})

@@ -110,7 +110,7 @@ static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref
         res->name = kb_strdup(ref->name);
         if (o->target)
             res->target = kb_strdup(o->target);
-        else if (kb_local_build_target(&res->target, why, sizeof(why), ctx, host) != 0)
+        else if (kb_local_build_target(&res->target, why, sizeof(why), ctx, host, NULL) != 0)
             rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN, "offline: cannot build %s@%s here: %s",
                               ref->name, res->version, why);
     }

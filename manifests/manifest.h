@@ -83,6 +83,10 @@ typedef struct kb_manifest {
 /* The exports one backend provides: the top-level exports its `exports:` selection matches
  * (all of them without one), in top-level order. */
 int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out);
+/* Every target m declares, in the index's grammar (kb_declared_format): "cuda-sm_90a",
+ * "cuda-compute_80", "rocm-gfx942", "cpu" (no archs: any level). Comma-joined into *out
+ * (owned); KB_ERR_NOMEM. */
+int kb_manifest_declared_targets(char **out, const kb_manifest *m);
 /* The C++ sources decide the link: true when any source of the backend is C++. */
 bool kb_source_is_cxx(const char *path);
 /* What a flag may not be: an absolute or escaping path (-I/x, -L/x, -isystem /x, -I../x) makes

@@ -83,6 +83,21 @@ KB_EXTERN int kb_manifest_target(const char **backend_out, const char **arch_out
     return KB_ERR_NOT_FOUND;
 }
 
+int kb_manifest_declared_targets(char **out, const kb_manifest *m)
+{
+    kb_buf b = KB_BUF_INIT;
+    const char *backend, *arch;
+    char entry[96];
+    for (size_t i = 0; kb_manifest_target(&backend, &arch, m, i) == 0; i++)
+        if (kb_declared_format(entry, sizeof(entry), kb_backend_from_name(backend), arch) &&
+            kb_buf_printf(&b, "%s%s", b.len ? "," : "", entry) != 0) {
+            kb_buf_free(&b);
+            return KB_ERR_NOMEM;
+        }
+    *out = b.len ? kb_buf_detach(&b) : kb_strdup("");
+    return *out ? 0 : KB_ERR_NOMEM;
+}
+
 KB_EXTERN int kb_version_satisfies(kb_ctx *ctx, const char *version, const char *constraint,
                                    int *out)
 {

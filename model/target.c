@@ -350,6 +350,37 @@ kb_backend kb_backend_from_name(const char *name)
     return KB_BACKEND_NONE;
 }
 
+bool kb_declared_format(char *out, size_t size, kb_backend backend, const char *arch)
+{
+    int n = snprintf(out, size, "%s%s%s", kb_backend_name(backend), arch && *arch ? "-" : "",
+                     arch ? arch : "");
+    return n > 0 && (size_t)n < size;
+}
+
+bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
+                      size_t *pos)
+{
+    while (list && list[*pos]) {
+        const char *start = list + *pos;
+        size_t len = strcspn(start, ",");
+        *pos += len + (start[len] == ',');
+        char entry[96];
+        if (len == 0 || len >= sizeof(entry))
+            continue;
+        memcpy(entry, start, len);
+        entry[len] = '\0';
+        char *dash = strchr(entry, '-'); /* backend names have none; archs may (gfx11-generic) */
+        if (dash)
+            *dash = '\0';
+        *backend = kb_backend_from_name(entry);
+        if (*backend == KB_BACKEND_NONE)
+            continue;
+        snprintf(arch, arch_size, "%s", dash ? dash + 1 : "");
+        return true;
+    }
+    return false;
+}
+
 bool kb_host_arch_equal(const char *a, const char *b)
 {
     bool a_arm = strcmp(a, "aarch64") == 0 || strcmp(a, "arm64") == 0;

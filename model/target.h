@@ -104,4 +104,14 @@ int kb_target_rank_cmp(const char *target_a, const kb_compat *a, const char *tar
 
 void kb_host_free(kb_host *host);
 
+/* A package's declared targets as its index records them (annotation
+ * dev.kbpkg.declared-targets): a comma-separated list of "backend-arch" ("cuda-sm_90a",
+ * "cuda-compute_80", "rocm-gfx942") or a bare backend ("cpu") for any arch of it. These two
+ * are the grammar's one owner. Format one entry into out; false when it does not fit. */
+bool kb_declared_format(char *out, size_t size, kb_backend backend, const char *arch);
+/* Read the entry at *pos of list (advancing *pos past it and its comma). False at the end; an
+ * entry naming no known backend is skipped. *arch is "" for a bare backend. */
+bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
+                      size_t *pos);
+
 #endif

@@ -97,8 +97,15 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
         return rc;
     /* The source has no kbpkg.json; its config blob says what it is, so a registry browser
      * (and kb_fetch_source) can tell without downloading the layer. */
-    json_t *cfg = json_pack("{s:s,s:s,s:s,s:s}", "name", m->name, "version", version, "target",
-                            KB_SOURCE_TARGET, "source_digest", source_digest);
+    char *declared = NULL;
+    if (kb_manifest_declared_targets(&declared, m) != 0)
+        return kb_error_oom(ctx);
+    /* declared_targets: the index records them (dev.kbpkg.declared-targets) so the resolver
+     * plans a local build only for a target the package declares (docs/targets.md). */
+    json_t *cfg =
+        json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", m->name, "version", version, "target",
+                  KB_SOURCE_TARGET, "source_digest", source_digest, "declared_targets", declared);
+    free(declared);
     a->config_json = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(cfg);
     a->target = kb_strdup(KB_SOURCE_TARGET);

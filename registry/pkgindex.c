@@ -38,6 +38,7 @@ void kb_pkg_index_free(kb_pkg_index *idx)
     free(idx->version);
     free(idx->summary);
     free(idx->signatures);
+    free(idx->declared);
     free(idx->digest);
     free(idx);
 }
@@ -125,6 +126,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->version = jstr(ann, "dev.kbpkg.version");
     idx->summary = jstr(ann, "org.opencontainers.image.description");
     idx->signatures = jstr(ann, KB_ANN_SIGNATURES);
+    idx->declared = jstr(ann, KB_ANN_DECLARED);
     int rc = check_index_identity(ctx, what, idx);
     if (rc) {
         kb_pkg_index_free(idx);
@@ -390,6 +392,9 @@ static json_t *entry_annotations(const kb_publish_item *it)
     if (text)
         json_object_set_new(ann, KB_ANN_SIGNATURES, json_string(text));
     free(text);
+    const char *declared = json_string_value(json_object_get(config, "declared_targets"));
+    if (source && declared)
+        json_object_set_new(ann, KB_ANN_DECLARED, json_string(declared));
     json_decref(config);
     return ann;
 }
@@ -680,6 +685,19 @@ static void index_signatures(json_t *ann, json_t *old_ann, json_t *manifests)
     json_decref(merged);
 }
 
+/* dev.kbpkg.declared-targets on the index: what the source entry's descriptor says (from the
+ * source's config, entry_annotations), so one GET of the index tells the resolver which targets a
+ * local build may make. Left as it was when the index has no source entry saying it. */
+static void index_declared_targets(json_t *ann, json_t *manifests)
+{
+    size_t pos = 0;
+    json_t *source = find_descriptor(manifests, KB_SOURCE_TARGET, &pos);
+    const char *declared =
+        json_string_value(json_object_get(json_object_get(source, "annotations"), KB_ANN_DECLARED));
+    if (declared)
+        json_object_set_new(ann, KB_ANN_DECLARED, json_string(declared));
+}
+
 static int read_view(merge_view *v, kb_registry *r, const char *name, const char *version)
 {
     memset(v, 0, sizeof(*v));
@@ -874,6 +892,7 @@ static void set_index_annotations(json_t *index, const char *name, const char *v
         json_object_set_new(ann, "org.opencontainers.image.description", json_string(summary));
     json_t *old_ann = json_object_get(index, "annotations");
     index_signatures(ann, old_ann, json_object_get(index, "manifests"));
+    index_declared_targets(ann, json_object_get(index, "manifests"));
     if (json_is_object(old_ann))
         json_object_update_missing(ann, old_ann);
     json_object_set_new(index, "annotations", ann);

@@ -12,6 +12,9 @@
 #define KB_MT_KBPKG_LAYER "application/vnd.kbpkg.layer.v1.tar+zstd"
 #define KB_ANN_TARGET "dev.kbpkg.target"
 #define KB_ANN_SIGNATURES "dev.kbpkg.signatures" /* on the index: typed exports, JSON */
+/* On the source's descriptor and the index: the targets the package declares, in the grammar of
+ * kb_declared_next (model/target.h); the resolver builds only those locally. */
+#define KB_ANN_DECLARED "dev.kbpkg.declared-targets"
 #define KB_ANN_BACKEND "dev.kbpkg.backend"
 #define KB_ANN_ARCH "dev.kbpkg.arch"
 #define KB_ANN_RUNTIME "dev.kbpkg.runtime"
@@ -48,6 +51,7 @@ typedef struct kb_pkg_index {
     char *version;
     char *summary;
     char *signatures; /* dev.kbpkg.signatures: {"export": {returns, args}} as JSON, or NULL */
+    char *declared;   /* dev.kbpkg.declared-targets, or NULL (published before it existed) */
     char *digest;     /* of the index itself */
     kb_pkg_entry *entries;
     size_t count;

@@ -89,7 +89,7 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
     if (source && !o->target) {
         kb_compat c = {0};
         char *target = NULL;
-        char why[200] = "";
+        char why[240] = "";
         /* Not weighed further when a build cannot win: discovering toolchains runs nvcc --version,
          * hipcc (perl), rocm_agent_enumerator (python) ..., about 0.3-0.4 s, which was half of a
          * cold install of a 50 MiB CPU artifact (docs/perf.md). */
@@ -101,7 +101,7 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
                      "not needed: a CPU artifact fits and there is no GPU to build for");
         else if (!o->allow_build || !kb_config_bool(ctx, "build.allow"))
             snprintf(c.reason, sizeof(c.reason), "building from source is turned off");
-        else if (kb_local_build_target(&target, why, sizeof(why), ctx, host) != 0)
+        else if (kb_local_build_target(&target, why, sizeof(why), ctx, host, idx->declared) != 0)
             snprintf(c.reason, sizeof(c.reason), "cannot build here: %s", why);
         else {
             kb_target t;
@@ -165,14 +165,75 @@ static const kb_toolchain *rocm_toolchain(const kb_device *d, const kb_toolchain
                : clang;
 }
 
-/* The target a device would be built for with the toolchain found here, or why not. */
+/* The declared arch of d's backend that ranks best on d by the compatibility rules (its own
+ * arch, sm_90a on an sm_90 device, sm_80 on an sm_86 one, a compute_XY PTX below it), as a
+ * target built with runtime major `runtime`. A bare backend entry stands for d's own arch. */
+static bool declared_arch(char *arch, size_t size, const char *declared, const kb_device *d,
+                          unsigned runtime, const char *host_arch, const char *os,
+                          const kb_compat_opts *copts)
+{
+    kb_backend b;
+    char a[48];
+    size_t pos = 0;
+    int best = 0;
+    while (kb_declared_next(&b, a, sizeof(a), declared, &pos)) {
+        if (b != d->backend)
+            continue;
+        char id[160];
+        kb_target t;
+        kb_compat c;
+        char rt[16] = ""; /* cpu ids have no runtime number */
+        if (b != KB_BACKEND_CPU)
+            snprintf(rt, sizeof(rt), "%u", runtime);
+        snprintf(id, sizeof(id), "%s%s-%s-%s-%s", kb_backend_name(b), rt, *a ? a : d->arch,
+                 host_arch, os);
+        if (kb_target_parse(NULL, &t, id) != 0)
+            continue;
+        kb_compat_check(&c, &t, d, copts);
+        if (c.fit != KB_FIT_NONE && c.score > best) {
+            best = c.score;
+            snprintf(arch, size, "%s", t.arch);
+        }
+    }
+    return best > 0;
+}
+
+/* "the package declares a, b; " for messages: what a build could have made. */
+static void declared_list(char *out, size_t size, const char *declared)
+{
+    kb_buf b = KB_BUF_INIT;
+    kb_backend be;
+    char a[48], entry[96];
+    size_t pos = 0;
+    while (kb_declared_next(&be, a, sizeof(a), declared, &pos))
+        if (kb_declared_format(entry, sizeof(entry), be, a))
+            kb_buf_printf(&b, "%s%s", b.len ? ", " : "", entry);
+    snprintf(out, size, "%s", b.len ? b.data : "nothing");
+    kb_buf_free(&b);
+}
+
+/* The target a device would be built for with the toolchain found here, or why not. declared
+ * (NULL: not recorded) limits the build to an arch the package declares. */
 static bool device_target(char *out, size_t size, char *why, size_t why_size, const kb_device *d,
-                          const kb_toolchains *tcs, const char *host_arch, const char *os)
+                          const kb_toolchains *tcs, const char *declared,
+                          const kb_compat_opts *copts)
 {
     const kb_toolchain *tc =
         d->backend == KB_BACKEND_ROCM ? rocm_toolchain(d, tcs) : &tcs->tc[d->backend];
+    char host_arch[16], os[16], arch[48], list[160];
+    kb_host_platform(host_arch, sizeof(host_arch), os, sizeof(os));
     if (d->backend != KB_BACKEND_CUDA && d->backend != KB_BACKEND_ROCM) {
         snprintf(why, why_size, "no local builds for %s devices", kb_backend_name(d->backend));
+        return false;
+    }
+    unsigned runtime = !tc->found                      ? d->runtime_major
+                       : d->backend == KB_BACKEND_ROCM ? tc->hip_major
+                                                       : version_major(tc->version);
+    snprintf(arch, sizeof(arch), "%s", d->arch);
+    if (declared &&
+        !declared_arch(arch, sizeof(arch), declared, d, runtime, host_arch, os, copts)) {
+        declared_list(list, sizeof(list), declared);
+        snprintf(why, why_size, "the package declares %s; none runs on %s", list, d->arch);
         return false;
     }
     if (!tc->found) {
@@ -180,20 +241,36 @@ static bool device_target(char *out, size_t size, char *why, size_t why_size, co
                  tc->note ? tc->note : "not found in PATH");
         return false;
     }
-    if (!kb_toolchain_can_build(tc, d->arch)) {
-        char *reason = kb_toolchain_cannot_build(tc, d->arch);
+    if (!kb_toolchain_can_build(tc, arch)) {
+        char *reason = kb_toolchain_cannot_build(tc, arch);
         snprintf(why, why_size, "%s", reason ? reason : "cannot build it");
         free(reason);
         return false;
     }
-    unsigned major = d->backend == KB_BACKEND_ROCM ? tc->hip_major : version_major(tc->version);
-    snprintf(out, size, "%s%u-%s-%s-%s", kb_backend_name(d->backend), major, d->arch, host_arch,
-             os);
+    snprintf(out, size, "%s%u-%s-%s-%s", kb_backend_name(d->backend), runtime, arch, host_arch, os);
     return true;
 }
 
+/* The CPU level to build for: the host's, or the best declared level it runs (NULL declared:
+ * the host's). */
+static bool cpu_level(char *out, size_t size, char *why, size_t why_size, const kb_host *host,
+                      const char *declared, const kb_compat_opts *copts, const char *host_arch,
+                      const char *os)
+{
+    kb_device cpu = {.backend = KB_BACKEND_CPU};
+    snprintf(cpu.arch, sizeof(cpu.arch), "%s", host->cpu_level);
+    snprintf(out, size, "%s", host->cpu_level);
+    if (!declared || declared_arch(out, size, declared, &cpu, 0, host_arch, os, copts))
+        return true;
+    char list[160];
+    declared_list(list, sizeof(list), declared);
+    snprintf(why, why_size, "the package declares %s; none runs on this CPU (%s)", list,
+             host->cpu_level);
+    return false;
+}
+
 int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
-                          const kb_host *host)
+                          const kb_host *host, const char *declared)
 {
     *target_out = NULL;
     kb_toolchains tcs;
@@ -202,19 +279,22 @@ int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx 
         snprintf(why, why_size, "%s", kb_ctx_last_error(ctx)->message);
         return KB_ERR_TOOLCHAIN;
     }
-    char arch[16], os[16], target[128];
+    kb_compat_opts copts;
+    kb_host_compat_opts(&copts, ctx);
+    char arch[16], os[16], target[160], level[48];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     bool ok = false;
     for (size_t i = 0; !ok && i < host->device_count; i++)
-        ok =
-            device_target(target, sizeof(target), why, why_size, &host->devices[i], &tcs, arch, os);
+        ok = device_target(target, sizeof(target), why, why_size, &host->devices[i], &tcs, declared,
+                           &copts);
     if (!ok && host->device_count == 0) {
         const kb_toolchain *cc = &tcs.tc[KB_BACKEND_CPU];
-        if (cc->found && host->cpu_level[0]) {
-            snprintf(target, sizeof(target), "cpu-%s-%s-%s", host->cpu_level, arch, os);
-            ok = true;
-        } else
+        if (!cc->found || !host->cpu_level[0])
             snprintf(why, why_size, "no C compiler found for a CPU build");
+        else if (cpu_level(level, sizeof(level), why, why_size, host, declared, &copts, arch, os)) {
+            snprintf(target, sizeof(target), "cpu-%s-%s-%s", level, arch, os);
+            ok = true;
+        }
     }
     kb_toolchains_free(&tcs);
     if (!ok)

@@ -43,8 +43,10 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
 /* The error for "nothing here runs on this host", naming every candidate's reason. */
 int kb_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host);
 
-/* The target this host would build for itself (its best
- * GPU with a toolchain, else its CPU); KB_ERR_TOOLCHAIN with why when nothing can build. */
+/* The target this host would build for itself (its best GPU with a toolchain, else its CPU);
+ * KB_ERR_TOOLCHAIN with why when nothing can build. declared (the index's declared targets, NULL
+ * when it does not record them) limits it to an arch the package declares that runs on the
+ * device by the compatibility rules; why then names what is declared. */
 int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
-                          const kb_host *host);
+                          const kb_host *host, const char *declared);
 #endif

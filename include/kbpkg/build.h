@@ -128,6 +128,16 @@ KB_EXTERN void kb_test_result_free(kb_test_result *result);
  * and tests on CPU out of the box. */
 KB_EXTERN int kb_package_new(kb_ctx *ctx, const char *name, const char *dir);
 
+/* Import a Hugging Face kernel-builder project (project/build.toml) as a new package in dir
+ * (created; must not hold a kernel.yaml): kernel.yaml, the kernels' sources and headers copied
+ * under src/ as they sit in the project, LICENSE, and a starter header for the C-ABI wrappers.
+ * name: org/name, NULL for "kernels-community/<general.name>". *notes_out (free with
+ * kb_strings_free) lists, one line each, what was not carried over (the torch bindings,
+ * kernel-builder's dependencies, unknown keys). build.toml errors are KB_ERR_PARSE naming
+ * file:line:col; nothing is written unless the generated kernel.yaml parses. */
+KB_EXTERN int kb_package_import(char ***notes_out, size_t *note_count, kb_ctx *ctx,
+                                const char *project, const char *dir, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -403,6 +403,11 @@ Test(json_schema, machine_config_keys_and_help)
 
     char *newdir = kb_asprintf("%s/newpkg", w.tmp);
     expect_run(run(&w, "new", "kbtest/newpkg", newdir), 0, "new.json", "new");
+    char *kbproj = kbt_data("kernel_builder/activation");
+    char *imported = kb_asprintf("%s/imported", w.tmp);
+    expect_run(run(&w, "import", kbproj, imported), 0, "import.json", "import");
+    free(kbproj);
+    free(imported);
     char *good = kbt_data("manifests/good/full");
     expect_run(run(&w, "manifest", "check", good, w.pkg), 0, "manifest.json", "manifest check");
 

@@ -3,6 +3,8 @@
 #include "kbtest.h"
 #include "archive/extract.h"
 #include <jansson.h>
+#include "manifests/manifest.h"
+#include "publish/publish.h"
 #include "registry/pkgindex.h"
 #include "kbpkg/trust.h"
 #include "registry_harness.h"
@@ -309,6 +311,25 @@ static void publish_fake_amd_targets(world *w, const char *const *targets, size_
     kb_ctx_free(ctx);
 }
 
+/* Publish only a source entry for name whose config says which targets it declares (as
+ * kb_pub_source_artifact writes it): resolution must then plan local builds from that list. */
+static void publish_source_declaring(world *w, const char *name, const char *declared)
+{
+    kb_ctx *ctx = kbt_ctx();
+    char *blob = kb_asprintf("%s/src.tar.zst", w->tmp);
+    kbt_write(blob, "not an archive: resolution never downloads it");
+    char *cfg = kb_asprintf("{\"declared_targets\":\"%s\",\"target\":\"source\"}", declared);
+    kb_publish_item item = {blob, "source", NULL, cfg};
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
+    cr_assert_eq(kb_pkg_publish(r, name, "1.0.0", "fixture", &item, 1, false, NULL, NULL), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    kb_registry_free(r);
+    free(cfg);
+    free(blob);
+    kb_ctx_free(ctx);
+}
+
 /* Fake AMD devices: MI300 (gfx942), Strix Halo (gfx1151), RX 6700 XT (gfx1031) native vs
  * generic vs alias, RDNA4 (gfx1201), and ROCm 5 vs ROCm 6 hosts. */
 Test(install_flow, amd_archs_resolve_by_device_and_runtime)
@@ -419,6 +440,93 @@ Test(install_flow, amd_archs_resolve_by_device_and_runtime)
     free(sysfs);
     free(e_sysfs);
     free(e_hip);
+    world_free(&w);
+}
+
+/* Issue 13 bug 6: a local build was planned for the device's arch whatever the package
+ * declared (a ROCm-only package on an sm_90 host, llm.c's sm_80/sm_90 on sm_75) and failed
+ * later with exit 5. Now: exit 3 naming what is declared, or a build of a declared arch the
+ * device runs (family rules). Needs nvcc for the planned builds (CI's images have it). */
+Test(install_flow, local_build_only_for_declared_targets)
+{
+    world w;
+    world_init(&w);
+    publish_source_declaring(&w, "rk/fp8gemm", "rocm-gfx90a,rocm-gfx942");
+    publish_source_declaring(&w, "rk/llmc", "cuda-sm_80,cuda-sm_90,cuda-compute_80,cpu");
+    publish_source_declaring(&w, "rk/hopper", "cuda-sm_90a");
+    struct {
+        const char *pkg, *devices, *err;
+    } refused[] = {
+        {"rk/fp8gemm", "sm_90",
+         "source: cannot build here: the package declares rocm-gfx90a, rocm-gfx942; none runs "
+         "on sm_90"},
+        {"rk/llmc", "sm_75",
+         "source: cannot build here: the package declares cuda-sm_80, cuda-sm_90, "
+         "cuda-compute_80, cpu; none runs on sm_75"},
+        {"rk/hopper", "sm_89", "the package declares cuda-sm_90a; none runs on sm_89"},
+        {"rk/fp8gemm", "none",
+         "the package declares rocm-gfx90a, rocm-gfx942; none runs on "
+         "this CPU"},
+    };
+    for (size_t i = 0; i < KB_ARRAY_LEN(refused); i++) {
+        const char *args[] = {"resolve", refused[i].pkg, NULL};
+        kbt_run r = kb(&w, refused[i].devices, args);
+        cr_expect_eq(r.exit_code, 3, "%s on %s: %s%s", refused[i].pkg, refused[i].devices, r.out,
+                     r.err);
+        cr_expect(strstr(r.err, refused[i].err), "%s on %s: %s", refused[i].pkg, refused[i].devices,
+                  r.err);
+        kbt_run_free(&r);
+    }
+    /* family rules: sm_80 SASS runs on sm_86, sm_90a on sm_90, compute_80 PTX on sm_120 */
+    struct {
+        const char *pkg, *devices, *arch;
+    } planned[] = {
+        {"rk/llmc", "sm_86", "-sm_80-"},
+        {"rk/llmc", "sm_90", "-sm_90-"},
+        {"rk/llmc", "sm_120", "-compute_80-"},
+        {"rk/hopper", "sm_90", "-sm_90a-"},
+    };
+    for (size_t i = 0; i < KB_ARRAY_LEN(planned); i++) {
+        const char *args[] = {"resolve", planned[i].pkg, "--json", NULL};
+        kbt_run r = kb(&w, planned[i].devices, args);
+        cr_expect_eq(r.exit_code, 0, "%s on %s: %s", planned[i].pkg, planned[i].devices, r.err);
+        cr_expect(strstr(r.out, "\"rank\": \"local-build\"") && strstr(r.out, planned[i].arch),
+                  "%s on %s builds %s: %s", planned[i].pkg, planned[i].devices, planned[i].arch,
+                  r.out);
+        kbt_run_free(&r);
+    }
+    world_free(&w);
+}
+
+/* The declared targets travel manifest -> source config -> source descriptor -> index. */
+Test(install_flow, index_records_declared_targets)
+{
+    world w;
+    world_init(&w);
+    kb_ctx *ctx = kbt_ctx();
+    char *dir = kbt_data("builder/vadd");
+    kb_manifest *m = NULL;
+    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_pub_artifact src;
+    char *out = kb_asprintf("%s/dist", w.tmp);
+    cr_assert_eq(kb_pub_source_artifact(&src, ctx, m, "0.1.0", "sha256:00", out), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    kb_publish_item item = {src.path, src.target, src.build_key, src.config_json};
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, w.hub), 0);
+    cr_assert_eq(kb_pkg_publish(r, m->name, "0.1.0", NULL, &item, 1, false, NULL, NULL), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    kb_pkg_index *idx = NULL;
+    cr_assert_eq(kb_pkg_index_fetch(&idx, r, m->name, "0.1.0", NULL), 0);
+    cr_expect_str_eq(idx->declared ? idx->declared : "(none)",
+                     "cuda-sm_80,cuda-compute_80,rocm-gfx1030,rocm-gfx1100,cpu");
+    kb_pkg_index_free(idx);
+    kb_registry_free(r);
+    kb_pub_artifact_clear(&src);
+    kb_manifest_free(m);
+    free(out);
+    free(dir);
+    kb_ctx_free(ctx);
     world_free(&w);
 }
 
