@@ -371,3 +371,58 @@ Test(trust_chain, a_dangling_symlink_cache_is_named_and_exits_1)
     free(link);
     kbt_world_free(&w);
 }
+
+/* Issue 18: verify judges the signature state recorded at install again, under the policy in
+ * force: a key revoked since the install, or an install admitted without any check where
+ * signatures are now required, is reported (exit 4), as the loader would refuse it. */
+Test(trust_chain, verify_judges_the_recorded_admission_again)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    kb_ctx *ctx = api_ctx(&w);
+    kb_trust_key *key = NULL;
+    cr_assert_eq(kb_trust_key_generate(&key, ctx, NULL), 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_package_info *info = NULL;
+    cr_assert_eq(kb_package_info_get(&info, ctx, PKG "@0.1.0", w.hub), 0);
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, w.hub), 0);
+    cr_assert_eq(
+        kb_trust_sign_index(ctx, reg, PKG, "0.1.0", kb_package_info_index_digest(info), NULL, NULL),
+        0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_free(reg);
+    kb_package_info_free(info);
+    const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
+    const char *install[] = {"install", PKG, NULL};
+    kbt_run r = kbt_world_kbpkg(&w, always, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    const char *verify[] = {"verify", NULL};
+    r = kbt_world_kbpkg(&w, always, verify);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    cr_assert_eq(kb_trust_key_revoke(ctx, key->id, "leaked"), 0);
+    r = kbt_world_kbpkg(&w, NULL, verify);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "signature: " PKG "@0.1.0"), "%s", r.err);
+    cr_expect(strstr(r.err, "revoked"), "%s", r.err);
+    kbt_run_free(&r);
+    /* installed with no check at all, verified where signatures are required */
+    const char *never[] = {"KBPKG_REQUIRE_SIGNATURES=never", NULL};
+    const char *reinstall[] = {"uninstall", PKG, NULL};
+    r = kbt_world_kbpkg(&w, NULL, reinstall);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, never, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, never, verify);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, always, verify);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "without a signature check"), "%s", r.err);
+    kbt_run_free(&r);
+    kb_trust_key_free(key);
+    kb_ctx_free(ctx);
+    kbt_world_free(&w);
+}
