@@ -86,7 +86,9 @@ KB_EXTERN void kb_package_list_free(kb_package_list *list)
     free(list);
 }
 
-KB_EXTERN int kb_cache_verify(kb_package_list **out, kb_ctx *ctx, const char *name)
+/* (The public kb_cache_verify is install/verify.c: it adds the admission check.) */
+int kb_cache_verify_with(kb_package_list **out, kb_ctx *ctx, const char *name,
+                         kb_cache_verify_extra extra)
 {
     if (!out || !ctx)
         return KB_ERR_INVALID;
@@ -98,6 +100,8 @@ KB_EXTERN int kb_cache_verify(kb_package_list **out, kb_ctx *ctx, const char *na
     size_t bad = 0;
     for (size_t i = 0; !rc && i < (*out)->count; i++) {
         rc = kb_cache_verify_one(&(*out)->issues[i], cache, &(*out)->items[i]);
+        if (!rc && extra)
+            rc = extra(&(*out)->issues[i], ctx, &(*out)->items[i]);
         bad += (*out)->issues[i].len ? 1 : 0;
     }
     kb_cache_close(cache);

@@ -3,6 +3,7 @@
 #define KB_CACHE_STORE_H
 
 #include "core/internal.h"
+#include "kbpkg/cache.h"
 #include "model/admission.h"
 
 /* Layout under cache.dir:
@@ -132,6 +133,13 @@ int kb_cache_blob_check(kb_cache *c, const char *path, const char *digest);
  * kbpkg.json; problems are appended to issues. (The stored signature is judged again at load,
  * by runtime/, which may use trust/.) */
 int kb_cache_verify_one(kb_strv *issues, kb_cache *c, const kb_installed *p);
+/* A check that a module above cache adds to each install's verification (install/ judges the
+ * recorded admission with trust/, which cache may not use): problems appended to issues; a
+ * negative kb_err only when the check could not run. */
+typedef int (*kb_cache_verify_extra)(kb_strv *issues, kb_ctx *ctx, const kb_installed *p);
+/* kb_cache_verify with one more check per install (extra may be NULL). */
+int kb_cache_verify_with(kb_package_list **out, kb_ctx *ctx, const char *name,
+                         kb_cache_verify_extra extra);
 /* Remove installs of name (version/target NULL: all). *removed counts folders. */
 int kb_cache_uninstall(size_t *removed, kb_cache *c, const char *name, const char *version,
                        const char *target);

@@ -89,6 +89,28 @@ extern const size_t cli_global_option_count;
 const cli_global_option *cli_find_global_option(const char *arg);
 /* "-q, --quiet" or "--registry R": how help and man pages name an option. */
 void cli_global_option_label(const cli_global_option *o, char *out, size_t size);
+/* The trust options (cli/trust_options.c): every command in cli_trust_commands takes every
+ * option of cli_trust_options, taken out of argv by cli_trust_take before the command parses
+ * its own, so that no command spells them differently or lacks one. */
+typedef struct cli_trust {
+    bool allow_unsigned; /* admit packages that have no signature at all */
+} cli_trust;
+typedef struct cli_trust_option {
+    const char *name; /* "--allow-unsigned" */
+    size_t offset;    /* of its bool in cli_trust */
+} cli_trust_option;
+extern const cli_trust_option cli_trust_options[];
+extern const size_t cli_trust_option_count;
+extern const char *const cli_trust_commands[];
+extern const size_t cli_trust_command_count;
+/* The usage and help lines of the table, for the command table's rows. */
+#define CLI_TRUST_USAGE "[--allow-unsigned]"
+#define CLI_TRUST_HELP                                                                             \
+    "  --allow-unsigned     accept a package that has no signature (prints a warning); a bad,\n"   \
+    "                       expired or foreign signature is refused all the same"
+/* Set *out from the trust options in argv and remove them (argv[0] and the order of the rest
+ * are kept; nothing after "--" is taken); warns on stderr when unsigned packages are allowed. */
+void cli_trust_take(cli_trust *out, cli *c, int *argc, char **argv);
 /* Suggestions for typos (cli/suggest.c). The candidate closest to word by edit distance
  * (swaps of neighbours count one), or NULL when none is close enough to be a typo. */
 const char *cli_closest(const char *word, const char *const *candidates, size_t count);

@@ -24,17 +24,15 @@ static int fetch_inputs(cli *c, const char *dir, int args)
 int cmd_fetch(cli *c, int argc, char **argv)
 {
     static const struct option long_opts[] = {{"source", no_argument, NULL, 's'},
-                                              {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
     bool source = false;
-    int allow_unsigned = 0;
+    cli_trust trust;
+    cli_trust_take(&trust, c, &argc, argv);
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
         if (opt == 's')
             source = true;
-        else if (opt == 'u')
-            allow_unsigned = 1;
         else
             return cli_option_error(c, "fetch", opt, long_opts, argv);
     }
@@ -45,7 +43,7 @@ int cmd_fetch(cli *c, int argc, char **argv)
     json_t *arr = c->json ? json_array() : NULL;
     for (int i = optind; i < argc; i++) {
         char *version = NULL;
-        int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, allow_unsigned);
+        int rc = kb_fetch_source(&version, c->ctx, argv[i], NULL, trust.allow_unsigned);
         if (rc) /* what was fetched before stays in the report */
             return cli_fail_package(c, rc, argv[i], CLI_SUGGEST_REGISTRY,
                                     arr ? json_pack("{s:o}", "fetched", arr) : NULL);

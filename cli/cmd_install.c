@@ -32,9 +32,11 @@ int cmd_install(cli *c, int argc, char **argv)
 {
     static const struct option long_opts[] = {{"target", required_argument, NULL, 't'},
                                               {"no-build", no_argument, NULL, 'n'},
-                                              {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
+    cli_trust trust;
+    cli_trust_take(&trust, c, &argc, argv);
+    o.allow_unsigned = trust.allow_unsigned;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
@@ -42,18 +44,11 @@ int cmd_install(cli *c, int argc, char **argv)
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
-        else if (opt == 'u')
-            o.allow_unsigned = 1;
         else
             return cli_option_error(c, "install", opt, long_opts, argv);
     }
     if (optind >= argc)
         return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");
-    if (o.allow_unsigned && !c->quiet)
-        cli_eprint(c,
-                   "kbpkg: %swarning%s: --allow-unsigned: packages without a trusted signature "
-                   "are accepted",
-                   cli_color(c, "33"), cli_color(c, "0"));
     json_t *all = c->json ? json_array() : NULL;
     int exit_code = CLI_EXIT_OK;
     for (int i = optind; i < argc; i++) {

@@ -53,6 +53,8 @@ int cmd_lock(cli *c, int argc, char **argv)
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     const char *file = KB_LOCKFILE_NAME;
     size_t nrefs = 0, ntargets = 0;
+    cli_trust trust; /* each version's signature is checked before it is pinned */
+    cli_trust_take(&trust, c, &argc, argv);
     int rc = refs && targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
@@ -73,6 +75,7 @@ int cmd_lock(cli *c, int argc, char **argv)
         kb_lock_options o = KB_LOCK_OPTIONS_INIT;
         o.targets = targets;
         o.target_count = ntargets;
+        o.allow_unsigned = trust.allow_unsigned;
         int err = kb_lockfile_resolve(&lock, c->ctx, refs, nrefs, &o);
         if (!err)
             err = kb_lockfile_write(c->ctx, lock, file);

@@ -11,9 +11,11 @@ int cmd_resolve(cli *c, int argc, char **argv)
     static const struct option long_opts[] = {{"explain", no_argument, NULL, 'e'},
                                               {"target", required_argument, NULL, 't'},
                                               {"no-build", no_argument, NULL, 'n'},
-                                              {"allow-unsigned", no_argument, NULL, 'u'},
                                               {NULL, 0, NULL, 0}};
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
+    cli_trust trust; /* the trust policy applies here as in install: same options */
+    cli_trust_take(&trust, c, &argc, argv);
+    o.allow_unsigned = trust.allow_unsigned;
     bool explain = false;
     int opt;
     optind = 1;
@@ -24,8 +26,6 @@ int cmd_resolve(cli *c, int argc, char **argv)
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
-        else if (opt == 'u') /* the trust policy applies here as in install: same option */
-            o.allow_unsigned = 1;
         else
             return cli_option_error(c, "resolve", opt, long_opts, argv);
     }

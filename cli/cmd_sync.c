@@ -55,12 +55,13 @@ int cmd_sync(cli *c, int argc, char **argv)
 {
     const char *file = KB_LOCKFILE_NAME;
     kb_sync_options o = KB_SYNC_OPTIONS_INIT;
+    cli_trust trust;
+    cli_trust_take(&trust, c, &argc, argv);
+    o.allow_unsigned = trust.allow_unsigned;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
             file = argv[++i];
-        else if (strcmp(argv[i], "--allow-unsigned") == 0)
-            o.allow_unsigned = 1;
         else
             rc = cli_usage_error(c, "sync", "unknown or incomplete option '%s'", argv[i]);
     }

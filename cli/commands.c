@@ -51,11 +51,11 @@ const cli_command cli_commands[] = {
      "  merge                union of the version's index and its staged targets; a target\n"
      "                       staged with other bytes is a conflict, reported and skipped"},
     {"fetch", cmd_fetch, "store a package's sources in the cache for offline builds",
-     "kbpkg fetch [DIR] | kbpkg fetch --source org/name[@constraint]... [--allow-unsigned]",
+     "kbpkg fetch [DIR] | kbpkg fetch --source org/name[@constraint]... " CLI_TRUST_USAGE,
      "DIR               a package folder: download its url sources and dependencies\n"
      "                  (verified by sha256, kept in <cache>/deps; builds then work offline)\n"
-     "--source          the source artifact (what 'install --offline' builds from)\n"
-     "--allow-unsigned  accept a package without a trusted signature"},
+     "--source          the source artifact (what 'install --offline' builds "
+     "from)\n" CLI_TRUST_HELP},
     {"gc", cmd_gc, "remove downloaded blobs that no install, fetch or lockfile needs",
      "kbpkg gc [--keep-lock FILE]... [--json]",
      "  --keep-lock FILE     also keep every blob FILE pins (a kbpkg.lock; must exist)\n"
@@ -84,11 +84,10 @@ const cli_command cli_commands[] = {
      "                       inspected too)\n"
      "  --json               machine-readable output"},
     {"install", cmd_install, "install the best artifact of a package for this machine",
-     "kbpkg install org/name[@constraint]... [--target T] [--no-build] [--allow-unsigned]",
+     "kbpkg install org/name[@constraint]... [--target T] [--no-build] " CLI_TRUST_USAGE,
      "--target T        install this target id whatever the machine has (cross installs)\n"
-     "--no-build        fail instead of building from source when no artifact fits\n"
-     "--allow-unsigned  accept packages without a trusted signature (prints a warning)\n"
-     "--device D, --registry R, --offline: see 'kbpkg --help'"},
+     "--no-build        fail instead of building from source when no artifact fits\n" CLI_TRUST_HELP
+     "\n--device D, --registry R, --offline: see 'kbpkg --help'"},
     {"key", cmd_key, "create, trust, list, revoke and export package signing keys",
      "kbpkg key generate [--name N] | trust FILE | list | revoke ID [--reason R] | export ID",
      "  generate [--name N]  a new ed25519 key; prints its id (the default when none is)\n"
@@ -98,10 +97,13 @@ const cli_command cli_commands[] = {
      "  export ID            print ID's public key (PEM) to share"},
     {"list", cmd_list, "list installed packages", "kbpkg list [org/name] [--json]", ""},
     {"lock", cmd_lock, "pin package versions and artifact digests in kbpkg.lock",
-     "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry R]",
+     "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry "
+     "R] " CLI_TRUST_USAGE,
      "  --target T, -t T     pin only these targets (ids or prefixes); default: every\n"
      "                       artifact, so the lockfile works on any machine\n"
-     "  --file F             write F instead of ./kbpkg.lock"},
+     "  --file F             write F instead of ./kbpkg.lock\n"
+     "  each version's signature is checked under the trust policy before it is "
+     "pinned\n" CLI_TRUST_HELP},
     {"login", cmd_login, "check and store a user and password for a registry",
      "kbpkg login REGISTRY [--username U] [--password-stdin]",
      "  REGISTRY             oci://host[:port] (credentials are kept per host)\n"
@@ -130,16 +132,13 @@ const cli_command cli_commands[] = {
      "  --target T, -t T     only targets whose id is or starts with T\n"
      "  --force              replace a target published with different bytes"},
     {"resolve", cmd_resolve, "say which target this machine would install, and why",
-     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build] "
-     "[--allow-unsigned]",
-     "--explain    every candidate with the reason it was taken or refused\n"
-     "--allow-unsigned  accept a package without a trusted signature, as install does"},
+     "kbpkg resolve org/name[@constraint] [--explain] [--target T] [--no-build] " CLI_TRUST_USAGE,
+     "--explain    every candidate with the reason it was taken or refused\n" CLI_TRUST_HELP},
     {"search", cmd_search, "find packages in the registry by name", "kbpkg search [TERM] [--json]",
      ""},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
-     "kbpkg sync [--file F] [--offline] [--allow-unsigned]",
-     "  --file F             read F instead of ./kbpkg.lock\n"
-     "  --allow-unsigned     accept packages without a trusted signature (prints a warning)\n"
+     "kbpkg sync [--file F] [--offline] " CLI_TRUST_USAGE,
+     "  --file F             read F instead of ./kbpkg.lock\n" CLI_TRUST_HELP "\n"
      "  --offline            open no network connection: pinned artifacts already installed\n"
      "                       are kept; one missing from a remote registry is an error"},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",

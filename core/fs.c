@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 char *kb_path_join(const char *a, const char *b)
@@ -41,6 +43,39 @@ static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
     return kb_error_errno(ctx, err, what, path);
 }
 
+/* A folder of path (or path itself) that is a symlink to nothing: mkdir says EEXIST for it and
+ * ENOENT below it, and "not found" would send the user looking for a package. KB_ERR_IO naming
+ * the link and its target (exit 1, the operation failed), or 0 when there is none. */
+static int dangling_link_error(kb_ctx *ctx, const char *path)
+{
+    char *p = kb_strdup(path);
+    if (!p)
+        return kb_error_oom(ctx);
+    int rc = 0;
+    for (char *s = p + 1; !rc; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        struct stat st;
+        char target[4096];
+        ssize_t n;
+        if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && stat(p, &st) != 0 && errno == ENOENT &&
+            (n = readlink(p, target, sizeof(target) - 1)) >= 0) {
+            target[n] = '\0';
+            rc = kb_error_set_path(ctx, KB_ERR_IO, p, 0, 0,
+                                   "cannot create folder %s: %s is a symlink to %s, which does "
+                                   "not exist (create %s, or remove the link)",
+                                   path, p, target, target);
+        }
+        if (c == '\0')
+            break;
+        *s = c;
+    }
+    free(p);
+    return rc;
+}
+
 int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
 {
     char *p = kb_strdup(path);
@@ -51,7 +86,10 @@ int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
             char c = *s;
             *s = '\0';
             if (mkdir(p, mode) != 0 && errno != EEXIST) {
-                int rc = io_error(ctx, "create folder", p, errno);
+                int err = errno;
+                int rc = err == ENOENT ? dangling_link_error(ctx, p) : 0;
+                if (!rc)
+                    rc = io_error(ctx, "create folder", p, err);
                 free(p);
                 return rc;
             }
@@ -61,8 +99,12 @@ int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
         }
     }
     free(p);
-    if (!kb_is_dir(path))
-        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder", path);
+    if (!kb_is_dir(path)) {
+        int rc = dangling_link_error(ctx, path);
+        return rc ? rc
+                  : kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder",
+                                      path);
+    }
     return 0;
 }
 
@@ -195,6 +237,67 @@ int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t
 out:
     free(tmp);
     return rc;
+}
+
+/* The digits at s up to end (end NULL: the string's end); -1 unless all digits and > 0. */
+static long pid_digits(const char *s, const char *end)
+{
+    long pid = 0;
+    if (s == end || !*s)
+        return -1;
+    for (; end ? s < end : *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || pid > 4194304) /* pid_max's ceiling */
+            return -1;
+        pid = pid * 10 + (*s - '0');
+    }
+    return pid > 0 ? pid : -1;
+}
+
+long kb_tmp_name_pid(const char *name)
+{
+    const char *t = strstr(name, ".tmp");
+    if (!t || t == name)
+        return -1;
+    t += 4;
+    if (*t == '.') /* kb_write_file_atomic: path.tmp.<pid> */
+        return pid_digits(t + 1, NULL);
+    if (*t != '-')
+        return -1;
+    const char *dash = strchr(t + 1, '-'); /* blob writer: path.tmp-<pid>-XXXXXX */
+    if (dash && strlen(dash + 1) == 6)
+        return pid_digits(t + 1, dash);
+    return strlen(t + 1) == 6 ? 0 : -1; /* before the pid was in the name: path.tmp-XXXXXX */
+}
+
+static bool tmp_is_stale(long pid, const struct stat *st, time_t now)
+{
+    time_t age = now - st->st_mtime;
+    if (pid == 0)
+        return age >= 24 * 3600;
+    return age >= KB_TMP_STALE_S && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long pid = kb_tmp_name_pid(e->d_name);
+        struct stat st;
+        if (pid < 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || !tmp_is_stale(pid, &st, now))
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+            kb_log(ctx, KB_LOG_DEBUG, "removed %s/%s: a temp file left by a writer that died", dir,
+                   e->d_name);
+            if (removed)
+                (*removed)++;
+        }
+    }
+    closedir(d);
 }
 
 bool kb_path_exists(const char *path)

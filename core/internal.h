@@ -107,6 +107,18 @@ int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
 /* Write to path.tmp.<pid>, fsync, rename over path, fsync the folder. */
 int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
                          unsigned mode);
+/* Temp files of writers that died before their rename (SIGKILL, power loss) would stay in a
+ * folder forever. Remove those in dir whose name is a writer's temp name (path.tmp.<pid> from
+ * kb_write_file_atomic, path.tmp-<pid>-XXXXXX from a blob writer) when no process <pid> lives
+ * here and the file was not modified for KB_TMP_STALE_S (a writer on another host sharing the
+ * folder has a pid that means nothing here, but a live one keeps its file fresh); an older
+ * name without a pid only after a day. *removed (may be NULL) counts them. Best effort: what
+ * cannot be read or removed is left, the caller holds the folder's writer lock. */
+#define KB_TMP_STALE_S 600
+void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed);
+/* The writer pid in a temp name made by kb_write_file_atomic or a blob writer: > 0, 0 for a
+ * temp name without one, -1 when name is no temp name. */
+long kb_tmp_name_pid(const char *name);
 /* Create path (it must not exist) and write data, without fsync: for a file inside a folder
  * that is synced (kb_fsync_path) and renamed into place as a whole. */
 int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode);

@@ -3,6 +3,7 @@
 #include "model/ref.h"
 #include "install/install.h"
 #include "kbpkg/registry.h"
+#include "kbpkg/trust.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -154,6 +155,9 @@ static int lock_one(kb_ctx *ctx, kb_lockfile *lock, kb_registry *r, const char *
         rc = kb_pkg_pick_version(&p->version, r, ref.name, ref.constraint_text);
     if (!rc)
         rc = kb_pkg_index_fetch(&idx, r, ref.name, p->version, NULL);
+    /* A pin is a promise that sync keeps: never pin what the policy would refuse to install. */
+    if (!rc)
+        rc = kb_trust_check(ctx, r, ref.name, p->version, idx->digest, o->allow_unsigned != 0);
     if (!rc) {
         p->name = kb_strdup(ref.name);
         p->constraint = kb_strdup(ref.constraint_text);

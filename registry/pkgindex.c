@@ -263,16 +263,20 @@ int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, con
     free(where);
     rc = what ? kb_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kb_error_oom(r->ctx);
     kb_semver tagged;
+    /* Another package's or version's index under this tag is a substitution or a rollback: a
+     * failed check of what was served (KB_ERR_DIGEST, exit 4), as a signature mismatch is. */
     if (!rc && (*out)->name && strcmp((*out)->name, name) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                          "%s: the index names package '%s', not the one asked for", what,
-                          (*out)->name);
+        rc = kb_error_set(r->ctx, KB_ERR_DIGEST,
+                          "%s: the index names package '%s', not the one asked for (a "
+                          "substitution)",
+                          what, (*out)->name);
     /* A version tag must hold that version's index ("latest" may hold any). */
     else if (!rc && (*out)->version && kb_semver_parse(NULL, &tagged, version) == 0 &&
              strcmp((*out)->version, version) != 0)
-        rc =
-            kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: the index says version %s, not the tag's %s",
-                         what, (*out)->version, version);
+        rc = kb_error_set(r->ctx, KB_ERR_DIGEST,
+                          "%s: the index says version %s, not the tag's %s (a rollback or "
+                          "substitution)",
+                          what, (*out)->version, version);
     if (rc && *out) {
         kb_pkg_index_free(*out);
         *out = NULL;

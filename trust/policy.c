@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 #include <stdlib.h>
-
 #include <string.h>
+#include <time.h>
 
 typedef enum { REQUIRE_NEVER, REQUIRE_REMOTE, REQUIRE_ALWAYS } require_mode;
 
@@ -253,7 +253,18 @@ int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const cha
         rc = kb_trust_judge_stored(&v, ctx, a->layer, package, version, digest);
         if (rc)
             return rc;
-        return judge(ctx, &v, package, version, digest, required, false);
+        rc = judge(ctx, &v, package, version, digest, required, false);
+        /* Expiry guards what a registry serves; these bytes were fetched while the signature
+         * was valid. Refusing them at a date would stop working installs on a timer, so it is
+         * said (the payload is already parsed: one comparison), not enforced. */
+        if (!rc && v.status == KB_TRUST_SIGNED_TRUSTED && (int64_t)time(NULL) > v.expires)
+            kb_event_emit(ctx, KB_EVENT_WARNING, package,
+                          "%s@%s (index %s): its signature by key %s expired %lld days ago; the "
+                          "installed files are unchanged, but a fresh install would be refused "
+                          "until the publisher signs it again",
+                          package, version, digest, v.key_id,
+                          (long long)(((int64_t)time(NULL) - v.expires) / 86400));
+        return rc;
     }
     if (!required)
         return 0;

@@ -22,15 +22,18 @@ typedef struct kb_lock_options {
     const char *registry;       /* NULL: the ctx's "registry" setting */
     const char *const *targets; /* pin only these targets (ids or prefixes); NULL: every one */
     size_t target_count;
+    int allow_unsigned; /* pin an index with no signature where the policy requires one */
 } kb_lock_options;
 
 #define KB_LOCK_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        KB_LOCK_OPTIONS_VERSION, NULL, NULL, 0                                                     \
+        KB_LOCK_OPTIONS_VERSION, NULL, NULL, 0, 0                                                  \
     }
 
 /* Resolve each "org/name[@constraint]" to its highest matching version and pin its index and
- * artifacts (the source artifact too). Nothing is downloaded but manifests. */
+ * artifacts (the source artifact too). Nothing is downloaded but manifests and signatures: each
+ * index must pass the signature policy before it is pinned (kb_trust_check: KB_ERR_SIGNATURE),
+ * as install and sync require of it. */
 KB_EXTERN int kb_lockfile_resolve(kb_lockfile **out, kb_ctx *ctx, const char *const *refs,
                                   size_t count, const kb_lock_options *options);
 /* Write atomically (temp file, fsync, rename): sorted keys and packages, stable bytes. */

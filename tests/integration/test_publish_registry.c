@@ -166,7 +166,11 @@ Test(publish_registry, sync_refuses_a_tampered_blob)
     char *d1 = publish(&s, "published", 3);
     const char *refs[] = {"kbtest/cpu-add"};
     kb_lockfile *lock = NULL;
-    cr_assert_eq(kb_lockfile_resolve(&lock, s.ctx, refs, 1, NULL), 0, "%s", msg(&s));
+    /* unsigned from a remote registry: lock refuses to pin it as sync refuses to install it */
+    cr_expect_eq(kb_lockfile_resolve(&lock, s.ctx, refs, 1, NULL), KB_ERR_SIGNATURE);
+    kb_lock_options lo = KB_LOCK_OPTIONS_INIT;
+    lo.allow_unsigned = 1;
+    cr_assert_eq(kb_lockfile_resolve(&lock, s.ctx, refs, 1, &lo), 0, "%s", msg(&s));
     const char *layer = NULL;
     for (size_t i = 0; i < 3; i++) {
         const char *t, *l;

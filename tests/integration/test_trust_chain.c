@@ -238,3 +238,191 @@ Test(trust_chain, resolve_takes_allow_unsigned_like_install)
     kbt_run_free(&r);
     kbt_world_free(&w);
 }
+
+/* Issue 18 (9): the trust options are one set, taken alike by every command that applies the
+ * policy: each refuses an unsigned package under "always" with exit 4 and admits it with
+ * --allow-unsigned (an unknown option would exit 2), and its help names the option. */
+Test(trust_chain, every_command_applying_the_trust_policy_takes_the_trust_options)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
+    char *lockfile = kb_asprintf("%s/kbpkg.lock", w.tmp);
+    const char *const runs[][6] = {
+        {"resolve", PKG, NULL},
+        {"lock", PKG, "--file", lockfile, NULL},
+        {"sync", "--file", lockfile, NULL},
+        {"install", PKG, NULL},
+        {"fetch", "--source", PKG, NULL},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        const char *args[8] = {0};
+        size_t n = 0;
+        while (runs[i][n]) {
+            args[n] = runs[i][n];
+            n++;
+        }
+        if (strcmp(runs[i][0], "sync") != 0) { /* sync needs the lockfile the next lock writes */
+            kbt_run r = kbt_world_kbpkg(&w, always, args);
+            cr_expect_eq(r.exit_code, 4, "%s without --allow-unsigned: %s", args[0], r.err);
+            cr_expect(strstr(r.err, "is not signed"), "%s: %s", args[0], r.err);
+            kbt_run_free(&r);
+        }
+        args[n] = "--allow-unsigned";
+        kbt_run r = kbt_world_kbpkg(&w, always, args);
+        /* admitted by the policy (the world's package has no source artifact to fetch) */
+        cr_expect_eq(r.exit_code, strcmp(args[0], "fetch") == 0 ? 3 : 0, "%s --allow-unsigned: %s",
+                     args[0], r.err);
+        cr_expect(strstr(r.err, "warning: --allow-unsigned"), "%s: %s", args[0], r.err);
+        cr_expect(strstr(r.err, "is not signed; admitted"), "%s: %s", args[0], r.err);
+        kbt_run_free(&r);
+        const char *help[] = {"help", args[0], NULL};
+        r = kbt_world_kbpkg(&w, NULL, help);
+        cr_expect(strstr(r.out, "--allow-unsigned"), "help %s: %s", args[0], r.out);
+        kbt_run_free(&r);
+    }
+    free(lockfile);
+    kbt_world_free(&w);
+}
+
+/* Issue 18 (9): lock checks a version's signature under the policy before pinning it (sync
+ * would refuse the pin later); nothing is written when it is refused. */
+Test(trust_chain, lock_checks_the_signature_before_pinning)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    char *lockfile = kb_asprintf("%s/kbpkg.lock", w.tmp);
+    const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
+    const char *args[] = {"lock", PKG, "--file", lockfile, NULL};
+    kbt_run r = kbt_world_kbpkg(&w, always, args);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, PKG "@0.1.0"), "%s", r.err);
+    cr_expect(strstr(r.err, "is not signed"), "%s", r.err);
+    cr_expect_neq(access(lockfile, F_OK), 0, "nothing pinned");
+    kbt_run_free(&r);
+    /* where the policy does not require signatures (a layout under "remote"), lock pins it */
+    r = kbt_world_kbpkg(&w, NULL, args);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect_eq(access(lockfile, F_OK), 0);
+    kbt_run_free(&r);
+    free(lockfile);
+    kbt_world_free(&w);
+}
+
+/* Issue 18 (9): a version tag holding another version's index (a rollback) is a failed check,
+ * exit 4 as README says, not 1; nothing is installed. */
+Test(trust_chain, a_rollback_refused_by_the_index_check_exits_4)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    /* the registry serves 0.1.0's index under the tag 0.2.0 */
+    char *index_path = kb_asprintf("%s/index.json", w.hub);
+    json_t *index = json_load_file(index_path, 0, NULL);
+    cr_assert_not_null(index);
+    json_t *list = json_object_get(index, "manifests"), *m, *copy = NULL;
+    size_t i;
+    json_array_foreach(list, i, m)
+    {
+        const char *ref = json_string_value(json_object_get(json_object_get(m, "annotations"),
+                                                            "org.opencontainers.image.ref.name"));
+        if (ref && strcmp(ref, PKG ":0.1.0") == 0)
+            copy = json_deep_copy(m);
+    }
+    cr_assert_not_null(copy, "no %s:0.1.0 in %s", PKG, index_path);
+    json_object_set_new(json_object_get(copy, "annotations"), "org.opencontainers.image.ref.name",
+                        json_string(PKG ":0.2.0"));
+    json_array_append_new(list, copy);
+    cr_assert_eq(json_dump_file(index, index_path, 0), 0);
+    json_decref(index);
+    const char *args[] = {"install", PKG "@0.2.0", NULL};
+    kbt_run r = kbt_world_kbpkg(&w, NULL, args);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "the index says version 0.1.0, not the tag's 0.2.0"), "%s", r.err);
+    kbt_run_free(&r);
+    char *dir = kb_asprintf("%s/pkgs/%s/0.2.0", w.cache, PKG);
+    cr_expect_neq(access(dir, F_OK), 0, "nothing installed");
+    free(dir);
+    free(index_path);
+    kbt_world_free(&w);
+}
+
+/* Issue 18 (9): a cache folder that is a symlink to nothing is named with its target, exit 1
+ * (the operation failed), not 3 (which says a package was not found). */
+Test(trust_chain, a_dangling_symlink_cache_is_named_and_exits_1)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    char *link = kb_asprintf("%s/cache-link", w.tmp);
+    char *gone = kb_asprintf("%s/gone/cache", w.tmp);
+    cr_assert_eq(symlink(gone, link), 0);
+    const char *args[] = {"--cache", link, "install", PKG, NULL};
+    kbt_run r = kbt_world_kbpkg(&w, NULL, args);
+    cr_expect_eq(r.exit_code, 1, "%s", r.err);
+    char *want = kb_asprintf("%s is a symlink to %s, which does not exist", link, gone);
+    cr_expect(strstr(r.err, want), "%s", r.err);
+    kbt_run_free(&r);
+    cr_expect_neq(access(gone, F_OK), 0, "the link's target is not created behind the user");
+    free(want);
+    free(gone);
+    free(link);
+    kbt_world_free(&w);
+}
+
+/* Issue 18: verify judges the signature state recorded at install again, under the policy in
+ * force: a key revoked since the install, or an install admitted without any check where
+ * signatures are now required, is reported (exit 4), as the loader would refuse it. */
+Test(trust_chain, verify_judges_the_recorded_admission_again)
+{
+    kbt_world w;
+    kbt_world_init(&w);
+    free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
+    kb_ctx *ctx = api_ctx(&w);
+    kb_trust_key *key = NULL;
+    cr_assert_eq(kb_trust_key_generate(&key, ctx, NULL), 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_package_info *info = NULL;
+    cr_assert_eq(kb_package_info_get(&info, ctx, PKG "@0.1.0", w.hub), 0);
+    kb_registry *reg = NULL;
+    cr_assert_eq(kb_registry_open(&reg, ctx, w.hub), 0);
+    cr_assert_eq(
+        kb_trust_sign_index(ctx, reg, PKG, "0.1.0", kb_package_info_index_digest(info), NULL, NULL),
+        0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_free(reg);
+    kb_package_info_free(info);
+    const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
+    const char *install[] = {"install", PKG, NULL};
+    kbt_run r = kbt_world_kbpkg(&w, always, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    const char *verify[] = {"verify", NULL};
+    r = kbt_world_kbpkg(&w, always, verify);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    cr_assert_eq(kb_trust_key_revoke(ctx, key->id, "leaked"), 0);
+    r = kbt_world_kbpkg(&w, NULL, verify);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "signature: " PKG "@0.1.0"), "%s", r.err);
+    cr_expect(strstr(r.err, "revoked"), "%s", r.err);
+    kbt_run_free(&r);
+    /* installed with no check at all, verified where signatures are required */
+    const char *never[] = {"KBPKG_REQUIRE_SIGNATURES=never", NULL};
+    const char *reinstall[] = {"uninstall", PKG, NULL};
+    r = kbt_world_kbpkg(&w, NULL, reinstall);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, never, install);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, never, verify);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    kbt_run_free(&r);
+    r = kbt_world_kbpkg(&w, always, verify);
+    cr_expect_eq(r.exit_code, 4, "%s", r.err);
+    cr_expect(strstr(r.err, "without a signature check"), "%s", r.err);
+    kbt_run_free(&r);
+    kb_trust_key_free(key);
+    kb_ctx_free(ctx);
+    kbt_world_free(&w);
+}

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fixture {
@@ -424,5 +426,77 @@ Test(registry_layout, concurrent_puts_of_one_blob_do_not_collide)
     free(blobs);
     free(digest);
     free(src);
+    close_layout(&f);
+}
+
+/* A pid that no process has now: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
+static void plant(const char *path, time_t age)
+{
+    kbt_write(path, "half a blob");
+    struct timespec t[2] = {{time(NULL) - age, 0}, {time(NULL) - age, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0, "%s", path);
+}
+
+/* Issue 18 (9): publishes killed mid-write left their temp files in the layout forever. The
+ * next tag write removes those of writers that are gone, and only those. */
+Test(registry_layout, temp_files_of_dead_writers_are_removed_at_the_next_write)
+{
+    fixture f = open_layout();
+    free(push_manifest(&f, "a/b", "1.0.0", "first"));
+    /* the names the writers make carry their pid */
+    char *dest = path_in(&f, "hub/blobs/sha256/probe");
+    kb_blob_writer bw;
+    cr_assert_eq(kb_blob_writer_open(&bw, f.ctx, dest, 0, false), 0);
+    cr_expect_eq(kb_tmp_name_pid(strrchr(bw.part, '/') + 1), (long)getpid(), "%s", bw.part);
+    kb_blob_writer_close(&bw, false);
+    char *name = kb_asprintf("index.json.tmp.%ld", (long)getpid());
+    cr_expect_eq(kb_tmp_name_pid(name), (long)getpid());
+    free(name);
+    cr_expect_eq(kb_tmp_name_pid("0123abcd"), -1, "a blob is no temp file");
+    cr_expect_eq(kb_tmp_name_pid("index.json.lock"), -1);
+
+    long dead = (long)dead_pid();
+    struct {
+        char *path;
+        time_t age;
+        bool removed;
+    } files[] = {
+        {kb_asprintf("%s/hub/blobs/sha256/aa.tmp-%ld-Xy12Zq", f.dir, dead), 3600, true},
+        {kb_asprintf("%s/hub/index.json.tmp.%ld", f.dir, dead), 3600, true},
+        {kb_asprintf("%s/hub/blobs/sha256/bb.tmp.%ld", f.dir, dead), 3600, true},
+        {kb_asprintf("%s/hub/blobs/sha256/cc.tmp-AbCdEf", f.dir), 2 * 86400, true},
+        /* a live writer (this process), a fresh file (maybe a writer on another host) and an
+         * old name without a pid younger than a day stay */
+        {kb_asprintf("%s/hub/blobs/sha256/dd.tmp.%ld", f.dir, (long)getpid()), 3600, false},
+        {kb_asprintf("%s/hub/blobs/sha256/ee.tmp.%ld", f.dir, dead), 10, false},
+        {kb_asprintf("%s/hub/blobs/sha256/ff.tmp-AbCdEf", f.dir), 3600, false},
+    };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        plant(files[i].path, files[i].age);
+    /* the next publish: a handle of its own (each handle sweeps once, at its first tag write) */
+    kb_registry_free(f.reg);
+    char *hub = kb_asprintf("file://%s/hub", f.dir);
+    cr_assert_eq(kb_registry_open(&f.reg, f.ctx, hub), 0, "%s", kb_ctx_last_error(f.ctx)->message);
+    free(hub);
+    free(push_manifest(&f, "a/b", "1.0.1", "second"));
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        cr_expect_eq(access(files[i].path, F_OK) != 0, files[i].removed, "%s", files[i].path);
+        free(files[i].path);
+    }
+    /* the layout still serves both tags */
+    kb_registry_manifest *m = NULL;
+    cr_expect_eq(kb_registry_manifest_get(&m, f.reg, "a/b", "1.0.0"), 0);
+    kb_registry_manifest_free(m);
+    free(dest);
     close_layout(&f);
 }

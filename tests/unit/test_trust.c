@@ -1,6 +1,7 @@
 /* Trust: keys on disk, index signatures and every verdict, the policy, credentials (layout). */
 #include "kbtest.h"
 #include "trust_helpers.h"
+#include "trust/admission.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -631,5 +632,36 @@ Test(trust, credentials_file_errors_name_the_position_not_the_content)
     cr_expect_not_null(strstr(b.data, "hunter2"));
     kb_buf_free(&b);
     free(path);
+    close_fixture(&f);
+}
+
+/* Issue 18: at load the expiry of the recorded signature is looked at again (the payload is
+ * parsed anyway): an expired one is said, not refused - the bytes were fetched while it was
+ * valid; a revoked key is still refused. */
+Test(trust, an_expired_signature_at_load_warns_and_a_revoked_one_is_refused)
+{
+    fixture f;
+    open_fixture_at(&f);
+    char *id = generate(&f, f.ctx, NULL);
+    cr_assert_eq(kb_ctx_set(f.ctx, "trust.signature_days", "-1"), 0);
+    char *ix = kbt_push_index(f.reg, f.ctx, PKG, "1.0.0");
+    free(sign(&f, "1.0.0", ix));
+    kb_trust_verdict v;
+    kb_trust_admission a = {0};
+    cr_assert_eq(kb_trust_verify_index_layer(&v, &a.layer, f.ctx, f.reg, PKG, "1.0.0", ix), 0);
+    cr_assert_eq(v.status, KB_TRUST_EXPIRED);
+    a.status = kb_strdup("signed-trusted");
+    a.registry_kind = kb_strdup("remote");
+    cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", "always"), 0);
+    f.events.len = 0;
+    cr_expect_eq(kb_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, false), 0, "%s",
+                 kbt_msg(f.ctx));
+    cr_expect(f.events.data && strstr(f.events.data, "expired 1 days ago"), "%s",
+              f.events.data ? f.events.data : "(no event)");
+    cr_assert_eq(kb_trust_key_revoke(f.ctx, id, "leaked"), 0);
+    cr_expect_eq(kb_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, true), KB_ERR_SIGNATURE);
+    kb_trust_admission_clear(&a);
+    free(ix);
+    free(id);
     close_fixture(&f);
 }
