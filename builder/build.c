@@ -619,7 +619,7 @@ int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_
     if (!rc && !(o && o->no_source_artifact)) {
         uint64_t size = 0;
         rc = kb_write_source_artifact(ctx, &res->source_artifact, res->source_sha256, &size, r.m,
-                                      r.out_dir, build_epoch(ctx));
+                                      r.out_dir, r.source_digest, build_epoch(ctx));
     }
     if (!rc)
         rc = run_plan(ctx, res, &r, job_count(ctx, o));

@@ -218,9 +218,13 @@ int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta);
 /* Fill staging with kbpkg.json, lib/lib<name>.so, include/<header>, LICENSE. */
 int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
                       const char *lib_path);
-/* Write <org>-<name>-<version>-source.tar.zst of kb_source_files into out_dir. */
+/* Write <org>-<name>-<version>-source.tar.zst of kb_source_files into out_dir, or keep the one
+ * there when its sidecar (<artifact>.key) says it was written from the same source digest,
+ * epoch, exec bits and writer settings and its sha256 still matches: level 19 over a large
+ * source costs seconds a republish need not pay. */
 int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
-                             const kb_manifest *m, const char *out_dir, int64_t epoch);
+                             const kb_manifest *m, const char *out_dir, const char *source_digest,
+                             int64_t epoch);
 
 /* ---- typed exports (builder/signature_check.c) ---- */
 

@@ -646,12 +646,94 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
     return rc;
 }
 
+/* What decides the source artifact's bytes: the listing digest, the epoch, the writer, and the
+ * exec bits (the archive records modes; the digest does not). */
+static int source_artifact_key(kb_ctx *ctx, char hex[65], const kb_manifest *m,
+                               const kb_strv *files, const char *source_digest, int64_t epoch)
+{
+    kb_sha256 *h = kb_sha256_new();
+    if (!h)
+        return kb_error_oom(ctx);
+    char head[256];
+    int n =
+        snprintf(head, sizeof(head), "source:%s\nepoch:%lld\nwriter:%d %d %u\nexec:", source_digest,
+                 (long long)epoch, KB_ARCHIVE_ZSTD_LEVEL, KB_ARCHIVE_ZSTD_LEVEL_LARGE,
+                 KB_ARCHIVE_ZSTD_SMALL);
+    kb_sha256_update(h, head, (size_t)n);
+    for (size_t i = 0; i < files->len; i++) {
+        char *full = kb_path_join(m->dir, files->items[i]);
+        struct stat st;
+        if (!full || stat(full, &st) != 0) {
+            free(full);
+            kb_sha256_free(h);
+            return full ? kb_error_set_path(ctx, KB_ERR_IO, files->items[i], 0, 0, "cannot stat %s",
+                                            files->items[i])
+                        : kb_error_oom(ctx);
+        }
+        free(full);
+        kb_sha256_update(h, (st.st_mode & 0111) ? "x" : "-", 1);
+    }
+    kb_sha256_finish(h, hex);
+    return 0;
+}
+
+/* The sidecar "<artifact>.key" holds "<key> <sha256> <size>\n" of the artifact written for key. */
+static char *sidecar_path(const char *artifact)
+{
+    return kb_asprintf("%s.key", artifact);
+}
+
+/* The artifact at path was written for key and is still those bytes: reuse it. */
+static bool source_artifact_current(kb_ctx *ctx, const char *path, const char *key, char hex[65],
+                                    uint64_t *size)
+{
+    char *side = sidecar_path(path);
+    kb_buf b = KB_BUF_INIT;
+    char want_key[65], want_hex[65];
+    unsigned long long want_size = 0;
+    bool ok = side && kb_path_exists(side) && kb_read_file(ctx, side, &b) == 0 && b.data &&
+              sscanf(b.data, "%64s %64s %llu", want_key, want_hex, &want_size) == 3 &&
+              strcmp(want_key, key) == 0 && kb_sha256_file(ctx, path, hex, size) == 0 &&
+              strcmp(hex, want_hex) == 0 && *size == want_size;
+    if (!ok)
+        kb_ctx_clear_error(ctx); /* a missing or stale artifact is rewritten, not an error */
+    kb_buf_free(&b);
+    free(side);
+    return ok;
+}
+
+static int write_sidecar(kb_ctx *ctx, const char *path, const char *key, const char *hex,
+                         uint64_t size)
+{
+    char *side = sidecar_path(path);
+    char *text = kb_asprintf("%s %s %llu\n", key, hex, (unsigned long long)size);
+    int rc = side && text ? kb_write_file_atomic(ctx, side, text, strlen(text), 0644)
+                          : kb_error_oom(ctx);
+    free(side);
+    free(text);
+    return rc;
+}
+
 int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
-                             const kb_manifest *m, const char *out_dir, int64_t epoch)
+                             const kb_manifest *m, const char *out_dir, const char *source_digest,
+                             int64_t epoch)
 {
     *out_path = NULL;
     kb_strv files = KB_STRV_INIT;
     int rc = kb_source_files(ctx, &files, m);
+    char key[65];
+    if (!rc)
+        rc = source_artifact_key(ctx, key, m, &files, source_digest, epoch);
+    char *name = rc ? NULL : kb_artifact_name(m, "source");
+    char *path = name ? kb_path_join(out_dir, name) : NULL;
+    if (!rc && !path)
+        rc = kb_error_oom(ctx);
+    if (!rc && source_artifact_current(ctx, path, key, hex, size)) {
+        *out_path = path;
+        free(name);
+        kb_strv_free(&files);
+        return 0;
+    }
     kb_archive_member *members = rc ? NULL : calloc(files.len + 1, sizeof(*members));
     char **paths = members ? calloc(files.len + 1, sizeof(*paths)) : NULL;
     if (!rc && (!members || !paths))
@@ -663,13 +745,11 @@ int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_
         if (!paths[i])
             rc = kb_error_oom(ctx);
     }
-    char *name = rc ? NULL : kb_artifact_name(m, "source");
-    char *path = name ? kb_path_join(out_dir, name) : NULL;
-    if (!rc && !path)
-        rc = kb_error_oom(ctx);
     kb_archive_result res;
     if (!rc)
         rc = kb_archive_write_members(&res, ctx, path, members, files.len, epoch);
+    if (!rc)
+        rc = write_sidecar(ctx, path, key, res.sha256, res.size);
     if (!rc) {
         memcpy(hex, res.sha256, 65);
         *size = res.size;

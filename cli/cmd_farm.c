@@ -22,6 +22,35 @@ static void print_json(const kb_farm_report *r)
         "failed", (int)kb_farm_report_failed(r)));
 }
 
+/* The statuses a farm report's rows can have, in the order the summary names them. */
+static const char *const summary_statuses[] = {"published",     "staged",  "merged",   "unchanged",
+                                               "already there", "skipped", "conflict", "failed"};
+
+static size_t rows_with(const kb_farm_report *r, const char *status)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < kb_farm_report_count(r); i++) {
+        const char *s = NULL;
+        kb_farm_report_row(NULL, NULL, NULL, &s, NULL, r, i);
+        n += s && strcmp(s, status) == 0;
+    }
+    return n;
+}
+
+/* "3 staged, 1 skipped": every status that occurs, counted from the rows (farm build and merge
+ * have rows the plain farm never makes); "nothing to do" for none. */
+static void print_summary(const kb_farm_report *r)
+{
+    const char *sep = "";
+    for (size_t k = 0; k < sizeof(summary_statuses) / sizeof(*summary_statuses); k++) {
+        size_t n = rows_with(r, summary_statuses[k]);
+        if (n)
+            printf("%s%zu %s", sep, n, summary_statuses[k]);
+        sep = n ? ", " : sep;
+    }
+    printf("%s\n", *sep ? "" : "nothing to do");
+}
+
 static void print_table(cli *c, const kb_farm_report *r)
 {
     if (c->quiet)
@@ -37,9 +66,7 @@ static void print_table(cli *c, const kb_farm_report *r)
             printf(" %.*s", (int)strcspn(msg, "\n"), msg);
         printf("\n");
     }
-    printf("%zu published, %zu already there, %zu skipped, %zu failed\n",
-           kb_farm_report_published(r), kb_farm_report_present(r), kb_farm_report_skipped(r),
-           kb_farm_report_failed(r));
+    print_summary(r);
 }
 
 static int parse_jobs(cli *c, const char *num, unsigned *out)
@@ -52,14 +79,15 @@ static int parse_jobs(cli *c, const char *num, unsigned *out)
     return 0;
 }
 
-/* Print a report and turn it into the exit status: 1 when a row failed. */
+/* Print a report and turn it into the exit status: 1 when a row failed or a merge met a
+ * conflict (a staged target the index did not take: a job engine must see it, docs/farm.md). */
 static int finish(cli *c, kb_farm_report *r)
 {
     if (c->json)
         print_json(r);
     else
         print_table(c, r);
-    int rc = kb_farm_report_failed(r) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    int rc = kb_farm_report_failed(r) || rows_with(r, "conflict") ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     kb_farm_report_free(r);
     return rc;
 }

@@ -91,7 +91,7 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
     uint64_t size = 0;
     int rc = kb_mkdir_p(ctx, out_dir, 0755);
     if (!rc)
-        rc = kb_write_source_artifact(ctx, &a->path, hex, &size, m, out_dir,
+        rc = kb_write_source_artifact(ctx, &a->path, hex, &size, m, out_dir, source_digest,
                                       (int64_t)kb_config_long(ctx, "source_date_epoch"));
     if (rc)
         return rc;

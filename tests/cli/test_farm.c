@@ -2,11 +2,13 @@
  * own row and the other packages still publish. */
 #include "kbtest.h"
 #include "registry/pkgindex.h"
+#include "registry/registry.h"
 
 #include <jansson.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct fixture {
     char *tmp, *pkgs, *hub;
@@ -140,7 +142,7 @@ Test(cli_farm, broken_manifest_fails_alone)
     const char *args[] = {"farm", f.pkgs, "--registry", f.hub, NULL};
     kbt_run r = kbt_kbpkg(f.env, args);
     cr_expect_eq(r.exit_code, 1, "a failed row fails the run: %s", r.err);
-    cr_expect(strstr(r.out, "4 published, 0 already there, 0 skipped, 1 failed\n"), "%s", r.out);
+    cr_expect(strstr(r.out, "\n4 published, 1 failed\n"), "%s", r.out);
     cr_expect(strstr(r.out, "team/broken/kernel.yaml:3:"), "names the file and line: %s", r.out);
     cr_expect_null(strstr(r.out, ".git"), "%s", r.out);
     kbt_run_free(&r);
@@ -310,5 +312,73 @@ Test(cli_farm, merge_bad_input)
     cr_expect_neq(r.exit_code, 0);
     cr_expect(strstr(r.err, "kbtest/cpu-add@0.1.0: nothing is published or staged"), "%s", r.err);
     kbt_run_free(&r);
+    teardown(&f);
+}
+
+/* farm build --stage and farm merge count their own rows ("1 staged", "1 merged"), not
+ * "0 published"; a merge that meets a conflict (a staged target whose bytes differ from the
+ * index's) reports it, keeps the index, and exits 1 so a job engine sees it. */
+Test(cli_farm, stage_and_merge_summaries_and_a_conflict_exits_1)
+{
+    fixture f = setup();
+    char *one = kb_asprintf("%s/team/one", f.pkgs);
+    const char *stage[] = {"farm",    "build",      one,   "--target", "cpu-x86_64_v2-x86_64-linux",
+                           "--stage", "--registry", f.hub, NULL};
+    kbt_run r = kbt_kbpkg(f.env, stage);
+    cr_assert_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "\n1 staged\n"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "published"), "%s", r.out);
+    kbt_run_free(&r);
+    const char *merge[] = {"farm", "merge", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
+    r = kbt_kbpkg(f.env, merge);
+    cr_assert_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "\n1 merged\n"), "%s", r.out);
+    kbt_run_free(&r);
+    char *before = index_digest(&f, "kbtest/cpu-add");
+
+    /* A worker with another compiler identity (another build key, other bytes) that checked
+     * the index before that merge and tags its stage after it: the race a conflict is. */
+    char *cc = kb_asprintf("%s/cc-other", f.tmp);
+    kbt_write(cc, "#!/bin/sh\n[ \"$1\" = --version ] && echo 'other cc 1.0' && exit 0\n"
+                  "exec cc \"$@\"\n");
+    cr_assert_eq(chmod(cc, 0755), 0);
+    char *env_cc = kb_asprintf("KBPKG_CC=%s", cc);
+    const char *env[] = {f.env[0], f.env[1], f.env[2], f.env[3], env_cc, NULL};
+    char *hub2 = kb_asprintf("%s/hub-other", f.tmp);
+    const char *stage2[] = {"farm",    "build",      one,  "--target", "cpu-x86_64_v2-x86_64-linux",
+                            "--stage", "--registry", hub2, NULL};
+    r = kbt_kbpkg(env, stage2);
+    cr_assert_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+    kbt_run_free(&r);
+    /* Its blobs reach the hub, then its stage tag (layout folders: blobs are files). */
+    char *copy = kb_asprintf("cp -n '%s'/blobs/sha256/* '%s'/blobs/sha256/", hub2, f.hub);
+    cr_assert_eq(system(copy), 0, "%s", copy);
+    const char *tag = "kbstage-0.1.0--cpu-x86_64_v2-x86_64-linux";
+    kb_ctx *ctx = kbt_ctx();
+    kb_registry *from = NULL, *to = NULL;
+    kb_registry_manifest *m = NULL;
+    cr_assert_eq(kb_registry_open(&from, ctx, hub2), 0);
+    cr_assert_eq(kb_registry_open(&to, ctx, f.hub), 0);
+    cr_assert_eq(kb_registry_manifest_get(&m, from, "kbtest/cpu-add", tag), 0);
+    cr_assert_eq(
+        kb_registry_manifest_put(NULL, to, "kbtest/cpu-add", tag, m->media_type, m->data, m->len),
+        0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_manifest_free(m);
+    kb_registry_free(from);
+    kb_registry_free(to);
+    kb_ctx_free(ctx);
+    r = kbt_kbpkg(f.env, merge);
+    cr_expect_eq(r.exit_code, 1, "a conflict fails the merge: %s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "\n1 unchanged, 1 conflict\n"), "%s", r.out);
+    kbt_run_free(&r);
+    char *after = index_digest(&f, "kbtest/cpu-add");
+    cr_expect_str_eq(after, before, "the index keeps what it had");
+    free(after);
+    free(before);
+    free(copy);
+    free(hub2);
+    free(env_cc);
+    free(cc);
+    free(one);
     teardown(&f);
 }

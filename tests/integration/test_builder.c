@@ -446,6 +446,71 @@ Test(builder, source_digest_ignores_mtime_not_content)
     free(tmp);
 }
 
+/* Write (or keep) the source artifact; its inode tells a rewrite (temp + rename) from a reuse. */
+static ino_t source_artifact(kb_ctx *ctx, const kb_manifest *m, const char *out, int64_t epoch,
+                             char hex[65])
+{
+    char digest[65];
+    cr_assert_eq(kb_source_digest(ctx, digest, m), 0);
+    char *path = NULL;
+    uint64_t size = 0;
+    cr_assert_eq(kb_write_source_artifact(ctx, &path, hex, &size, m, out, digest, epoch), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq((uint64_t)st.st_size, size);
+    free(path);
+    return st.st_ino;
+}
+
+/* An unchanged source is not compressed again; whatever changes its bytes (content, exec bits,
+ * epoch) or damages the file on disk makes it written anew. */
+Test(builder, source_artifact_is_reused_while_its_key_holds)
+{
+    char *tmp = kbt_mkdtemp();
+    char *dir = copy_fixture(tmp);
+    char *out = kb_asprintf("%s/out", tmp);
+    cr_assert_eq(kb_mkdir_p(NULL, out, 0755), 0);
+    kb_ctx *ctx = kbt_ctx();
+    kb_manifest *m = NULL;
+    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    char h1[65], h2[65];
+    ino_t first = source_artifact(ctx, m, out, 100, h1);
+    cr_expect_eq(source_artifact(ctx, m, out, 100, h2), first, "unchanged: reused");
+    cr_expect_str_eq(h1, h2);
+
+    char *artifact = kb_asprintf("%s/kbtest-vec-add-0.1.0-source.tar.zst", out);
+    FILE *fp = fopen(artifact, "a"); /* damaged on disk: the sidecar's sha256 no longer holds */
+    fputs("x", fp);
+    fclose(fp);
+    ino_t again = source_artifact(ctx, m, out, 100, h2);
+    cr_expect_str_eq(h1, h2, "rewritten to the same bytes");
+
+    char *src = kb_asprintf("%s/src/vadd_cpu.c", dir);
+    cr_assert_eq(chmod(src, 0755), 0);
+    ino_t exec = source_artifact(ctx, m, out, 100, h2);
+    cr_expect_neq(exec, again, "an exec bit is recorded in the archive");
+    cr_expect_str_neq(h1, h2);
+    cr_assert_eq(chmod(src, 0644), 0);
+    ino_t back = source_artifact(ctx, m, out, 100, h2);
+    cr_expect_str_eq(h1, h2);
+    cr_expect_neq(source_artifact(ctx, m, out, 101, h2), back, "another epoch");
+    fp = fopen(src, "a");
+    fputs("/* changed */\n", fp);
+    fclose(fp);
+    ino_t edited = source_artifact(ctx, m, out, 101, h1);
+    cr_expect_str_neq(h1, h2, "an edit gives other bytes");
+    cr_expect_eq(source_artifact(ctx, m, out, 101, h2), edited);
+    free(src);
+    free(artifact);
+    kb_manifest_free(m);
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(out);
+    free(dir);
+    free(tmp);
+}
+
 static kb_build_result *build_cpu(kb_ctx *ctx, const char *dir, const char *tmp, const char *out)
 {
     const char *filters[] = {"cpu-x86_64_v2"};
