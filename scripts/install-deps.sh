@@ -10,7 +10,7 @@ PKGS=(
   docker-registry skopeo apache2-utils curl zstd libarchive-tools
   hipcc libamdhip64-dev
   clang libclang-rt-14-dev clang-format
-  python3 python3-numpy python3-torch
+  python3 python3-numpy python3-torch libopenblas0
   chromium zlib1g-dev zsh groff-base
   slurmd slurmctld slurm-client munge python3-yaml
 )

@@ -197,7 +197,7 @@ typedef struct fp8_case {
 /* One K block, ragged M and N against the 128 scale blocks and the GPU tiles, several K
  * blocks, a single row, K = 0 (C is zeros), and more tiles than one wave of an H200. */
 static const fp8_case fp8_cases[] = {
-    {128, 128, 128}, {257, 383, 384}, {1, 300, 256}, {300, 8, 512},
+    {128, 128, 128}, {257, 383, 384}, {1, 300, 256},   {300, 8, 512},
     {17, 129, 0},    {65, 1, 128},    {264, 520, 256},
 };
 
@@ -245,8 +245,8 @@ static void fp8_fp64_reference(const fp8_case *c, const kbpkg_e4m3 *A, const flo
 static size_t run_fp8_case(kbc_rng *rng, const fp8_case *c)
 {
     int kb = c->K / RF_FP8_BLOCK, nb = (c->N + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
-    size_t na = (size_t)c->M * c->K + 1, nbe = (size_t)c->N * c->K + 1,
-           nsa = (size_t)c->M * kb + 1, nsb = (size_t)nb * kb + 1, mn = (size_t)c->M * c->N;
+    size_t na = (size_t)c->M * c->K + 1, nbe = (size_t)c->N * c->K + 1, nsa = (size_t)c->M * kb + 1,
+           nsb = (size_t)nb * kb + 1, mn = (size_t)c->M * c->N;
     kbpkg_e4m3 *A = kbc_xmalloc(na), *B = kbc_xmalloc(nbe);
     float *sa = kbc_xmalloc(nsa * 4), *sb = kbc_xmalloc(nsb * 4);
     kbpkg_bf16 *got = kbc_xmalloc(mn * 2 + 2), *want = kbc_xmalloc(mn * 2 + 2),
@@ -299,15 +299,15 @@ static size_t check_e4m3_decode(void)
     static const struct {
         uint8_t bits;
         float want;
-    } rows[] = {{0x00, 0.0f},    {0x80, -0.0f},     {0x01, 0.001953125f}, {0x07, 0.013671875f},
-                {0x08, 0.015625f}, {0x38, 1.0f},    {0x3c, 1.5f},         {0x7e, 448.0f},
-                {0xfe, -448.0f}, {0x40, 2.0f},      {0xb8, -1.0f},        {0x30, 0.5f}};
+    } rows[] = {{0x00, 0.0f},      {0x80, -0.0f}, {0x01, 0.001953125f}, {0x07, 0.013671875f},
+                {0x08, 0.015625f}, {0x38, 1.0f},  {0x3c, 1.5f},         {0x7e, 448.0f},
+                {0xfe, -448.0f},   {0x40, 2.0f},  {0xb8, -1.0f},        {0x30, 0.5f}};
     size_t bad = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         float got = rf_e4m3_to_f32(rows[i].bits);
         if (got != rows[i].want || signbit(got) != signbit(rows[i].want)) {
-            fprintf(stderr, "check: FAIL e4m3 0x%02x decodes to %g, want %g\n", rows[i].bits,
-                    got, rows[i].want);
+            fprintf(stderr, "check: FAIL e4m3 0x%02x decodes to %g, want %g\n", rows[i].bits, got,
+                    rows[i].want);
             bad++;
         }
     }
