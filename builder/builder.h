@@ -7,6 +7,7 @@
 #include "kbpkg/build.h"
 #include "manifests/manifest.h"
 #include "probe/cpu.h" /* kb_host_platform */
+#include "probe/probe.h"
 
 #include "archive/archive.h"
 #include "archive/inspect.h"
@@ -179,6 +180,18 @@ char *kb_trim_compiler_output(const char *text, size_t max_lines);
  * 10 earlier lines that name a failure ("FAIL"), so a failure reported early (stderr is not
  * buffered, stdout is) is not cut off by the tail. Owned by the caller; NULL on OOM. */
 char *kb_test_output_excerpt(const char *text, size_t tail_lines);
+
+/* Shared by the package test and the package benchmark (builder/pkgtest.c, pkgbench.c). */
+int kb_pkgtest_plan(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
+                    const char *dir, const char *const *targets, size_t count, char *level,
+                    size_t level_size, kb_probe_report *probe, bool bench);
+char *kb_pkgtest_not_runnable(const kb_plan_item *item, const char *host_level,
+                              const kb_probe_report *probe);
+/* program (m->test or m->bench) with the CPU reference sources, linked against the target's
+ * library (built into work for GPU targets), as exe. */
+int kb_pkgtest_build_program(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                             const char *work, const char *program, const char *exe,
+                             kb_buf *output);
 
 /* ---- packaging (builder/package.c) ---- */
 

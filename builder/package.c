@@ -192,7 +192,7 @@ int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
     for (size_t i = 0; !rc && i < KB_ARRAY_LEN(tops); i++)
         rc = walk(ctx, out, m->dir, tops[i]);
     /* Files the manifest names outside those folders. */
-    const char *named[] = {m->header, m->test, m->license_file};
+    const char *named[] = {m->header, m->test, m->bench, m->license_file};
     for (size_t i = 0; !rc && i < KB_ARRAY_LEN(named); i++)
         if (named[i])
             rc = walk(ctx, out, m->dir, named[i]);

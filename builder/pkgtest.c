@@ -49,8 +49,8 @@ static char *gpu_not_runnable(const kb_plan_item *item, const kb_probe_report *p
 }
 
 /* Why this target cannot run here, or NULL when it can. */
-static char *not_runnable(const kb_plan_item *item, const char *host_level,
-                          const kb_probe_report *probe)
+char *kb_pkgtest_not_runnable(const kb_plan_item *item, const char *host_level,
+                              const kb_probe_report *probe)
 {
     if (item->backend != KB_BACKEND_CPU)
         return gpu_not_runnable(item, probe);
@@ -114,8 +114,8 @@ char *kb_test_output_excerpt(const char *text, size_t n)
  * compiled with the target's flags, so the test sees the defines, include folders and flags
  * the package's build uses (KBPKG_NAME among them). CUDA: the package library is built for
  * the target and linked, and the test uses device memory (-DKBPKG_CHECK_CUDA, docs/kernels.md). */
-static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const char *work,
-                      const char *exe, kb_buf *output)
+int kb_pkgtest_build_program(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                             const char *work, const char *program, const char *exe, kb_buf *output)
 {
     char *deps = kb_path_join(kb_config_str(ctx, "cache.dir"), "deps");
     kb_compile_env env = {work, NULL, deps};
@@ -134,10 +134,10 @@ static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
         kb_strv_push_owned(&link_extra, kb_asprintf("-Xlinker=-rpath,%s", work));
         kb_strv_free(&objects); /* the library's objects are not the test's */
     }
-    char *check_obj = kb_asprintf("%s/obj/check.o", work);
+    char *check_obj = kb_asprintf("%s/obj/%s.o", work, program == m->test ? "check" : "bench");
     if (!rc)
         rc = check_obj
-                 ? kb_compile_file(ctx, m, item, &env, m->test, NULL, &extra, check_obj, output)
+                 ? kb_compile_file(ctx, m, item, &env, program, NULL, &extra, check_obj, output)
                  : kb_error_oom(ctx);
     if (!rc && kb_strv_push(&objects, check_obj))
         rc = kb_error_oom(ctx);
@@ -155,7 +155,7 @@ static int build_test(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *ite
     if (!rc)
         rc = kb_link(ctx, m, item, &env, &objects, &link_extra, exe, true, output);
     if (rc)
-        kb_error_prefix(ctx, "building the test %s", m->test);
+        kb_error_prefix(ctx, "building %s", program);
     free(check_obj);
     free(deps);
     kb_strv_free(&extra);
@@ -173,7 +173,7 @@ static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
     kb_buf output = KB_BUF_INIT;
     int rc = exe ? kb_mkdir_p(ctx, work, 0755) : kb_error_oom(ctx);
     if (!rc)
-        rc = build_test(ctx, m, item, work, exe, &output);
+        rc = kb_pkgtest_build_program(ctx, m, item, work, m->test, exe, &output);
     if (!rc) {
         const char *argv[] = {exe, NULL};
         kb_proc_result r;
@@ -203,18 +203,21 @@ static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
     free(exe);
 }
 
-static int plan_tests(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
-                      const char *dir, const char *const *targets, size_t count, char *level,
-                      size_t level_size, kb_probe_report *probe)
+int kb_pkgtest_plan(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
+                    const char *dir, const char *const *targets, size_t count, char *level,
+                    size_t level_size, kb_probe_report *probe, bool bench)
 {
     char arch[16], os[16];
     kb_host_platform(arch, sizeof(arch), os, sizeof(os));
     kb_host_cpu_level(ctx, level, level_size);
     kb_plan_host host = {arch, os, level};
     int rc = kb_manifest_load(ctx, m, dir, true);
-    if (!rc && !(*m)->test)
+    if (!rc && !bench && !(*m)->test)
         rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, (*m)->path, 0, 0,
                                "%s declares no test (add `test: tests/check.c`)", (*m)->name);
+    if (!rc && bench && !(*m)->bench)
+        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, (*m)->path, 0, 0,
+                               "%s declares no benchmark (add `bench: tests/bench.c`)", (*m)->name);
     if (!rc)
         rc =
             kb_toolchains_discover_some(ctx, tcs, (1u << KB_BACKEND_CPU) | (1u << KB_BACKEND_CUDA));
@@ -236,8 +239,8 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
     char level[16];
     kb_probe_report probe;
     memset(&probe, 0, sizeof(probe));
-    int rc =
-        plan_tests(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level), &probe);
+    int rc = kb_pkgtest_plan(ctx, &m, &tcs, &plan, dir, targets, target_count, level, sizeof(level),
+                             &probe, false);
     kb_test_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (res)
         res->targets = calloc(plan.count + 1, sizeof(*res->targets));
@@ -252,7 +255,7 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
         const kb_plan_item *item = &plan.items[i];
         kb_test_target_result *t = &res->targets[res->count++];
         t->target = kb_strdup(item->target);
-        char *why = not_runnable(item, level, &probe);
+        char *why = kb_pkgtest_not_runnable(item, level, &probe);
         if (why) {
             t->status = KB_BUILD_SKIPPED;
             t->message = why;

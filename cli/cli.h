@@ -67,6 +67,7 @@ int cmd_search(cli *c, int argc, char **argv);
 int cmd_sync(cli *c, int argc, char **argv);
 int cmd_targets(cli *c, int argc, char **argv);
 int cmd_test(cli *c, int argc, char **argv);
+int cmd_bench(cli *c, int argc, char **argv);
 int cmd_toolchains(cli *c, int argc, char **argv);
 int cmd_uninstall(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);

@@ -6,6 +6,11 @@
 
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
+    {"bench", cmd_bench, "build and run a package's benchmark against the vendor library",
+     "kbpkg bench [DIR] [--target T]... [--quick] [--json]",
+     "  --target T, -t T     only targets whose id is or starts with T\n"
+     "  --quick              small sizes (CI); the program's own --quick\n"
+     "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/kernels.md)"},
     {"build", cmd_build, "compile, verify and package a kernel package for its targets",
      "kbpkg build [DIR] [--target T]... [-j N] [--out DIR] [--json]",
      "  --target T, -t T     only targets whose id is or starts with T (cpu, cuda13-sm_80)\n"

@@ -256,6 +256,11 @@ static int on_test(mparse *p, const kb_ynode *v, const char *keypath, void *targ
     return take_package_path(p, v, keypath, &((kb_manifest *)target)->test, true);
 }
 
+static int on_bench(mparse *p, const kb_ynode *v, const char *keypath, void *target)
+{
+    return take_package_path(p, v, keypath, &((kb_manifest *)target)->bench, true);
+}
+
 /* ---- exports: plain names, or typed mappings {name, returns, args} ---- */
 
 /* The signature slot for the export about to be pushed (kept parallel to m->exports). */
@@ -1024,6 +1029,7 @@ static const schema_key top_keys[] = {
     {"exports", KB_YNODE_SEQ, true, on_exports},
     {"backends", KB_YNODE_MAP, true, on_backends},
     {"test", KB_YNODE_SCALAR, false, on_test},
+    {"bench", KB_YNODE_SCALAR, false, on_bench},
     {"includes", KB_YNODE_SEQ, false, on_includes},
     {"defines", KB_YNODE_SEQ, false, on_defines},
     {"files", KB_YNODE_SEQ, false, on_files},
@@ -1032,7 +1038,7 @@ static const schema_key top_keys[] = {
 };
 static const schema top_schema = {top_keys, KB_ARRAY_LEN(top_keys),
                                   "name, version, summary, license, abi, header, exports, "
-                                  "backends, test, includes, defines, files, dependencies, "
+                                  "backends, test, bench, includes, defines, files, dependencies, "
                                   "requires"};
 
 /* ---- the manifest as a whole ---- */
@@ -1087,6 +1093,7 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
     for (size_t i = 0; i < KB_ARRAY_LEN(m->requires); i++)
         free(m->requires[i].min);
     free(m->test);
+    free(m->bench);
     free(m->license_file);
     free(m);
 }

@@ -70,6 +70,7 @@ typedef struct kb_manifest {
     kb_export_sig *export_sigs;  /* parallel to exports; returns NULL where none is declared */
     kb_backend_spec backends[5]; /* indexed by kb_backend */
     char *test;                  /* tests/check.c, or NULL */
+    char *bench;                 /* tests/bench.c, or NULL: `kbpkg bench` (docs/kernels.md) */
     char *license_file;          /* LICENSE file in the package folder, or NULL */
     char *version_text;          /* the version as written ("1.0.0-rc.1") */
     kb_strv includes;            /* top-level include folders, for every backend and the test */

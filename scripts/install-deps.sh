@@ -11,7 +11,7 @@ PKGS=(
   hipcc libamdhip64-dev rocm-device-libs
   clang-19 clang-tools-19 lld-19 llvm-19
   clang libclang-rt-14-dev clang-format
-  python3 python3-numpy python3-torch
+  python3 python3-numpy python3-torch libopenblas0
   chromium zlib1g-dev zsh groff-base
   slurmd slurmctld slurm-client munge python3-yaml
 )

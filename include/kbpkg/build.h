@@ -122,6 +122,29 @@ KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir
                               const char *const *targets, size_t target_count);
 KB_EXTERN void kb_test_result_free(kb_test_result *result);
 
+/* One target's benchmark: cases is a JSON array (text) of the lines the bench program printed
+ * (docs/kernels.md: case, shape, seconds, tflops or gbps, baseline), NULL unless it ran. */
+typedef struct kb_bench_target_result {
+    char *target;
+    kb_build_status status; /* BUILT: it ran; SKIPPED: cannot run here; FAILED */
+    char *message;          /* why skipped or failed */
+    double seconds;
+    char *cases;
+} kb_bench_target_result;
+
+typedef struct kb_bench_result {
+    kb_bench_target_result *targets;
+    size_t count, ran, skipped, failed;
+} kb_bench_result;
+
+#define KB_BENCH_QUICK 1u /* small sizes (the program's --quick): CI */
+
+/* Build and run the package benchmark (manifest `bench:`) for every declared target runnable
+ * on this machine, like kb_package_test. 0 when the benchmarks ran (see failed). */
+KB_EXTERN int kb_package_bench(kb_ctx *ctx, kb_bench_result **out, const char *dir,
+                               const char *const *targets, size_t target_count, unsigned flags);
+KB_EXTERN void kb_bench_result_free(kb_bench_result *result);
+
 /* ---- scaffolding ---- */
 
 /* Write a new package org/name into dir (created; must not hold a kernel.yaml) that builds

@@ -427,6 +427,31 @@ static const char *first_string(json_t *doc, const char *array, const char *key)
     return json_string_value(json_object_get(json_array_get(json_object_get(doc, array), 0), key));
 }
 
+/* kbpkg bench on every first-party package: built for the CPU, run at --quick sizes, each case
+ * with its baseline (a CPU BLAS for the GEMM, the copy bandwidth for the others). */
+Test(json_schema, bench_first_party_packages)
+{
+    world w;
+    world_init(&w);
+    static const char *const pkgs[] = {"kernels/radeonflow/gemm", "kernels/kbpkg-community/rmsnorm",
+                                       "kernels/kbpkg-community/activation"};
+    for (size_t i = 0; i < sizeof pkgs / sizeof pkgs[0]; i++) {
+        char *dir = kbt_source(pkgs[i]);
+        kbt_run r = run(&w, "bench", dir, "--quick", "--target", "cpu-x86_64_v2");
+        json_t *doc = expect_doc(&r, 0, "bench.json", pkgs[i]);
+        cr_assert_eq(json_integer_value(json_object_get(doc, "ran")), 1, "%s: one CPU target ran",
+                     pkgs[i]);
+        json_t *cases =
+            json_object_get(json_array_get(json_object_get(doc, "targets"), 0), "cases");
+        cr_assert_gt(json_array_size(cases), 0, "%s: cases", pkgs[i]);
+        for (size_t k = 0; k < json_array_size(cases); k++)
+            cr_assert(json_is_object(json_object_get(json_array_get(cases, k), "baseline")),
+                      "%s: case %zu has a baseline", pkgs[i], k);
+        json_decref(doc);
+        free(dir);
+    }
+}
+
 Test(json_schema, package_lifecycle_on_a_layout_registry)
 {
     world w;

@@ -166,6 +166,8 @@ Test(kernels, gemm_check_catches_one_wrong_element)
                           "element 98430:") != NULL,
               "the message does not name the last element:\n%s", out);
     cr_expect(strstr(out, "FAIL rf_gemm_f32") == NULL, "f32 was not spoiled:\n%s", out);
+    cr_expect(strstr(out, "FAIL rf_gemm_fp8_blockscale M=257 N=383 K=384") != NULL,
+              "the FP8 check missed a wrong element:\n%s", out);
     free(out), free(check), free(wrong);
     kbt_rmtree(tmp);
     free(tmp);

@@ -167,7 +167,7 @@ Test(manifest, parse_from_memory_names_the_given_file)
     cr_expect_eq(kb_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text)), KB_ERR_MANIFEST);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "mem.yaml:7:1: unknown key 'extra' (expected one of: name, version, summary, "
-                     "license, abi, header, exports, backends, test, includes, defines, "
+                     "license, abi, header, exports, backends, test, bench, includes, defines, "
                      "files, dependencies, requires)");
     cr_expect_eq(kb_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text) - 9), 0);
     cr_expect_str_eq(m->backends[KB_BACKEND_METAL].flags.items[0], "-O2");

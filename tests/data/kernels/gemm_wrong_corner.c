@@ -43,3 +43,14 @@ KBPKG_EXPORT int rf_gemm_f32(int M, int N, int K, float alpha, const float *A, i
     (void)stream;
     return rf_gemm_f32_cpu(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+KBPKG_EXPORT int rf_gemm_fp8_blockscale(int M, int N, int K, const kbpkg_e4m3 *A,
+                                        const float *scale_a, const kbpkg_e4m3 *B,
+                                        const float *scale_b, kbpkg_bf16 *C, void *stream)
+{
+    (void)stream;
+    int rc = rf_gemm_fp8_blockscale_cpu(M, N, K, A, scale_a, B, scale_b, C);
+    if (rc == 0)
+        spoil_last(M, N, C, N, 1);
+    return rc;
+}

@@ -26,6 +26,19 @@ KBPKG_EXPORT int rf_gemm_f16(int M, int N, int K, float alpha, const kbpkg_f16 *
 KBPKG_EXPORT int rf_gemm_f32(int M, int N, int K, float alpha, const float *A, int lda,
                              const float *B, int ldb, float beta, float *C, int ldc, void *stream);
 
+/*
+ * FP8 block-scaled GEMM (the DeepSeek-V3 contract): C = (A * scale_a) x (B * scale_b)^T.
+ * A is e4m3 [M, K] row-major with one fp32 scale per 1 x 128 block (scale_a [M, K/128],
+ * row-major); B is e4m3 [N, K] row-major, i.e. K-major, with one fp32 scale per 128 x 128 block
+ * (scale_b [ceil(N/128), K/128], row-major); C is bf16 [M, N] row-major, only written.
+ * K must be a multiple of 128 (otherwise KBPKG_KERNEL_EINVAL); M and N are any size >= 0.
+ * Products accumulate in fp32, each 128-wide block of K scaled once by scale_a * scale_b.
+ * e4m3 is OCP's FN kind (max 448, S.1111.111 is NaN). Same pointer and stream rules as above.
+ */
+KBPKG_EXPORT int rf_gemm_fp8_blockscale(int M, int N, int K, const kbpkg_e4m3 *A,
+                                        const float *scale_a, const kbpkg_e4m3 *B,
+                                        const float *scale_b, kbpkg_bf16 *C, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #endif
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rf_gemm.h"
 
@@ -26,6 +27,54 @@ int rf_gemm_f16_cpu(int M, int N, int K, float alpha, const kbpkg_f16 *A, int ld
                     const kbpkg_f16 *B, int ldb, float beta, kbpkg_f16 *C, int ldc);
 int rf_gemm_f32_cpu(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                     int ldb, float beta, float *C, int ldc);
+
+/* The FP8 block-scaled contract on the host (rf_gemm.h). */
+int rf_gemm_fp8_blockscale_cpu(int M, int N, int K, const kbpkg_e4m3 *A, const float *scale_a,
+                               const kbpkg_e4m3 *B, const float *scale_b, kbpkg_bf16 *C);
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define RF_HOST_DEVICE __host__ __device__
+#else
+#define RF_HOST_DEVICE
+#endif
+
+/* e4m3 (OCP FN: sign, 4 exponent bits of bias 7, 3 mantissa bits, no infinities, S.1111.111
+ * NaN) to fp32, exactly: every e4m3 value is a float. One rule for the host and the device. */
+static inline RF_HOST_DEVICE float rf_e4m3_to_f32(uint8_t v)
+{
+    uint32_t sign = (uint32_t)(v & 0x80u) << 24, e = (v >> 3) & 15u, m = v & 7u, bits;
+    if (e == 15u && m == 7u) {
+        bits = sign | 0x7fc00000u;
+    } else if (e == 0u) { /* subnormal: m * 2^-9, exact in fp32 */
+        float f = (float)m * 0.001953125f;
+        return sign ? -f : f;
+    } else {
+        bits = sign | ((e + 120u) << 23) | (m << 20);
+    }
+    union { /* not memcpy: hipcc has no device memcpy; nvcc and clang define this pun */
+        uint32_t u;
+        float f;
+    } pun;
+    pun.u = bits;
+    return pun.f;
+}
+
+/* The FP8 scale block: 1 x RF_FP8_BLOCK of A, RF_FP8_BLOCK x RF_FP8_BLOCK of B. */
+#define RF_FP8_BLOCK 128
+
+/* 0 when the FP8 call is valid: K a multiple of the block, pointers set for a non-empty
+ * problem (A, B and the scales only when K > 0). */
+static inline int rf_gemm_fp8_check_args(int M, int N, int K, const void *A, const void *sa,
+                                         const void *B, const void *sb, const void *C)
+{
+    if (M < 0 || N < 0 || K < 0 || K % RF_FP8_BLOCK != 0)
+        return KBPKG_KERNEL_EINVAL;
+    if (M > 0 && N > 0 && C == NULL)
+        return KBPKG_KERNEL_EINVAL;
+    if (M > 0 && N > 0 && K > 0 && (A == NULL || B == NULL || sa == NULL || sb == NULL))
+        return KBPKG_KERNEL_EINVAL;
+    return KBPKG_KERNEL_OK;
+}
 
 /* 0 when the sizes and pointers describe a valid call, KBPKG_KERNEL_EINVAL otherwise. */
 static inline int rf_gemm_check_args(int M, int N, int K, const void *A, int lda, const void *B,

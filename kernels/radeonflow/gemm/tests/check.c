@@ -189,6 +189,174 @@ static size_t check_bad_args(void)
     return bad;
 }
 
+/* ---- rf_gemm_fp8_blockscale ---- */
+typedef struct fp8_case {
+    int M, N, K;
+} fp8_case;
+
+/* One K block, ragged M and N against the 128 scale blocks and the GPU tiles, several K
+ * blocks, a single row, K = 0 (C is zeros), and more tiles than one wave of an H200. */
+static const fp8_case fp8_cases[] = {
+    {128, 128, 128}, {257, 383, 384}, {1, 300, 256},   {300, 8, 512},
+    {17, 129, 0},    {65, 1, 128},    {264, 520, 256},
+};
+
+/* Any e4m3 code but the two NaNs: subnormals, zeros of both signs and +-448 included. */
+static void fp8_fill(kbc_rng *rng, kbpkg_e4m3 *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        kbpkg_e4m3 v;
+        do
+            v = (kbpkg_e4m3)(kbc_next(rng) >> 56);
+        while ((v & 0x7f) == 0x7f);
+        p[i] = v;
+    }
+}
+
+/* Scales in [2^-12, 2^-4): the products of +-448 stay well inside bf16 and fp32. */
+static void scale_fill(kbc_rng *rng, float *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        p[i] = ldexpf(1.0f + (float)(kbc_next(rng) >> 40) / 16777216.0f,
+                      -12 + (int)(kbc_next(rng) >> 61));
+}
+
+/* fp64 product of the dequantised inputs and the bound of two fp32 accumulations. */
+static void fp8_fp64_reference(const fp8_case *c, const kbpkg_e4m3 *A, const float *sa,
+                               const kbpkg_e4m3 *B, const float *sb, double *exact, double *tol)
+{
+    int kb = c->K / RF_FP8_BLOCK;
+    for (int m = 0; m < c->M; m++)
+        for (int n = 0; n < c->N; n++) {
+            double s = 0, as = 0;
+            for (int k = 0; k < c->K; k++) {
+                double a = (double)rf_e4m3_to_f32(A[(size_t)m * c->K + k]) *
+                           sa[(size_t)m * kb + k / RF_FP8_BLOCK];
+                double b = (double)rf_e4m3_to_f32(B[(size_t)n * c->K + k]) *
+                           sb[(size_t)(n / RF_FP8_BLOCK) * kb + k / RF_FP8_BLOCK];
+                s += a * b;
+                as += fabs(a * b);
+            }
+            exact[(size_t)m * c->N + n] = s;
+            tol[(size_t)m * c->N + n] = 2.0 * (c->K + 2) * 5.96e-8 * as;
+        }
+}
+
+static size_t run_fp8_case(kbc_rng *rng, const fp8_case *c)
+{
+    int kb = c->K / RF_FP8_BLOCK, nb = (c->N + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
+    size_t na = (size_t)c->M * c->K + 1, nbe = (size_t)c->N * c->K + 1, nsa = (size_t)c->M * kb + 1,
+           nsb = (size_t)nb * kb + 1, mn = (size_t)c->M * c->N;
+    kbpkg_e4m3 *A = kbc_xmalloc(na), *B = kbc_xmalloc(nbe);
+    float *sa = kbc_xmalloc(nsa * 4), *sb = kbc_xmalloc(nsb * 4);
+    kbpkg_bf16 *got = kbc_xmalloc(mn * 2 + 2), *want = kbc_xmalloc(mn * 2 + 2),
+               *ex = kbc_xmalloc(mn * 2 + 2);
+    double *exact = kbc_xmalloc(sizeof(double) * (mn + 1)),
+           *tol = kbc_xmalloc(sizeof(double) * (mn + 1));
+    fp8_fill(rng, A, na);
+    fp8_fill(rng, B, nbe);
+    scale_fill(rng, sa, nsa);
+    scale_fill(rng, sb, nsb);
+    kbc_poison(KBC_BF16, got, mn);
+    kbc_poison(KBC_BF16, want, mn);
+    void *dA = kbc_dev_alloc(na), *dB = kbc_dev_alloc(nbe), *dsa = kbc_dev_alloc(nsa * 4),
+         *dsb = kbc_dev_alloc(nsb * 4), *dC = kbc_dev_alloc(mn * 2 + 2);
+    kbc_upload(dA, A, na);
+    kbc_upload(dB, B, nbe);
+    kbc_upload(dsa, sa, nsa * 4);
+    kbc_upload(dsb, sb, nsb * 4);
+    kbc_upload(dC, got, mn * 2 + 2);
+    int rc = rf_gemm_fp8_blockscale(c->M, c->N, c->K, dA, dsa, dB, dsb, dC, NULL);
+    kbc_download(got, dC, mn * 2);
+    int rrc = rf_gemm_fp8_blockscale_cpu(c->M, c->N, c->K, A, sa, B, sb, want);
+
+    char what[120];
+    snprintf(what, sizeof what, "rf_gemm_fp8_blockscale M=%d N=%d K=%d", c->M, c->N, c->K);
+    size_t bad = 0;
+    if (rc != 0 || rrc != 0) {
+        fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
+        bad = 1;
+    }
+    fp8_fp64_reference(c, A, sa, B, sb, exact, tol);
+    for (size_t i = 0; i < mn; i++)
+        kbc_set(KBC_BF16, ex, i, (float)exact[i]);
+    char what_ref[160];
+    snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
+    bad += kbc_compare(what_ref, KBC_BF16, want, ex, mn, kbc_ulp(KBC_BF16), 1e-30, tol);
+    bad += kbc_compare(what, KBC_BF16, got, want, mn, kbc_ulp(KBC_BF16), 1e-30, tol);
+    kbc_dev_free(dA);
+    kbc_dev_free(dB);
+    kbc_dev_free(dsa);
+    kbc_dev_free(dsb);
+    kbc_dev_free(dC);
+    free(A), free(B), free(sa), free(sb), free(got), free(want), free(ex), free(exact), free(tol);
+    return bad;
+}
+
+/* e4m3 decoding is exact: spot values of the OCP table. */
+static size_t check_e4m3_decode(void)
+{
+    static const struct {
+        uint8_t bits;
+        float want;
+    } rows[] = {{0x00, 0.0f},      {0x80, -0.0f}, {0x01, 0.001953125f}, {0x07, 0.013671875f},
+                {0x08, 0.015625f}, {0x38, 1.0f},  {0x3c, 1.5f},         {0x7e, 448.0f},
+                {0xfe, -448.0f},   {0x40, 2.0f},  {0xb8, -1.0f},        {0x30, 0.5f}};
+    size_t bad = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        float got = rf_e4m3_to_f32(rows[i].bits);
+        if (got != rows[i].want || signbit(got) != signbit(rows[i].want)) {
+            fprintf(stderr, "check: FAIL e4m3 0x%02x decodes to %g, want %g\n", rows[i].bits, got,
+                    rows[i].want);
+            bad++;
+        }
+    }
+    if (!isnan(rf_e4m3_to_f32(0x7f)) || !isnan(rf_e4m3_to_f32(0xff))) {
+        fprintf(stderr, "check: FAIL e4m3 0x7f/0xff must decode to NaN\n");
+        bad++;
+    }
+    if (!bad)
+        printf("check: ok   e4m3 decoding\n");
+    return bad;
+}
+
+/* K not a multiple of 128, negative sizes and missing pointers are refused. */
+static size_t check_fp8_bad_args(void)
+{
+    size_t bad = 0;
+    uint8_t q[4] = {0};
+    float s[4] = {0};
+    kbpkg_bf16 c[4] = {0};
+    struct {
+        int M, N, K;
+        const void *C;
+        const float *sa;
+        const char *why;
+    } rows[] = {
+        {4, 4, 100, c, s, "K = 100 (not a multiple of 128)"},
+        {4, 4, 129, c, s, "K = 129"},
+        {-1, 4, 128, c, s, "negative M"},
+        {4, 4, 128, NULL, s, "C == NULL"},
+        {4, 4, 128, c, NULL, "scale_a == NULL"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int rc = rf_gemm_fp8_blockscale(rows[i].M, rows[i].N, rows[i].K, q, rows[i].sa, q, s,
+                                        (kbpkg_bf16 *)rows[i].C, NULL);
+        if (rc != KBPKG_KERNEL_EINVAL) {
+            fprintf(stderr, "check: FAIL rf_gemm_fp8_blockscale with %s: returned %d, want %d\n",
+                    rows[i].why, rc, KBPKG_KERNEL_EINVAL);
+            bad++;
+        }
+    }
+    if (rf_gemm_fp8_blockscale(0, 4, 128, NULL, NULL, NULL, NULL, NULL, NULL) != 0) {
+        fprintf(stderr, "check: FAIL rf_gemm_fp8_blockscale with M == 0 did not succeed\n");
+        bad++;
+    }
+    if (!bad)
+        printf("check: ok   rf_gemm_fp8_blockscale bad arguments refused\n");
+    return bad;
+}
+
 int main(void)
 {
     kbc_rng rng = kbc_rng_from_env_or_time();
@@ -197,6 +365,10 @@ int main(void)
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
+    bad += check_e4m3_decode();
+    bad += check_fp8_bad_args();
+    for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
+        bad += run_fp8_case(&rng, &fp8_cases[i]);
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
         return 1;

@@ -1,0 +1,100 @@
+/* kbpkg bench [DIR] [--target T]... [--quick] [--json]: the package benchmark per runnable target.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *bench_status(kb_build_status s)
+{
+    return s == KB_BUILD_BUILT ? "ran" : s == KB_BUILD_SKIPPED ? "skipped" : "failed";
+}
+
+/* One case as a table row: shape, time, rate, and the baseline's rate and ratio. */
+static void print_case(json_t *c)
+{
+    const char *unit = json_object_get(c, "tflops") ? "tflops" : "gbps";
+    double rate = json_number_value(json_object_get(c, unit));
+    json_t *base = json_object_get(c, "baseline");
+    printf("    %-24s %-16s %10.3f ms %9.2f %s", json_string_value(json_object_get(c, "case")),
+           json_string_value(json_object_get(c, "shape"))
+               ? json_string_value(json_object_get(c, "shape"))
+               : "",
+           json_number_value(json_object_get(c, "seconds")) * 1e3, rate,
+           unit[0] == 't' ? "TFLOP/s" : "GB/s");
+    if (json_is_object(base)) {
+        double brate = json_number_value(json_object_get(base, unit));
+        printf("   %s %.3g (%.2fx)", json_string_value(json_object_get(base, "name")), brate,
+               brate > 0 ? rate / brate : 0.0);
+    } else {
+        const char *note = json_string_value(json_object_get(c, "baseline_note"));
+        printf("   no baseline%s%s", note ? ": " : "", note ? note : "");
+    }
+    printf("\n");
+}
+
+static void print_result(cli *c, const kb_bench_result *r)
+{
+    if (c->json) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < r->count; i++) {
+            const kb_bench_target_result *t = &r->targets[i];
+            json_t *cases = t->cases ? json_loads(t->cases, 0, NULL) : NULL;
+            json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:s?, s:o?}", "target", t->target,
+                                               "status", bench_status(t->status), "seconds",
+                                               t->seconds, "message", t->message, "cases", cases));
+        }
+        cli_json_print(json_pack("{s:o, s:i, s:i, s:i}", "targets", a, "ran", (int)r->ran,
+                                 "skipped", (int)r->skipped, "failed", (int)r->failed));
+        return;
+    }
+    if (c->quiet)
+        return;
+    printf("%zu ran, %zu skipped, %zu failed\n", r->ran, r->skipped, r->failed);
+    for (size_t i = 0; i < r->count; i++) {
+        const kb_bench_target_result *t = &r->targets[i];
+        printf("  %-34s %-8s %s\n", t->target, bench_status(t->status),
+               t->status == KB_BUILD_BUILT ? "" : (t->message ? t->message : ""));
+        json_t *cases = t->cases ? json_loads(t->cases, 0, NULL) : NULL;
+        for (size_t k = 0; k < json_array_size(cases); k++)
+            print_case(json_array_get(cases, k));
+        json_decref(cases);
+    }
+}
+
+int cmd_bench(cli *c, int argc, char **argv)
+{
+    const char *dir = NULL;
+    const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
+    size_t n = 0;
+    unsigned flags = 0;
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
+    for (int i = 1; i < argc && !rc; i++) {
+        if ((strcmp(argv[i], "--target") == 0 || strcmp(argv[i], "-t") == 0) && i + 1 < argc)
+            targets[n++] = argv[++i];
+        else if (strcmp(argv[i], "--quick") == 0)
+            flags |= KB_BENCH_QUICK;
+        else if (argv[i][0] == '-')
+            rc = cli_usage_error(c, "bench", "unknown or incomplete option '%s'", argv[i]);
+        else if (!dir)
+            dir = argv[i];
+        else
+            rc = cli_usage_error(c, "bench", "one package folder only, got '%s' and '%s'", dir,
+                                 argv[i]);
+    }
+    kb_bench_result *r = NULL;
+    if (!rc) {
+        int err = kb_fetch_inputs(c->ctx, dir ? dir : ".", NULL);
+        if (!err)
+            err = kb_package_bench(c->ctx, &r, dir ? dir : ".", targets, n, flags);
+        rc = err ? cli_fail(c, err) : 0;
+    }
+    if (r) {
+        print_result(c, r);
+        rc = r->failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+        kb_bench_result_free(r);
+    }
+    free(targets);
+    return rc;
+}
