@@ -6,20 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int tally(const kb_farm_report *r, kb_status status)
+{
+    return (int)kb_farm_report_count_status(r, status);
+}
+
 static void print_json(const kb_farm_report *r)
 {
     json_t *rows = json_array();
     for (size_t i = 0; i < kb_farm_report_count(r); i++) {
-        const char *pkg, *ver, *target, *status, *msg;
-        kb_farm_report_row(&pkg, &ver, &target, &status, &msg, r, i);
+        const kb_report_row *row;
+        kb_farm_report_row(&row, r, i);
         json_array_append_new(rows,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "package", pkg, "version",
-                                        ver, "target", target, "status", status, "message", msg));
+                              json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "package", row->package,
+                                        "version", row->version, "target", row->target, "status",
+                                        kb_status_name(row->status), "message", row->message));
     }
-    cli_json_print(json_pack(
-        "{s:o, s:i, s:i, s:i, s:i}", "rows", rows, "published", (int)kb_farm_report_published(r),
-        "already_there", (int)kb_farm_report_present(r), "skipped", (int)kb_farm_report_skipped(r),
-        "failed", (int)kb_farm_report_failed(r)));
+    cli_json_print(json_pack("{s:o, s:i, s:i, s:i, s:i}", "rows", rows, "published",
+                             tally(r, KB_STATUS_PUBLISHED), "already_there",
+                             tally(r, KB_STATUS_ALREADY_THERE), "skipped",
+                             tally(r, KB_STATUS_SKIPPED), "failed", tally(r, KB_STATUS_FAILED)));
 }
 
 static void print_table(cli *c, const kb_farm_report *r)
@@ -27,19 +33,21 @@ static void print_table(cli *c, const kb_farm_report *r)
     if (c->quiet)
         return;
     for (size_t i = 0; i < kb_farm_report_count(r); i++) {
-        const char *pkg, *ver, *target, *status, *msg;
-        kb_farm_report_row(&pkg, &ver, &target, &status, &msg, r, i);
-        printf("%-24s %-10s %-34s %-13s", pkg, ver ? ver : "-", target, status);
+        const kb_report_row *row;
+        kb_farm_report_row(&row, r, i);
+        const char *msg = row->message;
+        printf("%-24s %-10s %-34s %-13s", row->package, row->version ? row->version : "-",
+               row->target, kb_status_name(row->status));
         /* published/present rows carry a digest or build key; only reasons are worth a line */
-        bool reason = strcmp(status, "skipped") == 0 || strcmp(status, "failed") == 0 ||
-                      strcmp(status, "conflict") == 0;
+        bool reason = row->status == KB_STATUS_SKIPPED || row->status == KB_STATUS_FAILED ||
+                      row->status == KB_STATUS_CONFLICT;
         if (reason && msg)
             printf(" %.*s", (int)strcspn(msg, "\n"), msg);
         printf("\n");
     }
-    printf("%zu published, %zu already there, %zu skipped, %zu failed\n",
-           kb_farm_report_published(r), kb_farm_report_present(r), kb_farm_report_skipped(r),
-           kb_farm_report_failed(r));
+    printf("%d published, %d already there, %d skipped, %d failed\n", tally(r, KB_STATUS_PUBLISHED),
+           tally(r, KB_STATUS_ALREADY_THERE), tally(r, KB_STATUS_SKIPPED),
+           tally(r, KB_STATUS_FAILED));
 }
 
 static int parse_jobs(cli *c, const char *num, unsigned *out)
@@ -59,7 +67,7 @@ static int finish(cli *c, kb_farm_report *r)
         print_json(r);
     else
         print_table(c, r);
-    int rc = kb_farm_report_failed(r) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    int rc = tally(r, KB_STATUS_FAILED) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     kb_farm_report_free(r);
     return rc;
 }
