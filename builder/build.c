@@ -573,7 +573,7 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
     return rc;
 }
 
-KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
+KB_EXTERN int kb_build(kb_build_result **out, kb_ctx *ctx, const char *dir,
                        const kb_build_options *o)
 {
     return kb_build_with(ctx, out, dir, o, NULL);
@@ -620,7 +620,7 @@ int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
     o.out_dir = out_dir;
     o.no_source_artifact = 1;
     kb_build_result *res = NULL;
-    int rc = kb_build(ctx, &res, package_dir, &o);
+    int rc = kb_build(&res, ctx, package_dir, &o);
     if (rc)
         return rc;
     const kb_build_target_result *t = NULL;

@@ -129,7 +129,7 @@ static int farm_plan(cli *c, int argc, char **argv)
     if (!rc && n == 0)
         rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm plan DIR...)");
     char *plan = NULL;
-    int err = rc ? 0 : kb_farm_plan(c->ctx, &plan, dirs, n, &o);
+    int err = rc ? 0 : kb_farm_plan(&plan, c->ctx, dirs, n, &o);
     if (err)
         rc = cli_fail(c, err);
     else if (!rc && github)
@@ -164,7 +164,7 @@ static int farm_build(cli *c, int argc, char **argv)
     if (!rc && (!dir || !target))
         rc = cli_usage_error(c, "farm", "kbpkg farm build DIR --target T [--stage]");
     kb_farm_report *r = NULL;
-    int err = rc ? 0 : kb_farm_build(c->ctx, &r, dir, target, &o);
+    int err = rc ? 0 : kb_farm_build(&r, c->ctx, dir, target, &o);
     if (err)
         return cli_fail(c, err);
     return r ? finish(c, r) : rc;
@@ -177,7 +177,7 @@ static int farm_merge(cli *c, int argc, char **argv)
     int rc = 0;
     for (int i = 2; i < argc && !rc; i++) {
         int err = argv[i][0] == '-' ? cli_usage_error(c, "farm", "unknown option '%s'", argv[i])
-                                    : kb_farm_merge(c->ctx, &r, argv[i], &o);
+                                    : kb_farm_merge(&r, c->ctx, argv[i], &o);
         if (err < 0)
             rc = cli_fail(c, err);
         else if (err)
@@ -220,7 +220,7 @@ int cmd_farm(cli *c, int argc, char **argv)
         rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm DIR...)");
     kb_farm_report *r = NULL;
     if (!rc) {
-        int err = kb_farm(c->ctx, &r, dirs, n, &o);
+        int err = kb_farm(&r, c->ctx, dirs, n, &o);
         if (err)
             rc = cli_fail(c, err);
     }

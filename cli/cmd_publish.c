@@ -78,7 +78,7 @@ int cmd_publish(cli *c, int argc, char **argv)
     if (!rc) {
         o.targets = targets;
         o.target_count = n;
-        int err = kb_publish(c->ctx, &r, dir, &o);
+        int err = kb_publish(&r, c->ctx, dir, &o);
         if (err)
             rc = cli_fail(c, err);
     }

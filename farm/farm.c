@@ -411,7 +411,7 @@ static int finish_report(kb_ctx *ctx, kb_farm_report **out, kb_farm_report *rep,
     return 0;
 }
 
-KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm(kb_farm_report **out, kb_ctx *ctx, const char *const *paths, size_t count,
                       const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
@@ -439,7 +439,7 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
     return finish_report(ctx, out, rep, rc);
 }
 
-KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+KB_EXTERN int kb_farm_build(kb_farm_report **out, kb_ctx *ctx, const char *dir, const char *target,
                             const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
@@ -490,7 +490,7 @@ static int merge_rows(kb_ctx *ctx, kb_farm_report *rep, const char *name, const 
     return rc ? kb_error_oom(ctx) : 0;
 }
 
-KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
                             const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;

@@ -83,8 +83,8 @@ KB_EXTERN int kb_manifest_target(const char **backend_out, const char **arch_out
     return KB_ERR_NOT_FOUND;
 }
 
-KB_EXTERN int kb_version_satisfies(kb_ctx *ctx, const char *version, const char *constraint,
-                                   int *out)
+KB_EXTERN int kb_version_satisfies(int *out, kb_ctx *ctx, const char *version,
+                                   const char *constraint)
 {
     if (!version || !constraint || !out)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_version_satisfies: NULL argument");

@@ -268,7 +268,7 @@ static int build_now(kb_ctx *ctx, pub_run *p, kb_publish_report *rep, const char
     bo.out_dir = p->out_dir;
     bo.no_source_artifact = 1; /* publish writes it itself, built or not */
     kb_build_result *res = NULL;
-    int rc = kb_build(ctx, &res, dir, &bo);
+    int rc = kb_build(&res, ctx, dir, &bo);
     if (!rc)
         rc = build_failed(ctx, res);
     for (size_t i = 0; !rc && i < res->count; i++) {
@@ -382,7 +382,7 @@ static int push_all(kb_ctx *ctx, kb_publish_report *rep, const pub_run *p, const
     return rc;
 }
 
-KB_EXTERN int kb_publish(kb_ctx *ctx, kb_publish_report **out, const char *dir,
+KB_EXTERN int kb_publish(kb_publish_report **out, kb_ctx *ctx, const char *dir,
                          const kb_publish_options *options)
 {
     kb_publish_options defaults = KB_PUBLISH_OPTIONS_INIT;

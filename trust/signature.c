@@ -224,9 +224,9 @@ static int push_signature(char **digest_out, kb_registry *r, const char *package
     return rc;
 }
 
-KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                  const char *version, const char *index_digest, const char *key_id,
-                                  char **sig_digest_out)
+KB_EXTERN int kb_trust_sign_index(char **sig_digest_out, kb_ctx *ctx, kb_registry *registry,
+                                  const char *package, const char *version,
+                                  const char *index_digest, const char *key_id)
 {
     if (sig_digest_out)
         *sig_digest_out = NULL;
@@ -403,9 +403,9 @@ int kb_trust_judge_stored(kb_trust_verdict *out, kb_ctx *ctx, const char *layer_
     return rc;
 }
 
-KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                    const char *version, const char *index_digest,
-                                    kb_trust_verdict *out)
+KB_EXTERN int kb_trust_verify_index(kb_trust_verdict *out, kb_ctx *ctx, kb_registry *registry,
+                                    const char *package, const char *version,
+                                    const char *index_digest)
 {
     return kb_trust_verify_index_layer(out, NULL, ctx, registry, package, version, index_digest);
 }

@@ -37,7 +37,7 @@ typedef struct kb_publish_report kb_publish_report;
  * published with different bytes is refused (KB_ERR_EXISTS naming the target and both digests,
  * nothing changed) unless force.
  */
-KB_EXTERN int kb_publish(kb_ctx *ctx, kb_publish_report **out, const char *dir,
+KB_EXTERN int kb_publish(kb_publish_report **out, kb_ctx *ctx, const char *dir,
                          const kb_publish_options *options);
 KB_EXTERN void kb_publish_report_free(kb_publish_report *report);
 
@@ -86,7 +86,7 @@ typedef struct kb_farm_report kb_farm_report;
  * when rows failed (see kb_farm_report_count_status); a negative kb_err when nothing could run (no
  * registry, a path that does not exist).
  */
-KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm(kb_farm_report **out, kb_ctx *ctx, const char *const *paths, size_t count,
                       const kb_farm_options *options);
 KB_EXTERN void kb_farm_report_free(kb_farm_report *report);
 KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *report);
@@ -118,12 +118,12 @@ KB_EXTERN int kb_farm_report_row(const kb_report_row **row, const kb_farm_report
  * KB_STATUS_MERGED or _UNCHANGED (message: the index digest), and one KB_STATUS_CONFLICT per
  * staged target whose bytes differ from the index's (skipped; also a KB_EVENT_WARNING).
  */
-KB_EXTERN int kb_farm_plan(kb_ctx *ctx, char **json_out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm_plan(char **json_out, kb_ctx *ctx, const char *const *paths, size_t count,
                            const kb_farm_options *options);
 KB_EXTERN void kb_farm_string_free(char *s);
-KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+KB_EXTERN int kb_farm_build(kb_farm_report **out, kb_ctx *ctx, const char *dir, const char *target,
                             const kb_farm_options *options);
-KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
                             const kb_farm_options *options);
 
 /* How many rows have this status (kb_farm_report_count_status(r, KB_STATUS_FAILED) > 0: a row

@@ -76,14 +76,14 @@ KB_EXTERN const char *kb_trust_status_name(kb_trust_status status);
  * *sig_digest_out (may be NULL) is the signature manifest's digest; free with
  * kb_string_free. Reads trust.signature_days.
  */
-KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                  const char *version, const char *index_digest, const char *key_id,
-                                  char **sig_digest_out);
+KB_EXTERN int kb_trust_sign_index(char **sig_digest_out, kb_ctx *ctx, kb_registry *registry,
+                                  const char *package, const char *version,
+                                  const char *index_digest, const char *key_id);
 /* Returns 0 with *out filled whatever the verdict; negative only when the check could not run
  * (network, registry errors). */
-KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                    const char *version, const char *index_digest,
-                                    kb_trust_verdict *out);
+KB_EXTERN int kb_trust_verify_index(kb_trust_verdict *out, kb_ctx *ctx, kb_registry *registry,
+                                    const char *package, const char *version,
+                                    const char *index_digest);
 /*
  * The policy of trust.require_signatures (never | remote | always; remote =
  * required for registries that are not layout folders). 0, or
@@ -101,8 +101,8 @@ KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *pac
  * *user and *password NULL when none is known; free both with
  * kb_trust_credentials_free (it wipes the password).
  */
-KB_EXTERN int kb_trust_credentials_for(kb_ctx *ctx, const char *registry_ref, char **user,
-                                       char **password);
+KB_EXTERN int kb_trust_credentials_for(char **user, char **password, kb_ctx *ctx,
+                                       const char *registry_ref);
 KB_EXTERN int kb_trust_credentials_store(kb_ctx *ctx, const char *registry_ref, const char *user,
                                          const char *password);
 /* KB_ERR_NOT_FOUND when nothing was stored for that host. */

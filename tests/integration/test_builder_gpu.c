@@ -21,7 +21,7 @@ static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const cha
     o.work_dir = work;
     o.no_source_artifact = 1;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, src, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, src, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     free(src);
     free(out);
     free(work);

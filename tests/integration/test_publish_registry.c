@@ -70,7 +70,7 @@ static char *publish(session *s, const char *status, size_t expect_count)
 {
     kb_publish_options o = KB_PUBLISH_OPTIONS_INIT;
     kb_publish_report *r = NULL;
-    cr_assert_eq(kb_publish(s->ctx, &r, s->pkg, &o), 0, "%s", msg(s));
+    cr_assert_eq(kb_publish(&r, s->ctx, s->pkg, &o), 0, "%s", msg(s));
     cr_expect_eq(count_status(r, status), expect_count, "%zu items '%s'", expect_count, status);
     cr_expect_str_eq(kb_publish_report_registry(r), s->ref);
     char *digest = kb_strdup(kb_publish_report_index_digest(r));
@@ -92,7 +92,7 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     kb_registry *reg = NULL;
     kb_trust_verdict verdict;
     cr_assert_eq(kb_registry_open(&reg, s.ctx, s.ref), 0, "%s", msg(&s));
-    cr_assert_eq(kb_trust_verify_index(s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1, &verdict), 0);
+    cr_assert_eq(kb_trust_verify_index(&verdict, s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1), 0);
     cr_expect_eq(verdict.status, KB_TRUST_SIGNED_TRUSTED, "the publish hook signed: %s",
                  verdict.detail);
     kb_registry_free(reg);
@@ -203,11 +203,11 @@ Test(publish_registry, farm_twice_publishes_once)
     open_session(&s);
     const char *paths[] = {s.pkg};
     kb_farm_report *r = NULL;
-    cr_assert_eq(kb_farm(s.ctx, &r, paths, 1, NULL), 0, "%s", msg(&s));
+    cr_assert_eq(kb_farm(&r, s.ctx, paths, 1, NULL), 0, "%s", msg(&s));
     cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_PUBLISHED), 2);
     cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_FAILED), 0);
     kb_farm_report_free(r);
-    cr_assert_eq(kb_farm(s.ctx, &r, paths, 1, NULL), 0, "%s", msg(&s));
+    cr_assert_eq(kb_farm(&r, s.ctx, paths, 1, NULL), 0, "%s", msg(&s));
     cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_PUBLISHED), 0);
     cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_ALREADY_THERE), 2);
     const kb_report_row *row = NULL;

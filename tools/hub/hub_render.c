@@ -159,7 +159,7 @@ static void verify_version(hub_version *v, const hub_run *h, const char *name, c
         snprintf(v->verdict.detail, sizeof(v->verdict.detail), "no signature tag");
         return;
     }
-    int rc = kb_trust_verify_index(h->ctx, h->r, name, v->version, digest, &v->verdict);
+    int rc = kb_trust_verify_index(&v->verdict, h->ctx, h->r, name, v->version, digest);
     if (!rc)
         return;
     v->unchecked = true; /* verdict.status may still read 0, "signed-trusted": never show it */
