@@ -11,7 +11,7 @@ static json_t *target_json(const kb_build_target_result *t)
                           kb_build_status_name(t->status), "seconds", t->seconds);
     if (t->artifact)
         json_object_set_new(o, "artifact", json_string(t->artifact));
-    if (t->sha256[0]) {
+    if (t->sha256) {
         json_object_set_new(o, "sha256", json_string(t->sha256));
         json_object_set_new(o, "size", json_integer((json_int_t)t->size));
     }

@@ -44,7 +44,7 @@ typedef struct kb_build_target_result {
     char *target; /* cuda13-sm_80-x86_64-linux */
     kb_build_status status;
     char *artifact;  /* path of the .tar.zst, NULL unless built */
-    char sha256[65]; /* of the artifact, "" unless built */
+    char *sha256;    /* hex sha256 of the artifact, NULL unless built */
     uint64_t size;   /* bytes of the artifact */
     double seconds;  /* wall time of compile + package + verify */
     char *build_key; /* sha256(source digest, target, toolchain id, flags); NULL if skipped */
@@ -55,8 +55,8 @@ typedef struct kb_build_result {
     char *package; /* org/name */
     char *version;
     char *source_artifact; /* <org>-<name>-<version>-source.tar.zst, NULL when not written */
-    char source_sha256[65];
-    char *source_digest; /* digest of the canonical source listing (input of build keys) */
+    char *source_sha256;   /* hex sha256 of source_artifact, NULL when not written */
+    char *source_digest;   /* digest of the canonical source listing (input of build keys) */
     kb_build_target_result *targets;
     size_t count;
     size_t built, skipped, failed;

@@ -95,6 +95,7 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     cr_assert_eq(kb_trust_verify_index(&verdict, s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1), 0);
     cr_expect_eq(verdict.status, KB_TRUST_SIGNED_TRUSTED, "the publish hook signed: %s",
                  verdict.detail);
+    kb_trust_verdict_clear(&verdict);
     kb_registry_free(reg);
 
     const char *refs[] = {"kbtest/cpu-add@0.1"};

@@ -61,10 +61,12 @@ static void close_session(session *s)
 
 static kb_trust_status verify(session *s, const char *version, const char *digest)
 {
-    kb_trust_verdict v;
+    kb_trust_verdict v = {0};
     cr_assert_eq(kb_trust_verify_index(&v, s->ctx, s->reg, PKG, version, digest), 0, "%s",
                  kbt_msg(s->ctx));
-    return v.status;
+    kb_trust_status status = v.status;
+    kb_trust_verdict_clear(&v);
+    return status;
 }
 
 Test(trust_registry, sign_and_verify_on_docker_registry)
@@ -83,6 +85,7 @@ Test(trust_registry, sign_and_verify_on_docker_registry)
     cr_expect_eq(v.status, KB_TRUST_SIGNED_TRUSTED, "%s", v.detail);
     cr_expect_str_eq(v.key_id, k->id);
     cr_expect_str_eq(v.signature_digest, sig);
+    kb_trust_verdict_clear(&v);
     /* the .sig tag is listed next to the version, as registries without referrers need */
     char **tags = NULL;
     size_t n = 0;
