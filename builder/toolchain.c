@@ -316,7 +316,6 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
     kb_buf_free(&out);
     if (rc)
         return kb_error_oom(ctx);
-    tc->version = kb_strdup(ver);
     const char *codes[] = {tc->path, "--list-gpu-code", NULL};
     const char *virt[] = {tc->path, "--list-gpu-arch", NULL};
     if (capture(ctx, codes, &out))

@@ -133,7 +133,7 @@ typedef struct kb_ctx_options {
     kb_event_cb event;
     void *payload;          /* handed to every callback */
     kb_log_level log_level; /* messages above this level are not reported */
-    int no_config_files;    /* 1: skip system/user/project config files (tests) */
+    int no_config_files;    /* 1: hermetic: only built-in defaults, KBPKG_* and kb_ctx_set */
 } kb_ctx_options;
 
 #define KB_CTX_OPTIONS_INIT                                                                        \
