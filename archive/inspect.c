@@ -34,6 +34,7 @@ void kb_inspect_free(kb_inspect *ins)
         return;
     free(ins->name);
     kb_strv_free(&ins->exports);
+    kb_strv_free(&ins->needed);
     kb_strv_free(&ins->uniques);
     kb_strv_free(&ins->imports);
     kb_strv_free(&ins->strong_exports);
@@ -218,6 +219,16 @@ size_t kb_inspect_gpu_code_count(const kb_inspect *ins)
 const kb_gpu_code *kb_inspect_gpu_code(const kb_inspect *ins, size_t i)
 {
     return i < ins->code_count ? &ins->codes[i]->code : NULL;
+}
+
+const kb_gpu_entry *kb_inspect_gpu_entry(const kb_inspect *ins, size_t i)
+{
+    return i < ins->code_count ? ins->codes[i] : NULL;
+}
+
+const kb_strv *kb_inspect_needed(const kb_inspect *ins)
+{
+    return &ins->needed;
 }
 
 const char *kb_gpu_code_kind_name(kb_gpu_code_kind kind)

@@ -11,12 +11,21 @@ typedef struct kb_gpu_entry {
     kb_gpu_code code;
     char arch[48];
     char detail[160];
+    /* AMD code objects: where the ELF lies in the inspected file and its header fields */
+    bool elf;             /* the bundle entry is an ELF image */
+    uint64_t file_offset; /* of the code object in the inspected file */
+    uint64_t size;
+    uint16_t e_machine;  /* EM_AMDGPU (224) */
+    uint8_t os_abi;      /* ELFOSABI_AMDGPU_HSA (64) */
+    uint8_t abi_version; /* 2: code object v4, 3: v5, 4: v6 */
+    uint32_t e_flags;    /* EF_AMDGPU_MACH in the low byte, generic version in the top byte */
 } kb_gpu_entry;
 
 struct kb_inspect {
     kb_inspect_kind kind;
     char *name;
     kb_strv exports;
+    kb_strv needed; /* DT_NEEDED sonames, in file order */
     kb_strv uniques;
     kb_strv imports;        /* undefined dynamic symbols: what the library needs at load */
     kb_strv strong_exports; /* exports bound STB_GLOBAL (not weak template instances) */
@@ -48,9 +57,16 @@ int kb_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const
  * names the section in messages ("lib.so: .nv_fatbin"). */
 int kb_fatbin_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
                     size_t len);
-/* Parse a .hip_fatbin section (clang offload bundles) and add its device entries to into. */
+/* Parse a .hip_fatbin section (clang offload bundles) and add its device entries to into.
+ * file_offset: where the section lies in the inspected file (kb_gpu_entry.file_offset). */
 int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                            size_t len);
+                            size_t len, uint64_t file_offset);
+/* EF_AMDGPU_MACH of a gfx processor or generic target (LLVM's ELF.h); false when unknown. */
+bool kb_amdgpu_mach(const char *gfx, unsigned *mach);
+/* The inspection's entry behind kb_inspect_gpu_code(ins, i). */
+const kb_gpu_entry *kb_inspect_gpu_entry(const kb_inspect *ins, size_t i);
+/* DT_NEEDED sonames of an ELF inspection. */
+const kb_strv *kb_inspect_needed(const kb_inspect *ins);
 
 /* Append one GPU code entry unless an equal one is there already. */
 int kb_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind, const char *arch,

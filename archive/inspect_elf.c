@@ -193,6 +193,30 @@ static int read_version_needs(elf_view *v, kb_inspect *out)
     return 0;
 }
 
+/* DT_NEEDED entries: the sonames the dynamic loader must find (libamdhip64.so.6). */
+static int read_needed(elf_view *v, kb_inspect *out)
+{
+    const Elf64_Shdr *dyn = find_section_by_type(v, SHT_DYNAMIC);
+    if (!dyn || dyn->sh_type == SHT_NOBITS)
+        return 0;
+    const Elf64_Shdr *strtab = section_at(v, dyn->sh_link);
+    size_t count = (size_t)(dyn->sh_size / sizeof(Elf64_Dyn));
+    for (size_t i = 0; i < count; i++) {
+        Elf64_Dyn d;
+        memcpy(&d, v->data + dyn->sh_offset + i * sizeof(d), sizeof(d));
+        if (d.d_tag == DT_NULL)
+            break;
+        if (d.d_tag != DT_NEEDED)
+            continue;
+        const char *name = string_at(v, strtab, d.d_un.d_val);
+        if (!name)
+            return malformed(v, dyn->sh_offset + i * sizeof(d), "DT_NEEDED name outside .dynstr");
+        if (kb_strv_push(&out->needed, name))
+            return kb_error_oom(v->ctx);
+    }
+    return 0;
+}
+
 static int read_gpu_sections(elf_view *v, kb_inspect *out)
 {
     for (size_t i = 0; i < v->shnum; i++) {
@@ -209,7 +233,8 @@ static int read_gpu_sections(elf_view *v, kb_inspect *out)
             return kb_error_oom(v->ctx);
         const uint8_t *data = v->data + s->sh_offset;
         int rc = cuda ? kb_fatbin_parse(v->ctx, out, label, data, (size_t)s->sh_size)
-                      : kb_offload_bundle_parse(v->ctx, out, label, data, (size_t)s->sh_size);
+                      : kb_offload_bundle_parse(v->ctx, out, label, data, (size_t)s->sh_size,
+                                                s->sh_offset);
         free(label);
         if (rc)
             return rc;
@@ -235,6 +260,8 @@ int kb_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const
         rc = read_dynsym(&v, ins);
     if (!rc)
         rc = read_version_needs(&v, ins);
+    if (!rc)
+        rc = read_needed(&v, ins);
     if (!rc)
         rc = read_gpu_sections(&v, ins);
     free(v.sh);

@@ -163,8 +163,55 @@ static void bundle_target(const char *triple, char *arch, size_t size)
     snprintf(arch, size, "%s", p ? p : "");
 }
 
+/* EF_AMDGPU_MACH_* (LLVM's include/llvm/BinaryFormat/ELF.h), checked against clang 19's
+ * output for each arch (docs/targets.md). */
+static const struct {
+    const char *gfx;
+    unsigned mach;
+} amdgpu_machs[] = {
+    {"gfx900", 0x2c},         {"gfx902", 0x2d},          {"gfx904", 0x2e},
+    {"gfx906", 0x2f},         {"gfx908", 0x30},          {"gfx909", 0x31},
+    {"gfx90c", 0x32},         {"gfx1010", 0x33},         {"gfx1011", 0x34},
+    {"gfx1012", 0x35},        {"gfx1030", 0x36},         {"gfx1031", 0x37},
+    {"gfx1032", 0x38},        {"gfx1033", 0x39},         {"gfx1035", 0x3d},
+    {"gfx1034", 0x3e},        {"gfx90a", 0x3f},          {"gfx940", 0x40},
+    {"gfx1100", 0x41},        {"gfx1013", 0x42},         {"gfx1150", 0x43},
+    {"gfx1103", 0x44},        {"gfx1036", 0x45},         {"gfx1101", 0x46},
+    {"gfx1102", 0x47},        {"gfx1200", 0x48},         {"gfx1151", 0x4a},
+    {"gfx941", 0x4b},         {"gfx942", 0x4c},          {"gfx1201", 0x4e},
+    {"gfx9-generic", 0x51},   {"gfx10-1-generic", 0x52}, {"gfx10-3-generic", 0x53},
+    {"gfx11-generic", 0x54},  {"gfx1152", 0x55},         {"gfx12-generic", 0x59},
+    {"gfx9-4-generic", 0x5f},
+};
+
+bool kb_amdgpu_mach(const char *gfx, unsigned *mach)
+{
+    for (size_t i = 0; i < KB_ARRAY_LEN(amdgpu_machs); i++)
+        if (strcmp(amdgpu_machs[i].gfx, gfx) == 0) {
+            *mach = amdgpu_machs[i].mach;
+            return true;
+        }
+    return false;
+}
+
+/* Record where the entry's code object lies and what its ELF header says (the verifier
+ * checks e_flags against the arch and disassembles it from there). */
+static void note_code_object(kb_gpu_entry *e, const uint8_t *co, uint64_t size,
+                             uint64_t file_offset)
+{
+    e->file_offset = file_offset;
+    e->size = size;
+    if (size < 64 || memcmp(co, "\177ELF", 4) != 0 || co[4] != 2 /* ELFCLASS64 */)
+        return;
+    e->elf = true;
+    e->os_abi = co[7];
+    e->abi_version = co[8];
+    e->e_machine = rd16(co + 18);
+    e->e_flags = rd32(co + 48);
+}
+
 static int parse_bundle(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *b,
-                        size_t len, size_t base, size_t *size_out)
+                        size_t len, size_t base, uint64_t file_offset, size_t *size_out)
 {
     if (len < BUNDLE_MAGIC_LEN + 8)
         return bad_gpu_data(ctx, section, base, "offload bundle header cut short");
@@ -196,9 +243,12 @@ static int parse_bundle(kb_ctx *ctx, kb_inspect *into, const char *section, cons
         char arch[48];
         bundle_target(triple, arch, sizeof(arch));
         kb_gpu_code_kind kind = strstr(triple, "amdgcn") ? KB_GPU_CODE_AMDGCN : KB_GPU_CODE_UNKNOWN;
+        size_t before = into->code_count;
         int rc = kb_inspect_add_gpu_code(ctx, into, kind, arch, triple, 0);
         if (rc)
             return rc;
+        if (into->code_count > before)
+            note_code_object(into->codes[before], b + off, size, file_offset + base + off);
     }
     *size_out = end > p ? end : p;
     return 0;
@@ -213,7 +263,7 @@ static const uint8_t *find_bytes(const uint8_t *hay, size_t len, const char *nee
 }
 
 int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                            size_t len)
+                            size_t len, uint64_t file_offset)
 {
     size_t off = 0;
     bool found = false;
@@ -228,7 +278,7 @@ int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, 
         if (!b)
             break;
         size_t start = (size_t)(b - data), size = 0;
-        int rc = parse_bundle(ctx, into, section, b, len - start, start, &size);
+        int rc = parse_bundle(ctx, into, section, b, len - start, start, file_offset, &size);
         if (rc)
             return rc;
         found = true;

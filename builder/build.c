@@ -11,6 +11,15 @@
 #include <unistd.h>
 
 /* One target's work, filled by a worker thread; the worker owns its own ctx. */
+/* The device-lib overlay of one ROCm toolchain (hipcc, hip-clang), made before the workers
+ * start; a failure fails that toolchain's targets with its message, never a silent skip. */
+typedef struct rocm_overlay {
+    const kb_toolchain *tc;
+    char *dir;
+    int rc;
+    char *error;
+} rocm_overlay;
+
 typedef struct build_job {
     const kb_manifest *m;
     const kb_plan_item *item;
@@ -18,10 +27,8 @@ typedef struct build_job {
     const char *inputs_digest; /* what the build reads: the build key's input */
     const char *work_root;
     const char *out_dir;
-    const char *overlay;   /* ROCm device-lib overlay, or NULL */
-    const char *deps_root; /* <cache.dir>/deps, resolved on the caller's ctx */
-    int overlay_rc;        /* the overlay could not be made: the error below */
-    const char *overlay_error;
+    const rocm_overlay *overlay; /* the item's toolchain's overlay, or NULL */
+    const char *deps_root;       /* <cache.dir>/deps, resolved on the caller's ctx */
     int64_t epoch;
     /* results */
     int rc;
@@ -72,6 +79,13 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
 {
     char glibc[16] = "", glibcxx[16] = "";
     int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx, &job->warnings);
+    if (!rc && job->item->backend == KB_BACKEND_ROCM)
+        rc = kb_verify_hip_runtime(ctx, lib, job->item);
+    if (!rc && job->item->backend == KB_BACKEND_ROCM && job->item->tc->objdump)
+        rc = kb_verify_disassembly(ctx, lib, job->item, job->item->tc->objdump);
+    else if (!rc && job->item->backend == KB_BACKEND_ROCM &&
+             kb_strv_push(&job->warnings, "not disassembled (no llvm-objdump; install llvm-19)"))
+        rc = kb_error_oom(ctx);
     char *staging = kb_path_join(work, "stage");
     char *name = kb_artifact_name(job->m, job->item->target);
     char *out = name ? kb_path_join(job->out_dir, name) : NULL;
@@ -109,8 +123,8 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
 static int run_job_in(kb_ctx *ctx, build_job *job)
 {
     const kb_plan_item *item = job->item;
-    if (item->backend == KB_BACKEND_ROCM && job->overlay_rc)
-        return kb_error_set(ctx, job->overlay_rc, "%s", job->overlay_error);
+    if (job->overlay && job->overlay->rc)
+        return kb_error_set(ctx, job->overlay->rc, "%s", job->overlay->error);
     kb_strv flags = KB_STRV_INIT;
     if (kb_target_build_key(job->build_key, &flags, job->m, item, job->inputs_digest))
         return kb_error_oom(ctx);
@@ -131,8 +145,9 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
     if (!rc)
         rc = kb_mkdir_p(ctx, work, 0755);
     const char *overlay = NULL;
-    if (item->backend == KB_BACKEND_ROCM && kb_strv_contains(&item->tc->overlay_archs, item->arch))
-        overlay = job->overlay;
+    if (job->overlay &&
+        (item->tc->hip_stub || kb_strv_contains(&item->tc->overlay_archs, item->arch)))
+        overlay = job->overlay->dir;
     kb_compile_env env = {work, overlay, job->deps_root};
     if (!rc)
         rc = kb_compile_target(ctx, job->m, item, &env, lib, &job->log);
@@ -370,12 +385,11 @@ static int fill_target(kb_build_target_result *t, const kb_plan_item *item, cons
     return t->target && (!job->sha256[0] || t->sha256) ? 0 : KB_ERR_NOMEM;
 }
 
-static bool needs_overlay(const kb_plan *plan)
+static bool needs_overlay(const kb_plan *plan, const kb_toolchain *tc)
 {
     for (size_t i = 0; i < plan->count; i++) {
         const kb_plan_item *it = &plan->items[i];
-        if (it->tc && it->backend == KB_BACKEND_ROCM &&
-            kb_strv_contains(&it->tc->overlay_archs, it->arch))
+        if (it->tc == tc && (tc->hip_stub || kb_strv_contains(&tc->overlay_archs, it->arch)))
             return true;
     }
     return false;
@@ -391,9 +405,7 @@ typedef struct build_run {
     char inputs_digest[65];
     char *out_dir;
     char *work_root;
-    char *overlay;
-    int overlay_rc;
-    char *overlay_error;
+    rocm_overlay overlays[2]; /* hipcc's, hip-clang's */
     char *deps_root;
 } build_run;
 
@@ -404,9 +416,29 @@ static void build_run_free(build_run *r)
     kb_manifest_free(r->m);
     free(r->out_dir);
     free(r->work_root);
-    free(r->overlay);
-    free(r->overlay_error);
+    for (size_t i = 0; i < KB_ARRAY_LEN(r->overlays); i++) {
+        free(r->overlays[i].dir);
+        free(r->overlays[i].error);
+    }
     free(r->deps_root);
+}
+
+/* Make the overlay of each ROCm toolchain the plan uses. A failure here fails the targets
+ * that need it, with this message; never a silent skip. */
+static void prepare_overlays(kb_ctx *ctx, build_run *r)
+{
+    const kb_toolchain *tcs[] = {&r->tc_set->tc[KB_BACKEND_ROCM], &r->tc_set->hip_clang};
+    for (size_t i = 0; i < KB_ARRAY_LEN(tcs); i++) {
+        rocm_overlay *o = &r->overlays[i];
+        o->tc = tcs[i];
+        if (!needs_overlay(&r->plan, tcs[i]))
+            continue;
+        o->rc = kb_rocm_overlay(ctx, &o->dir, tcs[i], kb_config_str(ctx, "cache.dir"));
+        if (o->rc) {
+            o->error = kb_strdup(kb_ctx_last_error(ctx)->message);
+            kb_ctx_clear_error(ctx);
+        }
+    }
 }
 
 static char *default_work_root(kb_ctx *ctx, const char *work_dir, const kb_manifest *m)
@@ -474,16 +506,8 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
                r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
     if (!rc)
         rc = kb_signature_check(ctx, r->m, &r->tcs, r->work_root);
-    if (!rc && needs_overlay(&r->plan)) {
-        /* A failure here fails the gfx targets that need it, with this message; never a
-         * silent skip. */
-        r->overlay_rc = kb_rocm_overlay(ctx, &r->overlay, &r->tc_set->tc[KB_BACKEND_ROCM],
-                                        kb_config_str(ctx, "cache.dir"));
-        if (r->overlay_rc) {
-            r->overlay_error = kb_strdup(kb_ctx_last_error(ctx)->message);
-            kb_ctx_clear_error(ctx);
-        }
-    }
+    if (!rc)
+        prepare_overlays(ctx, r);
     return rc;
 }
 
@@ -496,9 +520,9 @@ static void init_job(build_job *job, const build_run *r, const kb_plan_item *ite
     job->inputs_digest = r->inputs_digest;
     job->work_root = r->work_root;
     job->out_dir = r->out_dir;
-    job->overlay = r->overlay;
-    job->overlay_rc = r->overlay_rc;
-    job->overlay_error = r->overlay_error;
+    for (size_t i = 0; i < KB_ARRAY_LEN(r->overlays); i++)
+        if (item->tc && r->overlays[i].tc == item->tc && (r->overlays[i].dir || r->overlays[i].rc))
+            job->overlay = &r->overlays[i];
     job->deps_root = r->deps_root;
     job->epoch = epoch;
 }

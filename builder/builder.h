@@ -13,24 +13,34 @@
 
 /* ---- toolchains (builder/toolchain.c) ---- */
 
-/* One discovered compiler. Indexed by backend in kb_toolchains. */
+/* One discovered compiler. Indexed by backend in kb_toolchains, plus the second HIP one. */
 typedef struct kb_toolchain {
     kb_backend backend;
-    const char *name; /* static: "nvcc", "hipcc", "cc", "metal" */
+    const char *name; /* static: "nvcc", "hipcc", "hip-clang", "cc", "metal" */
     bool found;
     char *path;    /* the executable */
     char *version; /* "13.0" */
     char *id;      /* name-version-<12 hex>: kb_toolchain_identity */
     char *note;    /* why missing, or a remark */
     kb_strv archs; /* buildable archs, sorted */
-    /* hipcc only */
-    char *clang;           /* the clang hipcc drives (makes the gfx overlay bitcode) */
+    /* ROCm (hipcc, hip-clang) only */
+    unsigned hip_major;    /* the HIP runtime its libraries need: libamdhip64.so.<hip_major> */
+    char *clang;           /* the clang that compiles the device code (makes overlay bitcode) */
     char *device_libs;     /* the ROCm device-library folder (oclc_*.bc) */
-    kb_strv overlay_archs; /* archs buildable only through the generated overlay (gfx1100) */
+    kb_strv overlay_archs; /* archs whose oclc_isa_version_*.bc the overlay generates */
+    bool overlay_abi6;     /* the overlay generates oclc_abi_version_600.bc (code object v6) */
+    bool hip_stub;         /* links against the overlay's libamdhip64.so.<hip_major> stub */
+    char *objdump;         /* llvm-objdump that disassembles its code objects; NULL: none */
+    char *hip_headers;     /* hip-clang: the HIP headers' version ("5.2"), what requires.rocm
+                              is checked against */
 } kb_toolchain;
 
 typedef struct kb_toolchains {
     kb_toolchain tc[5]; /* indexed by kb_backend; tc[0] unused */
+    /* clang >= 19 driving HIP itself (Debian 12's clang-19): the ROCm 6 ABI through a stub
+     * libamdhip64.so.6, and the gfx archs hipcc 5.2 stops before (gfx942, gfx1151, gfx12,
+     * generic targets). tc[KB_BACKEND_ROCM] stays hipcc, which builds the rocm5 targets. */
+    kb_toolchain hip_clang;
 } kb_toolchains;
 
 /* Discover every toolchain per the settings build.nvcc, build.hipcc, build.cc (empty: search). */
@@ -39,6 +49,14 @@ int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out);
 int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask);
 void kb_toolchains_free(kb_toolchains *t);
 bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch);
+/* Why tc cannot build arch, as one line (names the missing package or clang version); owned. */
+char *kb_toolchain_cannot_build(const kb_toolchain *tc, const char *arch);
+/* The gfx archs a clang of this major builds HIP code for (LLVM's processors and generic
+ * targets that kbpkg knows), appended to out. */
+int kb_hip_clang_archs(unsigned clang_major, kb_strv *out);
+/* A ROCm target whose HIP runtime is 5 can exist for arch: a concrete gfx older than gfx1150
+ * (ROCm 5 never supported gfx115x, gfx12 or the generic targets). */
+bool kb_rocm5_era_arch(const char *arch);
 /* Set tc->id to "<name>-<version>-<12 hex>" from tc's `--version` output (never its path, so
  * one toolchain installed in two places on two workers has one id and gives one build key).
  * name and version must be set. KB_ERR_NOMEM only. */
@@ -68,10 +86,16 @@ void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size);
 /* ---- ROCm device-lib overlay (builder/rocm_overlay.c) ---- */
 
 /* A folder under cache_dir holding symlinks to every original device library plus the
- * generated oclc_isa_version_<N>.bc for each overlay arch; *out owned. */
+ * generated oclc_isa_version_<N>.bc for each overlay arch, oclc_abi_version_600.bc when the
+ * toolchain needs it, and (hip_stub) a libamdhip64.so.<hip_major> exporting the launch API;
+ * *out owned. */
 int kb_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char *cache_dir);
-/* "gfx1100" -> 11000 (__oclc_ISA_version); false for names it cannot read. */
+/* "gfx1100" -> 11000 (__oclc_ISA_version), "gfx11-generic" -> 11000 (its first member);
+ * false for names it cannot read. */
 bool kb_gfx_isa_version(const char *arch, unsigned *out);
+/* The HIP functions the stub libamdhip64.so.<N> exports: what clang's kernel launches and the
+ * kernels' own error and attribute calls need. NULL-terminated. */
+extern const char *const kb_hip_stub_symbols[];
 
 /* ---- build plan (builder/plan.c) ---- */
 
@@ -216,6 +240,13 @@ int kb_verify_glibc_needs(kb_ctx *ctx, const char *lib, char glibc[16], char gli
 /* The embedded GPU code is exactly the target's: SASS sm_XY, PTX compute_XY or one gfx; none
  * for CPU. A mismatch names what was found. */
 int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
+/* A ROCm library needs exactly the HIP runtime of its target: DT_NEEDED names
+ * libamdhip64.so.<runtime major> and no other libamdhip64. */
+int kb_verify_hip_runtime(kb_ctx *ctx, const char *lib, const kb_plan_item *item);
+/* Each AMD code object disassembles for its arch: `objdump -d --mcpu=<gfx>` exits 0, prints no
+ * <unknown> instruction and ends its kernels with s_endpgm. */
+int kb_verify_disassembly(kb_ctx *ctx, const char *lib, const kb_plan_item *item,
+                          const char *objdump);
 /* The library loads in a clean process (env -i, nothing preloaded): the host's ld.so resolves
  * every NEEDED entry and every symbol (LD_BIND_NOW). A missing library or an undefined symbol
  * is KB_ERR_BUILD naming it; a GPU runtime library absent from a build host is a warning. */

@@ -52,6 +52,15 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
         rc = push_all(out, base, KB_ARRAY_LEN(base));
         if (!rc)
             rc = push_fmt(out, kb_asprintf("--offload-arch=%s", item->arch));
+        /* hip-clang links the overlay's libamdhip64 stub instead of the installed runtime
+         * (common_args names it), and -z defs turns a call outside the stub into a link error
+         * naming the function. */
+        static const char *const stub[] = {"-no-hip-rt", "-Wl,-z,defs"};
+        if (!rc && item->tc && item->tc->hip_stub)
+            rc = push_all(out, stub, KB_ARRAY_LEN(stub));
+        /* Generic targets exist only from code object v6 on; clang 19 still defaults to v5. */
+        if (!rc && strstr(item->arch, "-generic"))
+            rc = kb_strv_push(out, "-mcode-object-version=6");
     } else if (item->backend == KB_BACKEND_CPU) {
         static const char *const base[] = {"-O3", "-fPIC", "-shared", "-fvisibility=hidden"};
         rc = push_all(out, base, KB_ARRAY_LEN(base));
@@ -74,7 +83,7 @@ static bool is_link_only(const char *prev, const char *flag)
 {
     static const char *const exact[] = {"-shared",        "-rdynamic", "-static-libstdc++",
                                         "-static-libgcc", "-pthread",  "-Xlinker",
-                                        "-cudart"};
+                                        "-cudart",        "-no-hip-rt"};
     if (prev && (strcmp(prev, "-Xlinker") == 0 || strcmp(prev, "-cudart") == 0))
         return true;
     for (size_t i = 0; i < KB_ARRAY_LEN(exact); i++)
@@ -282,6 +291,11 @@ static int common_args(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const kb
             rc = kb_error_oom(ctx);
     if (!rc && item->backend == KB_BACKEND_ROCM && overlay_dir &&
         push_fmt(out, kb_asprintf("--rocm-device-lib-path=%s", overlay_dir)))
+        rc = kb_error_oom(ctx);
+    /* hip-clang: the stub runtime in the overlay (the link puts -l after the objects) */
+    if (!rc && item->backend == KB_BACKEND_ROCM && item->tc->hip_stub && overlay_dir &&
+        (push_fmt(out, kb_asprintf("-L%s", overlay_dir)) ||
+         push_fmt(out, kb_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major))))
         rc = kb_error_oom(ctx);
     return rc;
 }

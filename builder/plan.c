@@ -35,14 +35,15 @@ static bool wanted(const char *target, const char *const *filters, size_t count)
     return false;
 }
 
-/* The runtime part of a target id: cuda13, rocm5 (from the toolchain's major version). */
+/* The runtime part of a target id: cuda13 (the toolchain's major version), rocm5/rocm6 (the
+ * HIP runtime the toolchain links against: hipcc 5.2 -> 5, hip-clang -> 6). */
 static void runtime_prefix(char *out, size_t size, kb_backend b, const kb_toolchain *tc)
 {
     unsigned major = tc && tc->found && tc->version ? (unsigned)strtoul(tc->version, NULL, 10) : 0;
     if (b == KB_BACKEND_CUDA)
         snprintf(out, size, "cuda%u", major ? major : 13);
     else if (b == KB_BACKEND_ROCM)
-        snprintf(out, size, "rocm%u", major ? major : 5);
+        snprintf(out, size, "rocm%u", tc && tc->hip_major ? tc->hip_major : 5);
     else if (b == KB_BACKEND_METAL)
         snprintf(out, size, "metal3");
     else
@@ -53,8 +54,14 @@ static void runtime_prefix(char *out, size_t size, kb_backend b, const kb_toolch
  * the reason, not a build that fails on a missing intrinsic. */
 static char *requirement_unmet(const kb_requirement *req, const kb_toolchain *tc)
 {
-    if (!req || !req->min || !tc->version || kb_version_compare(tc->version, req->min) >= 0)
+    /* hip-clang's ROCm is that of the HIP headers and device libraries it compiles with
+     * (Debian 12's: 5.2), not its clang version */
+    const char *have = tc->hip_headers ? tc->hip_headers : tc->version;
+    if (!req || !req->min || !have || kb_version_compare(have, req->min) >= 0)
         return NULL;
+    if (tc->hip_headers)
+        return kb_asprintf("the package requires rocm >= %s; %s here compiles with HIP %s headers",
+                           req->min, tc->name, have);
     return kb_asprintf("the package requires %s >= %s; %s here is %s", kb_backend_name(tc->backend),
                        req->min, tc->name, tc->version);
 }
@@ -81,10 +88,10 @@ static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const ch
         if (strcmp(p->items[i].target, it->target) == 0)
             return 0; /* declared twice (cpu host level == v2 fallback): keep one */
     p->count++;
-    if (!tc || !tc->found)
-        it->skip = kb_strdup(tc && tc->note ? tc->note : "no toolchain for this backend");
+    if (!tc)
+        it->skip = kb_strdup("no toolchain for this backend");
     else if (!kb_toolchain_can_build(tc, arch))
-        it->skip = kb_asprintf("%s %s cannot build %s", tc->name, tc->version, arch);
+        it->skip = kb_toolchain_cannot_build(tc, arch);
     else if (!(it->skip = requirement_unmet(req, tc)))
         it->tc = tc;
     return (it->skip || it->tc) ? 0 : KB_ERR_NOMEM;
@@ -123,6 +130,23 @@ static int add_cpu_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolc
     return add_item(p, host, KB_BACKEND_CPU, host->arch, cc, req);
 }
 
+/* ROCm: per arch a rocm5 target from hipcc (ROCm 5.2's ABI, libamdhip64.so.5) for the archs
+ * ROCm 5 knew, and a rocm6 target from hip-clang (libamdhip64.so.6) for every arch, so ROCm 6
+ * hosts get code linked against their runtime. Each one it cannot build says why. */
+static int add_rocm_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolchains *tcs,
+                          const kb_plan_host *host, const kb_requirement *req)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < spec->archs.len; i++) {
+        const char *arch = spec->archs.items[i];
+        if (kb_rocm5_era_arch(arch))
+            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->tc[KB_BACKEND_ROCM], req);
+        if (!rc)
+            rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->hip_clang, req);
+    }
+    return rc;
+}
+
 static int add_backend_items(kb_plan *p, const kb_manifest *m, kb_backend b,
                              const kb_toolchains *tcs, const kb_plan_host *host)
 {
@@ -133,11 +157,12 @@ static int add_backend_items(kb_plan *p, const kb_manifest *m, kb_backend b,
     const kb_requirement *req = &m->requires[b];
     int rc = 0;
     switch (b) {
-    case KB_BACKEND_CUDA:
     case KB_BACKEND_ROCM:
+        return add_rocm_items(p, spec, tcs, host, req);
+    case KB_BACKEND_CUDA:
         for (size_t i = 0; !rc && i < spec->archs.len; i++)
             rc = add_item(p, host, b, spec->archs.items[i], tc, req);
-        if (!rc && b == KB_BACKEND_CUDA && spec->ptx) {
+        if (!rc && spec->ptx) {
             char arch[48];
             ptx_arch(arch, sizeof(arch), spec->ptx);
             rc = add_item(p, host, b, arch, tc, req);

@@ -1,6 +1,8 @@
 /* ROCm device-lib overlay: gfx archs whose oclc_isa_version_*.bc the installed ROCm lacks
- * (gfx1100 on Debian's ROCm 5.2) get that one-constant bitcode generated next to symlinks of
- * the original libraries, and hipcc is pointed at the folder. */
+ * (gfx1100, gfx942, gfx1151, gfx12 and the generic targets on Debian's ROCm 5.2) get that
+ * one-constant bitcode generated next to symlinks of the original libraries, as does the
+ * code-object-v6 oclc_abi_version_600.bc; hip-clang also finds its libamdhip64.so.6 stub there.
+ * The compiler is pointed at the folder. */
 #include "builder/builder.h"
 
 #include <ctype.h>
@@ -11,12 +13,35 @@
 #include <string.h>
 #include <unistd.h>
 
+/* "gfx11-generic" -> 11000, "gfx10-3-generic" -> 10300: the ISA version of the family's
+ * first member, as ROCm's own oclc_isa_version_<family>-generic.bc define it. */
+static bool generic_isa_version(const char *arch, unsigned *out)
+{
+    const char *d = arch + 3;
+    char *end;
+    unsigned long major = strtoul(d, &end, 10), minor = 0;
+    if (end == d || *end != '-')
+        return false;
+    if (isdigit((unsigned char)end[1])) {
+        const char *m = end + 1;
+        minor = strtoul(m, &end, 10);
+        if (end == m || *end != '-')
+            return false;
+    }
+    if (strcmp(end, "-generic") != 0 || major == 0 || major > 99 || minor > 9)
+        return false;
+    *out = (unsigned)(major * 1000 + minor * 100);
+    return true;
+}
+
 bool kb_gfx_isa_version(const char *arch, unsigned *out)
 {
     /* gfxMMmS / gfxMmS with hex-ish minor/stepping: gfx1100 -> 11.0.0 -> 11000,
      * gfx90a -> 9.0.10 -> 9010, gfx1030 -> 10300 (the value in oclc_isa_version_1030.bc). */
     if (!kb_str_starts(arch, "gfx"))
         return false;
+    if (kb_str_ends(arch, "-generic"))
+        return generic_isa_version(arch, out);
     const char *d = arch + 3;
     size_t n = strlen(d);
     if (n < 3 || n > 4)
@@ -61,24 +86,18 @@ static int link_originals(kb_ctx *ctx, const char *libs, const char *dir)
     return rc;
 }
 
-/* Compile a .ll defining __oclc_ISA_version with the same linkage as the shipped files. */
-static int generate_isa_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char *dir,
-                                const char *arch)
+/* Compile a .ll defining one i32 constant (__oclc_ISA_version, __oclc_ABI_version) with the
+ * linkage of the shipped files. No datalayout: the compiling clang writes its own, so the
+ * bitcode links without a layout mismatch into whichever clang (15 or 19) uses it. */
+static int generate_constant_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char *dir,
+                                     const char *stem, const char *symbol, unsigned value)
 {
-    unsigned isa;
-    if (!kb_gfx_isa_version(arch, &isa))
-        return kb_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot derive the ISA version of %s", arch);
-    const char *suffix = arch + 3;
-    char *ll = kb_asprintf("%s/oclc_isa_version_%s.ll", dir, suffix);
-    char *bc = kb_asprintf("%s/oclc_isa_version_%s.bc", dir, suffix);
-    char *text = kb_asprintf(
-        "target datalayout = \"e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-"
-        "i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-"
-        "v2048:2048-n32:64-S32-A5-G1-ni:7\"\n"
-        "target triple = \"amdgcn-amd-amdhsa\"\n\n"
-        "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) "
-        "constant i32 %u, align 4\n",
-        isa);
+    char *ll = kb_asprintf("%s/%s.ll", dir, stem);
+    char *bc = kb_asprintf("%s/%s.bc", dir, stem);
+    char *text = kb_asprintf("target triple = \"amdgcn-amd-amdhsa\"\n\n"
+                             "@%s = linkonce_odr protected local_unnamed_addr addrspace(4) "
+                             "constant i32 %u, align 4\n",
+                             symbol, value);
     int rc = (!ll || !bc || !text) ? kb_error_oom(ctx) : 0;
     if (!rc)
         rc = kb_write_file_atomic(ctx, ll, text, strlen(text), 0644);
@@ -90,14 +109,110 @@ static int generate_isa_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char
         kb_proc_result r;
         rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
         if (!rc && r.exit_code != 0)
-            rc = kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, bc, 0, 0,
-                                   "%s: cannot generate %s for %s: %s", hip->clang, bc, arch,
-                                   r.output.data);
+            rc = kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, bc, 0, 0, "%s: cannot generate %s: %s",
+                                   hip->clang, bc, r.output.data);
         kb_proc_result_free(&r);
     }
     free(ll);
     free(bc);
     free(text);
+    return rc;
+}
+
+static int generate_isa_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char *dir,
+                                const char *arch)
+{
+    unsigned isa;
+    if (!kb_gfx_isa_version(arch, &isa))
+        return kb_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot derive the ISA version of %s", arch);
+    char *stem = kb_asprintf("oclc_isa_version_%s", arch + 3);
+    int rc = stem ? generate_constant_bitcode(ctx, hip, dir, stem, "__oclc_ISA_version", isa)
+                  : kb_error_oom(ctx);
+    free(stem);
+    return rc;
+}
+
+/* Every function a clang-compiled HIP kernel library calls for its launches (registration,
+ * the <<<>>> call configuration, hipLaunchKernel) and the error/attribute calls the kernels
+ * make. A call outside this list fails the link (-z defs) naming the symbol. */
+const char *const kb_hip_stub_symbols[] = {"__hipPushCallConfiguration",
+                                           "__hipPopCallConfiguration",
+                                           "__hipRegisterFatBinary",
+                                           "__hipUnregisterFatBinary",
+                                           "__hipRegisterFunction",
+                                           "__hipRegisterVar",
+                                           "__hipRegisterManagedVar",
+                                           "hipLaunchKernel",
+                                           "hipGetLastError",
+                                           "hipPeekAtLastError",
+                                           "hipGetErrorString",
+                                           "hipGetErrorName",
+                                           "hipFuncSetAttribute",
+                                           "hipFuncGetAttributes",
+                                           "hipGetDevice",
+                                           "hipDeviceGetAttribute",
+                                           NULL};
+
+/* libamdhip64.so.<major>: the soname the ROCm <major> runtime has, exporting the launch API
+ * as empty functions. Linking against it records DT_NEEDED libamdhip64.so.<major> and
+ * unversioned references, which bind to whatever version the real runtime defines. */
+static int generate_hip_stub(kb_ctx *ctx, const kb_toolchain *hip, const char *dir)
+{
+    char *lib = kb_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
+    char *tmp = kb_asprintf("%s/.libamdhip64.so.%u.tmp", dir, hip->hip_major);
+    char *src = kb_asprintf("%s/hip_stub.c", dir);
+    char *soname = kb_asprintf("-Wl,-soname,libamdhip64.so.%u", hip->hip_major);
+    kb_buf text = KB_BUF_INIT;
+    kb_buf_puts(&text, "/* generated by kbpkg: the HIP launch API, for linking only */\n");
+    for (size_t i = 0; kb_hip_stub_symbols[i]; i++)
+        kb_buf_printf(&text, "void %s(void);\nvoid %s(void) {}\n", kb_hip_stub_symbols[i],
+                      kb_hip_stub_symbols[i]);
+    int rc = (!lib || !tmp || !src || !soname || kb_buf_grow(&text, 0)) ? kb_error_oom(ctx) : 0;
+    if (!rc)
+        rc = kb_write_file_atomic(ctx, src, text.data, text.len, 0644);
+    if (!rc) {
+        const char *argv[] = {hip->clang, "-x", "c", "-shared", "-fPIC", "-nostdlib",
+                              soname,     "-o", tmp, src,       NULL};
+        kb_proc_result r;
+        rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
+        if (!rc && r.exit_code != 0)
+            rc = kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, lib, 0, 0,
+                                   "%s: cannot build the HIP runtime stub %s: %s", hip->clang, lib,
+                                   r.output.data);
+        kb_proc_result_free(&r);
+    }
+    if (!rc && rename(tmp, lib) != 0)
+        rc = kb_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot write %s: %s", lib,
+                               strerror(errno));
+    kb_buf_free(&text);
+    free(lib);
+    free(tmp);
+    free(src);
+    free(soname);
+    return rc;
+}
+
+/* Generate what the folder lacks: isa-version bitcode per overlay arch, the v6 ABI-version
+ * bitcode, the runtime stub. */
+static int fill_overlay(kb_ctx *ctx, const kb_toolchain *hip, const char *dir)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < hip->overlay_archs.len; i++) {
+        char *bc = kb_asprintf("%s/oclc_isa_version_%s.bc", dir, hip->overlay_archs.items[i] + 3);
+        bool have = bc && kb_path_exists(bc);
+        free(bc);
+        if (!have)
+            rc = generate_isa_bitcode(ctx, hip, dir, hip->overlay_archs.items[i]);
+    }
+    char *abi = kb_asprintf("%s/oclc_abi_version_600.bc", dir);
+    if (!rc && hip->overlay_abi6 && abi && !kb_path_exists(abi))
+        rc = generate_constant_bitcode(ctx, hip, dir, "oclc_abi_version_600", "__oclc_ABI_version",
+                                       600);
+    free(abi);
+    char *stub = kb_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
+    if (!rc && hip->hip_stub && stub && !kb_path_exists(stub))
+        rc = generate_hip_stub(ctx, hip, dir);
+    free(stub);
     return rc;
 }
 
@@ -112,7 +227,7 @@ int kb_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char
                             hip->overlay_archs.len ? hip->overlay_archs.items[0] + 3 : "?");
     /* One overlay per (device-lib folder, clang): the folder name says which. */
     char key[65];
-    char *seed = kb_asprintf("%s\n%s\n%s", hip->device_libs, hip->clang, hip->id);
+    char *seed = kb_asprintf("%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
     if (!seed)
         return kb_error_oom(ctx);
     kb_sha256_hex(seed, strlen(seed), key);
@@ -129,13 +244,8 @@ int kb_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char
         rc = kb_lock_acquire(ctx, &lock, lockpath);
     if (!rc)
         rc = link_originals(ctx, hip->device_libs, dir);
-    for (size_t i = 0; !rc && i < hip->overlay_archs.len; i++) {
-        char *bc = kb_asprintf("%s/oclc_isa_version_%s.bc", dir, hip->overlay_archs.items[i] + 3);
-        bool have = bc && kb_path_exists(bc);
-        free(bc);
-        if (!have)
-            rc = generate_isa_bitcode(ctx, hip, dir, hip->overlay_archs.items[i]);
-    }
+    if (!rc)
+        rc = fill_overlay(ctx, hip, dir);
     if (lock.fd >= 0)
         kb_lock_release(&lock);
     free(lockpath);

@@ -1,5 +1,5 @@
-/* Toolchain discovery: nvcc, hipcc (and its clang + device libs), cc, xcrun metal; versions and
- * the archs each can build. */
+/* Toolchain discovery: nvcc, hipcc (and its clang + device libs), hip-clang (clang-19 driving
+ * HIP for ROCm 6), cc, xcrun metal; versions and the archs each can build. */
 #include "builder/builder.h"
 #include "probe/cpu.h"
 
@@ -170,6 +170,76 @@ int kb_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_
     }
     kb_strv_sort(archs);
     return 0;
+}
+
+/* The gfx archs clang builds HIP code for, with the clang major that introduced each (the
+ * ones kbpkg knows; LLVM's AMDGPUUsage). clang 19 is Debian 12's newest. */
+static const struct {
+    const char *arch;
+    unsigned since;
+} hip_clang_archs[] = {
+    {"gfx900", 15},          {"gfx902", 15},          {"gfx904", 15},        {"gfx906", 15},
+    {"gfx908", 15},          {"gfx909", 15},          {"gfx90a", 15},        {"gfx90c", 15},
+    {"gfx940", 15},          {"gfx941", 16},          {"gfx942", 16},        {"gfx1010", 15},
+    {"gfx1011", 15},         {"gfx1012", 15},         {"gfx1013", 15},       {"gfx1030", 15},
+    {"gfx1031", 15},         {"gfx1032", 15},         {"gfx1033", 15},       {"gfx1034", 15},
+    {"gfx1035", 15},         {"gfx1036", 15},         {"gfx1100", 15},       {"gfx1101", 15},
+    {"gfx1102", 15},         {"gfx1103", 15},         {"gfx1150", 17},       {"gfx1151", 17},
+    {"gfx1152", 19},         {"gfx1200", 18},         {"gfx1201", 18},       {"gfx9-generic", 18},
+    {"gfx10-1-generic", 18}, {"gfx10-3-generic", 18}, {"gfx11-generic", 18}, {"gfx12-generic", 19},
+    {"gfx9-4-generic", 20},
+};
+
+/* The oldest clang HIP toolchain kbpkg drives: the first with gfx12 and every generic target
+ * but gfx9-4-generic, and the one Debian 12 ships (clang-19). */
+#define HIP_CLANG_MIN_MAJOR 19u
+
+int kb_hip_clang_archs(unsigned clang_major, kb_strv *out)
+{
+    for (size_t i = 0; i < KB_ARRAY_LEN(hip_clang_archs); i++)
+        if (hip_clang_archs[i].since <= clang_major &&
+            !kb_strv_contains(out, hip_clang_archs[i].arch) &&
+            kb_strv_push(out, hip_clang_archs[i].arch))
+            return KB_ERR_NOMEM;
+    kb_strv_sort(out);
+    return 0;
+}
+
+bool kb_rocm5_era_arch(const char *arch)
+{
+    char base[24];
+    size_t n = strcspn(arch, ":");
+    if (n >= sizeof(base))
+        return false;
+    memcpy(base, arch, n);
+    base[n] = '\0';
+    unsigned isa;
+    return !strstr(base, "generic") && kb_gfx_isa_version(base, &isa) && isa < 11500;
+}
+
+char *kb_toolchain_cannot_build(const kb_toolchain *tc, const char *arch)
+{
+    if (!tc->found)
+        return kb_strdup(tc->note ? tc->note : "no toolchain for this backend");
+    if (tc->hip_stub) {
+        unsigned major = (unsigned)strtoul(tc->version, NULL, 10);
+        for (size_t i = 0; i < KB_ARRAY_LEN(hip_clang_archs); i++)
+            if (strcmp(hip_clang_archs[i].arch, arch) == 0 && hip_clang_archs[i].since > major)
+                return kb_asprintf("%s %s cannot build %s: clang learned it in %u, and Debian 12's "
+                                   "newest clang is 19 (set build.hip_clang to a clang %u or "
+                                   "newer)",
+                                   tc->name, tc->version, arch, hip_clang_archs[i].since,
+                                   hip_clang_archs[i].since);
+    }
+    if (tc->backend == KB_BACKEND_ROCM && !tc->hip_stub && !kb_rocm5_era_arch(arch))
+        return kb_asprintf("%s %s cannot build %s: ROCm 5 predates it (the rocm6 target is built "
+                           "with hip-clang)",
+                           tc->name, tc->version, arch);
+    if (tc->backend == KB_BACKEND_ROCM && !tc->hip_stub)
+        return kb_asprintf("%s %s cannot build %s: its clang and ROCm %u device libraries do not "
+                           "know it (the rocm6 target is built with hip-clang)",
+                           tc->name, tc->version, arch, tc->hip_major);
+    return kb_asprintf("%s %s cannot build %s", tc->name, tc->version, arch);
 }
 
 int kb_cpu_levels(const char *host_arch, kb_strv *out)
@@ -388,6 +458,22 @@ static char *find_hip_clang(unsigned major, const char *dir)
     return found;
 }
 
+/* llvm-objdump for the code objects: next to the HIP clang, else llvm-objdump-19 (which knows
+ * every arch kbpkg builds); NULL when neither is installed. */
+static char *find_objdump(const char *clang_dir)
+{
+    char *found = NULL;
+    char *cand = clang_dir ? kb_path_join(clang_dir, "llvm-objdump") : NULL;
+    if (cand && kb_which(&found, cand) == 0) {
+        free(cand);
+        return found;
+    }
+    free(cand);
+    if (kb_which(&found, "llvm-objdump-19") == 0)
+        return found;
+    return NULL;
+}
+
 static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
 {
     tc->path = locate(ctx, "build.hipcc", "hipcc", "/opt/rocm/bin/hipcc");
@@ -406,11 +492,13 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
     }
     bool have_clang = kb_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
     tc->version = kb_strdup(ver);
+    tc->hip_major = (unsigned)strtoul(ver, NULL, 10);
     int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
     kb_buf_free(&out);
     if (rc)
         return kb_error_oom(ctx);
     tc->clang = have_clang ? find_hip_clang(major, clang_dir) : NULL;
+    tc->objdump = find_objdump(NULL);
     tc->device_libs = find_device_libs(ctx);
     if (!tc->device_libs) {
         mark_missing(tc, "%s: no ROCm device libraries (oclc_isa_version_*.bc) found", tc->path);
@@ -427,6 +515,147 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
         tc->note = kb_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
                                tc->overlay_archs.items[0]);
     tc->found = true;
+    return 0;
+}
+
+/* A file the HIP clang needs: dir/name when it is executable, else a note naming the Debian
+ * package that provides it. */
+static bool need_tool(kb_toolchain *tc, const char *dir, const char *name, const char *package)
+{
+    char *path = kb_path_join(dir, name), *found = NULL;
+    bool ok = path && kb_which(&found, path) == 0;
+    if (!ok) {
+        tc->found = false;
+        free(tc->note);
+        tc->note = kb_asprintf("%s: %s is missing (install the Debian package %s)", tc->path,
+                               path ? path : name, package);
+    }
+    free(path);
+    free(found);
+    return ok;
+}
+
+static const char *const hip_header_dirs[] = {"/usr/include/hip", "/opt/rocm/include/hip"};
+
+/* The first folder with hip_runtime.h, or NULL. */
+static const char *hip_header_dir(void)
+{
+    for (size_t i = 0; i < KB_ARRAY_LEN(hip_header_dirs); i++) {
+        char *h = kb_path_join(hip_header_dirs[i], "hip_runtime.h");
+        bool ok = h && kb_path_exists(h);
+        free(h);
+        if (ok)
+            return hip_header_dirs[i];
+    }
+    return NULL;
+}
+
+/* "5.2" from hip_version.h's HIP_VERSION_MAJOR/MINOR; NULL when unreadable. */
+static char *hip_headers_version(const char *dir)
+{
+    char *path = kb_path_join(dir, "hip_version.h");
+    kb_buf text = KB_BUF_INIT;
+    char *out = NULL;
+    if (path && kb_read_file(NULL, path, &text) == 0 && text.data) {
+        const char *ma = strstr(text.data, "#define HIP_VERSION_MAJOR ");
+        const char *mi = strstr(text.data, "#define HIP_VERSION_MINOR ");
+        if (ma && mi)
+            out = kb_asprintf("%lu.%lu", strtoul(ma + 26, NULL, 10), strtoul(mi + 26, NULL, 10));
+    }
+    kb_buf_free(&text);
+    free(path);
+    return out;
+}
+
+/* What the overlay must add for hip-clang: isa-version bitcode for the archs the device
+ * libraries lack (ROCm 5.2's stop at gfx1036 and gfx940), and the v6 ABI-version bitcode. */
+static int hip_clang_overlay_needs(kb_toolchain *tc, const kb_strv *lib_files)
+{
+    for (size_t i = 0; i < tc->archs.len; i++) {
+        char *file = kb_asprintf("oclc_isa_version_%s.bc", tc->archs.items[i] + 3);
+        if (!file)
+            return KB_ERR_NOMEM;
+        bool have = kb_strv_contains(lib_files, file);
+        free(file);
+        if (!have && kb_strv_push(&tc->overlay_archs, tc->archs.items[i]))
+            return KB_ERR_NOMEM;
+    }
+    tc->overlay_abi6 = !kb_strv_contains(lib_files, "oclc_abi_version_600.bc");
+    return 0;
+}
+
+/* clang-19 with Debian's HIP headers and ROCm device libraries. Every missing piece is named
+ * with its package, so a build says exactly what to install instead of skipping quietly. */
+static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
+{
+    tc->hip_major = 6;
+    tc->hip_stub = true;
+    tc->path = locate(ctx, "build.hip_clang", "clang-19", "/usr/lib/llvm-19/bin/clang");
+    if (!tc->path) {
+        mark_not_located(ctx, tc, "build.hip_clang",
+                         "%s not found in PATH (install the Debian packages clang-19, "
+                         "clang-tools-19, lld-19 and llvm-19)",
+                         "clang-19");
+        return 0;
+    }
+    kb_buf out = KB_BUF_INIT;
+    const char *argv[] = {tc->path, "--version", NULL};
+    char ver[32], dir[512];
+    unsigned major = 0;
+    bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver)) &&
+              kb_parse_hipcc_clang(out.data, &major, dir, sizeof(dir));
+    if (!ok) {
+        kb_buf_free(&out);
+        mark_missing(tc, "%s --version did not report a clang version", tc->path);
+        return 0;
+    }
+    tc->version = kb_strdup(ver);
+    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kb_buf_free(&out);
+    if (rc)
+        return kb_error_oom(ctx);
+    if (major < HIP_CLANG_MIN_MAJOR) {
+        tc->found = false;
+        tc->note = kb_asprintf("%s is clang %s; ROCm 6 targets need clang %u or newer (install "
+                               "the Debian package clang-19)",
+                               tc->path, ver, HIP_CLANG_MIN_MAJOR);
+        return 0;
+    }
+    tc->clang = kb_strdup(tc->path);
+    tc->found = true;
+    if (!need_tool(tc, dir, "clang-offload-bundler", "clang-tools-19") ||
+        !need_tool(tc, dir, "ld.lld", "lld-19") || !need_tool(tc, dir, "llvm-objdump", "llvm-19"))
+        return 0;
+    tc->objdump = kb_path_join(dir, "llvm-objdump");
+    const char *headers = hip_header_dir();
+    if (!headers) {
+        mark_missing(tc,
+                     "%s: the HIP headers (hip/hip_runtime.h) are missing (install the Debian "
+                     "package libamdhip64-dev)",
+                     tc->path);
+        return 0;
+    }
+    tc->hip_headers = hip_headers_version(headers);
+    tc->device_libs = find_device_libs(ctx);
+    if (!tc->device_libs) {
+        mark_missing(tc,
+                     "%s: no ROCm device libraries (install the Debian package rocm-device-libs "
+                     "or set build.rocm_device_libs)",
+                     tc->path);
+        return 0;
+    }
+    kb_strv files = KB_STRV_INIT;
+    rc = list_dir(tc->device_libs, &files);
+    if (!rc)
+        rc = kb_hip_clang_archs(major, &tc->archs);
+    if (!rc)
+        rc = hip_clang_overlay_needs(tc, &files);
+    kb_strv_free(&files);
+    if (rc == KB_ERR_NOMEM)
+        return kb_error_oom(ctx);
+    tc->note = kb_asprintf("ROCm 6 ABI through a libamdhip64.so.6 stub; device libraries %s%s",
+                           tc->device_libs,
+                           tc->overlay_archs.len ? " plus generated isa/abi-version bitcode" : "");
     return 0;
 }
 
@@ -496,6 +725,14 @@ int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out)
     return kb_toolchains_discover_some(ctx, out, ~0u);
 }
 
+static void log_toolchain(kb_ctx *ctx, const kb_toolchain *tc)
+{
+    if (tc->found)
+        kb_log(ctx, KB_LOG_DEBUG, "toolchain %s %s at %s", tc->name, tc->version, tc->path);
+    else
+        kb_log(ctx, KB_LOG_DEBUG, "toolchain %s: %s", tc->name, tc->note);
+}
+
 int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask)
 {
     memset(out, 0, sizeof(*out));
@@ -518,10 +755,18 @@ int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backen
             kb_toolchains_free(out);
             return rc;
         }
-        if (tc->found)
-            kb_log(ctx, KB_LOG_DEBUG, "toolchain %s %s at %s", tc->name, tc->version, tc->path);
-        else
-            kb_log(ctx, KB_LOG_DEBUG, "toolchain %s: %s", tc->name, tc->note);
+        log_toolchain(ctx, tc);
+    }
+    out->hip_clang.backend = KB_BACKEND_ROCM;
+    out->hip_clang.name = "hip-clang";
+    out->hip_clang.hip_major = 6;
+    if (backend_mask & (1u << KB_BACKEND_ROCM)) {
+        int rc = discover_hip_clang(ctx, &out->hip_clang);
+        if (rc) {
+            kb_toolchains_free(out);
+            return rc;
+        }
+        log_toolchain(ctx, &out->hip_clang);
     }
     return 0;
 }
@@ -534,6 +779,8 @@ static void toolchain_free(kb_toolchain *tc)
     free(tc->note);
     free(tc->clang);
     free(tc->device_libs);
+    free(tc->objdump);
+    free(tc->hip_headers);
     kb_strv_free(&tc->archs);
     kb_strv_free(&tc->overlay_archs);
     memset(tc, 0, sizeof(*tc));
@@ -543,6 +790,7 @@ void kb_toolchains_free(kb_toolchains *t)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(t->tc); i++)
         toolchain_free(&t->tc[i]);
+    toolchain_free(&t->hip_clang);
 }
 
 bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch)
@@ -579,11 +827,14 @@ KB_EXTERN int kb_toolchains_list(kb_toolchain_list **out, kb_ctx *ctx)
         return rc;
     kb_toolchain_list *list = calloc(1, sizeof(*list));
     if (list)
-        list->items = calloc(KB_ARRAY_LEN(tcs.tc), sizeof(*list->items));
+        list->items = calloc(KB_ARRAY_LEN(tcs.tc) + 1, sizeof(*list->items));
     static const kb_backend order[] = {KB_BACKEND_CUDA, KB_BACKEND_ROCM, KB_BACKEND_METAL,
                                        KB_BACKEND_CPU};
     for (size_t i = 0; list && list->items && i < KB_ARRAY_LEN(order); i++) {
         if ((rc = copy_info(&list->items[list->count++], &tcs.tc[order[i]])))
+            break;
+        if (order[i] == KB_BACKEND_ROCM &&
+            (rc = copy_info(&list->items[list->count++], &tcs.hip_clang)))
             break;
     }
     kb_toolchains_free(&tcs);

@@ -1,10 +1,18 @@
 /* Verification of a built library with the inspector: exports, no STB_GNU_UNIQUE, glibc needs,
- * and GPU code exactly for the declared arch. */
+ * GPU code exactly for the declared arch (AMD: bundle entries, ELF e_flags, the HIP runtime
+ * soname, and a disassembly for the arch). */
 #include "builder/builder.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define EM_AMDGPU_MACHINE 224
+#define ELFOSABI_AMDGPU_HSA 64
+#define EF_AMDGPU_MACH 0xffu
+#define EF_AMDGPU_GENERIC_VERSION_SHIFT 24
+#define ELFABIVERSION_AMDGPU_HSA_V6 4
 
 static int inspect(kb_ctx *ctx, kb_inspect **out, const char *lib)
 {
@@ -79,6 +87,45 @@ static bool code_matches(const kb_gpu_code *code, kb_gpu_code_kind kind, const c
     return strlen(arch) == n && strncmp(code->arch, arch, n) == 0;
 }
 
+/* "gfx90a:xnack+" -> "gfx90a". */
+static void gfx_base(char *out, size_t size, const char *arch)
+{
+    snprintf(out, size, "%.*s", (int)strcspn(arch, ":"), arch);
+}
+
+/* The code object's ELF header says what the bundle entry claims: an AMDGPU HSA object whose
+ * EF_AMDGPU_MACH is the arch's; a generic target is code object v6 with a generic version. */
+static int check_amd_elf(kb_ctx *ctx, const kb_gpu_entry *e, const char *lib,
+                         const kb_plan_item *item)
+{
+    char gfx[48];
+    gfx_base(gfx, sizeof(gfx), item->arch);
+    unsigned want = 0;
+    if (!kb_amdgpu_mach(gfx, &want))
+        return kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                                 "%s for %s: kbpkg does not know the EF_AMDGPU_MACH of %s", lib,
+                                 item->target, gfx);
+    if (!e->elf || e->e_machine != EM_AMDGPU_MACHINE || e->os_abi != ELFOSABI_AMDGPU_HSA)
+        return kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                                 "%s for %s: the %s bundle entry is not an AMDGPU HSA code object "
+                                 "(e_machine %u, OS ABI %u)",
+                                 lib, item->target, e->arch, e->e_machine, e->os_abi);
+    unsigned mach = e->e_flags & EF_AMDGPU_MACH;
+    if (mach != want)
+        return kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                                 "%s for %s: the code object's e_flags 0x%x name machine 0x%02x, "
+                                 "%s is 0x%02x",
+                                 lib, item->target, e->e_flags, mach, gfx, want);
+    bool generic = strstr(gfx, "-generic") != NULL;
+    if (generic && (e->abi_version < ELFABIVERSION_AMDGPU_HSA_V6 ||
+                    (e->e_flags >> EF_AMDGPU_GENERIC_VERSION_SHIFT) == 0))
+        return kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                                 "%s for %s: a generic code object must be code object v6 with a "
+                                 "generic version (ABI version %u, e_flags 0x%x)",
+                                 lib, item->target, e->abi_version, e->e_flags);
+    return 0;
+}
+
 static int check_gpu_code(kb_ctx *ctx, const kb_inspect *ins, const char *lib,
                           const kb_plan_item *item)
 {
@@ -102,6 +149,8 @@ static int check_gpu_code(kb_ctx *ctx, const kb_inspect *ins, const char *lib,
                                found.len ? found.data : "no GPU code", kb_gpu_code_kind_name(want),
                                item->arch);
     kb_buf_free(&found);
+    for (size_t i = 0; !rc && want == KB_GPU_CODE_AMDGCN && i < n; i++)
+        rc = check_amd_elf(ctx, kb_inspect_gpu_entry(ins, i), lib, item);
     return rc;
 }
 
@@ -111,6 +160,99 @@ int kb_verify_gpu_code(kb_ctx *ctx, const char *lib, const kb_plan_item *item)
     int rc = inspect(ctx, &ins, lib);
     if (!rc)
         rc = check_gpu_code(ctx, ins, lib, item);
+    kb_inspect_free(ins);
+    return rc;
+}
+
+/* "rocm6-gfx1030-..." -> 6. */
+static unsigned target_runtime_major(const char *target)
+{
+    const char *p = target;
+    while (*p && (*p < '0' || *p > '9'))
+        p++;
+    return (unsigned)strtoul(p, NULL, 10);
+}
+
+int kb_verify_hip_runtime(kb_ctx *ctx, const char *lib, const kb_plan_item *item)
+{
+    kb_inspect *ins = NULL;
+    int rc = inspect(ctx, &ins, lib);
+    if (rc)
+        return rc;
+    char want[32];
+    snprintf(want, sizeof(want), "libamdhip64.so.%u", target_runtime_major(item->target));
+    const kb_strv *needed = kb_inspect_needed(ins);
+    kb_buf hip = KB_BUF_INIT;
+    for (size_t i = 0; i < needed->len; i++)
+        if (kb_str_starts(needed->items[i], "libamdhip64"))
+            kb_buf_printf(&hip, "%s%s", hip.len ? ", " : "", needed->items[i]);
+    if (!hip.len || strcmp(hip.data, want) != 0)
+        rc = kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                               "%s for %s needs %s (DT_NEEDED), expected only %s", lib,
+                               item->target, hip.len ? hip.data : "no HIP runtime", want);
+    kb_buf_free(&hip);
+    kb_inspect_free(ins);
+    return rc;
+}
+
+/* Copy one code object out of the library into path. */
+static int extract_code_object(kb_ctx *ctx, const char *lib, const kb_gpu_entry *e,
+                               const char *path)
+{
+    kb_buf data = KB_BUF_INIT;
+    int rc = kb_read_file(ctx, lib, &data);
+    if (!rc && (e->file_offset > data.len || e->size > data.len - e->file_offset))
+        rc = kb_error_set_path(ctx, KB_ERR_PARSE, lib, 0, 0,
+                               "%s: the %s code object lies outside the file", lib, e->arch);
+    if (!rc)
+        rc = kb_write_file_atomic(ctx, path, data.data + e->file_offset, (size_t)e->size, 0644);
+    kb_buf_free(&data);
+    return rc;
+}
+
+/* objdump's verdict on one code object: exit 0, no <unknown> word, an s_endpgm. */
+static int disassemble(kb_ctx *ctx, const char *objdump, const char *co, const char *gfx,
+                       const char *lib, const char *target)
+{
+    char mcpu[64];
+    snprintf(mcpu, sizeof(mcpu), "--mcpu=%s", gfx);
+    const char *argv[] = {objdump, "-d", mcpu, co, NULL};
+    kb_proc_result r;
+    int rc = kb_proc_run(ctx, &r, argv, NULL, 120000);
+    if (rc)
+        return rc;
+    const char *out = r.output.data ? r.output.data : "";
+    const char *unknown = strstr(out, "<unknown>");
+    if (r.exit_code != 0 || unknown || !strstr(out, "s_endpgm"))
+        rc = kb_error_set_path(ctx, KB_ERR_BUILD, lib, 0, 0,
+                               "%s for %s does not disassemble for %s (%s -d %s: %s)", lib, target,
+                               gfx, objdump, mcpu,
+                               r.exit_code != 0 ? "failed"
+                               : unknown        ? "an <unknown> instruction"
+                                                : "no s_endpgm");
+    kb_proc_result_free(&r);
+    return rc;
+}
+
+int kb_verify_disassembly(kb_ctx *ctx, const char *lib, const kb_plan_item *item,
+                          const char *objdump)
+{
+    kb_inspect *ins = NULL;
+    int rc = inspect(ctx, &ins, lib);
+    for (size_t i = 0; !rc && i < kb_inspect_gpu_code_count(ins); i++) {
+        const kb_gpu_entry *e = kb_inspect_gpu_entry(ins, i);
+        if (e->code.kind != KB_GPU_CODE_AMDGCN)
+            continue;
+        char gfx[48];
+        gfx_base(gfx, sizeof(gfx), e->arch);
+        char *co = kb_asprintf("%s.%s.co", lib, gfx);
+        rc = co ? extract_code_object(ctx, lib, e, co) : kb_error_oom(ctx);
+        if (!rc)
+            rc = disassemble(ctx, objdump, co, gfx, lib, item->target);
+        if (co)
+            unlink(co);
+        free(co);
+    }
     kb_inspect_free(ins);
     return rc;
 }

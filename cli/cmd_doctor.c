@@ -43,8 +43,11 @@ static void report(doctor *d, doctor_status st, const char *area, const char *fi
         printf("            fix: %s\n", fix);
 }
 
-static const char *toolchain_fix(const char *backend)
+static const char *toolchain_fix(const char *name, const char *backend)
 {
+    if (strcmp(name, "hip-clang") == 0)
+        return "install clang-19 clang-tools-19 lld-19 llvm-19 (Debian 12) or set "
+               "build.hip_clang; only needed to build rocm6 targets";
     if (strcmp(backend, "cuda") == 0)
         return "install the CUDA toolkit (nvcc) or set build.nvcc; only needed to build CUDA "
                "targets";
@@ -74,8 +77,8 @@ static void check_toolchains(doctor *d)
             report(d, DOCTOR_PASS, "toolchain", NULL, "%s %s (%s)", t->name, t->version, t->path);
         else /* a missing C compiler means nothing at all can be built */
             report(d, strcmp(t->backend, "cpu") == 0 ? DOCTOR_FAIL : DOCTOR_WARN, "toolchain",
-                   toolchain_fix(t->backend), "%s not found%s%s", t->name, t->note ? ": " : "",
-                   t->note ? t->note : "");
+                   toolchain_fix(t->name, t->backend), "%s not found%s%s", t->name,
+                   t->note ? ": " : "", t->note ? t->note : "");
     }
     kb_toolchain_list_free(list);
 }

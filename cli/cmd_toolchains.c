@@ -31,16 +31,16 @@ int cmd_toolchains(cli *c, int argc, char **argv)
         for (size_t i = 0; i < list->count; i++) {
             const kb_toolchain_info *t = &list->items[i];
             if (!t->found) {
-                printf("%-6s %-6s missing: %s\n", t->name, t->backend, t->note ? t->note : "");
+                printf("%-9s %-6s missing: %s\n", t->name, t->backend, t->note ? t->note : "");
                 continue;
             }
-            printf("%-6s %-6s %-12s %s\n", t->name, t->backend, t->version, t->path);
-            printf("       archs:");
+            printf("%-9s %-6s %-12s %s\n", t->name, t->backend, t->version, t->path);
+            printf("          archs:");
             for (size_t j = 0; j < t->arch_count; j++)
                 printf(" %s", t->archs[j]);
             printf("\n");
             if (t->note)
-                printf("       note: %s\n", t->note);
+                printf("          note: %s\n", t->note);
         }
     }
     kb_toolchain_list_free(list);

@@ -80,6 +80,9 @@ static const cfg_key config_table[] = {
     {"build.hipcc", CFG_STRING, "", NULL, "KBPKG_HIPCC",
      "the hipcc to build ROCm targets with (empty: PATH, then /opt/rocm/bin)"},
     {"build.cc", CFG_STRING, "", NULL, "KBPKG_CC", "the C compiler for CPU targets (empty: cc)"},
+    {"build.hip_clang", CFG_STRING, "", NULL, "KBPKG_HIP_CLANG",
+     "the clang (19 or newer) that builds rocm6 targets and the gfx archs hipcc 5.2 lacks "
+     "(empty: clang-19 in PATH)"},
     {"build.rocm_device_libs", CFG_STRING, "", NULL, "KBPKG_ROCM_DEVICE_LIBS",
      "ROCm device-library folder (oclc_*.bc); empty: ROCM_PATH or the distribution's"},
     {"build.allow", CFG_BOOL, "true", NULL, "KBPKG_BUILD",

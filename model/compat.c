@@ -151,20 +151,24 @@ bool kb_rocm_aliases_valid(const char *aliases, char *why, size_t why_size)
     return true;
 }
 
+/* gfx1031 takes its native code first, a generic target next, and code of another gfx only
+ * through an alias the user opted into: the alias runs code the device was not built for
+ * (what HSA_OVERRIDE_GFX_VERSION does), so it ranks under everything AMD supports. */
 static void check_rocm_arch(kb_compat *out, const kb_arch_info *t, const kb_arch_info *d,
                             const char *dev_arch, const kb_compat_opts *opts)
 {
     const char *aliases = opts ? opts->rocm_aliases : NULL;
     if (t->rocm_generic) {
         if (kb_rocm_generic_covers(t->gfx, d->gfx))
-            set_result(out, KB_FIT_GENERIC, 50, "%s code runs on %s (a generic target covering it)",
-                       t->gfx, d->gfx);
+            set_result(out, KB_FIT_GENERIC, 50,
+                       "%s code runs on %s (a generic target covering it, code object v6)", t->gfx,
+                       d->gfx);
         else
             refuse(out, "%s does not cover %s", t->gfx, d->gfx);
     } else if (strcmp(t->gfx, d->gfx) == 0) {
         set_result(out, KB_FIT_EXACT, 50, "%s code object is native code for %s", t->gfx, dev_arch);
     } else if (alias_maps(aliases, d->gfx, t->gfx)) {
-        set_result(out, KB_FIT_FAMILY, 50,
+        set_result(out, KB_FIT_ALIAS, 50,
                    "%s runs %s code through the alias %s=%s from config (rocm.aliases)", d->gfx,
                    t->gfx, d->gfx, t->gfx);
     } else if (strlen(t->gfx) == 7 && strlen(d->gfx) == 7 && memcmp(t->gfx, d->gfx, 6) == 0) {
@@ -201,6 +205,10 @@ static void check_rocm_feature(kb_compat *out, const char *name, kb_feature t, k
         out->score++; /* code built for the device's exact mode beats mode-agnostic code */
 }
 
+/* The HIP runtime is a shared library whose soname carries its major (libamdhip64.so.6), so a
+ * code object linked against one major does not load where only another is installed: the
+ * majors must match, where CUDA's statically linked cudart only needs a new enough driver.
+ * Generic targets are code object v6, which the runtime loads from ROCm 6.2 on. */
 static void check_rocm_runtime(kb_compat *out, const kb_target *t, const kb_arch_info *ta,
                                const kb_device *d)
 {
@@ -210,13 +218,21 @@ static void check_rocm_runtime(kb_compat *out, const kb_target *t, const kb_arch
         append_reason(out, "HIP runtime not stated, assumed new enough");
         return;
     }
-    bool minor_ok = d->runtime_minor_unknown || d->runtime_minor >= 1;
-    if (ta->rocm_generic && (d->runtime_major < 6 || (d->runtime_major == 6 && !minor_ok)))
-        refuse(out, "generic code objects (%s) need ROCm 6.1 or newer, the device has ROCm %u.%u",
+    bool minor_ok = d->runtime_minor_unknown || d->runtime_minor >= 2;
+    if (d->runtime_major == 0)
+        refuse(out, "rocm%u-%s needs libamdhip64.so.%u; no HIP runtime was found on this host",
+               t->runtime_major, t->arch, t->runtime_major);
+    else if (d->runtime_major != t->runtime_major)
+        refuse(out,
+               "rocm%u-%s needs libamdhip64.so.%u (HIP runtime %u), the host has HIP runtime "
+               "%u.%u (libamdhip64.so.%u)",
+               t->runtime_major, t->arch, t->runtime_major, t->runtime_major, d->runtime_major,
+               d->runtime_minor, d->runtime_major);
+    else if (ta->rocm_generic && d->runtime_major == 6 && !minor_ok)
+        refuse(out,
+               "generic code objects (%s) are code object v6, which ROCm loads from 6.2 on; the "
+               "device has ROCm %u.%u",
                ta->gfx, d->runtime_major, d->runtime_minor);
-    else if (d->runtime_major < t->runtime_major)
-        refuse(out, "HIP runtime %u.%u is older than ROCm %u that rocm%u-%s needs",
-               d->runtime_major, d->runtime_minor, t->runtime_major, t->runtime_major, t->arch);
 }
 
 /* ---- Metal, CPU ---- */

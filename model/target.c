@@ -59,14 +59,18 @@ typedef struct rocm_generic {
     const char *covers[8];
 } rocm_generic;
 
-/* Generic targets and the processors each covers (LLVM AMDGPUUsage, ROCm 6.1+). */
+/* Generic targets and the processors each covers (LLVM AMDGPUUsage). They are code object v6,
+ * which the ROCm runtime loads from 6.2 on. */
 static const rocm_generic rocm_generics[] = {
     {"gfx9-generic", ROCM_XNACK, {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}},
+    {"gfx9-4-generic", ROCM_XNACK | ROCM_SRAMECC, {"gfx940", "gfx941", "gfx942"}},
     {"gfx10-1-generic", ROCM_XNACK, {"gfx1010", "gfx1011", "gfx1012", "gfx1013"}},
     {"gfx10-3-generic",
      0,
      {"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"}},
-    {"gfx11-generic", 0, {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"}},
+    {"gfx11-generic",
+     0,
+     {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152"}},
     {"gfx12-generic", 0, {"gfx1200", "gfx1201"}},
 };
 
@@ -473,8 +477,8 @@ static int check_target_meaning(kb_ctx *ctx, kb_target *out, const char *id)
         return kb_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s", id, why);
     if (a.rocm_generic && out->runtime_major < 6)
         return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': generic target %s needs rocm6 or newer (ROCm "
-                            "6.1 introduced generic code objects)",
+                            "bad target id '%s': generic target %s needs rocm6 or newer (generic "
+                            "targets are code object v6, loaded from ROCm 6.2 on)",
                             id, a.gfx);
     if (!host_platform_known(out->host_arch, out->host_os))
         return kb_error_set(ctx, KB_ERR_TARGET,

@@ -68,6 +68,7 @@ typedef enum kb_fit {
     KB_FIT_CPU = 10,         /* CPU fallback */
     KB_FIT_LOCAL_BUILD = 20, /* build from source for the device (the resolver's, not a target's) */
     KB_FIT_PTX = 30,         /* PTX JIT */
+    KB_FIT_ALIAS = 35,       /* another gfx's code through an opt-in alias (rocm.aliases) */
     KB_FIT_GENERIC = 40,     /* gfx11-generic and friends */
     KB_FIT_FAMILY = 50,      /* same-major SASS; closer minor scores higher within the rank */
     KB_FIT_EXACT = 60,       /* exact arch */

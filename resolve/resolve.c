@@ -19,6 +19,8 @@ const char *kb_fit_name(kb_fit fit)
         return "family";
     case KB_FIT_GENERIC:
         return "generic";
+    case KB_FIT_ALIAS:
+        return "alias";
     case KB_FIT_PTX:
         return "ptx-jit";
     case KB_FIT_LOCAL_BUILD:
@@ -150,11 +152,25 @@ static unsigned version_major(const char *version)
     return (unsigned)major;
 }
 
+/* The HIP toolchain for a ROCm device: the one linking against the device's runtime major
+ * (hipcc 5.2: libamdhip64.so.5, hip-clang: .so.6); with the runtime unknown, whichever builds
+ * the arch, hipcc first. */
+static const kb_toolchain *rocm_toolchain(const kb_device *d, const kb_toolchains *tcs)
+{
+    const kb_toolchain *hipcc = &tcs->tc[KB_BACKEND_ROCM], *clang = &tcs->hip_clang;
+    if (d->runtime_major)
+        return d->runtime_major == clang->hip_major ? clang : hipcc;
+    return kb_toolchain_can_build(hipcc, d->arch) || !kb_toolchain_can_build(clang, d->arch)
+               ? hipcc
+               : clang;
+}
+
 /* The target a device would be built for with the toolchain found here, or why not. */
 static bool device_target(char *out, size_t size, char *why, size_t why_size, const kb_device *d,
                           const kb_toolchains *tcs, const char *host_arch, const char *os)
 {
-    const kb_toolchain *tc = &tcs->tc[d->backend];
+    const kb_toolchain *tc =
+        d->backend == KB_BACKEND_ROCM ? rocm_toolchain(d, tcs) : &tcs->tc[d->backend];
     if (d->backend != KB_BACKEND_CUDA && d->backend != KB_BACKEND_ROCM) {
         snprintf(why, why_size, "no local builds for %s devices", kb_backend_name(d->backend));
         return false;
@@ -165,11 +181,14 @@ static bool device_target(char *out, size_t size, char *why, size_t why_size, co
         return false;
     }
     if (!kb_toolchain_can_build(tc, d->arch)) {
-        snprintf(why, why_size, "%s %s cannot build %s", tc->name, tc->version, d->arch);
+        char *reason = kb_toolchain_cannot_build(tc, d->arch);
+        snprintf(why, why_size, "%s", reason ? reason : "cannot build it");
+        free(reason);
         return false;
     }
-    snprintf(out, size, "%s%u-%s-%s-%s", kb_backend_name(d->backend), version_major(tc->version),
-             d->arch, host_arch, os);
+    unsigned major = d->backend == KB_BACKEND_ROCM ? tc->hip_major : version_major(tc->version);
+    snprintf(out, size, "%s%u-%s-%s-%s", kb_backend_name(d->backend), major, d->arch, host_arch,
+             os);
     return true;
 }
 

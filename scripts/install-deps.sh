@@ -8,7 +8,8 @@ PKGS=(
   libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev libyaml-dev libjansson-dev
   libcriterion-dev
   docker-registry skopeo apache2-utils curl zstd libarchive-tools
-  hipcc libamdhip64-dev
+  hipcc libamdhip64-dev rocm-device-libs
+  clang-19 clang-tools-19 lld-19 llvm-19
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-torch
   chromium zlib1g-dev zsh groff-base

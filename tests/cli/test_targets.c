@@ -90,10 +90,14 @@ Test(cli_targets, json_with_alias_from_set)
         const char *reason = json_string_value(json_object_get(t, "reason"));
         bool fits = json_is_true(json_object_get(t, "fits"));
         cr_assert(id && reason);
-        if (strcmp(id, "rocm5-gfx1030-x86_64-linux") == 0) {
+        if (strcmp(id, "rocm6-gfx1030-x86_64-linux") == 0) {
             seen++;
             cr_expect(fits, "%s", reason);
             cr_expect(strstr(reason, "alias gfx1031=gfx1030 from config"), "%s", reason);
+        } else if (strcmp(id, "rocm5-gfx1030-x86_64-linux") == 0) {
+            seen++; /* a ROCm 6 host has no libamdhip64.so.5 */
+            cr_expect(!fits, "%s", reason);
+            cr_expect(strstr(reason, "needs libamdhip64.so.5"), "%s", reason);
         } else if (strcmp(id, "rocm6-gfx10-3-generic-x86_64-linux") == 0) {
             seen++;
             cr_expect(fits, "%s", reason);
@@ -102,7 +106,7 @@ Test(cli_targets, json_with_alias_from_set)
             cr_expect_not(fits, "a GPU is present: %s", reason);
         }
     }
-    cr_expect_eq(seen, 3);
+    cr_expect_eq(seen, 4);
     json_decref(root);
     kbt_run_free(&r);
 }

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     int rc = kb_fatbin_parse(ctx, into, "fuzz: .nv_fatbin", data, size);
     check_result(ctx, rc, into);
-    rc = kb_offload_bundle_parse(ctx, into, "fuzz: .hip_fatbin", data, size);
+    rc = kb_offload_bundle_parse(ctx, into, "fuzz: .hip_fatbin", data, size, 0);
     check_result(ctx, rc, into);
     kb_inspect_free(into);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 Test(builder, parses_nvcc_version)
 {
@@ -146,6 +147,11 @@ static void fake_toolchains(kb_toolchains *t)
     cc->found = true;
     cc->version = kb_strdup("12.2.0");
     kb_cpu_levels("x86_64", &cc->archs);
+    t->hip_clang.backend = KB_BACKEND_ROCM;
+    t->hip_clang.name = "hip-clang";
+    t->hip_clang.hip_major = 6;
+    t->hip_clang.hip_stub = true;
+    t->hip_clang.note = kb_strdup("clang-19 not found in PATH");
     t->tc[KB_BACKEND_METAL].name = "metal";
     t->tc[KB_BACKEND_METAL].note = kb_strdup("Metal targets build only on macOS");
 }
@@ -167,7 +173,7 @@ Test(builder, plan_lists_every_declared_target_with_reasons)
     kb_plan_host host = {"x86_64", "linux", "x86_64_v3"};
     kb_plan p;
     cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, NULL, 0), 0);
-    cr_expect_eq(p.count, 7);
+    cr_expect_eq(p.count, 8);
     for (size_t i = 0; i < p.count; i++) {
         if (p.items[i].skip)
             continue; /* cuda13-sm_70 is refused by kb_target_parse too */
@@ -189,6 +195,9 @@ Test(builder, plan_lists_every_declared_target_with_reasons)
     it = find_item(&p, "rocm5-gfx1030-x86_64-linux");
     cr_assert_not_null(it);
     cr_expect_str_eq(it->skip, "hipcc not found in PATH or /opt/rocm/bin");
+    it = find_item(&p, "rocm6-gfx1030-x86_64-linux");
+    cr_assert_not_null(it, "every arch also gets a ROCm 6 target");
+    cr_expect_str_eq(it->skip, "clang-19 not found in PATH");
     it = find_item(&p, "metal3-apple-arm64-darwin");
     cr_assert_not_null(it);
     cr_expect(strstr(it->skip, "macOS"));
@@ -208,6 +217,175 @@ Test(builder, plan_lists_every_declared_target_with_reasons)
     kb_toolchains_free(&t);
     free_hand_manifest(m);
     kb_ctx_free(ctx);
+}
+
+/* hipcc 5.2 as Debian ships it (device libs up to gfx1036 and gfx940, gfx11 by overlay) and
+ * hip-clang 19 next to it. */
+static void fake_rocm_toolchains(kb_toolchains *t)
+{
+    fake_toolchains(t);
+    kb_toolchain *hip = &t->tc[KB_BACKEND_ROCM];
+    hip->backend = KB_BACKEND_ROCM;
+    hip->found = true;
+    hip->version = kb_strdup("5.2.21153");
+    hip->hip_major = 5;
+    kb_strv libs = KB_STRV_INIT;
+    kb_strv_push(&libs, "oclc_isa_version_1030.bc");
+    kb_strv_push(&libs, "oclc_isa_version_1031.bc");
+    kb_strv_push(&libs, "oclc_isa_version_940.bc");
+    kb_rocm_archs_from_libs(&libs, 15, &hip->archs, &hip->overlay_archs);
+    kb_strv_free(&libs);
+    kb_toolchain *clang = &t->hip_clang;
+    clang->found = true;
+    clang->version = kb_strdup("19.1.7");
+    clang->hip_headers = kb_strdup("5.2");
+    kb_hip_clang_archs(19, &clang->archs);
+}
+
+/* Per arch: rocm5 from hipcc where ROCm 5 reaches, rocm6 from hip-clang for every arch, and
+ * each target neither can build says exactly why. */
+Test(builder, plan_picks_the_hip_toolchain_per_arch_and_runtime)
+{
+    kb_ctx *ctx = kbt_ctx();
+    kb_manifest *m = hand_manifest();
+    const char *archs[] = {"gfx1031", "gfx942",        "gfx1151",
+                           "gfx1201", "gfx11-generic", "gfx9-4-generic"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(archs); i++)
+        kb_strv_push(&m->backends[KB_BACKEND_ROCM].archs, archs[i]);
+    kb_toolchains t;
+    fake_rocm_toolchains(&t);
+    kb_plan_host host = {"x86_64", "linux", "x86_64_v3"};
+    kb_plan p;
+    const char *rocm[] = {"rocm5", "rocm6"};
+    cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, rocm, 2), 0);
+    struct {
+        const char *target;
+        const kb_toolchain *tc;
+        const char *skip;
+    } want[] = {
+        {"rocm5-gfx1030-x86_64-linux", &t.tc[KB_BACKEND_ROCM], NULL},
+        {"rocm6-gfx1030-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm5-gfx1031-x86_64-linux", &t.tc[KB_BACKEND_ROCM], NULL},
+        {"rocm6-gfx1031-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm5-gfx942-x86_64-linux", NULL,
+         "hipcc 5.2.21153 cannot build gfx942: its clang and ROCm 5 device libraries do not know "
+         "it (the rocm6 target is built with hip-clang)"},
+        {"rocm6-gfx942-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm6-gfx1151-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm6-gfx1201-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm6-gfx11-generic-x86_64-linux", &t.hip_clang, NULL},
+        {"rocm6-gfx9-4-generic-x86_64-linux", NULL,
+         "hip-clang 19.1.7 cannot build gfx9-4-generic: clang learned it in 20, and Debian 12's "
+         "newest clang is 19 (set build.hip_clang to a clang 20 or newer)"},
+    };
+    cr_expect_eq(p.count, KB_ARRAY_LEN(want), "no rocm5 target for gfx1151, gfx12 or generics");
+    for (size_t i = 0; i < KB_ARRAY_LEN(want); i++) {
+        const kb_plan_item *it = find_item(&p, want[i].target);
+        cr_assert_not_null(it, "%s", want[i].target);
+        cr_expect_eq(it->tc, want[i].tc, "%s", want[i].target);
+        if (want[i].skip)
+            cr_expect_str_eq(it->skip, want[i].skip);
+        else
+            cr_expect_null(it->skip, "%s: %s", want[i].target, it->skip);
+    }
+    /* hip-clang's flags: the runtime stub instead of the installed runtime, v6 for generics */
+    kb_strv flags = KB_STRV_INIT;
+    cr_assert_eq(kb_compile_flags(m, find_item(&p, "rocm6-gfx11-generic-x86_64-linux"), &flags), 0);
+    cr_expect(kb_strv_contains(&flags, "--offload-arch=gfx11-generic"));
+    cr_expect(kb_strv_contains(&flags, "-mcode-object-version=6"));
+    cr_expect(kb_strv_contains(&flags, "-no-hip-rt"));
+    cr_expect(kb_strv_contains(&flags, "-Wl,-z,defs"));
+    kb_strv_free(&flags);
+    cr_assert_eq(kb_compile_flags(m, find_item(&p, "rocm5-gfx1030-x86_64-linux"), &flags), 0);
+    cr_expect_not(kb_strv_contains(&flags, "-no-hip-rt"), "hipcc links its own runtime");
+    cr_expect_not(kb_strv_contains(&flags, "-mcode-object-version=6"));
+    kb_strv_free(&flags);
+    kb_plan_free(&p);
+    /* requires: {rocm: {min: "6.0"}} holds hip-clang to its HIP headers (5.2), not clang 19 */
+    m->requires[KB_BACKEND_ROCM].min = kb_strdup("6.0");
+    cr_assert_eq(kb_plan_make(ctx, &p, m, &t, &host, rocm, 2), 0);
+    const kb_plan_item *it = find_item(&p, "rocm6-gfx1201-x86_64-linux");
+    cr_assert_not_null(it);
+    cr_expect_str_eq(it->skip,
+                     "the package requires rocm >= 6.0; hip-clang here compiles with HIP 5.2 "
+                     "headers");
+    free(m->requires[KB_BACKEND_ROCM].min);
+    m->requires[KB_BACKEND_ROCM].min = NULL;
+    kb_plan_free(&p);
+    kb_toolchains_free(&t);
+    free_hand_manifest(m);
+    kb_ctx_free(ctx);
+}
+
+Test(builder, isa_versions_of_generic_targets_and_the_rocm5_era)
+{
+    struct {
+        const char *arch;
+        unsigned isa;
+    } cases[] = {{"gfx11-generic", 11000}, {"gfx10-3-generic", 10300}, {"gfx9-4-generic", 9400},
+                 {"gfx9-generic", 9000},   {"gfx12-generic", 12000},   {"gfx1151", 11501},
+                 {"gfx942", 9402},         {"gfx1201", 12001}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
+        unsigned isa = 0;
+        cr_expect(kb_gfx_isa_version(cases[i].arch, &isa), "%s", cases[i].arch);
+        cr_expect_eq(isa, cases[i].isa, "%s: %u", cases[i].arch, isa);
+    }
+    unsigned isa;
+    cr_expect_not(kb_gfx_isa_version("gfx11-foo", &isa));
+    cr_expect_not(kb_gfx_isa_version("gfx-generic", &isa));
+    cr_expect(kb_rocm5_era_arch("gfx1030"));
+    cr_expect(kb_rocm5_era_arch("gfx942:sramecc+"));
+    cr_expect(kb_rocm5_era_arch("gfx1103"));
+    cr_expect_not(kb_rocm5_era_arch("gfx1151"));
+    cr_expect_not(kb_rocm5_era_arch("gfx1200"));
+    cr_expect_not(kb_rocm5_era_arch("gfx10-3-generic"));
+}
+
+/* A fake clang answering --version as clang `version` installed in dir. */
+static char *fake_clang(const char *dir, const char *version)
+{
+    char *path = kb_asprintf("%s/clang-fake", dir);
+    char *text = kb_asprintf("#!/bin/sh\necho 'Debian clang version %s'\necho 'Target: "
+                             "x86_64-pc-linux-gnu'\necho 'InstalledDir: %s'\n",
+                             version, dir);
+    kbt_write(path, text);
+    cr_assert_eq(chmod(path, 0755), 0);
+    free(text);
+    return path;
+}
+
+/* Discovery names what is missing, with the Debian package that has it. */
+Test(builder, hip_clang_discovery_names_what_is_missing)
+{
+    char *tmp = kbt_mkdtemp();
+    kb_ctx *ctx = kbt_ctx();
+    char *old = fake_clang(tmp, "15.0.6");
+    cr_assert_eq(kb_ctx_set(ctx, "build.hip_clang", old), 0);
+    kb_toolchains t;
+    cr_assert_eq(kb_toolchains_discover_some(ctx, &t, 1u << KB_BACKEND_ROCM), 0);
+    cr_expect_not(t.hip_clang.found);
+    cr_expect(strstr(t.hip_clang.note, "is clang 15.0.6; ROCm 6 targets need clang 19 or newer "
+                                       "(install the Debian package clang-19)"),
+              "%s", t.hip_clang.note);
+    kb_toolchains_free(&t);
+    char *new = fake_clang(tmp, "19.1.7");
+    cr_assert_eq(kb_ctx_set(ctx, "build.hip_clang", new), 0);
+    cr_assert_eq(kb_toolchains_discover_some(ctx, &t, 1u << KB_BACKEND_ROCM), 0);
+    cr_expect_not(t.hip_clang.found);
+    cr_expect(strstr(t.hip_clang.note, "clang-offload-bundler is missing (install the Debian "
+                                       "package clang-tools-19)"),
+              "%s", t.hip_clang.note);
+    kb_toolchains_free(&t);
+    cr_assert_eq(kb_ctx_set(ctx, "build.hip_clang", "/nonexistent/clang-19"), 0);
+    cr_assert_eq(kb_toolchains_discover_some(ctx, &t, 1u << KB_BACKEND_ROCM), 0);
+    cr_expect_str_eq(t.hip_clang.note,
+                     "build.hip_clang is /nonexistent/clang-19, which is not an executable");
+    kb_toolchains_free(&t);
+    free(old);
+    free(new);
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(tmp);
 }
 
 Test(builder, build_key_follows_source_flags_toolchain)

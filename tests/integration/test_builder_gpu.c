@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const char *tag,
                                          const char **filters, size_t n)
@@ -125,6 +126,134 @@ Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
                      "holds AMDGCN gfx1100, expected only AMDGCN gfx1030"),
               "%s", kb_ctx_last_error(ctx)->message);
     free(lib);
+    kb_build_result_free(r);
+    kb_ctx_free(ctx);
+    kbt_rmtree(tmp);
+    free(tmp);
+}
+
+/* The vadd fixture declaring the archs hipcc 5.2 cannot build, in a copy under tmp. */
+static char *amd_fixture(const char *tmp)
+{
+    char *src = kbt_data("builder/vadd");
+    char *dst = kb_asprintf("%s/vadd-amd", tmp);
+    char *cmd = kb_asprintf("cp -r '%s' '%s' && sed -i 's/archs: \\[gfx1030, gfx1100\\]/archs: "
+                            "[gfx942, gfx1201, gfx11-generic]/' '%s/kernel.yaml'",
+                            src, dst, dst);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    free(src);
+    return dst;
+}
+
+static char *unpack_lib(const char *tmp, const char *artifact, const char *tag)
+{
+    char *cmd = kb_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, tag, tag, artifact);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    return kb_asprintf("%s/%s/lib/libvec_add.so", tmp, tag);
+}
+
+/* Overwrite one byte of the first code object's ELF header in lib. */
+static void patch_code_object(kb_ctx *ctx, const char *lib, size_t field, uint8_t value)
+{
+    kb_inspect *ins = NULL;
+    cr_assert_eq(kb_inspect_file(&ins, ctx, lib), 0);
+    const kb_gpu_entry *e = kb_inspect_gpu_entry(ins, 0);
+    cr_assert(e && e->elf);
+    FILE *f = fopen(lib, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, (long)(e->file_offset + field), SEEK_SET), 0);
+    cr_assert_eq(fputc(value, f), value);
+    fclose(f);
+    kb_inspect_free(ins);
+}
+
+static char *script(const char *tmp, const char *name, const char *body)
+{
+    char *path = kb_asprintf("%s/%s", tmp, name);
+    kbt_write(path, body);
+    cr_assert_eq(chmod(path, 0755), 0);
+    return path;
+}
+
+/* hip-clang (clang-19): gfx1201 and gfx11-generic code objects linked against the
+ * libamdhip64.so.6 stub, each verified: bundle, e_flags, DT_NEEDED, disassembly. */
+Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
+{
+    char *clang = NULL;
+    if (kb_which(&clang, "clang-19") != 0)
+        cr_skip_test("clang-19 is not installed (scripts/install-deps.sh installs it)");
+    free(clang);
+    char *tmp = kbt_mkdtemp();
+    kb_ctx *ctx = kbt_ctx();
+    cr_assert_eq(kb_ctx_set(ctx, "cache.dir", tmp), 0);
+    char *pkg = amd_fixture(tmp);
+    char *out = kb_asprintf("%s/out", tmp), *work = kb_asprintf("%s/work", tmp);
+    const char *filters[] = {"rocm6-gfx1201", "rocm6-gfx11-generic"};
+    kb_build_options o = KB_BUILD_OPTIONS_INIT;
+    o.targets = filters;
+    o.target_count = 2;
+    o.jobs = 2;
+    o.out_dir = out;
+    o.work_dir = work;
+    o.no_source_artifact = 1;
+    kb_build_result *r = NULL;
+    cr_assert_eq(kb_build(ctx, &r, pkg, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(r->count, 2);
+    for (size_t i = 0; i < r->count; i++)
+        cr_expect_eq(r->targets[i].status, KB_BUILD_BUILT, "%s: %s", r->targets[i].target,
+                     r->targets[i].message);
+    char *lib = unpack_lib(tmp, result_for(r, "rocm6-gfx1201")->artifact, "a");
+    char *generic = unpack_lib(tmp, result_for(r, "rocm6-gfx11-generic")->artifact, "b");
+    kb_plan_item item = {.backend = KB_BACKEND_ROCM};
+    snprintf(item.target, sizeof(item.target), "rocm6-gfx1201-x86_64-linux");
+    snprintf(item.arch, sizeof(item.arch), "gfx1201");
+    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kb_verify_hip_runtime(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    char *objdump = NULL;
+    cr_assert_eq(kb_which(&objdump, "llvm-objdump-19"), 0);
+    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, objdump), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    /* the soname is the target's runtime: a rocm5 id over this library is refused */
+    snprintf(item.target, sizeof(item.target), "rocm5-gfx1201-x86_64-linux");
+    cr_expect_eq(kb_verify_hip_runtime(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message,
+                     "needs libamdhip64.so.6 (DT_NEEDED), expected only libamdhip64.so.5"),
+              "%s", kb_ctx_last_error(ctx)->message);
+    snprintf(item.target, sizeof(item.target), "rocm6-gfx1201-x86_64-linux");
+    /* a disassembler that meets an unknown word, or fails, fails the target */
+    char *unknown =
+        script(tmp, "objdump-unknown", "#!/bin/sh\necho '  <unknown>'\necho s_endpgm\n");
+    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, unknown), KB_ERR_BUILD);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "does not disassemble for gfx1201 (") &&
+                  strstr(kb_ctx_last_error(ctx)->message, "an <unknown> instruction"),
+              "%s", kb_ctx_last_error(ctx)->message);
+    char *failing = script(tmp, "objdump-fails", "#!/bin/sh\nexit 1\n");
+    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, failing), KB_ERR_BUILD);
+    /* e_flags naming another machine than the bundle entry claims */
+    patch_code_object(ctx, lib, 48, 0x48); /* EF_AMDGPU_MACH_AMDGCN_GFX1200 */
+    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "name machine 0x48, gfx1201 is 0x4e"), "%s",
+              kb_ctx_last_error(ctx)->message);
+    /* the generic code object is v6 with a generic version; an older ABI byte is refused */
+    snprintf(item.target, sizeof(item.target), "rocm6-gfx11-generic-x86_64-linux");
+    snprintf(item.arch, sizeof(item.arch), "gfx11-generic");
+    cr_expect_eq(kb_verify_gpu_code(ctx, generic, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kb_verify_disassembly(ctx, generic, &item, objdump), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    patch_code_object(ctx, generic, 8, 3); /* EI_ABIVERSION: code object v5 */
+    cr_expect_eq(kb_verify_gpu_code(ctx, generic, &item), KB_ERR_BUILD);
+    cr_expect(strstr(kb_ctx_last_error(ctx)->message, "must be code object v6"), "%s",
+              kb_ctx_last_error(ctx)->message);
+    free(unknown);
+    free(failing);
+    free(objdump);
+    free(lib);
+    free(generic);
+    free(pkg);
+    free(out);
+    free(work);
     kb_build_result_free(r);
     kb_ctx_free(ctx);
     kbt_rmtree(tmp);

@@ -290,6 +290,138 @@ Test(install_flow, resolution_by_device)
     world_free(&w);
 }
 
+/* An index with the AMD targets the first-party packages publish (never downloaded). */
+static void publish_fake_amd_targets(world *w, const char *const *targets, size_t n)
+{
+    kb_ctx *ctx = kbt_ctx();
+    char *blob = kb_asprintf("%s/fake-amd.tar.zst", w->tmp);
+    kbt_write(blob, "not an archive: resolution never downloads it");
+    kb_publish_item items[16];
+    cr_assert_leq(n, KB_ARRAY_LEN(items));
+    for (size_t i = 0; i < n; i++)
+        items[i] = (kb_publish_item){blob, targets[i], NULL, "{}"};
+    kb_registry *r = NULL;
+    cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
+    cr_assert_eq(kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, n, false, NULL, NULL),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_registry_free(r);
+    free(blob);
+    kb_ctx_free(ctx);
+}
+
+/* Fake AMD devices: MI300 (gfx942), Strix Halo (gfx1151), RX 6700 XT (gfx1031) native vs
+ * generic vs alias, RDNA4 (gfx1201), and ROCm 5 vs ROCm 6 hosts. */
+Test(install_flow, amd_archs_resolve_by_device_and_runtime)
+{
+    world w;
+    world_init(&w);
+    const char *all[] = {"rocm5-gfx1030-x86_64-linux",       "rocm5-gfx1100-x86_64-linux",
+                         "rocm6-gfx1030-x86_64-linux",       "rocm6-gfx1031-x86_64-linux",
+                         "rocm6-gfx1100-x86_64-linux",       "rocm6-gfx1151-x86_64-linux",
+                         "rocm6-gfx1200-x86_64-linux",       "rocm6-gfx1201-x86_64-linux",
+                         "rocm6-gfx942-x86_64-linux",        "rocm6-gfx10-3-generic-x86_64-linux",
+                         "rocm6-gfx11-generic-x86_64-linux", "rocm6-gfx12-generic-x86_64-linux",
+                         "cpu-x86_64_v2-x86_64-linux"};
+    publish_fake_amd_targets(&w, all, KB_ARRAY_LEN(all));
+    struct {
+        const char *devices, *extra, *want;
+    } cases[] = {
+        {"gfx942:sramecc+:xnack-@rocm6.2", NULL, "rocm6-gfx942-x86_64-linux"},
+        {"gfx1151@rocm6.2", NULL, "rocm6-gfx1151-x86_64-linux"},
+        {"gfx1031@rocm6.2", NULL, "rocm6-gfx1031-x86_64-linux"},
+        {"gfx1031@rocm6.2", "--set=rocm.aliases=gfx1031=gfx1030", "rocm6-gfx1031-x86_64-linux"},
+        {"gfx1201@rocm6.3", NULL, "rocm6-gfx1201-x86_64-linux"},
+        {"gfx1030@rocm6.2", NULL, "rocm6-gfx1030-x86_64-linux"},
+        {"gfx1030@rocm5.2", NULL, "rocm5-gfx1030-x86_64-linux"},
+        {"gfx1100@rocm5.7", NULL, "rocm5-gfx1100-x86_64-linux"},
+        /* a gfx11 chip nothing was built for natively: the generic code object */
+        {"gfx1102@rocm6.2", NULL, "rocm6-gfx11-generic-x86_64-linux"},
+    };
+    for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
+        char *t = resolved_target(&w, cases[i].devices, cases[i].extra);
+        cr_expect_str_eq(t, cases[i].want, "devices %s", cases[i].devices);
+        free(t);
+    }
+    /* gfx1031 without its native artifact: generic first, the gfx1030 alias only by opt-in,
+     * and on ROCm 6.1 (no code object v6) the alias or nothing */
+    kbt_rmtree(w.hub);
+    const char *no1031[] = {"rocm6-gfx1030-x86_64-linux", "rocm6-gfx10-3-generic-x86_64-linux"};
+    publish_fake_amd_targets(&w, no1031, KB_ARRAY_LEN(no1031));
+    char *t = resolved_target(&w, "gfx1031@rocm6.2", "--set=rocm.aliases=gfx1031=gfx1030");
+    cr_expect_str_eq(t, "rocm6-gfx10-3-generic-x86_64-linux");
+    free(t);
+    t = resolved_target(&w, "gfx1031@rocm6.1", "--set=rocm.aliases=gfx1031=gfx1030");
+    cr_expect_str_eq(t, "rocm6-gfx1030-x86_64-linux");
+    free(t);
+    const char *explain[] = {"resolve", "radeonflow/gemm", "--explain", "--no-build", NULL};
+    kbt_run r = kb(&w, "gfx1031@rocm6.2", explain);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "rocm6-gfx10-3-generic-x86_64-linux") &&
+                  strstr(r.out, "gfx10-3-generic code runs on gfx1031"),
+              "--explain names the generic code it took: %s", r.out);
+    cr_expect(strstr(r.out, "the alias gfx1031=gfx1030 in rocm.aliases would opt in"), "%s", r.out);
+    kbt_run_free(&r);
+    r = kb(&w, "gfx1031@rocm6.1", explain);
+    cr_expect_eq(r.exit_code, 3, "%s %s", r.out, r.err);
+    cr_expect(
+        strstr(r.err, "code object v6, which ROCm loads from 6.2 on; the device has ROCm 6.1"),
+        "the refusal of the generic code says why: %s", r.err);
+    kbt_run_free(&r);
+
+    /* only a source: the local build links against the device's runtime (hip-clang for
+     * ROCm 6, hipcc for ROCm 5) */
+    kbt_rmtree(w.hub);
+    const char *source[] = {"source"};
+    publish_fake_amd_targets(&w, source, 1);
+    const char *explain_build[] = {"resolve", "radeonflow/gemm", "--explain", NULL};
+    struct {
+        const char *devices, *tool, *want;
+    } builds[] = {{"gfx1201@rocm6.3", "clang-19", "build rocm6-gfx1201-x86_64-linux from source"},
+                  {"gfx1030@rocm6.2", "clang-19", "build rocm6-gfx1030-x86_64-linux from source"},
+                  {"gfx1030@rocm5.2", "hipcc", "build rocm5-gfx1030-x86_64-linux from source"}};
+    for (size_t i = 0; i < KB_ARRAY_LEN(builds); i++) {
+        char *tool = NULL;
+        bool have = kb_which(&tool, builds[i].tool) == 0;
+        free(tool);
+        r = kb(&w, builds[i].devices, explain_build);
+        if (have)
+            cr_expect(strstr(r.out, builds[i].want), "%s: %s %s", builds[i].devices, r.out, r.err);
+        kbt_run_free(&r);
+    }
+
+    /* a probed ROCm 6 host (KFD fixture + fake libamdhip64 saying 6.2) takes the rocm6
+     * artifact and refuses the rocm5 one for its soname */
+    kbt_rmtree(w.hub);
+    const char *both[] = {"rocm5-gfx1030-x86_64-linux", "rocm6-gfx1030-x86_64-linux"};
+    publish_fake_amd_targets(&w, both, KB_ARRAY_LEN(both));
+    char *sysfs = kbt_data("sysfs/gfx1030");
+    char *e_sysfs = kb_asprintf("KBPKG_SYSFS_ROOT=%s", sysfs);
+    char *e_hip = kb_asprintf("KBPKG_HIP_LIB=%s", getenv("KB_FAKE_HIP"));
+    const char *env[] = {w.env_cache,
+                         w.env_reg,
+                         w.env_cfg,
+                         e_sysfs,
+                         e_hip,
+                         "KBPKG_CUDA_LIB=/nonexistent/libcuda.so.1",
+                         "FAKE_HIP_RUNTIME=60241134",
+                         NULL};
+    r = kbt_kbpkg(env, explain);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "rocm6-gfx1030-x86_64-linux"), "%s", r.out);
+    cr_expect(strstr(r.out, "rocm5-gfx1030 needs libamdhip64.so.5 (HIP runtime 5), the host has "
+                            "HIP runtime 6.2 (libamdhip64.so.6)"),
+              "%s", r.out);
+    kbt_run_free(&r);
+    const char *json[] = {"resolve", "radeonflow/gemm", "--json", "--no-build", NULL};
+    r = kbt_kbpkg(env, json);
+    cr_expect(strstr(r.out, "\"target\": \"rocm6-gfx1030-x86_64-linux\""), "%s", r.out);
+    kbt_run_free(&r);
+    free(sysfs);
+    free(e_sysfs);
+    free(e_hip);
+    world_free(&w);
+}
+
 Test(install_flow, two_versions_side_by_side_in_one_process)
 {
     world w;

@@ -90,10 +90,10 @@ static const compat_case cases[] = {
     {"rocm5-gfx1030-x86_64-linux", "gfx1031@rocm5.2", X86, NOAL, false, KB_FIT_NONE,
      "gfx1030 code does not run on gfx1031 (ROCm needs the exact gfx; the alias gfx1031=gfx1030 "
      "in rocm.aliases would opt in)"},
-    {"rocm5-gfx1030-x86_64-linux", "gfx1031@rocm5.2", X86, "gfx1031=gfx1030", false, KB_FIT_FAMILY,
+    {"rocm5-gfx1030-x86_64-linux", "gfx1031@rocm5.2", X86, "gfx1031=gfx1030", false, KB_FIT_ALIAS,
      "gfx1031 runs gfx1030 code through the alias gfx1031=gfx1030 from config"},
     {"rocm5-gfx1030-x86_64-linux", "gfx1031", X86, "gfx1032=gfx1030, gfx1031=gfx1030", false,
-     KB_FIT_FAMILY, "alias gfx1031=gfx1030"},
+     KB_FIT_ALIAS, "alias gfx1031=gfx1030"},
     {"rocm5-gfx1030-x86_64-linux", "gfx1031", X86, "gfx1032=gfx1030", false, KB_FIT_NONE,
      "ROCm needs the exact gfx"},
     {"rocm5-gfx1030-x86_64-linux", "gfx1031", X86, "gfx1030=gfx1031", false, KB_FIT_NONE,
@@ -117,31 +117,53 @@ static const compat_case cases[] = {
      false, KB_FIT_EXACT, "native code for gfx90a:sramecc+:xnack-"},
     {"rocm6-gfx942:sramecc+-x86_64-linux", "gfx942:xnack-@rocm6.2", X86, NOAL, false, KB_FIT_NONE,
      "device's sramecc mode is unknown"},
-    /* generic targets: covered processors, ROCm 6.1+ */
-    {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm6.1", X86, NOAL, false, KB_FIT_GENERIC,
+    /* generic targets: covered processors, code object v6: ROCm 6.2+ */
+    {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm6.2", X86, NOAL, false, KB_FIT_GENERIC,
      "gfx11-generic code runs on gfx1100"},
     {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm5.2", X86, NOAL, false, KB_FIT_NONE,
-     "need ROCm 6.1 or newer, the device has ROCm 5.2"},
+     "needs libamdhip64.so.6 (HIP runtime 6), the host has HIP runtime 5.2"},
     {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm6.0", X86, NOAL, false, KB_FIT_NONE,
-     "need ROCm 6.1 or newer, the device has ROCm 6.0"},
+     "code object v6, which ROCm loads from 6.2 on; the device has ROCm 6.0"},
+    {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm6.1", X86, NOAL, false, KB_FIT_NONE,
+     "which ROCm loads from 6.2 on; the device has ROCm 6.1"},
     {"rocm6-gfx11-generic-x86_64-linux", "gfx1100@rocm6", X86, NOAL, false, KB_FIT_GENERIC,
      "covering it"},
     {"rocm6-gfx11-generic-x86_64-linux", "gfx1151@rocm6.2", X86, NOAL, false, KB_FIT_GENERIC,
      "gfx1151"},
-    {"rocm6-gfx11-generic-x86_64-linux", "gfx1152", X86, NOAL, false, KB_FIT_NONE,
-     "gfx11-generic does not cover gfx1152"},
+    {"rocm6-gfx11-generic-x86_64-linux", "gfx1152", X86, NOAL, false, KB_FIT_GENERIC, "gfx1152"},
+    {"rocm6-gfx11-generic-x86_64-linux", "gfx1200@rocm6.3", X86, NOAL, false, KB_FIT_NONE,
+     "gfx11-generic does not cover gfx1200"},
     {"rocm6-gfx10-3-generic-x86_64-linux", "gfx1031", X86, NOAL, false, KB_FIT_GENERIC,
      "HIP runtime not stated, assumed new enough"},
     {"rocm6-gfx10-1-generic-x86_64-linux", "gfx1030", X86, NOAL, false, KB_FIT_NONE,
      "does not cover gfx1030"},
-    {"rocm6-gfx9-generic-x86_64-linux", "gfx906@rocm6.1", X86, NOAL, false, KB_FIT_GENERIC,
+    {"rocm6-gfx9-generic-x86_64-linux", "gfx906@rocm6.2", X86, NOAL, false, KB_FIT_GENERIC,
      "gfx906"},
-    {"rocm6-gfx9-generic-x86_64-linux", "gfx90a@rocm6.1", X86, NOAL, false, KB_FIT_NONE,
+    {"rocm6-gfx9-generic-x86_64-linux", "gfx90a@rocm6.2", X86, NOAL, false, KB_FIT_NONE,
      "gfx9-generic does not cover gfx90a"},
-    /* the HIP runtime major */
+    {"rocm6-gfx9-4-generic-x86_64-linux", "gfx942:sramecc+:xnack-@rocm6.2", X86, NOAL, false,
+     KB_FIT_GENERIC, "gfx9-4-generic code runs on gfx942"},
+    {"rocm6-gfx12-generic-x86_64-linux", "gfx1201@rocm6.4", X86, NOAL, false, KB_FIT_GENERIC,
+     "gfx1201"},
+    /* the new archs natively, on the runtime major they were linked against */
+    {"rocm6-gfx942-x86_64-linux", "gfx942:sramecc+:xnack-@rocm6.2", X86, NOAL, false, KB_FIT_EXACT,
+     "native code for gfx942"},
+    {"rocm6-gfx1151-x86_64-linux", "gfx1151@rocm6.2", X86, NOAL, false, KB_FIT_EXACT,
+     "native code for gfx1151"},
+    {"rocm6-gfx1201-x86_64-linux", "gfx1201@rocm6.3", X86, NOAL, false, KB_FIT_EXACT,
+     "native code for gfx1201"},
+    {"rocm6-gfx1200-x86_64-linux", "gfx1201@rocm6.3", X86, NOAL, false, KB_FIT_NONE,
+     "gfx1200 code does not run on gfx1201 (ROCm needs the exact gfx; the alias"},
+    {"rocm6-gfx1031-x86_64-linux", "gfx1031@rocm6.2", X86, NOAL, false, KB_FIT_EXACT,
+     "native code for gfx1031"},
+    /* HIP runtime majors: libamdhip64.so.N must be the one the code object was linked to */
     {"rocm6-gfx942-x86_64-linux", "gfx942@rocm5.7", X86, NOAL, false, KB_FIT_NONE,
-     "HIP runtime 5.7 is older than ROCm 6 that rocm6-gfx942 needs"},
-    {"rocm5-gfx90a-x86_64-linux", "gfx90a@rocm6.1", X86, NOAL, false, KB_FIT_EXACT, "native"},
+     "rocm6-gfx942 needs libamdhip64.so.6 (HIP runtime 6), the host has HIP runtime 5.7"},
+    {"rocm5-gfx1030-x86_64-linux", "gfx1030@rocm6.2", X86, NOAL, false, KB_FIT_NONE,
+     "needs libamdhip64.so.5 (HIP runtime 5), the host has HIP runtime 6.2 (libamdhip64.so.6)"},
+    {"rocm5-gfx1030-x86_64-linux", "gfx1030@rocm5.2", X86, NOAL, false, KB_FIT_EXACT, "native"},
+    {"rocm5-gfx90a-x86_64-linux", "gfx90a@rocm6.1", X86, NOAL, false, KB_FIT_NONE,
+     "needs libamdhip64.so.5"},
     /* Metal */
     {"metal3-apple-arm64-darwin", "apple", HOST_MAC, NOAL, false, KB_FIT_EXACT,
      "metal3 metallib runs on the apple GPU"},
@@ -202,6 +224,8 @@ static const char *fit_name(kb_fit f)
         return "family";
     case KB_FIT_GENERIC:
         return "generic";
+    case KB_FIT_ALIAS:
+        return "alias";
     case KB_FIT_PTX:
         return "ptx";
     case KB_FIT_LOCAL_BUILD:
@@ -344,17 +368,45 @@ Test(compat, rank_sm90_specific_over_plain_over_ptx)
     expect_order(ids, KB_ARRAY_LEN(ids), "sm_90@cuda13.0", X86, NULL, order, KB_ARRAY_LEN(order));
 }
 
-Test(compat, rank_rocm_exact_then_alias_then_generic)
+/* gfx1031 (RX 6700 XT): native code, then the generic gfx10-3 code AMD supports on it, then
+ * gfx1030 code only through the alias the user opted into. */
+Test(compat, rank_rocm_native_then_generic_then_alias)
 {
-    const char *ids[] = {"rocm6-gfx10-3-generic-x86_64-linux", "rocm5-gfx1030-x86_64-linux",
-                         "rocm5-gfx1031-x86_64-linux", "rocm5-gfx1100-x86_64-linux"};
-    const char *order[] = {"rocm5-gfx1031-x86_64-linux", "rocm5-gfx1030-x86_64-linux",
-                           "rocm6-gfx10-3-generic-x86_64-linux"};
+    const char *ids[] = {"rocm6-gfx10-3-generic-x86_64-linux", "rocm6-gfx1030-x86_64-linux",
+                         "rocm6-gfx1031-x86_64-linux", "rocm6-gfx1100-x86_64-linux",
+                         "rocm5-gfx1031-x86_64-linux"};
+    const char *order[] = {"rocm6-gfx1031-x86_64-linux", "rocm6-gfx10-3-generic-x86_64-linux",
+                           "rocm6-gfx1030-x86_64-linux"};
     kb_compat_opts opts = {"gfx1031=gfx1030", false};
     expect_order(ids, KB_ARRAY_LEN(ids), "gfx1031@rocm6.2", X86, &opts, order, KB_ARRAY_LEN(order));
-    /* without the alias only the exact and the generic fit */
-    const char *plain[] = {"rocm5-gfx1031-x86_64-linux", "rocm6-gfx10-3-generic-x86_64-linux"};
+    /* without the alias only the native and the generic code fit */
+    const char *plain[] = {"rocm6-gfx1031-x86_64-linux", "rocm6-gfx10-3-generic-x86_64-linux"};
     expect_order(ids, KB_ARRAY_LEN(ids), "gfx1031@rocm6.2", X86, NULL, plain, KB_ARRAY_LEN(plain));
+    /* ROCm 6.1 cannot load the generic code object v6: the alias is what is left */
+    const char *old_rt[] = {"rocm6-gfx1031-x86_64-linux", "rocm6-gfx1030-x86_64-linux"};
+    expect_order(ids, KB_ARRAY_LEN(ids), "gfx1031@rocm6.1", X86, &opts, old_rt,
+                 KB_ARRAY_LEN(old_rt));
+}
+
+/* The opt-in alias ranks under a generic target but above building from source. */
+Test(compat, rank_alias_between_generic_and_local_build)
+{
+    cr_expect_gt((int)KB_FIT_GENERIC * 100, (int)KB_FIT_ALIAS * 100 + 99);
+    cr_expect_gt((int)KB_FIT_ALIAS * 100, (int)KB_FIT_LOCAL_BUILD * 100 + 99);
+}
+
+/* A KFD device whose HIP runtime could not be loaded (major 0): no ROCm code object loads. */
+Test(compat, rocm_without_a_hip_runtime_refuses_with_the_soname)
+{
+    kb_device d = {.backend = KB_BACKEND_ROCM, .arch = "gfx1030"};
+    kb_ctx *ctx = kbt_ctx();
+    kb_target t;
+    cr_assert_eq(kb_target_parse(ctx, &t, "rocm6-gfx1030-x86_64-linux"), 0);
+    kb_compat c;
+    kb_compat_check(&c, &t, &d, NULL);
+    cr_expect_eq(c.fit, KB_FIT_NONE);
+    cr_expect(strstr(c.reason, "needs libamdhip64.so.6; no HIP runtime was found"), "%s", c.reason);
+    kb_ctx_free(ctx);
 }
 
 Test(compat, rank_pinned_feature_beats_feature_free_code)
@@ -383,7 +435,7 @@ Test(compat, rank_cpu_highest_level_wins_and_gpu_beats_cpu)
 Test(compat, ranks_keep_the_design_order)
 {
     /* every score of a rank lies above every score of the rank below it */
-    static const kb_fit ranks[] = {KB_FIT_EXACT, KB_FIT_FAMILY,      KB_FIT_GENERIC,
+    static const kb_fit ranks[] = {KB_FIT_EXACT, KB_FIT_FAMILY,      KB_FIT_GENERIC, KB_FIT_ALIAS,
                                    KB_FIT_PTX,   KB_FIT_LOCAL_BUILD, KB_FIT_CPU};
     for (size_t i = 1; i < KB_ARRAY_LEN(ranks); i++)
         cr_expect_gt((int)ranks[i - 1] * 100, (int)ranks[i] * 100 + 99);

@@ -308,21 +308,22 @@ Test(inspect, crafted_offload_bundle)
     memcpy(buf + p + 24, dev, strlen(dev));
     kb_ctx *ctx = kbt_ctx();
     kb_inspect *ins = kb_inspect_new(KB_INSPECT_ELF, "x");
-    cr_assert_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf)), 0, "%s",
+    cr_assert_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(kb_inspect_gpu_code_count(ins), 1);
     cr_expect_str_eq(kb_inspect_gpu_code(ins, 0)->arch, "gfx1100");
     cr_expect_eq(kb_inspect_gpu_code(ins, 0)->kind, KB_GPU_CODE_AMDGCN);
     put64(buf + p + 8, 57); /* one byte past the section */
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf)),
+    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "code object at 200 + 57 lies outside"), "%s",
               kb_ctx_last_error(ctx)->message);
     put64(buf + p + 16, 100000);
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf)),
+    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "bad target triple length 100000"));
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100), KB_ERR_PARSE);
+    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100, 0),
+                 KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "no __CLANG_OFFLOAD_BUNDLE__ magic"));
     kb_inspect_free(ins);
     kb_ctx_free(ctx);

@@ -121,7 +121,7 @@ static const bad_case bad_targets[] = {
      "'tgsplit' (expected xnack or sramecc)"},
     {"rocm5-gfx11-generic-x86_64-linux",
      "bad target id 'rocm5-gfx11-generic-x86_64-linux': generic target gfx11-generic needs "
-     "rocm6 or newer (ROCm 6.1 introduced generic code objects)"},
+     "rocm6 or newer (generic targets are code object v6, loaded from ROCm 6.2 on)"},
     {"cuda13-sm_90-x86_64-windows", "bad target id 'cuda13-sm_90-x86_64-windows': unknown host "
                                     "'x86_64-windows' (expected x86_64-linux, aarch64-linux, "
                                     "arm64-darwin or x86_64-darwin)"},
@@ -160,23 +160,13 @@ Test(target, arch_valid_for_manifests)
     static const char *good_cuda[] = {"sm_75",  "sm_80",      "sm_86",     "sm_89",
                                       "sm_90",  "sm_90a",     "sm_100",    "sm_100a",
                                       "sm_120", "compute_75", "compute_90"};
-    static const char *good_rocm[] = {"gfx900",
-                                      "gfx90a",
-                                      "gfx940",
-                                      "gfx942",
-                                      "gfx1010",
-                                      "gfx1030",
-                                      "gfx1036",
-                                      "gfx1100",
-                                      "gfx1151",
-                                      "gfx1201",
-                                      "gfx9-generic",
-                                      "gfx10-1-generic",
-                                      "gfx10-3-generic",
-                                      "gfx11-generic",
-                                      "gfx12-generic",
-                                      "gfx90a:xnack-",
-                                      "gfx906:sramecc+:xnack+"};
+    static const char *good_rocm[] = {
+        "gfx900",          "gfx90a",          "gfx940",
+        "gfx942",          "gfx1010",         "gfx1030",
+        "gfx1036",         "gfx1100",         "gfx1151",
+        "gfx1201",         "gfx9-generic",    "gfx9-4-generic",
+        "gfx10-1-generic", "gfx10-3-generic", "gfx11-generic",
+        "gfx12-generic",   "gfx90a:xnack-",   "gfx906:sramecc+:xnack+"};
     char why[160];
     for (size_t i = 0; i < KB_ARRAY_LEN(good_cuda); i++)
         cr_expect(kb_arch_valid(KB_BACKEND_CUDA, good_cuda[i], why, sizeof(why)), "%s: %s",
