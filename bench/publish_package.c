@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     bo.target_count = 1;
     kb_build_result *br = NULL;
     int status = 0;
-    if (kb_build(ctx, &br, argv[1], &bo) != 0)
+    if (kb_build(&br, ctx, argv[1], &bo) != 0)
         status = fail(ctx, "build");
     else if (br->built == 0 || br->failed != 0 || !br->source_artifact) {
         fprintf(stderr, "kbpkg_bench_publish: built %zu, failed %zu%s%s\n", br->built, br->failed,

@@ -378,11 +378,11 @@ static int fill_target(kb_build_target_result *t, const kb_plan_item *item, cons
     t->status = job->rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
     t->seconds = job->seconds;
     t->size = job->size;
-    memcpy(t->sha256, job->sha256, sizeof(t->sha256));
+    t->sha256 = job->sha256[0] ? kb_strdup(job->sha256) : NULL;
     t->build_key = job->build_key[0] ? kb_strdup(job->build_key) : NULL;
     t->artifact = kb_strdup(job->artifact);
     t->message = kb_strdup(job->message);
-    return t->target ? 0 : KB_ERR_NOMEM;
+    return t->target && (!job->sha256[0] || t->sha256) ? 0 : KB_ERR_NOMEM;
 }
 
 static bool needs_overlay(const kb_plan *plan, const kb_toolchain *tc)
@@ -597,7 +597,7 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
     return rc;
 }
 
-KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
+KB_EXTERN int kb_build(kb_build_result **out, kb_ctx *ctx, const char *dir,
                        const kb_build_options *o)
 {
     return kb_build_with(ctx, out, dir, o, NULL);
@@ -618,8 +618,11 @@ int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_
         rc = kb_error_oom(ctx);
     if (!rc && !(o && o->no_source_artifact)) {
         uint64_t size = 0;
-        rc = kb_write_source_artifact(ctx, &res->source_artifact, res->source_sha256, &size, r.m,
-                                      r.out_dir, r.source_digest, build_epoch(ctx));
+        char hex[65];
+        rc = kb_write_source_artifact(ctx, &res->source_artifact, hex, &size, r.m, r.out_dir,
+                                      r.source_digest, build_epoch(ctx));
+        if (!rc && !(res->source_sha256 = kb_strdup(hex)))
+            rc = kb_error_oom(ctx);
     }
     if (!rc)
         rc = run_plan(ctx, res, &r, job_count(ctx, o));
@@ -644,7 +647,7 @@ int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
     o.out_dir = out_dir;
     o.no_source_artifact = 1;
     kb_build_result *res = NULL;
-    int rc = kb_build(ctx, &res, package_dir, &o);
+    int rc = kb_build(&res, ctx, package_dir, &o);
     if (rc)
         return rc;
     const kb_build_target_result *t = NULL;
@@ -674,8 +677,10 @@ KB_EXTERN void kb_build_result_free(kb_build_result *res)
         free(t->artifact);
         free(t->build_key);
         free(t->message);
+        free(t->sha256);
     }
     free(res->targets);
+    free(res->source_sha256);
     free(res->package);
     free(res->version);
     free(res->source_artifact);

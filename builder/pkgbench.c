@@ -90,7 +90,7 @@ static void run_one(kb_ctx *ctx, kb_bench_target_result *t, const kb_manifest *m
     free(exe);
 }
 
-KB_EXTERN int kb_package_bench(kb_ctx *ctx, kb_bench_result **out, const char *dir,
+KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *dir,
                                const char *const *targets, size_t target_count, unsigned flags)
 {
     *out = NULL;

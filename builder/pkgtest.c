@@ -228,7 +228,7 @@ int kb_pkgtest_plan(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *p
     return rc;
 }
 
-KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir,
+KB_EXTERN int kb_package_test(kb_test_result **out, kb_ctx *ctx, const char *dir,
                               const char *const *targets, size_t target_count)
 {
     *out = NULL;

@@ -818,7 +818,7 @@ static int copy_info(kb_toolchain_info *info, const kb_toolchain *tc)
     return 0;
 }
 
-KB_EXTERN int kb_toolchains_list(kb_ctx *ctx, kb_toolchain_list **out)
+KB_EXTERN int kb_toolchains_list(kb_toolchain_list **out, kb_ctx *ctx)
 {
     *out = NULL;
     kb_toolchains tcs;

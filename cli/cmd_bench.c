@@ -85,9 +85,9 @@ int cmd_bench(cli *c, int argc, char **argv)
     }
     kb_bench_result *r = NULL;
     if (!rc) {
-        int err = kb_fetch_inputs(c->ctx, dir ? dir : ".", NULL);
+        int err = kb_fetch_inputs(NULL, c->ctx, dir ? dir : ".");
         if (!err)
-            err = kb_package_bench(c->ctx, &r, dir ? dir : ".", targets, n, flags);
+            err = kb_package_bench(&r, c->ctx, dir ? dir : ".", targets, n, flags);
         rc = err ? cli_fail(c, err) : 0;
     }
     if (r) {

@@ -11,7 +11,7 @@ static json_t *target_json(const kb_build_target_result *t)
                           kb_build_status_name(t->status), "seconds", t->seconds);
     if (t->artifact)
         json_object_set_new(o, "artifact", json_string(t->artifact));
-    if (t->sha256[0]) {
+    if (t->sha256) {
         json_object_set_new(o, "sha256", json_string(t->sha256));
         json_object_set_new(o, "size", json_integer((json_int_t)t->size));
     }
@@ -89,11 +89,11 @@ int cmd_build(cli *c, int argc, char **argv)
         o.target_count = n;
         /* url sources and dependencies first: a no-op once the cache has them */
         size_t fetched = 0;
-        int err = kb_fetch_inputs(c->ctx, dir, &fetched);
+        int err = kb_fetch_inputs(&fetched, c->ctx, dir);
         if (!err && fetched)
             cli_say(c, "fetched %zu url source(s) and dependenc(ies) of %s", fetched, dir);
         if (!err)
-            err = kb_build(c->ctx, &r, dir, &o);
+            err = kb_build(&r, c->ctx, dir, &o);
         if (err)
             rc = cli_fail(c, err);
     }

@@ -61,7 +61,7 @@ static const char *toolchain_fix(const char *name, const char *backend)
 static void check_toolchains(doctor *d)
 {
     kb_toolchain_list *list = NULL;
-    int rc = kb_toolchains_list(d->c->ctx, &list);
+    int rc = kb_toolchains_list(&list, d->c->ctx);
     if (rc) {
         report(d, DOCTOR_FAIL, "toolchain", "run 'kbpkg -v toolchains' to see why",
                "cannot look for compilers: %s", kb_ctx_last_error(d->c->ctx)->message);

@@ -6,36 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int tally(const kb_farm_report *r, kb_status status)
+{
+    return (int)kb_farm_report_count_status(r, status);
+}
+
 static void print_json(const kb_farm_report *r)
 {
     json_t *rows = json_array();
     for (size_t i = 0; i < kb_farm_report_count(r); i++) {
-        const char *pkg, *ver, *target, *status, *msg;
-        kb_farm_report_row(&pkg, &ver, &target, &status, &msg, r, i);
+        const kb_report_row *row;
+        kb_farm_report_row(&row, r, i);
         json_array_append_new(rows,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "package", pkg, "version",
-                                        ver, "target", target, "status", status, "message", msg));
+                              json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "package", row->package,
+                                        "version", row->version, "target", row->target, "status",
+                                        kb_status_name(row->status), "message", row->message));
     }
-    cli_json_print(json_pack(
-        "{s:o, s:i, s:i, s:i, s:i}", "rows", rows, "published", (int)kb_farm_report_published(r),
-        "already_there", (int)kb_farm_report_present(r), "skipped", (int)kb_farm_report_skipped(r),
-        "failed", (int)kb_farm_report_failed(r)));
+    cli_json_print(json_pack("{s:o, s:i, s:i, s:i, s:i}", "rows", rows, "published",
+                             tally(r, KB_STATUS_PUBLISHED), "already_there",
+                             tally(r, KB_STATUS_ALREADY_THERE), "skipped",
+                             tally(r, KB_STATUS_SKIPPED), "failed", tally(r, KB_STATUS_FAILED)));
 }
 
 /* The statuses a farm report's rows can have, in the order the summary names them. */
-static const char *const summary_statuses[] = {"published",     "staged",  "merged",   "unchanged",
-                                               "already there", "skipped", "conflict", "failed"};
-
-static size_t rows_with(const kb_farm_report *r, const char *status)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < kb_farm_report_count(r); i++) {
-        const char *s = NULL;
-        kb_farm_report_row(NULL, NULL, NULL, &s, NULL, r, i);
-        n += s && strcmp(s, status) == 0;
-    }
-    return n;
-}
+static const kb_status summary_statuses[] = {
+    KB_STATUS_PUBLISHED,     KB_STATUS_STAGED,  KB_STATUS_MERGED,   KB_STATUS_UNCHANGED,
+    KB_STATUS_ALREADY_THERE, KB_STATUS_SKIPPED, KB_STATUS_CONFLICT, KB_STATUS_FAILED};
 
 /* "3 staged, 1 skipped": every status that occurs, counted from the rows (farm build and merge
  * have rows the plain farm never makes); "nothing to do" for none. */
@@ -43,9 +39,9 @@ static void print_summary(const kb_farm_report *r)
 {
     const char *sep = "";
     for (size_t k = 0; k < sizeof(summary_statuses) / sizeof(*summary_statuses); k++) {
-        size_t n = rows_with(r, summary_statuses[k]);
+        int n = tally(r, summary_statuses[k]);
         if (n)
-            printf("%s%zu %s", sep, n, summary_statuses[k]);
+            printf("%s%d %s", sep, n, kb_status_name(summary_statuses[k]));
         sep = n ? ", " : sep;
     }
     printf("%s\n", *sep ? "" : "nothing to do");
@@ -56,12 +52,14 @@ static void print_table(cli *c, const kb_farm_report *r)
     if (c->quiet)
         return;
     for (size_t i = 0; i < kb_farm_report_count(r); i++) {
-        const char *pkg, *ver, *target, *status, *msg;
-        kb_farm_report_row(&pkg, &ver, &target, &status, &msg, r, i);
-        printf("%-24s %-10s %-34s %-13s", pkg, ver ? ver : "-", target, status);
+        const kb_report_row *row;
+        kb_farm_report_row(&row, r, i);
+        const char *msg = row->message;
+        printf("%-24s %-10s %-34s %-13s", row->package, row->version ? row->version : "-",
+               row->target, kb_status_name(row->status));
         /* published/present rows carry a digest or build key; only reasons are worth a line */
-        bool reason = strcmp(status, "skipped") == 0 || strcmp(status, "failed") == 0 ||
-                      strcmp(status, "conflict") == 0;
+        bool reason = row->status == KB_STATUS_SKIPPED || row->status == KB_STATUS_FAILED ||
+                      row->status == KB_STATUS_CONFLICT;
         if (reason && msg)
             printf(" %.*s", (int)strcspn(msg, "\n"), msg);
         printf("\n");
@@ -87,7 +85,8 @@ static int finish(cli *c, kb_farm_report *r)
         print_json(r);
     else
         print_table(c, r);
-    int rc = kb_farm_report_failed(r) || rows_with(r, "conflict") ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    int rc =
+        tally(r, KB_STATUS_FAILED) || tally(r, KB_STATUS_CONFLICT) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
     kb_farm_report_free(r);
     return rc;
 }
@@ -149,7 +148,7 @@ static int farm_plan(cli *c, int argc, char **argv)
     if (!rc && n == 0)
         rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm plan DIR...)");
     char *plan = NULL;
-    int err = rc ? 0 : kb_farm_plan(c->ctx, &plan, dirs, n, &o);
+    int err = rc ? 0 : kb_farm_plan(&plan, c->ctx, dirs, n, &o);
     if (err)
         rc = cli_fail(c, err);
     else if (!rc && github)
@@ -184,7 +183,7 @@ static int farm_build(cli *c, int argc, char **argv)
     if (!rc && (!dir || !target))
         rc = cli_usage_error(c, "farm", "kbpkg farm build DIR --target T [--stage]");
     kb_farm_report *r = NULL;
-    int err = rc ? 0 : kb_farm_build(c->ctx, &r, dir, target, &o);
+    int err = rc ? 0 : kb_farm_build(&r, c->ctx, dir, target, &o);
     if (err)
         return cli_fail(c, err);
     return r ? finish(c, r) : rc;
@@ -197,7 +196,7 @@ static int farm_merge(cli *c, int argc, char **argv)
     int rc = 0;
     for (int i = 2; i < argc && !rc; i++) {
         int err = argv[i][0] == '-' ? cli_usage_error(c, "farm", "unknown option '%s'", argv[i])
-                                    : kb_farm_merge(c->ctx, &r, argv[i], &o);
+                                    : kb_farm_merge(&r, c->ctx, argv[i], &o);
         if (err < 0)
             rc = cli_fail(c, err);
         else if (err)
@@ -240,7 +239,7 @@ int cmd_farm(cli *c, int argc, char **argv)
         rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm DIR...)");
     kb_farm_report *r = NULL;
     if (!rc) {
-        int err = kb_farm(c->ctx, &r, dirs, n, &o);
+        int err = kb_farm(&r, c->ctx, dirs, n, &o);
         if (err)
             rc = cli_fail(c, err);
     }

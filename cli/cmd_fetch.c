@@ -11,7 +11,7 @@ static int fetch_inputs(cli *c, const char *dir, int args)
     if (args > 1)
         return cli_usage_error(c, "fetch", "one package folder only (or --source PKG...)");
     size_t fetched = 0;
-    int rc = kb_fetch_inputs(c->ctx, dir, &fetched);
+    int rc = kb_fetch_inputs(&fetched, c->ctx, dir);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)

@@ -9,11 +9,12 @@ static void print_json(const kb_publish_report *r)
 {
     json_t *items = json_array();
     for (size_t i = 0; i < kb_publish_report_count(r); i++) {
-        const char *target, *status, *digest, *message;
-        kb_publish_report_item(&target, &status, &digest, &message, r, i);
+        const kb_report_row *row;
+        kb_publish_report_row(&row, r, i);
         json_array_append_new(items,
-                              json_pack("{s:s, s:s, s:s?, s:s?}", "target", target, "status",
-                                        status, "manifest_digest", digest, "message", message));
+                              json_pack("{s:s, s:s, s:s?, s:s?}", "target", row->target, "status",
+                                        kb_status_name(row->status), "manifest_digest", row->digest,
+                                        "message", row->message));
     }
     cli_json_print(json_pack(
         "{s:s, s:s, s:s, s:s, s:b, s:o}", "package", kb_publish_report_package(r), "version",
@@ -21,13 +22,13 @@ static void print_json(const kb_publish_report *r)
         kb_publish_report_index_digest(r), "built", kb_publish_report_built(r), "items", items));
 }
 
-static const char *status_words(const char *status)
+static const char *status_words(kb_status status)
 {
-    if (strcmp(status, "unchanged") == 0)
+    if (status == KB_STATUS_UNCHANGED)
         return "already there (same bytes)";
-    if (strcmp(status, "replaced") == 0)
+    if (status == KB_STATUS_REPLACED)
         return "replaced (--force)";
-    return status;
+    return kb_status_name(status);
 }
 
 static void print_text(cli *c, const kb_publish_report *r)
@@ -37,11 +38,11 @@ static void print_text(cli *c, const kb_publish_report *r)
     printf("%s %s -> %s\n", kb_publish_report_package(r), kb_publish_report_version(r),
            kb_publish_report_registry(r));
     for (size_t i = 0; i < kb_publish_report_count(r); i++) {
-        const char *target, *status, *digest, *message;
-        kb_publish_report_item(&target, &status, &digest, &message, r, i);
-        printf("  %-34s %s", target, status_words(status));
-        if (message)
-            printf(": %s", message);
+        const kb_report_row *row;
+        kb_publish_report_row(&row, r, i);
+        printf("  %-34s %s", row->target, status_words(row->status));
+        if (row->message)
+            printf(": %s", row->message);
         printf("\n");
     }
     printf("index %s\n", kb_publish_report_index_digest(r));
@@ -77,7 +78,7 @@ int cmd_publish(cli *c, int argc, char **argv)
     if (!rc) {
         o.targets = targets;
         o.target_count = n;
-        int err = kb_publish(c->ctx, &r, dir, &o);
+        int err = kb_publish(&r, c->ctx, dir, &o);
         if (err)
             rc = cli_fail(c, err);
     }

@@ -12,11 +12,12 @@ static void print_json(const kb_sync_report *r)
 {
     json_t *items = json_array();
     for (size_t i = 0; i < kb_sync_report_count(r); i++) {
-        const char *name, *version, *target, *status, *dir, *digest;
-        kb_sync_report_item(&name, &version, &target, &status, &dir, &digest, r, i);
-        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "name", name,
-                                               "version", version, "target", target, "status",
-                                               status, "dir", dir, "artifact_digest", digest));
+        const kb_report_row *row;
+        kb_sync_report_row(&row, r, i);
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s}", "name",
+                                               row->package, "version", row->version, "target",
+                                               row->target, "status", kb_status_name(row->status),
+                                               "dir", row->dir, "artifact_digest", row->digest));
     }
     cli_json_print(json_pack("{s:o}", "packages", items));
 }
@@ -26,9 +27,10 @@ static void print_text(cli *c, const kb_sync_report *r)
     if (c->quiet)
         return;
     for (size_t i = 0; i < kb_sync_report_count(r); i++) {
-        const char *name, *version, *target, *status, *dir, *digest;
-        kb_sync_report_item(&name, &version, &target, &status, &dir, &digest, r, i);
-        printf("%s %s %s: %s (%.19s)\n", name, version, target, status, digest);
+        const kb_report_row *row;
+        kb_sync_report_row(&row, r, i);
+        printf("%s %s %s: %s (%.19s)\n", row->package, row->version, row->target,
+               kb_status_name(row->status), row->digest);
     }
 }
 

@@ -16,7 +16,7 @@ typedef struct target_row {
 static const char *known_runs_on(const char *id)
 {
     const char *kid, *runs_on;
-    for (size_t i = 0; kb_target_known(i, &kid, &runs_on) == 0; i++)
+    for (size_t i = 0; kb_target_known(&kid, &runs_on, i) == 0; i++)
         if (strcmp(kid, id) == 0)
             return runs_on;
     return "";
@@ -24,9 +24,9 @@ static const char *known_runs_on(const char *id)
 
 static int fill_row(cli *c, target_row *row, const char *id, const char *devices)
 {
-    int rc = kb_target_canonical(c->ctx, id, row->id, sizeof(row->id));
+    int rc = kb_target_canonical(row->id, sizeof(row->id), c->ctx, id);
     if (!rc && devices)
-        rc = kb_target_check(c->ctx, id, devices, &row->fits, row->reason, sizeof(row->reason));
+        rc = kb_target_check(&row->fits, row->reason, sizeof(row->reason), c->ctx, id, devices);
     row->runs_on = known_runs_on(row->id);
     return rc;
 }
@@ -71,7 +71,7 @@ static int list_targets(cli *c, char **ids, size_t n_ids, const char *devices)
 {
     size_t n = n_ids;
     if (!n_ids)
-        while (kb_target_known(n, NULL, NULL) == 0)
+        while (kb_target_known(NULL, NULL, n) == 0)
             n++;
     target_row *rows = calloc(n ? n : 1, sizeof(*rows));
     if (!rows)
@@ -83,7 +83,7 @@ static int list_targets(cli *c, char **ids, size_t n_ids, const char *devices)
         if (n_ids)
             id = ids[i];
         else
-            kb_target_known(i, &id, NULL);
+            kb_target_known(&id, NULL, i);
         int rc = fill_row(c, &rows[i], id, devices);
         if (rc) {
             free(rows);

@@ -57,9 +57,9 @@ int cmd_test(cli *c, int argc, char **argv)
     }
     kb_test_result *r = NULL;
     if (!rc) {
-        int err = kb_fetch_inputs(c->ctx, dir ? dir : ".", NULL);
+        int err = kb_fetch_inputs(NULL, c->ctx, dir ? dir : ".");
         if (!err)
-            err = kb_package_test(c->ctx, &r, dir ? dir : ".", targets, n);
+            err = kb_package_test(&r, c->ctx, dir ? dir : ".", targets, n);
         rc = err ? cli_fail(c, err) : 0;
     }
     if (r) {

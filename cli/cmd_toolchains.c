@@ -19,7 +19,7 @@ int cmd_toolchains(cli *c, int argc, char **argv)
     if (argc > 1)
         return cli_usage_error(c, "toolchains", "unexpected argument '%s'", argv[1]);
     kb_toolchain_list *list = NULL;
-    int rc = kb_toolchains_list(c->ctx, &list);
+    int rc = kb_toolchains_list(&list, c->ctx);
     if (rc)
         return cli_fail(c, rc);
     if (c->json) {

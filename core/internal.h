@@ -93,6 +93,19 @@ bool kb_strv_contains(const kb_strv *v, const char *s);
 void kb_strv_sort(kb_strv *v);
 void kb_strv_free(kb_strv *v);
 
+/* ---- report rows (core/report.c): the rows every publish, farm and sync report holds ---- */
+typedef struct kb_report_rows {
+    kb_report_row *items; /* strings owned */
+    size_t len;
+    size_t cap;
+} kb_report_rows;
+/* Append a copy of row (its strings copied); KB_ERR_NOMEM. */
+int kb_report_rows_add(kb_report_rows *rows, const kb_report_row *row);
+/* Row index, borrowed; KB_ERR_NOT_FOUND past the end. */
+int kb_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, size_t index);
+size_t kb_report_rows_count_status(const kb_report_rows *rows, kb_status status);
+void kb_report_rows_free(kb_report_rows *rows);
+
 /* ---- files and paths (core/fs.c); errors name the path ---- */
 /* The one errno -> kb_err mapping: a full disk or quota is KB_ERR_NOSPACE, a file size limit
  * KB_ERR_LIMIT, a missing file KB_ERR_NOT_FOUND, anything else KB_ERR_IO, on every path. */

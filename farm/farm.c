@@ -10,33 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct farm_row {
-    char *package;
-    char *version;
-    char *target;
-    const char *status; /* static */
-    char *message;
-} farm_row;
-
 struct kb_farm_report {
-    farm_row *rows;
-    size_t count;
+    kb_report_rows rows;
 };
 
 static int row_add(kb_farm_report *r, const char *package, const char *version, const char *target,
-                   const char *status, const char *message)
+                   kb_status status, const char *message)
 {
-    farm_row *n = realloc(r->rows, (r->count + 1) * sizeof(*r->rows));
-    if (!n)
-        return KB_ERR_NOMEM;
-    r->rows = n;
-    farm_row *row = &n[r->count++];
-    row->package = kb_strdup(package);
-    row->version = kb_strdup(version);
-    row->target = kb_strdup(target);
-    row->status = status;
-    row->message = kb_strdup(message);
-    return row->package && row->target ? 0 : KB_ERR_NOMEM;
+    kb_report_row row = {.package = package,
+                         .version = version,
+                         .target = target,
+                         .status = status,
+                         .message = message};
+    return kb_report_rows_add(&r->rows, &row);
 }
 
 /* ---- finding packages ---- */
@@ -215,7 +201,7 @@ static int fail_all(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, cons
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < want->len; i++)
-        rc = row_add(rep, f->m->name, f->version, want->items[i], KB_FARM_FAILED,
+        rc = row_add(rep, f->m->name, f->version, want->items[i], KB_STATUS_FAILED,
                      kb_ctx_last_error(ctx)->message)
                  ? kb_error_oom(ctx)
                  : 0;
@@ -247,7 +233,7 @@ static int build_targets(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, const
                 0)
             n++;
         else
-            rc = row_add(rep, f->m->name, f->version, t->target, KB_FARM_FAILED,
+            rc = row_add(rep, f->m->name, f->version, t->target, KB_STATUS_FAILED,
                          t->status == KB_BUILD_BUILT ? kb_ctx_last_error(ctx)->message : t->message)
                      ? kb_error_oom(ctx)
                      : 0;
@@ -293,7 +279,9 @@ static int ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r
      * next package still runs. */
     int rc = 0;
     for (size_t i = 0; !rc && i < built; i++) {
-        const char *status = prc ? KB_FARM_FAILED : stage_only ? KB_FARM_STAGED : KB_FARM_PUBLISHED;
+        kb_status status = prc          ? KB_STATUS_FAILED
+                           : stage_only ? KB_STATUS_STAGED
+                                        : KB_STATUS_PUBLISHED;
         rc = row_add(rep, f->m->name, f->version, arts[i].target, status,
                      prc          ? kb_ctx_last_error(ctx)->message
                      : stage_only ? arts[i].build_key
@@ -323,7 +311,7 @@ static int build_and_ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_r
 
 /* One row about the whole package (target "-"). */
 static int package_row(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, const char *dir,
-                       const char *status, const char *message)
+                       kb_status status, const char *message)
 {
     return row_add(rep, f->m ? f->m->name : dir, f->m ? f->version : NULL, "-", status, message)
                ? kb_error_oom(ctx)
@@ -347,13 +335,13 @@ static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_farm_r
     else
         memset(&f, 0, sizeof(f));
     if (rc) {
-        rc = package_row(ctx, rep, &f, dir, KB_FARM_FAILED, kb_ctx_last_error(ctx)->message);
+        rc = package_row(ctx, rep, &f, dir, KB_STATUS_FAILED, kb_ctx_last_error(ctx)->message);
         kb_farm_pkg_free(&f);
         return rc;
     }
     char *changed = kb_farm_source_changed(&f);
     if (changed) {
-        rc = package_row(ctx, rep, &f, dir, KB_FARM_FAILED, changed);
+        rc = package_row(ctx, rep, &f, dir, KB_STATUS_FAILED, changed);
         free(changed);
         kb_farm_pkg_free(&f);
         return rc;
@@ -362,9 +350,9 @@ static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_farm_r
     for (size_t i = 0; !rc && i < f.plan.count; i++) {
         const kb_plan_item *it = &f.plan.items[i];
         if (it->skip)
-            rc = row_add(rep, f.m->name, f.version, it->target, KB_FARM_SKIPPED, it->skip);
+            rc = row_add(rep, f.m->name, f.version, it->target, KB_STATUS_SKIPPED, it->skip);
         else if (kb_farm_key_present(f.idx, it->target, f.keys[i]))
-            rc = row_add(rep, f.m->name, f.version, it->target, KB_FARM_PRESENT, f.keys[i]);
+            rc = row_add(rep, f.m->name, f.version, it->target, KB_STATUS_ALREADY_THERE, f.keys[i]);
         else
             rc = kb_strv_push(&want, it->target);
         rc = rc ? kb_error_oom(ctx) : 0;
@@ -383,7 +371,7 @@ bool kb_farm_transient(int rc)
 
 static int cmp_rows(const void *a, const void *b)
 {
-    const farm_row *x = a, *y = b;
+    const kb_report_row *x = a, *y = b;
     int c = strcmp(x->package, y->package);
     return c ? c : strcmp(x->target, y->target);
 }
@@ -416,14 +404,14 @@ static int finish_report(kb_ctx *ctx, kb_farm_report **out, kb_farm_report *rep,
         kb_farm_report_free(rep);
         return rc;
     }
-    if (rep->count > 1)
-        qsort(rep->rows, rep->count, sizeof(*rep->rows), cmp_rows);
+    if (rep->rows.len > 1)
+        qsort(rep->rows.items, rep->rows.len, sizeof(*rep->rows.items), cmp_rows);
     kb_ctx_clear_error(ctx); /* failures live in the rows */
     *out = rep;
     return 0;
 }
 
-KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm(kb_farm_report **out, kb_ctx *ctx, const char *const *paths, size_t count,
                       const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
@@ -451,7 +439,7 @@ KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *path
     return finish_report(ctx, out, rep, rc);
 }
 
-KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+KB_EXTERN int kb_farm_build(kb_farm_report **out, kb_ctx *ctx, const char *dir, const char *target,
                             const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
@@ -494,15 +482,15 @@ static int merge_rows(kb_ctx *ctx, kb_farm_report *rep, const char *name, const 
     int rc = 0;
     for (size_t i = 0; !rc && i < m->conflicts.len; i++) {
         kb_event_emit(ctx, KB_EVENT_WARNING, name, "%s", m->conflicts.items[i]);
-        rc = row_add(rep, name, version, "-", KB_FARM_CONFLICT, m->conflicts.items[i]);
+        rc = row_add(rep, name, version, "-", KB_STATUS_CONFLICT, m->conflicts.items[i]);
     }
     if (!rc)
-        rc = row_add(rep, name, version, "-", m->written ? KB_FARM_MERGED : KB_FARM_UNCHANGED,
+        rc = row_add(rep, name, version, "-", m->written ? KB_STATUS_MERGED : KB_STATUS_UNCHANGED,
                      m->index_digest);
     return rc ? kb_error_oom(ctx) : 0;
 }
 
-KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
                             const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
@@ -536,65 +524,21 @@ KB_EXTERN void kb_farm_report_free(kb_farm_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->count; i++) {
-        free(r->rows[i].package);
-        free(r->rows[i].version);
-        free(r->rows[i].target);
-        free(r->rows[i].message);
-    }
-    free(r->rows);
+    kb_report_rows_free(&r->rows);
     free(r);
 }
 
 KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *r)
 {
-    return r ? r->count : 0;
+    return r ? r->rows.len : 0;
 }
 
-KB_EXTERN int kb_farm_report_row(const char **package, const char **version, const char **target,
-                                 const char **status, const char **message, const kb_farm_report *r,
-                                 size_t index)
+KB_EXTERN int kb_farm_report_row(const kb_report_row **row, const kb_farm_report *r, size_t index)
 {
-    if (!r || index >= r->count)
-        return KB_ERR_NOT_FOUND;
-    const farm_row *row = &r->rows[index];
-    if (package)
-        *package = row->package;
-    if (version)
-        *version = row->version;
-    if (target)
-        *target = row->target;
-    if (status)
-        *status = row->status;
-    if (message)
-        *message = row->message;
-    return 0;
+    return kb_report_rows_get(row, r ? &r->rows : NULL, index);
 }
 
-static size_t count_status(const kb_farm_report *r, const char *status)
+KB_EXTERN size_t kb_farm_report_count_status(const kb_farm_report *r, kb_status status)
 {
-    size_t n = 0;
-    for (size_t i = 0; r && i < r->count; i++)
-        n += strcmp(r->rows[i].status, status) == 0;
-    return n;
-}
-
-KB_EXTERN size_t kb_farm_report_published(const kb_farm_report *r)
-{
-    return count_status(r, KB_FARM_PUBLISHED);
-}
-
-KB_EXTERN size_t kb_farm_report_present(const kb_farm_report *r)
-{
-    return count_status(r, KB_FARM_PRESENT);
-}
-
-KB_EXTERN size_t kb_farm_report_skipped(const kb_farm_report *r)
-{
-    return count_status(r, KB_FARM_SKIPPED);
-}
-
-KB_EXTERN size_t kb_farm_report_failed(const kb_farm_report *r)
-{
-    return count_status(r, KB_FARM_FAILED);
+    return r ? kb_report_rows_count_status(&r->rows, status) : 0;
 }

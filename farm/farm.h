@@ -5,16 +5,6 @@
 
 #include "publish/publish.h"
 
-/* Report statuses (static strings; the public header lists them). */
-#define KB_FARM_PUBLISHED "published"
-#define KB_FARM_PRESENT "already there"
-#define KB_FARM_SKIPPED "skipped"
-#define KB_FARM_FAILED "failed"
-#define KB_FARM_STAGED "staged"
-#define KB_FARM_MERGED "merged"
-#define KB_FARM_UNCHANGED "unchanged"
-#define KB_FARM_CONFLICT "conflict"
-
 /* One package as the farm sees it: its plan, build keys and the registry's index. */
 typedef struct kb_farm_pkg {
     kb_manifest *m;

@@ -290,7 +290,7 @@ static int plan_pools(kb_ctx *ctx, pools *out, const kb_strv *pkgs, const kb_far
     return rc;
 }
 
-KB_EXTERN int kb_farm_plan(kb_ctx *ctx, char **json_out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm_plan(char **json_out, kb_ctx *ctx, const char *const *paths, size_t count,
                            const kb_farm_options *options)
 {
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;

@@ -101,7 +101,7 @@ static int ensure_url_source(kb_ctx *ctx, const kb_manifest *m, const kb_source 
     return rc;
 }
 
-KB_EXTERN int kb_fetch_inputs(kb_ctx *ctx, const char *dir, size_t *fetched)
+KB_EXTERN int kb_fetch_inputs(size_t *fetched, kb_ctx *ctx, const char *dir)
 {
     if (fetched)
         *fetched = 0;

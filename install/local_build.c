@@ -37,7 +37,7 @@ int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cach
         rc = kb_mkdtemp(ctx, &out_dir, builds, ".kbpkg-out-");
     /* Dependencies travel by url + digest: fetched once into the cache, offline after. */
     if (!rc)
-        rc = kb_fetch_inputs(ctx, src_dir, NULL);
+        rc = kb_fetch_inputs(NULL, ctx, src_dir);
     if (!rc) {
         kb_event_emit(ctx, KB_EVENT_BUILD_START, name, "%s %s from source", version, target_id);
         rc = kb_build_target(ctx, &artifact, src_dir, target_id, out_dir);

@@ -11,31 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sync_row {
-    char *name, *version, *target, *dir, *digest;
-    const char *status; /* static */
-} sync_row;
-
 struct kb_sync_report {
-    sync_row *rows;
-    size_t count;
+    kb_report_rows rows;
 };
 
 static int row_add(kb_sync_report *r, const kb_lock_package *p, const kb_lock_pin *pin,
-                   const char *status, const char *dir)
+                   kb_status status, const char *dir)
 {
-    sync_row *n = realloc(r->rows, (r->count + 1) * sizeof(*r->rows));
-    if (!n)
-        return KB_ERR_NOMEM;
-    r->rows = n;
-    sync_row *row = &n[r->count++];
-    row->name = kb_strdup(p->name);
-    row->version = kb_strdup(p->version);
-    row->target = kb_strdup(pin->target);
-    row->dir = kb_strdup(dir);
-    row->digest = kb_strdup(pin->layer_digest);
-    row->status = status;
-    return row->name && row->version && row->target && row->digest ? 0 : KB_ERR_NOMEM;
+    kb_report_row row = {.package = p->name,
+                         .version = p->version,
+                         .target = pin->target,
+                         .status = status,
+                         .digest = pin->layer_digest,
+                         .dir = dir};
+    return kb_report_rows_add(&r->rows, &row);
 }
 
 /* The best pinned target for this host, by the resolver's compatibility rules. */
@@ -149,7 +138,7 @@ static int sync_one(kb_ctx *ctx, kb_sync_report *rep, kb_registry **r, kb_cache 
     int rc = choose_pin(&pin, &why, ctx, p, host);
     if (!rc && pin_installed(cache, p, pin, &dir)) {
         /* The pinned bytes are there: nothing to ask the registry, so this works offline. */
-        rc = row_add(rep, p, pin, "already installed", dir) ? kb_error_oom(ctx) : 0;
+        rc = row_add(rep, p, pin, KB_STATUS_ALREADY_INSTALLED, dir) ? kb_error_oom(ctx) : 0;
         free(dir);
         return rc;
     }
@@ -161,7 +150,7 @@ static int sync_one(kb_ctx *ctx, kb_sync_report *rep, kb_registry **r, kb_cache 
     if (!rc)
         rc = install_pin(ctx, *r, cache, p, pin, reason, o->allow_unsigned != 0);
     if (!rc)
-        rc = row_add(rep, p, pin, "installed", dir) ? kb_error_oom(ctx) : 0;
+        rc = row_add(rep, p, pin, KB_STATUS_INSTALLED, dir) ? kb_error_oom(ctx) : 0;
     free(reason);
     free(dir);
     return rc;
@@ -202,41 +191,16 @@ KB_EXTERN void kb_sync_report_free(kb_sync_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->count; i++) {
-        free(r->rows[i].name);
-        free(r->rows[i].version);
-        free(r->rows[i].target);
-        free(r->rows[i].dir);
-        free(r->rows[i].digest);
-    }
-    free(r->rows);
+    kb_report_rows_free(&r->rows);
     free(r);
 }
 
 KB_EXTERN size_t kb_sync_report_count(const kb_sync_report *r)
 {
-    return r ? r->count : 0;
+    return r ? r->rows.len : 0;
 }
 
-KB_EXTERN int kb_sync_report_item(const char **name, const char **version, const char **target,
-                                  const char **status, const char **dir,
-                                  const char **artifact_digest, const kb_sync_report *r,
-                                  size_t index)
+KB_EXTERN int kb_sync_report_row(const kb_report_row **row, const kb_sync_report *r, size_t index)
 {
-    if (!r || index >= r->count)
-        return KB_ERR_NOT_FOUND;
-    const sync_row *row = &r->rows[index];
-    if (name)
-        *name = row->name;
-    if (version)
-        *version = row->version;
-    if (target)
-        *target = row->target;
-    if (status)
-        *status = row->status;
-    if (dir)
-        *dir = row->dir;
-    if (artifact_digest)
-        *artifact_digest = row->digest;
-    return 0;
+    return kb_report_rows_get(row, r ? &r->rows : NULL, index);
 }

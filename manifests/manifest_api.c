@@ -98,8 +98,8 @@ int kb_manifest_declared_targets(char **out, const kb_manifest *m)
     return *out ? 0 : KB_ERR_NOMEM;
 }
 
-KB_EXTERN int kb_version_satisfies(kb_ctx *ctx, const char *version, const char *constraint,
-                                   int *out)
+KB_EXTERN int kb_version_satisfies(int *out, kb_ctx *ctx, const char *version,
+                                   const char *constraint)
 {
     if (!version || !constraint || !out)
         return kb_error_set(ctx, KB_ERR_INVALID, "kb_version_satisfies: NULL argument");

@@ -58,7 +58,7 @@ static const known_target known_targets[] = {
     {"cpu-aarch64-aarch64-linux", "aarch64 (CPU, no usable GPU)"},
 };
 
-int kb_target_known(size_t index, const char **id, const char **runs_on)
+int kb_target_known(const char **id, const char **runs_on, size_t index)
 {
     if (index >= KB_ARRAY_LEN(known_targets))
         return KB_ERR_NOT_FOUND;
@@ -69,7 +69,7 @@ int kb_target_known(size_t index, const char **id, const char **runs_on)
     return 0;
 }
 
-int kb_target_canonical(kb_ctx *ctx, const char *target_id, char *buf, size_t size)
+int kb_target_canonical(char *buf, size_t size, kb_ctx *ctx, const char *target_id)
 {
     kb_target t;
     int rc = kb_target_parse(ctx, &t, target_id);
@@ -108,8 +108,8 @@ static int host_from_spec(kb_ctx *ctx, kb_host *host, const char *device_spec)
     return 0;
 }
 
-int kb_target_check(kb_ctx *ctx, const char *target_id, const char *device_spec, int *fits,
-                    char *reason, size_t reason_size)
+int kb_target_check(int *fits, char *reason, size_t reason_size, kb_ctx *ctx, const char *target_id,
+                    const char *device_spec)
 {
     if (fits)
         *fits = 0;

@@ -12,21 +12,13 @@
 /* kbpkg.json is a few hundred bytes; anything near this is not ours. */
 #define KB_KBPKG_JSON_MAX (1024 * 1024)
 
-typedef struct pub_row {
-    char *target;
-    const char *status; /* static */
-    char *digest;
-    char *message;
-} pub_row;
-
 struct kb_publish_report {
     char *package;
     char *version;
     char *index_digest;
     char *registry;
     bool built;
-    pub_row *rows;
-    size_t count;
+    kb_report_rows rows;
 };
 
 void kb_pub_artifact_clear(kb_pub_artifact *a)
@@ -122,31 +114,23 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
 
 /* ---- the report ---- */
 
-static int report_add(kb_publish_report *r, const char *target, const char *status,
-                      const char *digest, const char *message)
+static int report_add(kb_publish_report *r, const kb_manifest *m, const char *version,
+                      const char *target, kb_status status, const char *digest, const char *message)
 {
-    pub_row *n = realloc(r->rows, (r->count + 1) * sizeof(*r->rows));
-    if (!n)
-        return KB_ERR_NOMEM;
-    r->rows = n;
-    pub_row *row = &n[r->count++];
-    row->target = kb_strdup(target);
-    row->status = status;
-    row->digest = kb_strdup(digest);
-    row->message = kb_strdup(message);
-    return row->target ? 0 : KB_ERR_NOMEM;
+    kb_report_row row = {.package = m->name,
+                         .version = version,
+                         .target = target,
+                         .status = status,
+                         .digest = digest,
+                         .message = message};
+    return kb_report_rows_add(&r->rows, &row);
 }
 
 KB_EXTERN void kb_publish_report_free(kb_publish_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->count; i++) {
-        free(r->rows[i].target);
-        free(r->rows[i].digest);
-        free(r->rows[i].message);
-    }
-    free(r->rows);
+    kb_report_rows_free(&r->rows);
     free(r->package);
     free(r->version);
     free(r->index_digest);
@@ -181,24 +165,13 @@ KB_EXTERN int kb_publish_report_built(const kb_publish_report *r)
 
 KB_EXTERN size_t kb_publish_report_count(const kb_publish_report *r)
 {
-    return r ? r->count : 0;
+    return r ? r->rows.len : 0;
 }
 
-KB_EXTERN int kb_publish_report_item(const char **target, const char **status, const char **digest,
-                                     const char **message, const kb_publish_report *r, size_t index)
+KB_EXTERN int kb_publish_report_row(const kb_report_row **row, const kb_publish_report *r,
+                                    size_t index)
 {
-    if (!r || index >= r->count)
-        return KB_ERR_NOT_FOUND;
-    const pub_row *row = &r->rows[index];
-    if (target)
-        *target = row->target;
-    if (status)
-        *status = row->status;
-    if (digest)
-        *digest = row->digest;
-    if (message)
-        *message = row->message;
-    return 0;
+    return kb_report_rows_get(row, r ? &r->rows : NULL, index);
 }
 
 /* ---- finding or making the artifacts ---- */
@@ -302,14 +275,16 @@ static int build_now(kb_ctx *ctx, pub_run *p, kb_publish_report *rep, const char
     bo.out_dir = p->out_dir;
     bo.no_source_artifact = 1; /* publish writes it itself, built or not */
     kb_build_result *res = NULL;
-    int rc = kb_build(ctx, &res, dir, &bo);
+    int rc = kb_build(&res, ctx, dir, &bo);
     if (!rc)
         rc = build_failed(ctx, res);
     for (size_t i = 0; !rc && i < res->count; i++) {
         const kb_build_target_result *t = &res->targets[i];
         kb_pub_artifact a;
         if (t->status == KB_BUILD_SKIPPED)
-            rc = report_add(rep, t->target, "skipped", NULL, t->message) ? kb_error_oom(ctx) : 0;
+            rc = report_add(rep, p->m, p->version, t->target, KB_STATUS_SKIPPED, NULL, t->message)
+                     ? kb_error_oom(ctx)
+                     : 0;
         else if (!(rc = kb_pub_artifact_load(&a, ctx, t->artifact, p->m->name, p->version,
                                              t->target)))
             rc = arts_push(ctx, p, &a);
@@ -359,15 +334,15 @@ static int prepare(kb_ctx *ctx, pub_run *p, kb_publish_report *rep, const char *
     return rc;
 }
 
-static const char *status_name(kb_publish_status s)
+static kb_status row_status(kb_publish_status s)
 {
     switch (s) {
     case KB_PUBLISH_SAME:
-        return "unchanged";
+        return KB_STATUS_UNCHANGED;
     case KB_PUBLISH_REPLACED:
-        return "replaced";
+        return KB_STATUS_REPLACED;
     default:
-        return "published";
+        return KB_STATUS_PUBLISHED;
     }
 }
 
@@ -379,13 +354,13 @@ static int fill_rows(kb_ctx *ctx, kb_publish_report *rep, kb_registry *r, const 
     int rc = kb_pkg_index_fetch(&idx, r, p->m->name, p->version, rep->index_digest);
     for (size_t i = 0; !rc && i < p->count; i++) {
         const kb_pkg_entry *e = kb_pkg_index_find(idx, p->arts[i].target);
-        rc = report_add(rep, p->arts[i].target, status_name(st[i]), e ? e->manifest_digest : NULL,
-                        NULL)
+        rc = report_add(rep, p->m, p->version, p->arts[i].target, row_status(st[i]),
+                        e ? e->manifest_digest : NULL, NULL)
                  ? kb_error_oom(ctx)
                  : 0;
         if (!rc)
             kb_event_emit(ctx, KB_EVENT_PUBLISHED, p->m->name, "%s %s %s", p->version,
-                          p->arts[i].target, status_name(st[i]));
+                          p->arts[i].target, kb_status_name(row_status(st[i])));
     }
     kb_pkg_index_free(idx);
     return rc;
@@ -414,7 +389,7 @@ static int push_all(kb_ctx *ctx, kb_publish_report *rep, const pub_run *p, const
     return rc;
 }
 
-KB_EXTERN int kb_publish(kb_ctx *ctx, kb_publish_report **out, const char *dir,
+KB_EXTERN int kb_publish(kb_publish_report **out, kb_ctx *ctx, const char *dir,
                          const kb_publish_options *options)
 {
     kb_publish_options defaults = KB_PUBLISH_OPTIONS_INIT;

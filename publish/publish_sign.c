@@ -34,7 +34,7 @@ int kb_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const c
         return 0;
     }
     char *sig = NULL;
-    int rc = kb_trust_sign_index(ctx, r, name, version, index_digest, NULL, &sig);
+    int rc = kb_trust_sign_index(&sig, ctx, r, name, version, index_digest, NULL);
     if (rc) {
         kb_error_prefix(ctx, "%s@%s: signing index %s", name, version, index_digest);
         return rc;

@@ -3,6 +3,8 @@
 #   format    every C/CUDA file the project owns matches .clang-format
 #   banned    no call to a function on the banned list (BANNED below) outside comments/strings
 #   layering  every #include follows cmake/modules.txt (scripts/check-layering.py)
+#   abi       the public headers (include/kbpkg/*.h) hold no fixed-size array in a struct and
+#             put the out-params of each KB_EXTERN function first
 # Each violation is printed as FILE:LINE: what; the exit status is 1 if any check failed.
 #   check-tree.sh [--only CHECK]... [--also FILE]... [--as MODULE FILE]...
 # --also adds FILE to the format and banned checks, --as checks FILE's includes as if it were in
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     --only) only+=("$2"); shift 2 ;;
     --also) also+=("$2"); shift 2 ;;
     --as) as+=(--as "$2" "$3"); shift 3 ;;
-    *) echo "usage: check-tree.sh [--only format|banned|layering]... [--also FILE]... [--as MODULE FILE]..." >&2
+    *) echo "usage: check-tree.sh [--only format|banned|layering|abi]... [--also FILE]... [--as MODULE FILE]..." >&2
        exit 2 ;;
   esac
 done
@@ -68,6 +70,44 @@ sys.exit(1 if bad else 0)
 ' "$BANNED"
 }
 
+# The public API's grammar (DESIGN.md): out-params first; strings in results are pointers the
+# result owns, never char x[N] (a size in the ABI that can never grow).
+public_headers() {
+  git ls-files -- 'include/kbpkg/*.h'
+  for f in ${also[@]+"${also[@]}"}; do case "$f" in *.h) echo "$f" ;; esac; done
+}
+
+check_abi() {
+  public_headers | python3 -c '
+import re, sys
+comment = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+member = re.compile(r"^\s+[A-Za-z_][\w \t*]*\b\w+\s*\[[^\]]*\]\s*;")
+fn = re.compile(r"KB_EXTERN\s[^;{]*?\b(\w+)\s*\(([^;{]*?)\)\s*;", re.S)
+def is_out(p):  # what the function fills: T **x, or a non-const pointer to a plain value
+    if re.search(r"\*\s*const\s*\*", p):
+        return False
+    if "**" in p:
+        return True
+    return re.match(r"(size_t|int|unsigned|unsigned int|uint64_t|int64_t|bool|double|kb_\w+_(verdict|origin)) \*", p) is not None
+bad = 0
+for path in sys.stdin.read().split():
+    text = comment.sub(blank, open(path, errors="replace").read())
+    for n, line in enumerate(text.split("\n"), 1):
+        if member.match(line) and "(" not in line:
+            print(f"{path}:{n}: a fixed-size array in a public struct (use a pointer the result owns)")
+            bad += 1
+    for m in fn.finditer(text):
+        params = [p.strip() for p in re.sub(r"\s+", " ", m.group(2)).split(",")]
+        outs = [is_out(p) for p in params]
+        if True in outs and False in outs[: outs.index(True)]:
+            n = text.count("\n", 0, m.start()) + 1
+            print(f"{path}:{n}: {m.group(1)}: out-params go first ({params[outs.index(True)]})")
+            bad += 1
+sys.exit(1 if bad else 0)
+'
+}
+
 check_layering() {
   python3 scripts/check-layering.py "${as[@]}" | grep -v '^check-layering:'
   return "${PIPESTATUS[0]}"
@@ -82,6 +122,7 @@ run_check() { # name, description
 run_check format "clang-format (.clang-format) on every owned *.c *.h *.cu *.cuh"
 run_check banned "no call to: $(echo $BANNED)"
 run_check layering "#include directions against cmake/modules.txt"
+run_check abi "public headers: out-params first, no fixed-size arrays in structs"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "check-tree: FAILED: ${failed[*]}"
   exit 1

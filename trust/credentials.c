@@ -86,8 +86,8 @@ static int from_environment(char **user, char **password)
     return *user && *password ? 1 : -1;
 }
 
-KB_EXTERN int kb_trust_credentials_for(kb_ctx *ctx, const char *registry_ref, char **user,
-                                       char **password)
+KB_EXTERN int kb_trust_credentials_for(char **user, char **password, kb_ctx *ctx,
+                                       const char *registry_ref)
 {
     *user = NULL;
     *password = NULL;
@@ -183,7 +183,7 @@ KB_EXTERN int kb_trust_registry_open(kb_registry **out, kb_ctx *ctx, const char 
     if (rc)
         return rc;
     char *user = NULL, *password = NULL;
-    rc = kb_trust_credentials_for(ctx, url, &user, &password);
+    rc = kb_trust_credentials_for(&user, &password, ctx, url);
     if (!rc && user)
         rc = kb_registry_set_credentials(*out, user, password);
     kb_trust_credentials_free(user, password);

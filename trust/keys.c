@@ -258,8 +258,10 @@ bool kb_trust_is_revoked(kb_ctx *ctx, const char *id, char **reason_out)
 static kb_trust_key *key_new(const char *id)
 {
     kb_trust_key *k = calloc(1, sizeof(*k));
-    if (k)
-        memcpy(k->id, id, KB_TRUST_KEY_ID_LEN + 1);
+    if (k && !(k->id = kb_strdup(id))) {
+        free(k);
+        k = NULL;
+    }
     return k;
 }
 
@@ -474,8 +476,9 @@ KB_EXTERN int kb_trust_key_list(kb_trust_key **out, size_t *count_out, kb_ctx *c
     kb_ctx_clear_error(ctx);
     size_t n = 0;
     for (; !rc && n < ids.len; n++) {
-        memcpy(keys[n].id, ids.items[n], KB_TRUST_KEY_ID_LEN + 1);
-        rc = describe_key(ctx, &keys[n], has_default ? default_id : NULL);
+        keys[n].id = kb_strdup(ids.items[n]);
+        rc = keys[n].id ? describe_key(ctx, &keys[n], has_default ? default_id : NULL)
+                        : kb_error_oom(ctx);
     }
     kb_strv_free(&ids);
     if (rc) {
@@ -548,6 +551,7 @@ KB_EXTERN void kb_trust_key_free(kb_trust_key *key)
 KB_EXTERN void kb_trust_key_list_free(kb_trust_key *keys, size_t count)
 {
     for (size_t i = 0; keys && i < count; i++) {
+        free(keys[i].id);
         free(keys[i].name);
         free(keys[i].revoked_reason);
     }

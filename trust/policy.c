@@ -43,7 +43,7 @@ static int refuse(kb_ctx *ctx, const char *package, const char *version, const c
 static int refuse_signed(kb_ctx *ctx, const char *package, const char *version,
                          const char *index_digest, const kb_trust_verdict *v)
 {
-    const char *key = v->key_id[0] ? v->key_id : "(unknown)";
+    const char *key = v->key_id ? v->key_id : "(unknown)";
     switch (v->status) {
     case KB_TRUST_REVOKED_KEY:
         return refuse(ctx, package, version, index_digest,
@@ -111,7 +111,7 @@ static void remember_signature(kb_ctx *ctx, const char *package, const char *ver
         versions = json_object();
         json_object_set_new(seen, "versions", versions);
     }
-    json_object_set_new(seen, "key_id", json_string(v->key_id[0] ? v->key_id : "(unknown)"));
+    json_object_set_new(seen, "key_id", json_string(v->key_id ? v->key_id : "(unknown)"));
     json_object_set_new(versions, version,
                         json_pack("{s:s,s:s}", "index_digest", index_digest, "status",
                                   kb_trust_status_name(v->status)));
@@ -186,12 +186,12 @@ static int fill_admission(kb_trust_admission *out, kb_ctx *ctx, const char *stat
                           const kb_trust_verdict *v, char **layer, const char *kind)
 {
     out->status = kb_strdup(status);
-    out->key_id = v && v->key_id[0] ? kb_strdup(v->key_id) : NULL;
+    out->key_id = v && v->key_id ? kb_strdup(v->key_id) : NULL;
     out->layer = layer ? *layer : NULL;
     if (layer)
         *layer = NULL;
     out->registry_kind = kb_strdup(kind);
-    if (!out->status || !out->registry_kind || (v && v->key_id[0] && !out->key_id)) {
+    if (!out->status || !out->registry_kind || (v && v->key_id && !out->key_id)) {
         kb_trust_admission_clear(out);
         return kb_error_oom(ctx);
     }
@@ -216,7 +216,7 @@ int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, 
         rc = fill_admission(out, ctx, KB_TRUST_NOT_CHECKED, NULL, NULL, kind);
     } else {
         bool required = mode == REQUIRE_ALWAYS || strcmp(kind, "layout") != 0;
-        kb_trust_verdict v;
+        kb_trust_verdict v = {0};
         char *layer = NULL;
         rc = kb_trust_verify_index_layer(&v, &layer, ctx, registry, package, version, index_digest);
         if (!rc && v.status != KB_TRUST_UNSIGNED)
@@ -226,6 +226,7 @@ int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, 
         if (!rc)
             rc = fill_admission(out, ctx, kb_trust_status_name(v.status), &v, &layer, kind);
         free(layer);
+        kb_trust_verdict_clear(&v);
     }
     if (out == &scratch)
         kb_trust_admission_clear(out);
@@ -251,9 +252,8 @@ int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const cha
     kb_trust_verdict v = {0};
     if (a->layer) {
         rc = kb_trust_judge_stored(&v, ctx, a->layer, package, version, digest);
-        if (rc)
-            return rc;
-        rc = judge(ctx, &v, package, version, digest, required, false);
+        if (!rc)
+            rc = judge(ctx, &v, package, version, digest, required, false);
         /* Expiry guards what a registry serves; these bytes were fetched while the signature
          * was valid. Refusing them at a date would stop working installs on a timer, so it is
          * said (the payload is already parsed: one comparison), not enforced. */
@@ -262,8 +262,9 @@ int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const cha
                           "%s@%s (index %s): its signature by key %s expired %lld days ago; the "
                           "installed files are unchanged, but a fresh install would be refused "
                           "until the publisher signs it again",
-                          package, version, digest, v.key_id,
+                          package, version, digest, v.key_id ? v.key_id : "?",
                           (long long)(((int64_t)time(NULL) - v.expires) / 86400));
+        kb_trust_verdict_clear(&v);
         return rc;
     }
     if (!required)

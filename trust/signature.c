@@ -224,9 +224,9 @@ static int push_signature(char **digest_out, kb_registry *r, const char *package
     return rc;
 }
 
-KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                  const char *version, const char *index_digest, const char *key_id,
-                                  char **sig_digest_out)
+KB_EXTERN int kb_trust_sign_index(char **sig_digest_out, kb_ctx *ctx, kb_registry *registry,
+                                  const char *package, const char *version,
+                                  const char *index_digest, const char *key_id)
 {
     if (sig_digest_out)
         *sig_digest_out = NULL;
@@ -269,15 +269,30 @@ KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char
 
 /* ---- verification ---- */
 
+KB_EXTERN void kb_trust_verdict_clear(kb_trust_verdict *v)
+{
+    if (!v)
+        return;
+    free(v->key_id);
+    free(v->signature_digest);
+    free(v->detail);
+    memset(v, 0, sizeof(*v));
+}
+
+/* Set the status and its one-sentence detail; KB_ERR_NOMEM when the sentence cannot be kept. */
 KB_PRINTF(3, 4)
 static int verdict(kb_trust_verdict *v, kb_trust_status status, const char *fmt, ...)
 {
     v->status = status;
+    kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
+    int rc = kb_buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    return 0;
+    free(v->detail);
+    v->detail = rc ? NULL : kb_buf_detach(&b);
+    kb_buf_free(&b);
+    return v->detail ? 0 : KB_ERR_NOMEM;
 }
 
 /* The signature layer's JSON; or *out NULL and a verdict when it is malformed or unknown.
@@ -354,14 +369,16 @@ static int judge_layer(kb_ctx *ctx, const json_t *layer, const char *package, co
     if (!kb_trust_key_id_valid(key_id) || !p_package || !p_version || !p_digest || !sig_b64 ||
         !get_int(payload, "signed_at", &v->signed_at) || !get_int(payload, "expires", &v->expires))
         return verdict(v, KB_TRUST_BAD_SIGNATURE, "signature payload lacks a required field");
-    memcpy(v->key_id, key_id, KB_TRUST_KEY_ID_LEN + 1);
+    free(v->key_id);
+    if (!(v->key_id = kb_strdup(key_id)))
+        return KB_ERR_NOMEM;
 
     char *reason = NULL;
     if (kb_trust_is_revoked(ctx, key_id, &reason)) {
-        verdict(v, KB_TRUST_REVOKED_KEY, "key %s is revoked (%s)", key_id,
-                reason && *reason ? reason : "no reason given");
+        int vr = verdict(v, KB_TRUST_REVOKED_KEY, "key %s is revoked (%s)", key_id,
+                         reason && *reason ? reason : "no reason given");
         free(reason);
-        return 0;
+        return vr;
     }
     EVP_PKEY *pub = NULL;
     int rc = kb_trust_load_public(&pub, ctx, key_id);
@@ -403,9 +420,9 @@ int kb_trust_judge_stored(kb_trust_verdict *out, kb_ctx *ctx, const char *layer_
     return rc;
 }
 
-KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                    const char *version, const char *index_digest,
-                                    kb_trust_verdict *out)
+KB_EXTERN int kb_trust_verify_index(kb_trust_verdict *out, kb_ctx *ctx, kb_registry *registry,
+                                    const char *package, const char *version,
+                                    const char *index_digest)
 {
     return kb_trust_verify_index_layer(out, NULL, ctx, registry, package, version, index_digest);
 }
@@ -426,22 +443,24 @@ int kb_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx 
         rc = kb_registry_manifest_get(&sig, registry, package, tag);
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(ctx);
-        verdict(out, KB_TRUST_UNSIGNED, "no signature manifest tagged %s", tag);
+        rc = verdict(out, KB_TRUST_UNSIGNED, "no signature manifest tagged %s", tag);
         free(tag);
-        return 0;
+        return rc ? kb_error_oom(ctx) : 0;
     }
     json_t *layer = NULL;
     char *subject = NULL;
     if (!rc) {
-        snprintf(out->signature_digest, sizeof(out->signature_digest), "%s", sig->digest);
-        rc = read_signature_layer(&layer, &subject, registry, package, sig, out);
+        out->signature_digest = kb_strdup(sig->digest);
+        rc = out->signature_digest
+                 ? read_signature_layer(&layer, &subject, registry, package, sig, out)
+                 : kb_error_oom(ctx);
     }
     if (!rc && layer)
         rc = judge_layer(ctx, layer, package, version, index_digest, true, out);
     /* a signature manifest copied under another index's tag names its own subject */
     if (!rc && layer && out->status == KB_TRUST_SIGNED_TRUSTED && subject &&
         strcmp(subject, index_digest) != 0)
-        verdict(out, KB_TRUST_MISMATCH, "the signature manifest's subject is %s", subject);
+        rc = verdict(out, KB_TRUST_MISMATCH, "the signature manifest's subject is %s", subject);
     if (!rc && layer && layer_out &&
         !(*layer_out = json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS)))
         rc = kb_error_oom(ctx);

@@ -29,7 +29,7 @@ typedef struct kb_toolchain_list {
 } kb_toolchain_list;
 
 /* Discover nvcc, hipcc, cc (and xcrun metal on macOS). Missing ones are listed with a note. */
-KB_EXTERN int kb_toolchains_list(kb_ctx *ctx, kb_toolchain_list **out);
+KB_EXTERN int kb_toolchains_list(kb_toolchain_list **out, kb_ctx *ctx);
 KB_EXTERN void kb_toolchain_list_free(kb_toolchain_list *list);
 
 /* ---- building ---- */
@@ -44,7 +44,7 @@ typedef struct kb_build_target_result {
     char *target; /* cuda13-sm_80-x86_64-linux */
     kb_build_status status;
     char *artifact;  /* path of the .tar.zst, NULL unless built */
-    char sha256[65]; /* of the artifact, "" unless built */
+    char *sha256;    /* hex sha256 of the artifact, NULL unless built */
     uint64_t size;   /* bytes of the artifact */
     double seconds;  /* wall time of compile + package + verify */
     char *build_key; /* sha256(source digest, target, toolchain id, flags); NULL if skipped */
@@ -55,8 +55,8 @@ typedef struct kb_build_result {
     char *package; /* org/name */
     char *version;
     char *source_artifact; /* <org>-<name>-<version>-source.tar.zst, NULL when not written */
-    char source_sha256[65];
-    char *source_digest; /* digest of the canonical source listing (input of build keys) */
+    char *source_sha256;   /* hex sha256 of source_artifact, NULL when not written */
+    char *source_digest;   /* digest of the canonical source listing (input of build keys) */
     kb_build_target_result *targets;
     size_t count;
     size_t built, skipped, failed;
@@ -84,7 +84,7 @@ typedef struct kb_build_options {
  * toolchain exists, in parallel. Returns 0 when the plan ran, even if targets failed
  * (see (*out)->failed); a negative kb_err when nothing could run (bad manifest, bad filter).
  */
-KB_EXTERN int kb_build(kb_ctx *ctx, kb_build_result **out, const char *dir,
+KB_EXTERN int kb_build(kb_build_result **out, kb_ctx *ctx, const char *dir,
                        const kb_build_options *options);
 KB_EXTERN void kb_build_result_free(kb_build_result *result);
 
@@ -96,7 +96,7 @@ KB_EXTERN void kb_build_result_free(kb_build_result *result);
  * builds offline. *fetched (may be NULL) counts downloads. kb_build does not fetch: call this
  * first (`kbpkg build` and `kbpkg fetch DIR` do).
  */
-KB_EXTERN int kb_fetch_inputs(kb_ctx *ctx, const char *dir, size_t *fetched);
+KB_EXTERN int kb_fetch_inputs(size_t *fetched, kb_ctx *ctx, const char *dir);
 KB_EXTERN const char *kb_build_status_name(kb_build_status status);
 
 /* ---- package tests ---- */
@@ -118,7 +118,7 @@ typedef struct kb_test_result {
 /* Build and run the package test (manifest `test:`) for every declared target runnable on
  * this machine: CPU levels the host has; GPU targets only where probe.devices names a
  * matching device. Filters as in kb_build_options. 0 when the tests ran (see failed). */
-KB_EXTERN int kb_package_test(kb_ctx *ctx, kb_test_result **out, const char *dir,
+KB_EXTERN int kb_package_test(kb_test_result **out, kb_ctx *ctx, const char *dir,
                               const char *const *targets, size_t target_count);
 KB_EXTERN void kb_test_result_free(kb_test_result *result);
 
@@ -141,7 +141,7 @@ typedef struct kb_bench_result {
 
 /* Build and run the package benchmark (manifest `bench:`) for every declared target runnable
  * on this machine, like kb_package_test. 0 when the benchmarks ran (see failed). */
-KB_EXTERN int kb_package_bench(kb_ctx *ctx, kb_bench_result **out, const char *dir,
+KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *dir,
                                const char *const *targets, size_t target_count, unsigned flags);
 KB_EXTERN void kb_bench_result_free(kb_bench_result *result);
 

@@ -194,6 +194,41 @@ KB_EXTERN int kb_config_entry(const char **key_out, const char **value_out,
                               const kb_ctx *ctx, size_t index);
 KB_EXTERN const char *kb_config_origin_name(kb_config_origin origin);
 
+/*
+ * What an operation did to one item (publish, farm, sync): one enum, never renumbered.
+ * kb_status_name gives the words the CLI prints and --json carries (docs/json.md).
+ */
+typedef enum kb_status {
+    KB_STATUS_PUBLISHED = 1,         /* "published": new in the registry */
+    KB_STATUS_UNCHANGED = 2,         /* "unchanged": the registry already had these bytes */
+    KB_STATUS_REPLACED = 3,          /* "replaced": different bytes replaced (force) */
+    KB_STATUS_ALREADY_THERE = 4,     /* "already there": the registry holds this build key */
+    KB_STATUS_STAGED = 5,            /* "staged": pushed under the staging tag only */
+    KB_STATUS_MERGED = 6,            /* "merged": the version's index was rewritten */
+    KB_STATUS_CONFLICT = 7,          /* "conflict": staged bytes differ from the index's */
+    KB_STATUS_SKIPPED = 8,           /* "skipped": cannot be done here; message says why */
+    KB_STATUS_FAILED = 9,            /* "failed": message holds the error */
+    KB_STATUS_INSTALLED = 10,        /* "installed" */
+    KB_STATUS_ALREADY_INSTALLED = 11 /* "already installed": the pinned bytes were there */
+} kb_status;
+
+/* Static words for a status; "unknown" for a value outside the enum. */
+KB_EXTERN const char *kb_status_name(kb_status status);
+
+/*
+ * One row of a publish, farm or sync report. Strings are borrowed from the report; those that
+ * do not apply are NULL.
+ */
+typedef struct kb_report_row {
+    const char *package; /* org/name (farm: the manifest path when it could not be read) */
+    const char *version; /* NULL for a farm row about a package whose manifest failed */
+    const char *target;  /* target id; "source" (publish), "-" (a row about a whole package) */
+    kb_status status;
+    const char *digest;  /* publish: manifest digest; sync: artifact layer digest; farm: NULL */
+    const char *message; /* the reason (skipped, failed, conflict), or farm's key or digest */
+    const char *dir;     /* sync: where the artifact is installed */
+} kb_report_row;
+
 #ifdef __cplusplus
 }
 #endif

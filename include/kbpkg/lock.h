@@ -81,11 +81,11 @@ KB_EXTERN int kb_sync(kb_sync_report **out, kb_ctx *ctx, const kb_lockfile *lock
                       const kb_sync_options *options);
 KB_EXTERN void kb_sync_report_free(kb_sync_report *report);
 KB_EXTERN size_t kb_sync_report_count(const kb_sync_report *report);
-/* status: "installed" or "already installed"; strings borrowed. */
-KB_EXTERN int kb_sync_report_item(const char **name, const char **version, const char **target,
-                                  const char **status, const char **dir,
-                                  const char **artifact_digest, const kb_sync_report *report,
-                                  size_t index);
+/* Row index (borrowed from report): package, version, target, status KB_STATUS_INSTALLED or
+ * KB_STATUS_ALREADY_INSTALLED, digest (the artifact's layer digest), dir (where it is
+ * installed). KB_ERR_NOT_FOUND past the end. */
+KB_EXTERN int kb_sync_report_row(const kb_report_row **row, const kb_sync_report *report,
+                                 size_t index);
 
 #ifdef __cplusplus
 }

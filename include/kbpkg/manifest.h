@@ -48,8 +48,8 @@ KB_EXTERN int kb_signature_text(char **out, kb_ctx *ctx, const char *signatures_
 
 /* *out = 1 when version (semver 2.0) satisfies constraint ("^1.2", ">=1.0,<2", "*"),
  * else 0. KB_ERR_VERSION names the bad version or constraint. */
-KB_EXTERN int kb_version_satisfies(kb_ctx *ctx, const char *version, const char *constraint,
-                                   int *out);
+KB_EXTERN int kb_version_satisfies(int *out, kb_ctx *ctx, const char *version,
+                                   const char *constraint);
 
 /*
  * Write key: value into the config file of layer (KB_CONFIG_SYSTEM, KB_CONFIG_USER or

@@ -37,7 +37,7 @@ typedef struct kb_publish_report kb_publish_report;
  * published with different bytes is refused (KB_ERR_EXISTS naming the target and both digests,
  * nothing changed) unless force.
  */
-KB_EXTERN int kb_publish(kb_ctx *ctx, kb_publish_report **out, const char *dir,
+KB_EXTERN int kb_publish(kb_publish_report **out, kb_ctx *ctx, const char *dir,
                          const kb_publish_options *options);
 KB_EXTERN void kb_publish_report_free(kb_publish_report *report);
 
@@ -49,13 +49,13 @@ KB_EXTERN const char *kb_publish_report_registry(const kb_publish_report *report
 KB_EXTERN int kb_publish_report_built(const kb_publish_report *report);
 KB_EXTERN size_t kb_publish_report_count(const kb_publish_report *report);
 /*
- * One item: target id (or "source"); status "published" (new), "unchanged" (the registry
- * already had these bytes), "replaced" (force), or "skipped" (could not be built here; message
- * says why); digest: the per-target manifest digest (NULL when skipped). Strings are borrowed.
+ * Row index (kb_report_row, borrowed from report): target id (or "source"); status
+ * KB_STATUS_PUBLISHED (new), _UNCHANGED (the registry already had these bytes), _REPLACED
+ * (force), or _SKIPPED (could not be built here; message says why); digest: the per-target
+ * manifest digest (NULL when skipped). KB_ERR_NOT_FOUND past the end.
  */
-KB_EXTERN int kb_publish_report_item(const char **target, const char **status, const char **digest,
-                                     const char **message, const kb_publish_report *report,
-                                     size_t index);
+KB_EXTERN int kb_publish_report_row(const kb_report_row **row, const kb_publish_report *report,
+                                    size_t index);
 
 /* ---- the build farm ---- */
 
@@ -82,21 +82,21 @@ typedef struct kb_farm_report kb_farm_report;
  * For each path (a package folder, or a folder searched recursively for kernel.yaml, skipping
  * hidden folders and build*, dist), and each declared target a local toolchain builds: compute
  * the build key without building; when the registry's index of that version already holds it,
- * the target is "already there"; else build and publish. Returns 0 when the farm ran, even when
- * rows failed (see kb_farm_report_failed); a negative kb_err when nothing could run (no
+ * the target is KB_STATUS_ALREADY_THERE; else build and publish. Returns 0 when the farm ran, even
+ * when rows failed (see kb_farm_report_count_status); a negative kb_err when nothing could run (no
  * registry, a path that does not exist).
  */
-KB_EXTERN int kb_farm(kb_ctx *ctx, kb_farm_report **out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm(kb_farm_report **out, kb_ctx *ctx, const char *const *paths, size_t count,
                       const kb_farm_options *options);
 KB_EXTERN void kb_farm_report_free(kb_farm_report *report);
 KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *report);
-/* Rows sorted by package then target. status: "published", "already there", "skipped",
- * "failed" (and for kb_farm_build / kb_farm_merge the statuses above); package is the manifest path
- * when the manifest could not be read; target "-" for a row about the whole package; version NULL
- * then. message: reason or error, may be NULL. */
-KB_EXTERN int kb_farm_report_row(const char **package, const char **version, const char **target,
-                                 const char **status, const char **message,
-                                 const kb_farm_report *report, size_t index);
+/* Row index (borrowed from report), sorted by package then target. status: KB_STATUS_PUBLISHED,
+ * _ALREADY_THERE (message: the build key), _SKIPPED, _FAILED (and for kb_farm_build /
+ * kb_farm_merge the statuses below); package is the manifest path when the manifest could not be
+ * read; target "-" for a row about the whole package; version NULL then. message: reason or
+ * error, may be NULL. KB_ERR_NOT_FOUND past the end. */
+KB_EXTERN int kb_farm_report_row(const kb_report_row **row, const kb_farm_report *report,
+                                 size_t index);
 /*
  * A distributed farm in three steps that any engine can run (docs/farm.md):
  *
@@ -111,26 +111,24 @@ KB_EXTERN int kb_farm_report_row(const char **package, const char **version, con
  * kb_farm_build: on a worker, one target of the package in dir: recheck its key ("already
  * there"), build it, push artifact and source by digest and, with stage_only, point the
  * target's staging tag at them and stop (never the version tag or latest); without, merge too.
- * Rows: "staged", "published", "already there", "skipped", "failed".
+ * Rows: KB_STATUS_STAGED, _PUBLISHED, _ALREADY_THERE, _SKIPPED, _FAILED.
  *
  * kb_farm_merge: ref is "org/name@version": the union of the version's index and its staged
  * targets, written only when it changed, signed, latest recomputed, reread until whole. Rows:
- * "merged" or "unchanged" (message: the index digest), and one "conflict" per staged target
- * whose bytes differ from the index's (skipped; also a KB_EVENT_WARNING).
+ * KB_STATUS_MERGED or _UNCHANGED (message: the index digest), and one KB_STATUS_CONFLICT per
+ * staged target whose bytes differ from the index's (skipped; also a KB_EVENT_WARNING).
  */
-KB_EXTERN int kb_farm_plan(kb_ctx *ctx, char **json_out, const char *const *paths, size_t count,
+KB_EXTERN int kb_farm_plan(char **json_out, kb_ctx *ctx, const char *const *paths, size_t count,
                            const kb_farm_options *options);
 KB_EXTERN void kb_farm_string_free(char *s);
-KB_EXTERN int kb_farm_build(kb_ctx *ctx, kb_farm_report **out, const char *dir, const char *target,
+KB_EXTERN int kb_farm_build(kb_farm_report **out, kb_ctx *ctx, const char *dir, const char *target,
                             const kb_farm_options *options);
-KB_EXTERN int kb_farm_merge(kb_ctx *ctx, kb_farm_report **out, const char *ref,
+KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
                             const kb_farm_options *options);
 
-/* Rows per status. */
-KB_EXTERN size_t kb_farm_report_published(const kb_farm_report *report);
-KB_EXTERN size_t kb_farm_report_present(const kb_farm_report *report);
-KB_EXTERN size_t kb_farm_report_skipped(const kb_farm_report *report);
-KB_EXTERN size_t kb_farm_report_failed(const kb_farm_report *report);
+/* How many rows have this status (kb_farm_report_count_status(r, KB_STATUS_FAILED) > 0: a row
+ * failed). */
+KB_EXTERN size_t kb_farm_report_count_status(const kb_farm_report *report, kb_status status);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ extern "C" {
  * *id is a canonical target id ("cuda13-sm_86-x86_64-linux"); *runs_on says in words which
  * devices take it ("sm_86..sm_89 (SASS, same major)"). Both are static strings.
  */
-KB_EXTERN int kb_target_known(size_t index, const char **id, const char **runs_on);
+KB_EXTERN int kb_target_known(const char **id, const char **runs_on, size_t index);
 
 /*
  * Does target_id run on device_spec ("sm_86", "gfx1031@rocm5.2,x86_64_v3", "none")?
@@ -23,12 +23,12 @@ KB_EXTERN int kb_target_known(size_t index, const char **id, const char **runs_o
  * `kbpkg resolve --explain` prints it). Errors: KB_ERR_TARGET for a bad id or device list,
  * KB_ERR_CONFIG for a bad rocm.aliases, each naming the item.
  */
-KB_EXTERN int kb_target_check(kb_ctx *ctx, const char *target_id, const char *device_spec,
-                              int *fits, char *reason, size_t reason_size);
+KB_EXTERN int kb_target_check(int *fits, char *reason, size_t reason_size, kb_ctx *ctx,
+                              const char *target_id, const char *device_spec);
 
 /* Write the canonical spelling of target_id into buf ("rocm6-gfx90a:xnack-:sramecc+-x86_64-linux"
  * becomes "rocm6-gfx90a:sramecc+:xnack--x86_64-linux"). KB_ERR_TARGET names what is wrong. */
-KB_EXTERN int kb_target_canonical(kb_ctx *ctx, const char *target_id, char *buf, size_t size);
+KB_EXTERN int kb_target_canonical(char *buf, size_t size, kb_ctx *ctx, const char *target_id);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@ extern "C" {
 #define KB_TRUST_KEY_ID_LEN 16
 
 typedef struct kb_trust_key {
-    char id[KB_TRUST_KEY_ID_LEN + 1];
+    char *id;             /* KB_TRUST_KEY_ID_LEN hex characters */
     bool has_private;     /* <id>.key is here: this machine can sign with it */
     bool has_public;      /* <id>.pub is here: signatures by it are trusted */
     bool is_default;      /* named by keys/default */
@@ -59,12 +59,15 @@ typedef enum kb_trust_status {
 
 typedef struct kb_trust_verdict {
     kb_trust_status status;
-    char key_id[KB_TRUST_KEY_ID_LEN + 1]; /* "" when unknown */
-    char signature_digest[72];            /* the signature manifest's digest, "" when none */
-    int64_t signed_at;                    /* unix seconds, 0 when unknown */
+    char *key_id;           /* NULL when unknown */
+    char *signature_digest; /* the signature manifest's digest, NULL when none */
+    int64_t signed_at;      /* unix seconds, 0 when unknown */
     int64_t expires;
-    char detail[256]; /* one sentence: why this status */
+    char *detail; /* one sentence: why this status */
 } kb_trust_verdict;
+
+/* Free the strings a verdict owns and zero it (kb_trust_verify_index fills one). */
+KB_EXTERN void kb_trust_verdict_clear(kb_trust_verdict *verdict);
 
 /* "signed-trusted", "unsigned", ... */
 KB_EXTERN const char *kb_trust_status_name(kb_trust_status status);
@@ -76,14 +79,14 @@ KB_EXTERN const char *kb_trust_status_name(kb_trust_status status);
  * *sig_digest_out (may be NULL) is the signature manifest's digest; free with
  * kb_string_free. Reads trust.signature_days.
  */
-KB_EXTERN int kb_trust_sign_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                  const char *version, const char *index_digest, const char *key_id,
-                                  char **sig_digest_out);
-/* Returns 0 with *out filled whatever the verdict; negative only when the check could not run
- * (network, registry errors). */
-KB_EXTERN int kb_trust_verify_index(kb_ctx *ctx, kb_registry *registry, const char *package,
-                                    const char *version, const char *index_digest,
-                                    kb_trust_verdict *out);
+KB_EXTERN int kb_trust_sign_index(char **sig_digest_out, kb_ctx *ctx, kb_registry *registry,
+                                  const char *package, const char *version,
+                                  const char *index_digest, const char *key_id);
+/* Returns 0 with *out filled whatever the verdict (free its strings with kb_trust_verdict_clear);
+ * negative only when the check could not run (network, registry errors). */
+KB_EXTERN int kb_trust_verify_index(kb_trust_verdict *out, kb_ctx *ctx, kb_registry *registry,
+                                    const char *package, const char *version,
+                                    const char *index_digest);
 /*
  * The policy of trust.require_signatures (never | remote | always; remote =
  * required for registries that are not layout folders). 0, or
@@ -101,8 +104,8 @@ KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *pac
  * *user and *password NULL when none is known; free both with
  * kb_trust_credentials_free (it wipes the password).
  */
-KB_EXTERN int kb_trust_credentials_for(kb_ctx *ctx, const char *registry_ref, char **user,
-                                       char **password);
+KB_EXTERN int kb_trust_credentials_for(char **user, char **password, kb_ctx *ctx,
+                                       const char *registry_ref);
 KB_EXTERN int kb_trust_credentials_store(kb_ctx *ctx, const char *registry_ref, const char *user,
                                          const char *password);
 /* KB_ERR_NOT_FOUND when nothing was stored for that host. */

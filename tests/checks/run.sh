@@ -50,4 +50,17 @@ out=$(bash "$check" --only banned --also "$tmp/banned.c" 2>&1 || true)
 # layering: core including the registry (the planted file tests/layering also uses).
 expect_fail layering 'planted_include.c:4: core/ may not include "registry/registry.h"' \
   --only layering --as core "$src/tests/layering/planted_include.c"
-echo "checks: format, banned and layering each refuse a planted violation"
+
+# abi: a public header with a fixed-size string in a struct and an out-param after the ctx; a
+# copy of a clean header passes first.
+cp "$src/include/kbpkg/lock.h" "$tmp/clean_api.h"
+bash "$check" --only abi --also "$tmp/clean_api.h" >/dev/null || fail "a copy of lock.h did not pass"
+cat >"$tmp/api.h" <<'C'
+typedef struct planted_result {
+    char digest[72]; /* a char x[N] in a comment is fine */
+} planted_result;
+KB_EXTERN int kb_planted(kb_ctx *ctx, planted_result **out, const char *dir);
+C
+expect_fail abi "^$tmp/api.h:2: a fixed-size array" --only abi --also "$tmp/api.h"
+expect_fail abi "^$tmp/api.h:4: kb_planted: out-params go first" --only abi --also "$tmp/api.h"
+echo "checks: format, banned, layering and abi each refuse a planted violation"

@@ -122,7 +122,7 @@ static char *install_package(const doctor_env *e)
     bo.out_dir = dist;
     bo.no_source_artifact = 1;
     kb_build_result *br = NULL;
-    cr_assert_eq(kb_build(ctx, &br, pkg, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&br, ctx, pkg, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_geq(br->built, 1, "%s", br->count ? br->targets[0].message : "no targets");
     kb_publish_item items[8];
     size_t n = 0;

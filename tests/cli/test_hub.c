@@ -231,7 +231,7 @@ static char *publish_signed(kb_ctx *ctx, const sig_fixture *f, const char *leaf,
     publish_with_config(reg, f->dir, name, "1.0.0", "Kernels <b>&</b> more", HUB_KBPKG_JSON,
                         &digest);
     if (sign)
-        cr_assert_eq(kb_trust_sign_index(ctx, reg, name, "1.0.0", digest, NULL, NULL), 0, "%s",
+        cr_assert_eq(kb_trust_sign_index(NULL, ctx, reg, name, "1.0.0", digest, NULL), 0, "%s",
                      kbt_msg(ctx));
     kb_registry_free(reg);
     free(name);

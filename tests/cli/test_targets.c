@@ -38,7 +38,7 @@ Test(cli_targets, lists_every_known_target_with_what_it_runs_on)
     cr_expect(strstr(r.out, "RUNS ON"), "got: %s", r.out);
     cr_expect_null(strstr(r.out, "FITS"), "no device, no fits column");
     const char *id, *runs_on;
-    for (size_t i = 0; kb_target_known(i, &id, &runs_on) == 0; i++) {
+    for (size_t i = 0; kb_target_known(&id, &runs_on, i) == 0; i++) {
         char *line = line_of(r.out, id);
         cr_expect(line, "%s missing from the table", id);
         if (line)

@@ -523,7 +523,7 @@ static kb_build_result *build_cpu(kb_ctx *ctx, const char *dir, const char *tmp,
     o.out_dir = outdir;
     o.work_dir = work;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     free(outdir);
     free(work);
     return r;
@@ -606,7 +606,7 @@ Test(builder, failing_source_fails_its_target_only)
     char *work = kb_asprintf("%s/work", tmp);
     o.work_dir = work;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(r->count, 2);
     cr_expect_eq(r->failed, 1);
     cr_expect_eq(r->built, 1);

@@ -22,7 +22,7 @@ static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const cha
     o.work_dir = work;
     o.no_source_artifact = 1;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, src, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, src, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     free(src);
     free(out);
     free(work);
@@ -199,7 +199,7 @@ Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
     o.work_dir = work;
     o.no_source_artifact = 1;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, pkg, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, pkg, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(r->count, 2);
     for (size_t i = 0; i < r->count; i++)
         cr_expect_eq(r->targets[i].status, KB_BUILD_BUILT, "%s: %s", r->targets[i].target,

@@ -77,7 +77,7 @@ static void build_and_publish(world *w, const char *pkgdir, const char *registry
     bo.out_dir = out;
     bo.work_dir = work;
     kb_build_result *br = NULL;
-    cr_assert_eq(kb_build(ctx, &br, pkgdir, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&br, ctx, pkgdir, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert(br->built >= 1 && br->failed == 0, "built %zu failed %zu", br->built, br->failed);
     cr_assert_not_null(br->source_artifact);
     kb_publish_item items[16];
@@ -649,7 +649,7 @@ Test(install_flow, docker_registry_round_trip)
     cr_assert_eq(kb_registry_open(&rr, ctx, reg.url), 0);
     kb_pkg_index *ix = NULL;
     cr_assert_eq(kb_pkg_index_fetch(&ix, rr, "kbtest/vec-add", "0.4.0", NULL), 0);
-    cr_assert_eq(kb_trust_sign_index(ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL, NULL), 0,
+    cr_assert_eq(kb_trust_sign_index(NULL, ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL), 0,
                  "%s", kb_ctx_last_error(ctx)->message);
     kb_pkg_index_free(ix);
     kb_registry_free(rr);

@@ -59,9 +59,9 @@ static size_t count_status(const kb_publish_report *r, const char *status)
 {
     size_t n = 0;
     for (size_t i = 0; i < kb_publish_report_count(r); i++) {
-        const char *st = NULL;
-        kb_publish_report_item(NULL, &st, NULL, NULL, r, i);
-        n += strcmp(st, status) == 0;
+        const kb_report_row *row = NULL;
+        kb_publish_report_row(&row, r, i);
+        n += strcmp(kb_status_name(row->status), status) == 0;
     }
     return n;
 }
@@ -70,7 +70,7 @@ static char *publish(session *s, const char *status, size_t expect_count)
 {
     kb_publish_options o = KB_PUBLISH_OPTIONS_INIT;
     kb_publish_report *r = NULL;
-    cr_assert_eq(kb_publish(s->ctx, &r, s->pkg, &o), 0, "%s", msg(s));
+    cr_assert_eq(kb_publish(&r, s->ctx, s->pkg, &o), 0, "%s", msg(s));
     cr_expect_eq(count_status(r, status), expect_count, "%zu items '%s'", expect_count, status);
     cr_expect_str_eq(kb_publish_report_registry(r), s->ref);
     char *digest = kb_strdup(kb_publish_report_index_digest(r));
@@ -92,9 +92,10 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     kb_registry *reg = NULL;
     kb_trust_verdict verdict;
     cr_assert_eq(kb_registry_open(&reg, s.ctx, s.ref), 0, "%s", msg(&s));
-    cr_assert_eq(kb_trust_verify_index(s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1, &verdict), 0);
+    cr_assert_eq(kb_trust_verify_index(&verdict, s.ctx, reg, "kbtest/cpu-add", "0.1.0", d1), 0);
     cr_expect_eq(verdict.status, KB_TRUST_SIGNED_TRUSTED, "the publish hook signed: %s",
                  verdict.detail);
+    kb_trust_verdict_clear(&verdict);
     kb_registry_free(reg);
 
     const char *refs[] = {"kbtest/cpu-add@0.1"};
@@ -109,10 +110,13 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     cr_assert_eq(kb_lockfile_load(&lock, s.ctx, s.lockfile), 0, "%s", msg(&s));
     kb_sync_report *rep = NULL;
     cr_assert_eq(kb_sync(&rep, s.ctx, lock, NULL), 0, "%s", msg(&s));
-    const char *target, *status, *dir, *digest;
-    cr_assert_eq(kb_sync_report_item(NULL, NULL, &target, &status, &dir, &digest, rep, 0), 0);
+    const kb_report_row *row = NULL;
+    cr_assert_eq(kb_sync_report_row(&row, rep, 0), 0);
+    cr_expect_eq(kb_sync_report_row(&row, rep, 1), KB_ERR_NOT_FOUND);
+    const char *target = row->target, *dir = row->dir, *digest = row->digest;
+    cr_expect_str_eq(row->package, "kbtest/cpu-add");
     cr_expect_str_eq(target, "cpu-x86_64_v3-x86_64-linux");
-    cr_expect_str_eq(status, "installed");
+    cr_expect_eq(row->status, KB_STATUS_INSTALLED);
     const char *pinned = NULL;
     for (size_t i = 0; i < 3; i++) {
         const char *t, *layer;
@@ -133,8 +137,8 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     cr_assert_eq(kb_ctx_set(s.ctx, "offline", "true"), 0);
     rep = NULL;
     cr_assert_eq(kb_sync(&rep, s.ctx, lock, NULL), 0, "%s", msg(&s));
-    cr_assert_eq(kb_sync_report_item(NULL, NULL, NULL, &status, NULL, NULL, rep, 0), 0);
-    cr_expect_str_eq(status, "already installed");
+    cr_assert_eq(kb_sync_report_row(&row, rep, 0), 0);
+    cr_expect_eq(row->status, KB_STATUS_ALREADY_INSTALLED);
     kb_sync_report_free(rep);
 
     /* Offline with nothing installed: says what is missing. */
@@ -204,19 +208,20 @@ Test(publish_registry, farm_twice_publishes_once)
     open_session(&s);
     const char *paths[] = {s.pkg};
     kb_farm_report *r = NULL;
-    cr_assert_eq(kb_farm(s.ctx, &r, paths, 1, NULL), 0, "%s", msg(&s));
-    cr_expect_eq(kb_farm_report_published(r), 2);
-    cr_expect_eq(kb_farm_report_failed(r), 0);
+    cr_assert_eq(kb_farm(&r, s.ctx, paths, 1, NULL), 0, "%s", msg(&s));
+    cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_PUBLISHED), 2);
+    cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_FAILED), 0);
     kb_farm_report_free(r);
-    cr_assert_eq(kb_farm(s.ctx, &r, paths, 1, NULL), 0, "%s", msg(&s));
-    cr_expect_eq(kb_farm_report_published(r), 0);
-    cr_expect_eq(kb_farm_report_present(r), 2);
-    const char *pkg, *ver, *target, *status;
-    cr_assert_eq(kb_farm_report_row(&pkg, &ver, &target, &status, NULL, r, 0), 0);
-    cr_expect_str_eq(pkg, "kbtest/cpu-add");
-    cr_expect_str_eq(ver, "0.1.0");
-    cr_expect_str_eq(target, "cpu-x86_64_v2-x86_64-linux");
-    cr_expect_str_eq(status, "already there");
+    cr_assert_eq(kb_farm(&r, s.ctx, paths, 1, NULL), 0, "%s", msg(&s));
+    cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_PUBLISHED), 0);
+    cr_expect_eq(kb_farm_report_count_status(r, KB_STATUS_ALREADY_THERE), 2);
+    const kb_report_row *row = NULL;
+    cr_assert_eq(kb_farm_report_row(&row, r, 0), 0);
+    cr_expect_str_eq(row->package, "kbtest/cpu-add");
+    cr_expect_str_eq(row->version, "0.1.0");
+    cr_expect_str_eq(row->target, "cpu-x86_64_v2-x86_64-linux");
+    cr_expect_eq(row->status, KB_STATUS_ALREADY_THERE);
+    cr_expect_str_eq(kb_status_name(row->status), "already there");
     kb_farm_report_free(r);
     close_session(&s);
 }

@@ -388,7 +388,7 @@ Test(trust_chain, verify_judges_the_recorded_admission_again)
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, w.hub), 0);
     cr_assert_eq(
-        kb_trust_sign_index(ctx, reg, PKG, "0.1.0", kb_package_info_index_digest(info), NULL, NULL),
+        kb_trust_sign_index(NULL, ctx, reg, PKG, "0.1.0", kb_package_info_index_digest(info), NULL),
         0, "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(reg);
     kb_package_info_free(info);

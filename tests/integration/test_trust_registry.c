@@ -61,10 +61,12 @@ static void close_session(session *s)
 
 static kb_trust_status verify(session *s, const char *version, const char *digest)
 {
-    kb_trust_verdict v;
-    cr_assert_eq(kb_trust_verify_index(s->ctx, s->reg, PKG, version, digest, &v), 0, "%s",
+    kb_trust_verdict v = {0};
+    cr_assert_eq(kb_trust_verify_index(&v, s->ctx, s->reg, PKG, version, digest), 0, "%s",
                  kbt_msg(s->ctx));
-    return v.status;
+    kb_trust_status status = v.status;
+    kb_trust_verdict_clear(&v);
+    return status;
 }
 
 Test(trust_registry, sign_and_verify_on_docker_registry)
@@ -76,13 +78,14 @@ Test(trust_registry, sign_and_verify_on_docker_registry)
     char *ix = kbt_push_index(s.reg, s.ctx, PKG, "1.0.0");
     cr_expect_eq(verify(&s, "1.0.0", ix), KB_TRUST_UNSIGNED);
     char *sig = NULL;
-    cr_assert_eq(kb_trust_sign_index(s.ctx, s.reg, PKG, "1.0.0", ix, NULL, &sig), 0, "%s",
+    cr_assert_eq(kb_trust_sign_index(&sig, s.ctx, s.reg, PKG, "1.0.0", ix, NULL), 0, "%s",
                  kbt_msg(s.ctx));
     kb_trust_verdict v;
-    cr_assert_eq(kb_trust_verify_index(s.ctx, s.reg, PKG, "1.0.0", ix, &v), 0);
+    cr_assert_eq(kb_trust_verify_index(&v, s.ctx, s.reg, PKG, "1.0.0", ix), 0);
     cr_expect_eq(v.status, KB_TRUST_SIGNED_TRUSTED, "%s", v.detail);
     cr_expect_str_eq(v.key_id, k->id);
     cr_expect_str_eq(v.signature_digest, sig);
+    kb_trust_verdict_clear(&v);
     /* the .sig tag is listed next to the version, as registries without referrers need */
     char **tags = NULL;
     size_t n = 0;
@@ -133,7 +136,7 @@ Test(trust_registry, check_policy_matrix_on_a_remote_registry)
     /* once signed by a trusted key, every mode admits it */
     kb_trust_key *k = NULL;
     cr_assert_eq(kb_trust_key_generate(&k, s.ctx, NULL), 0);
-    cr_assert_eq(kb_trust_sign_index(s.ctx, s.reg, PKG, "1.0.0", ix, NULL, NULL), 0, "%s",
+    cr_assert_eq(kb_trust_sign_index(NULL, s.ctx, s.reg, PKG, "1.0.0", ix, NULL), 0, "%s",
                  kbt_msg(s.ctx));
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         cr_assert_eq(kb_ctx_set(s.ctx, "trust.require_signatures", rows[i].mode), 0);
@@ -227,7 +230,7 @@ Test(trust_registry, login_with_htpasswd_then_listing_tags_works_and_never_shows
     cr_expect_eq(kb_registry_list_tags(&(char **){NULL}, &(size_t){0}, s.reg, "a/b"), KB_ERR_AUTH,
                  "without credentials the registry refuses");
     char *user = NULL, *password = NULL;
-    cr_assert_eq(kb_trust_credentials_for(s.ctx, s.ref, &user, &password), 0, "%s", kbt_msg(s.ctx));
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, s.ctx, s.ref), 0, "%s", kbt_msg(s.ctx));
     cr_assert_not_null(user);
     cr_assert_eq(kb_registry_set_credentials(s.reg, user, password), 0);
     kb_trust_credentials_free(user, password);
@@ -249,7 +252,7 @@ Test(trust_registry, login_with_htpasswd_then_listing_tags_works_and_never_shows
     r = kbpkg_with_stdin(env, out, "");
     cr_expect_eq(r.exit_code, 0, "%s", r.out);
     kbt_run_free(&r);
-    cr_assert_eq(kb_trust_credentials_for(s.ctx, s.ref, &user, &password), 0);
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, s.ctx, s.ref), 0);
     cr_expect_null(user, "logout forgot them");
     free(ix);
     free(creds);

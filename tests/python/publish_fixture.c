@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     bo.target_count = 1;
     bo.out_dir = argv[3];
     kb_build_result *br = NULL;
-    int rc = kb_build(ctx, &br, argv[1], &bo);
+    int rc = kb_build(&br, ctx, argv[1], &bo);
     int status = 0;
     if (rc)
         status = fail(ctx, "build", rc);

@@ -32,7 +32,7 @@ static void build_fixture(kbt_world *w)
     bo.work_dir = work;
     bo.no_source_artifact = 1;
     kb_build_result *br = NULL;
-    cr_assert_eq(kb_build(ctx, &br, src, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&br, ctx, src, &bo), 0, "%s", kb_ctx_last_error(ctx)->message);
     /* the lowest CPU level sorts first ('-' < '_'): it fits every x86_64 host */
     for (size_t i = 0; i < br->count; i++) {
         if (br->targets[i].status != KB_BUILD_BUILT)

@@ -237,7 +237,7 @@ static kb_build_result *build_two(kb_ctx *ctx, const char *dir, const char *tmp,
     o.work_dir = work;
     o.out_dir = out;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     free(work);
     free(out);
     return r;

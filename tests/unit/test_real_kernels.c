@@ -89,7 +89,7 @@ static kb_build_result *build(kb_ctx *ctx, const char *dir, const char *tmp, con
     o.out_dir = out;
     o.work_dir = work;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(ctx, &r, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kb_build(&r, ctx, dir, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
     free(out);
     free(work);
     return r;
@@ -236,7 +236,7 @@ Test(real_kernels, source_outside_the_layout_is_refused_at_build)
     o.targets = filters;
     o.target_count = 1;
     kb_build_result *r = NULL;
-    cr_expect_eq(kb_build(ctx, &r, dir, &o), KB_ERR_MANIFEST);
+    cr_expect_eq(kb_build(&r, ctx, dir, &o), KB_ERR_MANIFEST);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "names gemm/t.c, outside the layout"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kernel.yaml"), "blames the manifest");
@@ -350,7 +350,7 @@ Test(real_kernels, package_test_sees_kbpkg_name_and_the_backend_flags)
     kb_ctx *ctx = ctx_in(tmp, NULL);
     const char *filters[] = {"cpu-x86_64_v2"};
     kb_test_result *r = NULL;
-    cr_assert_eq(kb_package_test(ctx, &r, dir, filters, 1), 0, "%s",
+    cr_assert_eq(kb_package_test(&r, ctx, dir, filters, 1), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(r->count, 1);
     cr_expect_eq(r->targets[0].status, KB_BUILD_BUILT, "%s", r->targets[0].message);
@@ -524,11 +524,11 @@ Test(real_kernels, dependency_archive_is_fetched_verified_and_used_offline)
         cr_expect(strstr(r->targets[0].message, "kbpkg fetch"), "%s", r->targets[0].message);
         kb_build_result_free(r);
         size_t n = 0;
-        cr_assert_eq(kb_fetch_inputs(ctx, dir, &n), 0, "%s", kb_ctx_last_error(ctx)->message);
+        cr_assert_eq(kb_fetch_inputs(&n, ctx, dir), 0, "%s", kb_ctx_last_error(ctx)->message);
         cr_expect_eq(n, 1);
         /* offline with the cache holding it: nothing to download */
         cr_assert_eq(kb_ctx_set(ctx, "offline", "true"), 0);
-        cr_assert_eq(kb_fetch_inputs(ctx, dir, &n), 0, "%s", kb_ctx_last_error(ctx)->message);
+        cr_assert_eq(kb_fetch_inputs(&n, ctx, dir), 0, "%s", kb_ctx_last_error(ctx)->message);
         cr_expect_eq(n, 0);
         r = build(ctx, dir, tmp, "cpu-x86_64_v2");
         const kb_build_target_result *t = built_one(r);
@@ -560,7 +560,7 @@ Test(real_kernels, dependency_with_a_wrong_digest_is_refused_and_not_kept)
     cr_assert_eq(sh("sed -i 's|sha256: \"[0-9a-f]*\"|sha256: \"%064d\"|' '%s/kernel.yaml'", 0, dir),
                  0);
     kb_ctx *ctx = ctx_in(tmp, NULL);
-    cr_expect_eq(kb_fetch_inputs(ctx, dir, NULL), KB_ERR_DIGEST);
+    cr_expect_eq(kb_fetch_inputs(NULL, ctx, dir), KB_ERR_DIGEST);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "sha256 mismatch for file://"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "dependency rkmath"), "%s",
@@ -599,7 +599,7 @@ Test(real_kernels, two_precisions_from_one_cuda_source_and_per_arch_flags)
     /* nvcc here: the two objects link into one library exporting both precisions */
     char *nvcc = NULL;
     if (kb_which(&nvcc, "nvcc") == 0 || kb_path_exists("/usr/local/cuda/bin/nvcc")) {
-        cr_assert_eq(kb_fetch_inputs(ctx, dir, NULL), 0, "%s", kb_ctx_last_error(ctx)->message);
+        cr_assert_eq(kb_fetch_inputs(NULL, ctx, dir), 0, "%s", kb_ctx_last_error(ctx)->message);
         kb_build_result *r = build(ctx, dir, tmp, "cuda13-sm_80");
         if (r->targets[0].status != KB_BUILD_SKIPPED) {
             cr_expect_eq(r->targets[0].status, KB_BUILD_BUILT, "%s", r->targets[0].message);

@@ -230,13 +230,13 @@ Test(semver, public_version_satisfies)
 {
     kb_ctx *ctx = kbt_ctx();
     int ok = -1;
-    cr_expect_eq(kb_version_satisfies(ctx, "1.4.0", "^1.2", &ok), 0);
+    cr_expect_eq(kb_version_satisfies(&ok, ctx, "1.4.0", "^1.2"), 0);
     cr_expect_eq(ok, 1);
-    cr_expect_eq(kb_version_satisfies(ctx, "2.0.0", "^1.2", &ok), 0);
+    cr_expect_eq(kb_version_satisfies(&ok, ctx, "2.0.0", "^1.2"), 0);
     cr_expect_eq(ok, 0);
-    cr_expect_eq(kb_version_satisfies(ctx, "1.4", "^1.2", &ok), KB_ERR_VERSION);
+    cr_expect_eq(kb_version_satisfies(&ok, ctx, "1.4", "^1.2"), KB_ERR_VERSION);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'1.4'"));
-    cr_expect_eq(kb_version_satisfies(ctx, "1.4.0", "^^1", &ok), KB_ERR_VERSION);
+    cr_expect_eq(kb_version_satisfies(&ok, ctx, "1.4.0", "^^1"), KB_ERR_VERSION);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'^^1'"));
     kb_ctx_free(ctx);
 }

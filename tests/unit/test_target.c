@@ -70,7 +70,7 @@ Test(target, rocm_features_canonical_order_is_alphabetical)
                       "rocm6-gfx90a:sramecc+:xnack--x86_64-linux");
     char buf[128];
     cr_expect_eq(
-        kb_target_canonical(ctx, "rocm6-gfx942:xnack+:sramecc--x86_64-linux", buf, sizeof(buf)), 0);
+        kb_target_canonical(buf, sizeof(buf), ctx, "rocm6-gfx942:xnack+:sramecc--x86_64-linux"), 0);
     cr_expect_str_eq(buf, "rocm6-gfx942:sramecc-:xnack+-x86_64-linux");
     kb_ctx_free(ctx);
 }
@@ -309,7 +309,7 @@ Test(target, known_table_is_canonical_and_honest)
     kb_ctx *ctx = kbt_ctx();
     const char *id, *runs_on;
     size_t n = 0;
-    for (; kb_target_known(n, &id, &runs_on) == 0; n++) {
+    for (; kb_target_known(&id, &runs_on, n) == 0; n++) {
         expect_round_trip(ctx, id, id);
         kb_target t;
         cr_assert_eq(kb_target_parse(ctx, &t, id), 0);
@@ -329,7 +329,7 @@ Test(target, known_table_is_canonical_and_honest)
         free(list);
     }
     cr_expect_geq(n, 25);
-    cr_expect_eq(kb_target_known(n, &id, &runs_on), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kb_target_known(&id, &runs_on, n), KB_ERR_NOT_FOUND);
     kb_ctx_free(ctx);
 }
 
@@ -341,36 +341,36 @@ Test(target, check_api_answers_with_reason)
     kb_ctx *ctx = kbt_ctx();
     int fits = -1;
     char reason[256];
-    cr_assert_eq(kb_target_check(ctx, "cuda13-sm_80-x86_64-linux", "sm_86@cuda13.0", &fits, reason,
-                                 sizeof(reason)),
+    cr_assert_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "cuda13-sm_80-x86_64-linux",
+                                 "sm_86@cuda13.0"),
                  0);
     cr_expect_eq(fits, 1);
     cr_expect_str_eq(reason, "sm_80 SASS runs on sm_86 (same major 8, 0 <= 6)");
-    cr_assert_eq(kb_target_check(ctx, "rocm5-gfx1030-x86_64-linux", "gfx1031", &fits, reason,
-                                 sizeof(reason)),
+    cr_assert_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "rocm5-gfx1030-x86_64-linux",
+                                 "gfx1031"),
                  0);
     cr_expect_eq(fits, 0);
     cr_expect(strstr(reason, "ROCm needs the exact gfx"), "%s", reason);
     /* the alias comes from the setting */
     cr_assert_eq(kb_ctx_set(ctx, "rocm.aliases", "gfx1031=gfx1030"), 0);
-    cr_assert_eq(kb_target_check(ctx, "rocm5-gfx1030-x86_64-linux", "gfx1031", &fits, reason,
-                                 sizeof(reason)),
+    cr_assert_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "rocm5-gfx1030-x86_64-linux",
+                                 "gfx1031"),
                  0);
     cr_expect_eq(fits, 1, "%s", reason);
     cr_expect(strstr(reason, "from config"), "%s", reason);
     /* a CPU named in the device list is the host's CPU level */
-    cr_assert_eq(kb_target_check(ctx, "cpu-x86_64_v4-x86_64-linux", "x86_64_v3", &fits, reason,
-                                 sizeof(reason)),
+    cr_assert_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "cpu-x86_64_v4-x86_64-linux",
+                                 "x86_64_v3"),
                  0);
     cr_expect_eq(fits, 0);
     cr_expect_str_eq(reason, "x86_64_v4 code needs an x86_64_v4 CPU, this one is x86_64_v3");
-    cr_assert_eq(kb_target_check(ctx, "cpu-x86_64_v2-x86_64-linux", "x86_64_v3", &fits, reason,
-                                 sizeof(reason)),
+    cr_assert_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "cpu-x86_64_v2-x86_64-linux",
+                                 "x86_64_v3"),
                  0);
     cr_expect_eq(fits, 1, "%s", reason);
     /* the host platform is this machine's */
     cr_assert_eq(
-        kb_target_check(ctx, "metal3-apple-arm64-darwin", "apple", &fits, reason, sizeof(reason)),
+        kb_target_check(&fits, reason, sizeof(reason), ctx, "metal3-apple-arm64-darwin", "apple"),
         0);
     cr_expect_eq(fits, 0);
     cr_expect_str_eq(reason, "the target is built for arm64-darwin, this host is x86_64-linux");
@@ -383,23 +383,23 @@ Test(target, check_api_errors_name_the_input)
     int fits = 7;
     char reason[64] = "x";
     cr_expect_eq(
-        kb_target_check(ctx, "cuda13-sm_91-x86_64-linux", "sm_90", &fits, reason, sizeof(reason)),
+        kb_target_check(&fits, reason, sizeof(reason), ctx, "cuda13-sm_91-x86_64-linux", "sm_90"),
         KB_ERR_TARGET);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "bad target id 'cuda13-sm_91-x86_64-linux': unknown CUDA arch 'sm_91'");
     cr_expect_eq(fits, 0);
     cr_expect_str_eq(reason, "");
-    cr_expect_eq(kb_target_check(ctx, "cuda13-sm_90-x86_64-linux", "sm_90;sm_86", &fits, reason,
-                                 sizeof(reason)),
+    cr_expect_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "cuda13-sm_90-x86_64-linux",
+                                 "sm_90;sm_86"),
                  KB_ERR_TARGET);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "item 1 'sm_90;sm_86'"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect_eq(
-        kb_target_check(ctx, "cuda13-sm_90-x86_64-linux", NULL, &fits, reason, sizeof(reason)),
+        kb_target_check(&fits, reason, sizeof(reason), ctx, "cuda13-sm_90-x86_64-linux", NULL),
         KB_ERR_INVALID, "no device given and probe.devices empty");
     cr_assert_eq(kb_ctx_set(ctx, "rocm.aliases", "gfx1031>gfx1030"), 0);
-    cr_expect_eq(kb_target_check(ctx, "rocm5-gfx1030-x86_64-linux", "gfx1031", &fits, reason,
-                                 sizeof(reason)),
+    cr_expect_eq(kb_target_check(&fits, reason, sizeof(reason), ctx, "rocm5-gfx1030-x86_64-linux",
+                                 "gfx1031"),
                  KB_ERR_CONFIG);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "rocm.aliases: alias 'gfx1031>gfx1030' is not DEVICE=TARGET (e.g. "
@@ -468,7 +468,7 @@ Test(target, random_input_never_crashes_and_accepted_ids_are_canonical)
         if (kb_target_parse(ctx, &t, text) == 0) {
             accepted_ids++;
             kb_target_format(&t, canonical, sizeof(canonical));
-            cr_assert_eq(kb_target_canonical(ctx, canonical, again, sizeof(again)), 0, "%s",
+            cr_assert_eq(kb_target_canonical(again, sizeof(again), ctx, canonical), 0, "%s",
                          canonical);
             cr_assert_str_eq(again, canonical, "from '%s'", text);
         } else

@@ -16,7 +16,8 @@ typedef struct fixture {
     char *dir;
     kb_ctx *ctx;
     kb_registry *reg;
-    kb_buf events; /* "<type> <subject>: <detail>" lines */
+    kb_trust_verdict verdict; /* the last verify(): its strings live until the next one */
+    kb_buf events;            /* "<type> <subject>: <detail>" lines */
 } fixture;
 
 static void on_event(const kb_event *ev, void *payload)
@@ -51,6 +52,7 @@ static void open_fixture_at(fixture *f)
 
 static void close_fixture(fixture *f)
 {
+    kb_trust_verdict_clear(&f->verdict);
     kb_registry_free(f->reg);
     kb_ctx_free(f->ctx);
     kbt_rmtree(f->dir);
@@ -263,16 +265,16 @@ Test(trust, revoke_records_reason_and_refuses_bad_ids)
 
 static kb_trust_verdict verify(fixture *f, kb_ctx *ctx, const char *version, const char *digest)
 {
-    kb_trust_verdict v;
-    cr_assert_eq(kb_trust_verify_index(ctx, f->reg, PKG, version, digest, &v), 0, "%s",
+    kb_trust_verdict_clear(&f->verdict);
+    cr_assert_eq(kb_trust_verify_index(&f->verdict, ctx, f->reg, PKG, version, digest), 0, "%s",
                  kbt_msg(ctx));
-    return v;
+    return f->verdict;
 }
 
 static char *sign(fixture *f, const char *version, const char *digest)
 {
     char *sig = NULL;
-    cr_assert_eq(kb_trust_sign_index(f->ctx, f->reg, PKG, version, digest, NULL, &sig), 0, "%s",
+    cr_assert_eq(kb_trust_sign_index(&sig, f->ctx, f->reg, PKG, version, digest, NULL), 0, "%s",
                  kbt_msg(f->ctx));
     return sig;
 }
@@ -329,11 +331,11 @@ Test(trust, sign_without_a_key_is_not_found)
     open_fixture_at(&f);
     char *ix = kbt_push_index(f.reg, f.ctx, PKG, "1.0.0");
     char *sig = (char *)1;
-    cr_expect_eq(kb_trust_sign_index(f.ctx, f.reg, PKG, "1.0.0", ix, NULL, &sig), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kb_trust_sign_index(&sig, f.ctx, f.reg, PKG, "1.0.0", ix, NULL), KB_ERR_NOT_FOUND);
     cr_expect_null(sig);
     cr_expect_str_eq(kbt_msg(f.ctx), "signing radeonflow/gemm@1.0.0: no default signing key: run "
                                      "'kbpkg key generate' or name a key id");
-    cr_expect_eq(kb_trust_sign_index(f.ctx, f.reg, PKG, "1.0.0", ix, "00000000deadbeef", NULL),
+    cr_expect_eq(kb_trust_sign_index(NULL, f.ctx, f.reg, PKG, "1.0.0", ix, "00000000deadbeef"),
                  KB_ERR_NOT_FOUND);
     free(ix);
     close_fixture(&f);
@@ -346,8 +348,8 @@ Test(trust, verdict_unsigned)
     char *ix = kbt_push_index(f.reg, f.ctx, PKG, "1.0.0");
     kb_trust_verdict v = verify(&f, f.ctx, "1.0.0", ix);
     cr_expect_eq(v.status, KB_TRUST_UNSIGNED);
-    cr_expect_str_eq(v.key_id, "");
-    cr_expect_str_eq(v.signature_digest, "");
+    cr_expect_null(v.key_id);
+    cr_expect_null(v.signature_digest);
     free(ix);
     close_fixture(&f);
 }
@@ -381,7 +383,7 @@ Test(trust, verdict_revoked_key_and_no_signing_with_it)
     cr_expect_str_eq(v.key_id, id);
     char *want = kb_asprintf("key %s is revoked (leaked)", id);
     cr_expect_str_eq(v.detail, want);
-    cr_expect_eq(kb_trust_sign_index(f.ctx, f.reg, PKG, "1.0.0", ix, NULL, NULL), KB_ERR_SIGNATURE);
+    cr_expect_eq(kb_trust_sign_index(NULL, f.ctx, f.reg, PKG, "1.0.0", ix, NULL), KB_ERR_SIGNATURE);
     free(want);
     free(ix);
     free(id);
@@ -443,7 +445,7 @@ Test(trust, verdict_expired_when_signed_with_negative_days)
     cr_expect_eq(v.status, KB_TRUST_EXPIRED, "%s", v.detail);
     cr_expect_eq(v.signed_at - v.expires, 86400);
     cr_assert_eq(kb_ctx_set(f.ctx, "trust.signature_days", "many"), 0);
-    cr_expect_eq(kb_trust_sign_index(f.ctx, f.reg, PKG, "1.0.0", ix, NULL, NULL), KB_ERR_CONFIG);
+    cr_expect_eq(kb_trust_sign_index(NULL, f.ctx, f.reg, PKG, "1.0.0", ix, NULL), KB_ERR_CONFIG);
     cr_expect_str_eq(kbt_msg(f.ctx), "signing radeonflow/gemm@1.0.0: trust.signature_days: "
                                      "'many' is not a whole number of days (-36500..36500)");
     free(ix);
@@ -584,20 +586,20 @@ Test(trust, credentials_store_lookup_by_host_and_remove)
     cr_expect_eq(mode_of(path), 0600);
     char *user = NULL, *password = NULL;
     /* the same host through another spelling of the reference */
-    cr_assert_eq(kb_trust_credentials_for(f.ctx, "http://127.0.0.1:5000", &user, &password), 0);
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, f.ctx, "http://127.0.0.1:5000"), 0);
     cr_expect_str_eq(user, "bob");
     cr_expect_str_eq(password, "s3cret!");
     kb_trust_credentials_free(user, password);
-    cr_assert_eq(kb_trust_credentials_for(f.ctx, "oci://127.0.0.1:5001/x", &user, &password), 0);
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, f.ctx, "oci://127.0.0.1:5001/x"), 0);
     cr_expect_null(user, "another port is another host");
     cr_expect_null(password);
     char *layout = in_dir(&f, "hub");
-    cr_assert_eq(kb_trust_credentials_for(f.ctx, layout, &user, &password), 0);
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, f.ctx, layout), 0);
     cr_expect_null(user);
     /* the environment wins */
     setenv("KBPKG_REGISTRY_USER", "envuser", 1);
     setenv("KBPKG_REGISTRY_PASSWORD", "envpw", 1);
-    cr_assert_eq(kb_trust_credentials_for(f.ctx, "oci://127.0.0.1:5000/team", &user, &password), 0);
+    cr_assert_eq(kb_trust_credentials_for(&user, &password, f.ctx, "oci://127.0.0.1:5000/team"), 0);
     unsetenv("KBPKG_REGISTRY_USER");
     unsetenv("KBPKG_REGISTRY_PASSWORD");
     cr_expect_str_eq(user, "envuser");
@@ -620,7 +622,7 @@ Test(trust, credentials_file_errors_name_the_position_not_the_content)
     char *path = in_dir(&f, "cfg/credentials.json");
     kbt_write(path, "{\"127.0.0.1:5000\": {\"user\": \"bob\", \"password\": \"hunter2\"\n");
     char *user = NULL, *password = NULL;
-    cr_expect_eq(kb_trust_credentials_for(f.ctx, "oci://127.0.0.1:5000", &user, &password),
+    cr_expect_eq(kb_trust_credentials_for(&user, &password, f.ctx, "oci://127.0.0.1:5000"),
                  KB_ERR_PARSE);
     cr_expect_null(strstr(kbt_msg(f.ctx), "hunter2"), "%s", kbt_msg(f.ctx));
     cr_expect(kb_str_starts(kbt_msg(f.ctx), path), "%s", kbt_msg(f.ctx));

@@ -125,6 +125,7 @@ static void hub_package_free(hub_package *p)
         kb_package_info_free(p->versions[i].index);
         free(p->versions[i].error);
         free(p->versions[i].verify_error);
+        kb_trust_verdict_clear(&p->versions[i].verdict);
     }
     free(p->versions);
     free(p->name);
@@ -156,10 +157,10 @@ static void verify_version(hub_version *v, const hub_run *h, const char *name, c
     if (!has_signature_tag(tags, digest)) {
         memset(&v->verdict, 0, sizeof(v->verdict));
         v->verdict.status = KB_TRUST_UNSIGNED;
-        snprintf(v->verdict.detail, sizeof(v->verdict.detail), "no signature tag");
+        v->verdict.detail = strdup("no signature tag"); /* NULL: the page shows no detail */
         return;
     }
-    int rc = kb_trust_verify_index(h->ctx, h->r, name, v->version, digest, &v->verdict);
+    int rc = kb_trust_verify_index(&v->verdict, h->ctx, h->r, name, v->version, digest);
     if (!rc)
         return;
     v->unchecked = true; /* verdict.status may still read 0, "signed-trusted": never show it */
@@ -296,7 +297,7 @@ static int sig_sentence(hub_buf *b, const hub_version *v)
     if (v->unchecked)
         return hub_buf_puts(b, "signature not checked");
     const struct sig_words *w = words_for(v);
-    const char *key = v->verdict.key_id[0] ? v->verdict.key_id : NULL;
+    const char *key = v->verdict.key_id;
     if (!w->before)
         return hub_buf_puts(b, w->after);
     if (!key && w == &sig_words[KB_TRUST_BAD_SIGNATURE]) /* it claims no key to name */
