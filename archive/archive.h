@@ -40,18 +40,18 @@ typedef struct kb_archive_blob {
  * .so) or 0644, nothing else recorded. Symlinks, devices, fifos and sockets in staging_dir are
  * refused (KB_ERR_UNSAFE naming the file). Written to a temp file, fsynced and renamed.
  */
-int kb_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                         const char *staging_dir, int64_t source_date_epoch);
+int kbi_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
+                          const char *staging_dir, int64_t source_date_epoch);
 
 /* The same from an explicit list; parent folders of each archive_path are added. Duplicate or
  * unsafe archive paths (absolute, "..", ".", empty components) give KB_ERR_INVALID. */
-int kb_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                             const kb_archive_member *members, size_t count,
-                             int64_t source_date_epoch);
+int kbi_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
+                              const kb_archive_member *members, size_t count,
+                              int64_t source_date_epoch);
 
 /* The same rules, into memory (small archives such as source artifacts): out receives the
  * .tar.zst bytes; result (may be NULL) their digest and size. */
-int kb_archive_write_memory(kb_buf *out, kb_archive_result *result, kb_ctx *ctx,
-                            const kb_archive_blob *blobs, size_t count, int64_t source_date_epoch);
+int kbi_archive_write_memory(kb_buf *out, kb_archive_result *result, kb_ctx *ctx,
+                             const kb_archive_blob *blobs, size_t count, int64_t source_date_epoch);
 
 #endif

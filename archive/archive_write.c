@@ -58,17 +58,17 @@ static int wlist_push(kb_ctx *ctx, wlist *l, const wentry *e)
         size_t cap = l->cap ? l->cap * 2 : 16;
         wentry *items = realloc(l->items, cap * sizeof(*items));
         if (!items)
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         l->items = items;
         l->cap = cap;
     }
     wentry copy = *e;
-    copy.path = kb_strdup(e->path);
-    copy.file = e->file ? kb_strdup(e->file) : NULL;
+    copy.path = kbi_strdup(e->path);
+    copy.file = e->file ? kbi_strdup(e->file) : NULL;
     if (!copy.path || (e->file && !copy.file)) {
         free(copy.path);
         free(copy.file);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     l->items[l->len++] = copy;
     return 0;
@@ -79,7 +79,7 @@ static bool looks_like_shared_object(const char *name)
 {
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    return kb_str_ends(base, ".so") || strstr(base, ".so.") != NULL;
+    return kbi_str_ends(base, ".so") || strstr(base, ".so.") != NULL;
 }
 
 /* Relative, '/'-separated, no empty, "." or ".." components. */
@@ -122,13 +122,13 @@ static const char *file_kind(mode_t mode)
 
 static int collect_dir(kb_ctx *ctx, wlist *l, const char *root, const char *rel)
 {
-    char *dir_path = rel ? kb_path_join(root, rel) : kb_strdup(root);
+    char *dir_path = rel ? kbi_path_join(root, rel) : kbi_strdup(root);
     if (!dir_path)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     DIR *d = opendir(dir_path);
     if (!d) {
-        int rc = kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, dir_path, 0,
-                                   0, "cannot open folder %s: %s", dir_path, strerror(errno));
+        int rc = kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, dir_path,
+                                    0, 0, "cannot open folder %s: %s", dir_path, strerror(errno));
         free(dir_path);
         return rc;
     }
@@ -137,17 +137,17 @@ static int collect_dir(kb_ctx *ctx, wlist *l, const char *root, const char *rel)
     while (!rc && (de = readdir(d))) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        char *child_rel = rel ? kb_asprintf("%s/%s", rel, de->d_name) : kb_strdup(de->d_name);
-        char *child = child_rel ? kb_path_join(root, child_rel) : NULL;
+        char *child_rel = rel ? kbi_asprintf("%s/%s", rel, de->d_name) : kbi_strdup(de->d_name);
+        char *child = child_rel ? kbi_path_join(root, child_rel) : NULL;
         struct stat st;
         if (!child)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         else if (lstat(child, &st) != 0)
-            rc = kb_error_set_path(ctx, KB_ERR_IO, child, 0, 0, "cannot stat %s: %s", child,
-                                   strerror(errno));
+            rc = kbi_error_set_path(ctx, KB_ERR_IO, child, 0, 0, "cannot stat %s: %s", child,
+                                    strerror(errno));
         else if (!archive_path_valid(child_rel))
-            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, child, 0, 0,
-                                   "cannot archive %s: the name has control characters", child);
+            rc = kbi_error_set_path(ctx, KB_ERR_UNSAFE, child, 0, 0,
+                                    "cannot archive %s: the name has control characters", child);
         else if (S_ISDIR(st.st_mode)) {
             wentry e = {child_rel, true, true, NULL, NULL, 0};
             rc = wlist_push(ctx, l, &e);
@@ -158,10 +158,10 @@ static int collect_dir(kb_ctx *ctx, wlist *l, const char *root, const char *rel)
             wentry e = {child_rel, false, exec, child, NULL, 0};
             rc = wlist_push(ctx, l, &e);
         } else
-            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, child, 0, 0,
-                                   "cannot archive %s: it is %s; artifacts hold only regular "
-                                   "files and folders",
-                                   child, file_kind(st.st_mode));
+            rc = kbi_error_set_path(ctx, KB_ERR_UNSAFE, child, 0, 0,
+                                    "cannot archive %s: it is %s; artifacts hold only regular "
+                                    "files and folders",
+                                    child, file_kind(st.st_mode));
         free(child_rel);
         free(child);
     }
@@ -173,9 +173,9 @@ static int collect_dir(kb_ctx *ctx, wlist *l, const char *root, const char *rel)
 /* Add a folder entry for every parent of path ("a/b/c" adds "a" and "a/b"). */
 static int add_parents(kb_ctx *ctx, wlist *l, const char *path)
 {
-    char *copy = kb_strdup(path);
+    char *copy = kbi_strdup(path);
     if (!copy)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = 0;
     for (char *s = strchr(copy, '/'); !rc && s; s = strchr(s + 1, '/')) {
         *s = '\0';
@@ -205,9 +205,9 @@ static int sort_and_merge(kb_ctx *ctx, wlist *l)
                 free(l->items[i].file);
                 continue;
             }
-            int rc = kb_error_set(ctx, KB_ERR_INVALID,
-                                  "archive path '%s' is given twice (or as a file and a folder)",
-                                  l->items[i].path);
+            int rc = kbi_error_set(ctx, KB_ERR_INVALID,
+                                   "archive path '%s' is given twice (or as a file and a folder)",
+                                   l->items[i].path);
             for (size_t j = i; j < l->len; j++) {
                 free(l->items[j].path);
                 free(l->items[j].file);
@@ -225,8 +225,8 @@ static int sort_and_merge(kb_ctx *ctx, wlist *l)
 static int sink_put(wsink *s, const void *data, size_t len)
 {
     if (s->buf) {
-        if (kb_buf_append(s->buf, data, len))
-            return s->err = kb_error_oom(s->ctx);
+        if (kbi_buf_append(s->buf, data, len))
+            return s->err = kbi_error_oom(s->ctx);
     } else {
         const char *p = data;
         size_t left = len;
@@ -235,12 +235,12 @@ static int sink_put(wsink *s, const void *data, size_t len)
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0)
-                return s->err = kb_error_errno(s->ctx, errno, "write", s->name);
+                return s->err = kbi_error_errno(s->ctx, errno, "write", s->name);
             p += n;
             left -= (size_t)n;
         }
     }
-    kb_sha256_update(s->hash, data, len);
+    kbi_sha256_update(s->hash, data, len);
     s->size += len;
     return 0;
 }
@@ -256,15 +256,15 @@ typedef struct zstream {
 static int zstd_failure(wsink *s, size_t code)
 {
     if (ZSTD_getErrorCode(code) == ZSTD_error_srcSize_wrong)
-        return s->err = kb_error_set_path(s->ctx, KB_ERR_IO, s->name, 0, 0,
-                                          "cannot write %s: a file changed size while it was "
-                                          "archived",
-                                          s->name);
+        return s->err = kbi_error_set_path(s->ctx, KB_ERR_IO, s->name, 0, 0,
+                                           "cannot write %s: a file changed size while it was "
+                                           "archived",
+                                           s->name);
     if (ZSTD_getErrorCode(code) == ZSTD_error_memory_allocation)
-        return s->err = kb_error_oom(s->ctx);
+        return s->err = kbi_error_oom(s->ctx);
     return s->err =
-               kb_error_set_path(s->ctx, KB_ERR_ARCHIVE, s->name, 0, 0, "cannot write %s: zstd: %s",
-                                 s->name, ZSTD_getErrorName(code));
+               kbi_error_set_path(s->ctx, KB_ERR_ARCHIVE, s->name, 0, 0,
+                                  "cannot write %s: zstd: %s", s->name, ZSTD_getErrorName(code));
 }
 
 /* Compress in until it is consumed (or, with ZSTD_e_end, until the frame is complete). */
@@ -292,7 +292,7 @@ static int zstream_open(zstream *zs, wsink *s, uint64_t tar_size)
     zs->z = ZSTD_createCCtx();
     zs->buf = malloc(zs->cap);
     if (!zs->z || !zs->buf)
-        return s->err = kb_error_oom(s->ctx);
+        return s->err = kbi_error_oom(s->ctx);
     int level =
         tar_size <= KB_ARCHIVE_ZSTD_SMALL ? KB_ARCHIVE_ZSTD_LEVEL : KB_ARCHIVE_ZSTD_LEVEL_LARGE;
     size_t code = ZSTD_CCtx_setParameter(zs->z, ZSTD_c_compressionLevel, level);
@@ -331,16 +331,16 @@ static int archive_failure(wsink *s, struct archive *a, const char *what)
 {
     if (s->err)
         return s->err;
-    return kb_error_set_path(s->ctx, KB_ERR_ARCHIVE, s->name, 0, 0, "cannot write %s: %s: %s",
-                             s->name, what, archive_error_string(a));
+    return kbi_error_set_path(s->ctx, KB_ERR_ARCHIVE, s->name, 0, 0, "cannot write %s: %s: %s",
+                              s->name, what, archive_error_string(a));
 }
 
 static int write_file_data(wsink *s, struct archive *a, const wentry *e, uint64_t size)
 {
     int fd = open(e->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return kb_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0, "cannot open %s: %s", e->file,
-                                 strerror(errno));
+        return kbi_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0, "cannot open %s: %s", e->file,
+                                  strerror(errno));
     char chunk[65536];
     uint64_t done = 0;
     int rc = 0;
@@ -349,14 +349,14 @@ static int write_file_data(wsink *s, struct archive *a, const wentry *e, uint64_
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = kb_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0, "cannot read %s: %s", e->file,
-                                   strerror(errno));
+            rc = kbi_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0, "cannot read %s: %s", e->file,
+                                    strerror(errno));
             break;
         }
         if (n == 0 || done + (uint64_t)n > size) {
             if (n || done != size)
-                rc = kb_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0,
-                                       "%s changed size while it was archived", e->file);
+                rc = kbi_error_set_path(s->ctx, KB_ERR_IO, e->file, 0, 0,
+                                        "%s changed size while it was archived", e->file);
             break;
         }
         if (archive_write_data(a, chunk, (size_t)n) != n) {
@@ -380,13 +380,13 @@ static int entry_size(kb_ctx *ctx, const wentry *e, uint64_t *size)
     }
     struct stat st;
     if (lstat(e->file, &st) != 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, e->file, 0, 0,
-                                 "cannot stat %s: %s", e->file, strerror(errno));
+        return kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, e->file, 0,
+                                  0, "cannot stat %s: %s", e->file, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return kb_error_set_path(ctx, KB_ERR_UNSAFE, e->file, 0, 0,
-                                 "cannot archive %s: it is %s; artifacts hold only regular "
-                                 "files and folders",
-                                 e->file, file_kind(st.st_mode));
+        return kbi_error_set_path(ctx, KB_ERR_UNSAFE, e->file, 0, 0,
+                                  "cannot archive %s: it is %s; artifacts hold only regular "
+                                  "files and folders",
+                                  e->file, file_kind(st.st_mode));
     *size = (uint64_t)st.st_size;
     return 0;
 }
@@ -428,7 +428,7 @@ static int tar_pass(wsink *s, const wlist *l, int64_t epoch, archive_write_callb
     if (!a || !ae) {
         archive_write_free(a);
         archive_entry_free(ae);
-        return kb_error_oom(s->ctx);
+        return kbi_error_oom(s->ctx);
     }
     int rc = 0;
     if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
@@ -467,36 +467,36 @@ static int write_entries(wsink *s, const wlist *l, int64_t epoch)
 static int write_to_file(kb_archive_result *out, kb_ctx *ctx, const char *out_path, const wlist *l,
                          int64_t epoch)
 {
-    char *tmp = kb_asprintf("%s.tmp.%ld", out_path, (long)getpid());
+    char *tmp = kbi_asprintf("%s.tmp.%ld", out_path, (long)getpid());
     if (!tmp)
-        return kb_error_oom(ctx);
-    wsink s = {ctx, -1, NULL, tmp, kb_sha256_new(), 0, 0};
+        return kbi_error_oom(ctx);
+    wsink s = {ctx, -1, NULL, tmp, kbi_sha256_new(), 0, 0};
     int rc = 0;
     if (!s.hash)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     else if ((s.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, tmp, 0, 0, "cannot create %s: %s", tmp,
-                               strerror(errno));
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, tmp, 0, 0, "cannot create %s: %s", tmp,
+                                strerror(errno));
     if (!rc)
         rc = write_entries(&s, l, epoch);
     if (!rc && fsync(s.fd) != 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, tmp, 0, 0, "cannot sync %s: %s", tmp,
-                               strerror(errno));
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, tmp, 0, 0, "cannot sync %s: %s", tmp,
+                                strerror(errno));
     if (s.fd >= 0)
         close(s.fd);
     if (!rc && rename(tmp, out_path) != 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, out_path, 0, 0, "cannot rename %s to %s: %s", tmp,
-                               out_path, strerror(errno));
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, out_path, 0, 0, "cannot rename %s to %s: %s", tmp,
+                                out_path, strerror(errno));
     if (rc) {
         unlink(tmp);
-        kb_sha256_free(s.hash);
+        kbi_sha256_free(s.hash);
     } else {
         char *slash = strrchr(out_path, '/');
-        char *dir = slash ? kb_strndup(out_path, (size_t)(slash - out_path) + 1) : kb_strdup(".");
+        char *dir = slash ? kbi_strndup(out_path, (size_t)(slash - out_path) + 1) : kbi_strdup(".");
         if (dir)
-            kb_fsync_dir(dir);
+            kbi_fsync_dir(dir);
         free(dir);
-        kb_sha256_finish(s.hash, out->sha256);
+        kbi_sha256_finish(s.hash, out->sha256);
         out->size = s.size;
     }
     free(tmp);
@@ -506,14 +506,14 @@ static int write_to_file(kb_archive_result *out, kb_ctx *ctx, const char *out_pa
 static int check_epoch(kb_ctx *ctx, int64_t epoch)
 {
     if (epoch < 0 || epoch > 077777777777LL) /* what a ustar mtime field holds */
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "SOURCE_DATE_EPOCH %lld is out of range (0..8589934591)",
-                            (long long)epoch);
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "SOURCE_DATE_EPOCH %lld is out of range (0..8589934591)",
+                             (long long)epoch);
     return 0;
 }
 
-int kb_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                         const char *staging_dir, int64_t source_date_epoch)
+int kbi_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
+                          const char *staging_dir, int64_t source_date_epoch)
 {
     memset(out, 0, sizeof(*out));
     int rc = check_epoch(ctx, source_date_epoch);
@@ -531,15 +531,15 @@ int kb_archive_write_dir(kb_archive_result *out, kb_ctx *ctx, const char *out_pa
 
 static int invalid_member_path(kb_ctx *ctx, const char *path)
 {
-    return kb_error_set(ctx, KB_ERR_INVALID,
-                        "archive path '%s' is not relative and clean (no leading '/', no '.', "
-                        "'..' or empty components, no control characters)",
-                        path);
+    return kbi_error_set(ctx, KB_ERR_INVALID,
+                         "archive path '%s' is not relative and clean (no leading '/', no '.', "
+                         "'..' or empty components, no control characters)",
+                         path);
 }
 
-int kb_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
-                             const kb_archive_member *members, size_t count,
-                             int64_t source_date_epoch)
+int kbi_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *out_path,
+                              const kb_archive_member *members, size_t count,
+                              int64_t source_date_epoch)
 {
     memset(out, 0, sizeof(*out));
     int rc = check_epoch(ctx, source_date_epoch);
@@ -573,8 +573,8 @@ int kb_archive_write_members(kb_archive_result *out, kb_ctx *ctx, const char *ou
     return rc;
 }
 
-int kb_archive_write_memory(kb_buf *out, kb_archive_result *result, kb_ctx *ctx,
-                            const kb_archive_blob *blobs, size_t count, int64_t source_date_epoch)
+int kbi_archive_write_memory(kb_buf *out, kb_archive_result *result, kb_ctx *ctx,
+                             const kb_archive_blob *blobs, size_t count, int64_t source_date_epoch)
 {
     int rc = check_epoch(ctx, source_date_epoch);
     wlist l = {0};
@@ -596,19 +596,19 @@ int kb_archive_write_memory(kb_buf *out, kb_archive_result *result, kb_ctx *ctx,
     if (!rc)
         rc = sort_and_merge(ctx, &l);
     wsink s = {ctx, -1, out, "in-memory archive", NULL, 0, 0};
-    if (!rc && !(s.hash = kb_sha256_new()))
-        rc = kb_error_oom(ctx);
+    if (!rc && !(s.hash = kbi_sha256_new()))
+        rc = kbi_error_oom(ctx);
     size_t start = out->len;
     if (!rc)
         rc = write_entries(&s, &l, source_date_epoch);
     if (rc) {
-        kb_sha256_free(s.hash);
+        kbi_sha256_free(s.hash);
         out->len = start;
         if (out->data)
             out->data[start] = '\0';
     } else {
         char hex[65];
-        kb_sha256_finish(s.hash, hex);
+        kbi_sha256_finish(s.hash, hex);
         if (result) {
             memcpy(result->sha256, hex, sizeof(hex));
             result->size = s.size;

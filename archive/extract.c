@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const kb_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
-                                                  NULL};
+const char *const kbi_extract_artifact_layout[] = {"kbpkg.json", "lib/", "include/", "LICENSE",
+                                                   NULL};
 /* The one source layout: what `kbpkg build` may put in a source artifact (builder/package.c
  * checks every file against it) is what an install extracts. third_party/ holds vendored
  * headers; the license names are the ones the manifest parser looks for. */
-const char *const kb_extract_source_layout[] = {
+const char *const kbi_extract_source_layout[] = {
     "kbpkg.json", "kernel.yaml", "src/",        "include/", "tests/",    "third_party/",
     "LICENSE",    "LICENSE.md",  "LICENSE.txt", "COPYING",  "README.md", NULL};
 
@@ -79,7 +79,7 @@ static int name_set_add(name_set *set, const char *name)
     char **slot = name_set_slot(set->slots, set->cap, name);
     if (*slot)
         return 0;
-    if (!(*slot = kb_strdup(name)))
+    if (!(*slot = kbi_strdup(name)))
         return KB_ERR_NOMEM;
     set->len++;
     return 1;
@@ -128,17 +128,17 @@ static int refuse(extraction *x, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    return kb_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
-                             "refusing entry '%s' of %s: %s", shown, x->archive_path, reason);
+    return kbi_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
+                              "refusing entry '%s' of %s: %s", shown, x->archive_path, reason);
 }
 
 static int over_limit(extraction *x, const char *name, const char *limit, uint64_t value)
 {
     char shown[256];
     printable_name(shown, sizeof(shown), name);
-    return kb_error_set_path(x->ctx, KB_ERR_LIMIT, x->archive_path, 0, 0,
-                             "%s exceeds the %s limit (%llu) at entry '%s'", x->archive_path, limit,
-                             (unsigned long long)value, shown);
+    return kbi_error_set_path(x->ctx, KB_ERR_LIMIT, x->archive_path, 0, 0,
+                              "%s exceeds the %s limit (%llu) at entry '%s'", x->archive_path,
+                              limit, (unsigned long long)value, shown);
 }
 
 /* Check the name and return it without its trailing '/' (folders), owned. */
@@ -170,8 +170,8 @@ static int clean_name(extraction *x, const char *name, char **out)
             return refuse(x, name, "a path component is longer than %d bytes", COMPONENT_MAX);
         p += len + 1;
     }
-    if (!(*out = kb_strndup(name, n)))
-        return kb_error_oom(x->ctx);
+    if (!(*out = kbi_strndup(name, n)))
+        return kbi_error_oom(x->ctx);
     return 0;
 }
 
@@ -224,7 +224,7 @@ static bool allowed_top(const char *const *allowed, const char *clean, bool is_d
     return false;
 }
 
-bool kb_extract_layout_allows(const char *const *allowed, const char *path)
+bool kbi_extract_layout_allows(const char *const *allowed, const char *path)
 {
     return allowed_top(allowed, path, false);
 }
@@ -243,7 +243,7 @@ static int check_entry(extraction *x, struct archive_entry *ae, const char *name
     if (!rc) {
         int added = name_set_add(&x->seen, *clean);
         if (added < 0)
-            rc = kb_error_oom(x->ctx);
+            rc = kbi_error_oom(x->ctx);
         else if (added == 0)
             rc = refuse(x, name, "duplicate entry");
     }
@@ -275,9 +275,9 @@ static int check_ratio(extraction *x, const char *name)
 
 static int archive_read_failure(extraction *x, struct archive *a)
 {
-    return kb_error_set_path(x->ctx, KB_ERR_ARCHIVE, x->archive_path, 0, 0,
-                             "cannot read archive %s: %s", x->archive_path,
-                             archive_error_string(a) ? archive_error_string(a) : "unknown error");
+    return kbi_error_set_path(x->ctx, KB_ERR_ARCHIVE, x->archive_path, 0, 0,
+                              "cannot read archive %s: %s", x->archive_path,
+                              archive_error_string(a) ? archive_error_string(a) : "unknown error");
 }
 
 /* A failed write names the file on disk; a full disk (ENOSPC, EDQUOT) or a file size limit
@@ -285,12 +285,12 @@ static int archive_read_failure(extraction *x, struct archive *a)
 static int write_failure(extraction *x, struct archive *out, const char *what, const char *dest)
 {
     int err = archive_errno(out);
-    int code = kb_err_from_errno(err) == KB_ERR_NOT_FOUND ? KB_ERR_IO : kb_err_from_errno(err);
+    int code = kbi_err_from_errno(err) == KB_ERR_NOT_FOUND ? KB_ERR_IO : kbi_err_from_errno(err);
     const char *why = err == ENOSPC || err == EDQUOT ? "no space left on device"
                       : err == EFBIG                 ? "file too large (file size limit reached)"
                                                      : archive_error_string(out);
-    return kb_error_set_path(x->ctx, code, dest, 0, 0, "cannot %s %s from %s: %s", what, dest,
-                             x->archive_path, why ? why : "write failed");
+    return kbi_error_set_path(x->ctx, code, dest, 0, 0, "cannot %s %s from %s: %s", what, dest,
+                              x->archive_path, why ? why : "write failed");
 }
 
 /* Ask the kernel to start writing [writeback_off, end) of dest (end 0: to the end of the file)
@@ -329,20 +329,20 @@ static int record_file(extraction *x, const char *clean)
     kb_extract_files *f = x->opts->files;
     char hex[65] = "";
     if (x->hash) {
-        kb_sha256_finish(x->hash, hex);
+        kbi_sha256_finish(x->hash, hex);
         x->hash = NULL;
     }
     if (f->len == f->cap) {
         size_t cap = f->cap ? f->cap * 2 : 16;
         kb_extract_file *n = realloc(f->items, cap * sizeof(*n));
         if (!n)
-            return kb_error_oom(x->ctx);
+            return kbi_error_oom(x->ctx);
         f->items = n;
         f->cap = cap;
     }
     kb_extract_file *e = &f->items[f->len];
-    if (!(e->path = kb_strdup(clean)))
-        return kb_error_oom(x->ctx);
+    if (!(e->path = kbi_strdup(clean)))
+        return kbi_error_oom(x->ctx);
     e->size = x->hashed;
     memcpy(e->sha256, hex, sizeof(hex));
     f->len++;
@@ -376,11 +376,11 @@ static int copy_data(extraction *x, struct archive *in, struct archive *out, con
         if (archive_write_data_block(out, block, len, offset) != ARCHIVE_OK)
             return write_failure(x, out, "write", dest);
         if (x->hash && (uint64_t)offset != x->hashed) {
-            kb_sha256_free(x->hash); /* a hole (sparse entry): the caller hashes the file */
+            kbi_sha256_free(x->hash); /* a hole (sparse entry): the caller hashes the file */
             x->hash = NULL;
         }
         if (x->hash) {
-            kb_sha256_update(x->hash, block, len);
+            kbi_sha256_update(x->hash, block, len);
             x->hashed += len;
         }
         if (x->opts->start_writeback && (uint64_t)offset + len >= x->writeback_off + WRITEBACK_STEP)
@@ -392,14 +392,14 @@ static int open_reader_as(kb_ctx *ctx, struct archive **out, const char *archive
 {
     struct archive *a = archive_read_new();
     if (!a)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     archive_read_support_filter_all(a);
     archive_read_support_format_tar(a);
     if (zip_too)
         archive_read_support_format_zip(a);
     if (archive_read_open_filename(a, archive_path, 65536) != ARCHIVE_OK) {
-        int rc = kb_error_set_path(
-            ctx, kb_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
+        int rc = kbi_error_set_path(
+            ctx, kbi_path_exists(archive_path) ? KB_ERR_ARCHIVE : KB_ERR_NOT_FOUND, archive_path, 0,
             0, "cannot open archive %s: %s", archive_path, archive_error_string(a));
         archive_read_free(a);
         return rc;
@@ -418,9 +418,9 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
                          struct archive_entry *ae, const char *root, const char *clean,
                          const char *name)
 {
-    char *target = kb_path_join(root, clean);
+    char *target = kbi_path_join(root, clean);
     if (!target)
-        return kb_error_oom(x->ctx);
+        return kbi_error_oom(x->ctx);
     bool is_dir = archive_entry_filetype(ae) == AE_IFDIR;
     archive_entry_set_pathname(ae, target);
     archive_entry_set_perm(ae, is_dir || (archive_entry_perm(ae) & 0111) ? 0755 : 0644);
@@ -431,15 +431,15 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
     archive_entry_set_fflags(ae, 0, 0);
     int rc = 0;
     x->hashed = 0;
-    if (!is_dir && x->opts->files && !(x->hash = kb_sha256_new()))
-        rc = kb_error_oom(x->ctx);
+    if (!is_dir && x->opts->files && !(x->hash = kbi_sha256_new()))
+        rc = kbi_error_oom(x->ctx);
     if (!rc && archive_write_header(out, ae) != ARCHIVE_OK) {
         int err = archive_errno(out);
         rc = err == ENOSPC || err == EDQUOT || err == EFBIG
                  ? write_failure(x, out, "create", target)
-                 : kb_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
-                                     "refusing entry '%s' of %s: %s", clean, x->archive_path,
-                                     archive_error_string(out));
+                 : kbi_error_set_path(x->ctx, KB_ERR_UNSAFE, x->archive_path, 0, 0,
+                                      "refusing entry '%s' of %s: %s", clean, x->archive_path,
+                                      archive_error_string(out));
     }
     if (!rc && !is_dir)
         rc = copy_data(x, in, out, name, target);
@@ -450,7 +450,7 @@ static int extract_entry(extraction *x, struct archive *in, struct archive *out,
     end_writeback(x);
     if (!rc && !is_dir && x->opts->files)
         rc = record_file(x, clean);
-    kb_sha256_free(x->hash);
+    kbi_sha256_free(x->hash);
     x->hash = NULL;
     free(target);
     return rc;
@@ -468,14 +468,14 @@ static int extract_all(extraction *x, struct archive *in, struct archive *out, c
         const char *name = archive_entry_pathname(ae);
         if (!name)
             return refuse(x, "?", "the name cannot be decoded");
-        char *owned_name = kb_strdup(name), *clean = NULL;
+        char *owned_name = kbi_strdup(name), *clean = NULL;
         if (!owned_name)
-            return kb_error_oom(x->ctx);
+            return kbi_error_oom(x->ctx);
         int rc = check_entry(x, ae, owned_name, &clean);
         if (!rc)
             rc = extract_entry(x, in, out, ae, root, clean, owned_name);
         if (!rc)
-            rc = kb_progress_report(x->ctx, "extract", x->archive_path, x->written_bytes, 0, 0);
+            rc = kbi_progress_report(x->ctx, "extract", x->archive_path, x->written_bytes, 0, 0);
         free(clean);
         free(owned_name);
         if (rc)
@@ -499,14 +499,14 @@ static struct archive *open_disk_writer(void)
 static int validate_opts(kb_ctx *ctx, const kb_extract_opts *opts)
 {
     if (!opts || opts->version != KB_EXTRACT_OPTS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "kb_extract_opts: start from KB_EXTRACT_OPTS_INIT (version %u)",
-                            KB_EXTRACT_OPTS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "kb_extract_opts: start from KB_EXTRACT_OPTS_INIT (version %u)",
+                             KB_EXTRACT_OPTS_VERSION);
     return 0;
 }
 
-int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, const char *parent,
-                       const kb_extract_opts *opts)
+int kbi_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, const char *parent,
+                        const kb_extract_opts *opts)
 {
     *out_dir = NULL;
     int rc = validate_opts(ctx, opts);
@@ -514,36 +514,38 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
         return rc;
     char real_parent[PATH_MAX];
     if (!realpath(parent, real_parent))
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, parent, 0, 0,
-                                 "cannot use %s as extraction folder: %s", parent, strerror(errno));
+        return kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, parent, 0, 0,
+                                  "cannot use %s as extraction folder: %s", parent,
+                                  strerror(errno));
     struct stat st;
     if (stat(archive_path, &st) != 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, archive_path,
-                                 0, 0, "cannot open archive %s: %s", archive_path, strerror(errno));
+        return kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, archive_path,
+                                  0, 0, "cannot open archive %s: %s", archive_path,
+                                  strerror(errno));
     if (opts->files)
-        kb_extract_files_free(opts->files);
+        kbi_extract_files_free(opts->files);
     extraction x = {ctx, archive_path, opts, (uint64_t)st.st_size, 0, 0, 0, {0}, NULL, 0, -1, 0};
     struct archive *in = NULL, *out = NULL;
     char *root = NULL;
     rc = open_reader_as(ctx, &in, archive_path, opts->zip);
     if (!rc)
-        rc = kb_mkdtemp(ctx, &root, real_parent, ".kbpkg-extract-");
+        rc = kbi_mkdtemp(ctx, &root, real_parent, ".kbpkg-extract-");
     if (!rc && !(out = open_disk_writer()))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = extract_all(&x, in, out, root);
     if (!rc && archive_write_close(out) != ARCHIVE_OK)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, root, 0, 0, "cannot finish extraction into %s: %s",
-                               root, archive_error_string(out));
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, root, 0, 0, "cannot finish extraction into %s: %s",
+                                root, archive_error_string(out));
     archive_write_free(out);
     archive_read_free(in);
     name_set_free(&x.seen);
     if (!rc)
-        rc = kb_progress_report(ctx, "extract", archive_path, x.written_bytes, x.written_bytes, 1);
+        rc = kbi_progress_report(ctx, "extract", archive_path, x.written_bytes, x.written_bytes, 1);
     if (rc && opts->files)
-        kb_extract_files_free(opts->files);
+        kbi_extract_files_free(opts->files);
     if (rc && root)
-        kb_rm_rf(NULL, root); /* keeps the error that matters */
+        kbi_rm_rf(NULL, root); /* keeps the error that matters */
     if (rc)
         free(root);
     else
@@ -551,7 +553,7 @@ int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, co
     return rc;
 }
 
-void kb_extract_files_free(kb_extract_files *files)
+void kbi_extract_files_free(kb_extract_files *files)
 {
     for (size_t i = 0; i < files->len; i++)
         free(files->items[i].path);
@@ -569,16 +571,16 @@ static int read_data_into(kb_ctx *ctx, struct archive *a, kb_buf *out, const cha
         if (n == 0)
             return 0;
         if (n < 0)
-            return kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                     "cannot read '%s' from %s: %s", member, archive_path,
-                                     archive_error_string(a));
+            return kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                      "cannot read '%s' from %s: %s", member, archive_path,
+                                      archive_error_string(a));
         total += (uint64_t)n;
         if (max_bytes && total > max_bytes)
-            return kb_error_set_path(ctx, KB_ERR_LIMIT, archive_path, 0, 0,
-                                     "'%s' in %s is larger than %llu bytes", member, archive_path,
-                                     (unsigned long long)max_bytes);
-        if (kb_buf_append(out, chunk, (size_t)n))
-            return kb_error_oom(ctx);
+            return kbi_error_set_path(ctx, KB_ERR_LIMIT, archive_path, 0, 0,
+                                      "'%s' in %s is larger than %llu bytes", member, archive_path,
+                                      (unsigned long long)max_bytes);
+        if (kbi_buf_append(out, chunk, (size_t)n))
+            return kbi_error_oom(ctx);
     }
 }
 
@@ -593,19 +595,19 @@ static int refuse_later_duplicate(kb_ctx *ctx, struct archive *a, const char *ar
         if (r == ARCHIVE_EOF)
             return 0;
         if (r != ARCHIVE_OK)
-            return kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                     "cannot read archive %s: %s", archive_path,
-                                     archive_error_string(a));
+            return kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                      "cannot read archive %s: %s", archive_path,
+                                      archive_error_string(a));
         const char *name = archive_entry_pathname(ae);
         if (name && strcmp(name, member) == 0)
-            return kb_error_set_path(ctx, KB_ERR_UNSAFE, archive_path, 0, 0,
-                                     "refusing entry '%s' of %s: duplicate entry", member,
-                                     archive_path);
+            return kbi_error_set_path(ctx, KB_ERR_UNSAFE, archive_path, 0, 0,
+                                      "refusing entry '%s' of %s: duplicate entry", member,
+                                      archive_path);
     }
 }
 
-int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
-                           uint64_t max_bytes)
+int kbi_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
+                            uint64_t max_bytes)
 {
     struct archive *a = NULL;
     int rc = open_reader(ctx, &a, archive_path);
@@ -616,27 +618,27 @@ int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, c
         struct archive_entry *ae;
         int r = archive_read_next_header(a, &ae);
         if (r == ARCHIVE_EOF) {
-            rc = kb_error_set_path(ctx, KB_ERR_NOT_FOUND, archive_path, 0, 0,
-                                   "%s has no member '%s'", archive_path, member);
+            rc = kbi_error_set_path(ctx, KB_ERR_NOT_FOUND, archive_path, 0, 0,
+                                    "%s has no member '%s'", archive_path, member);
             break;
         }
         if (r != ARCHIVE_OK) {
-            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                   "cannot read archive %s: %s", archive_path,
-                                   archive_error_string(a));
+            rc = kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                    "cannot read archive %s: %s", archive_path,
+                                    archive_error_string(a));
             break;
         }
         const char *name = archive_entry_pathname(ae);
         if (!name || strcmp(name, member) != 0)
             continue;
         if (archive_entry_filetype(ae) != AE_IFREG || archive_entry_hardlink(ae)) {
-            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, archive_path, 0, 0,
-                                   "'%s' in %s is not a regular file", member, archive_path);
+            rc = kbi_error_set_path(ctx, KB_ERR_UNSAFE, archive_path, 0, 0,
+                                    "'%s' in %s is not a regular file", member, archive_path);
             break;
         }
         rc = read_data_into(ctx, a, out, archive_path, member, max_bytes);
-        if (!rc && kb_buf_grow(out, 0))
-            rc = kb_error_oom(ctx);
+        if (!rc && kbi_buf_grow(out, 0))
+            rc = kbi_error_oom(ctx);
         if (!rc)
             rc = refuse_later_duplicate(ctx, a, archive_path, member);
         break;
@@ -650,7 +652,7 @@ int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, c
     return rc;
 }
 
-int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path)
+int kbi_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path)
 {
     if (sizes)
         *sizes = NULL;
@@ -664,22 +666,23 @@ int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *a
         if (r == ARCHIVE_EOF)
             break;
         if (r != ARCHIVE_OK) {
-            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                   "cannot read archive %s: %s", archive_path,
-                                   archive_error_string(a));
+            rc = kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                    "cannot read archive %s: %s", archive_path,
+                                    archive_error_string(a));
             break;
         }
         const char *name = archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "?";
         bool dir = archive_entry_filetype(ae) == AE_IFDIR;
-        char *shown = dir && !kb_str_ends(name, "/") ? kb_asprintf("%s/", name) : kb_strdup(name);
-        if (kb_strv_push_owned(names, shown)) { /* frees shown on failure */
-            rc = kb_error_oom(ctx);
+        char *shown =
+            dir && !kbi_str_ends(name, "/") ? kbi_asprintf("%s/", name) : kbi_strdup(name);
+        if (kbi_strv_push_owned(names, shown)) { /* frees shown on failure */
+            rc = kbi_error_oom(ctx);
             break;
         }
         if (sizes) {
             uint64_t *grown = realloc(*sizes, names->len * sizeof(**sizes));
             if (!grown) {
-                rc = kb_error_oom(ctx);
+                rc = kbi_error_oom(ctx);
                 break;
             }
             *sizes = grown;
@@ -690,7 +693,7 @@ int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *a
     return rc;
 }
 
-int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path)
+int kbi_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path)
 {
     struct archive *a = NULL;
     int rc = open_reader(ctx, &a, archive_path);
@@ -700,51 +703,51 @@ int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *arch
         if (r == ARCHIVE_EOF)
             break;
         if (r != ARCHIVE_OK) {
-            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                   "cannot read archive %s: %s", archive_path,
-                                   archive_error_string(a));
+            rc = kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                    "cannot read archive %s: %s", archive_path,
+                                    archive_error_string(a));
             break;
         }
         const char *name = archive_entry_pathname(ae);
         if (!name || archive_entry_filetype(ae) != AE_IFREG || archive_entry_hardlink(ae))
             continue;
-        while (kb_str_starts(name, "./"))
+        while (kbi_str_starts(name, "./"))
             name += 2;
-        kb_sha256 *h = kb_sha256_new();
+        kb_sha256 *h = kbi_sha256_new();
         if (!h) {
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
             break;
         }
         char chunk[65536];
         uint64_t total = 0;
         la_ssize_t n;
         while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
-            kb_sha256_update(h, chunk, (size_t)n);
+            kbi_sha256_update(h, chunk, (size_t)n);
             total += (uint64_t)n;
         }
         if (n < 0) {
-            kb_sha256_free(h);
-            rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
-                                   "cannot read '%s' from %s: %s", name, archive_path,
-                                   archive_error_string(a));
+            kbi_sha256_free(h);
+            rc = kbi_error_set_path(ctx, KB_ERR_ARCHIVE, archive_path, 0, 0,
+                                    "cannot read '%s' from %s: %s", name, archive_path,
+                                    archive_error_string(a));
             break;
         }
         if (out->len == out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 16;
             kb_extract_file *grown = realloc(out->items, cap * sizeof(*grown));
             if (!grown) {
-                kb_sha256_free(h);
-                rc = kb_error_oom(ctx);
+                kbi_sha256_free(h);
+                rc = kbi_error_oom(ctx);
                 break;
             }
             out->items = grown;
             out->cap = cap;
         }
         kb_extract_file *e = &out->items[out->len];
-        kb_sha256_finish(h, e->sha256);
+        kbi_sha256_finish(h, e->sha256);
         e->size = total;
-        if (!(e->path = kb_strdup(name)))
-            rc = kb_error_oom(ctx);
+        if (!(e->path = kbi_strdup(name)))
+            rc = kbi_error_oom(ctx);
         else
             out->len++;
     }

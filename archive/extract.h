@@ -22,10 +22,10 @@ typedef struct kb_extract_limits {
 
 /* Top-level names an artifact may hold: "name/" allows a folder and anything below it,
  * "name" allows one regular file. */
-extern const char *const kb_extract_artifact_layout[];
-extern const char *const kb_extract_source_layout[];
+extern const char *const kbi_extract_artifact_layout[];
+extern const char *const kbi_extract_source_layout[];
 /* A file at this package-relative path passes the layout (the extractor's own check). */
-bool kb_extract_layout_allows(const char *const *allowed, const char *path);
+bool kbi_extract_layout_allows(const char *const *allowed, const char *path);
 
 /* One regular file written by an extraction: its name below the new folder, the bytes written
  * and their sha256. sha256 is "" when the data did not arrive as one contiguous stream (a sparse
@@ -45,7 +45,7 @@ typedef struct kb_extract_files {
     {                                                                                              \
         NULL, 0, 0                                                                                 \
     }
-void kb_extract_files_free(kb_extract_files *files);
+void kbi_extract_files_free(kb_extract_files *files);
 
 #define KB_EXTRACT_OPTS_VERSION 1
 typedef struct kb_extract_opts {
@@ -76,19 +76,19 @@ typedef struct kb_extract_opts {
  * KB_ERR_LIMIT. On any failure nothing is left under parent. Owners are never restored;
  * modes become 0755 (folders, files with an exec bit) or 0644.
  */
-int kb_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, const char *parent,
-                       const kb_extract_opts *opts);
+int kbi_extract_archive(char **out_dir, kb_ctx *ctx, const char *archive_path, const char *parent,
+                        const kb_extract_opts *opts);
 
 /* Read one regular-file member (exact name, e.g. "kbpkg.json") into out. KB_ERR_NOT_FOUND when
  * absent, KB_ERR_LIMIT when larger than max_bytes. */
-int kb_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
-                           uint64_t max_bytes);
+int kbi_extract_read_member(kb_buf *out, kb_ctx *ctx, const char *archive_path, const char *member,
+                            uint64_t max_bytes);
 
 /* Member names in archive order (folders end with '/'), and file sizes (sizes may be NULL). */
-int kb_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path);
+int kbi_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *archive_path);
 
 /* Every regular-file member's name (leading "./" dropped), size and sha256, read from the
  * archive without writing anything: what an extraction of it installs. */
-int kb_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path);
+int kbi_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *archive_path);
 
 #endif

@@ -15,13 +15,13 @@
 /* A library inside an artifact is read into memory; this caps what one may take. */
 #define MAX_LIBRARY_BYTES (2ULL << 30)
 
-kb_inspect *kb_inspect_new(kb_inspect_kind kind, const char *name)
+kb_inspect *kbi_inspect_new(kb_inspect_kind kind, const char *name)
 {
     kb_inspect *ins = calloc(1, sizeof(*ins));
     if (!ins)
         return NULL;
     ins->kind = kind;
-    if (!(ins->name = kb_strdup(name))) {
+    if (!(ins->name = kbi_strdup(name))) {
         free(ins);
         return NULL;
     }
@@ -33,22 +33,22 @@ void kb_inspect_free(kb_inspect *ins)
     if (!ins)
         return;
     free(ins->name);
-    kb_strv_free(&ins->exports);
-    kb_strv_free(&ins->needed);
-    kb_strv_free(&ins->uniques);
-    kb_strv_free(&ins->imports);
-    kb_strv_free(&ins->strong_exports);
+    kbi_strv_free(&ins->exports);
+    kbi_strv_free(&ins->needed);
+    kbi_strv_free(&ins->uniques);
+    kbi_strv_free(&ins->imports);
+    kbi_strv_free(&ins->strong_exports);
     for (size_t i = 0; i < ins->code_count; i++)
         free(ins->codes[i]);
     free(ins->codes);
-    kb_strv_free(&ins->members);
+    kbi_strv_free(&ins->members);
     for (size_t i = 0; i < ins->lib_count; i++)
         kb_inspect_free(ins->libs[i]);
     free(ins->libs);
     free(ins);
 }
 
-int kb_version_compare(const char *a, const char *b)
+int kbi_version_compare(const char *a, const char *b)
 {
     while (*a || *b) {
         uint64_t x = 0, y = 0;
@@ -75,19 +75,19 @@ static int map_file(kb_ctx *ctx, const char *path, const uint8_t **data, size_t 
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
-                                 "cannot open %s: %s", path, strerror(errno));
+        return kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
+                                  "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        rc = kb_error_set_path(ctx, KB_ERR_INVALID, path, 0, 0, "%s is not a regular file", path);
+        rc = kbi_error_set_path(ctx, KB_ERR_INVALID, path, 0, 0, "%s is not a regular file", path);
     else if (st.st_size == 0)
-        rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s is empty", path);
+        rc = kbi_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s is empty", path);
     else {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED)
-            rc = kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot map %s: %s", path,
-                                   strerror(errno));
+            rc = kbi_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot map %s: %s", path,
+                                    strerror(errno));
         else {
             *data = m;
             *len = (size_t)st.st_size;
@@ -99,28 +99,28 @@ static int map_file(kb_ctx *ctx, const char *path, const uint8_t **data, size_t 
 
 static bool is_library_member(const char *name)
 {
-    if (!kb_str_starts(name, "lib/") || kb_str_ends(name, "/"))
+    if (!kbi_str_starts(name, "lib/") || kbi_str_ends(name, "/"))
         return false;
     const char *base = strrchr(name, '/') + 1;
-    return kb_str_ends(base, ".so") || strstr(base, ".so.") != NULL;
+    return kbi_str_ends(base, ".so") || strstr(base, ".so.") != NULL;
 }
 
 static int inspect_member(kb_ctx *ctx, kb_inspect *ins, const char *path, const char *member)
 {
     kb_buf buf = KB_BUF_INIT;
-    int rc = kb_extract_read_member(&buf, ctx, path, member, MAX_LIBRARY_BYTES);
+    int rc = kbi_extract_read_member(&buf, ctx, path, member, MAX_LIBRARY_BYTES);
     kb_inspect *lib = NULL;
     if (!rc)
-        rc = kb_inspect_elf_memory(&lib, ctx, member, (const uint8_t *)buf.data, buf.len);
-    kb_buf_free(&buf);
+        rc = kbi_inspect_elf_memory(&lib, ctx, member, (const uint8_t *)buf.data, buf.len);
+    kbi_buf_free(&buf);
     if (rc) {
-        kb_error_prefix(ctx, "%s", path);
+        kbi_error_prefix(ctx, "%s", path);
         return rc;
     }
     kb_inspect **libs = realloc(ins->libs, (ins->lib_count + 1) * sizeof(*libs));
     if (!libs) {
         kb_inspect_free(lib);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     ins->libs = libs;
     libs[ins->lib_count++] = lib;
@@ -129,10 +129,10 @@ static int inspect_member(kb_ctx *ctx, kb_inspect *ins, const char *path, const 
 
 static int inspect_archive(kb_inspect **out, kb_ctx *ctx, const char *path)
 {
-    kb_inspect *ins = kb_inspect_new(KB_INSPECT_ARCHIVE, path);
+    kb_inspect *ins = kbi_inspect_new(KB_INSPECT_ARCHIVE, path);
     if (!ins)
-        return kb_error_oom(ctx);
-    int rc = kb_extract_list(&ins->members, NULL, ctx, path);
+        return kbi_error_oom(ctx);
+    int rc = kbi_extract_list(&ins->members, NULL, ctx, path);
     for (size_t i = 0; !rc && i < ins->members.len; i++)
         if (is_library_member(ins->members.items[i]))
             rc = inspect_member(ctx, ins, path, ins->members.items[i]);
@@ -161,12 +161,12 @@ int kb_inspect_file(kb_inspect **out, kb_ctx *ctx, const char *path)
     if (rc)
         return rc;
     if (len >= 4 && memcmp(data, "\177ELF", 4) == 0)
-        rc = kb_inspect_elf_memory(out, ctx, path, data, len);
+        rc = kbi_inspect_elf_memory(out, ctx, path, data, len);
     else if (looks_like_archive(data, len))
         rc = inspect_archive(out, ctx, path);
     else
-        rc = kb_error_set_path(ctx, KB_ERR_UNSUPPORTED, path, 0, 0,
-                               "%s is neither an ELF file nor a .tar.zst artifact", path);
+        rc = kbi_error_set_path(ctx, KB_ERR_UNSUPPORTED, path, 0, 0,
+                                "%s is neither an ELF file nor a .tar.zst artifact", path);
     munmap((void *)data, len);
     return rc;
 }
@@ -221,12 +221,12 @@ const kb_gpu_code *kb_inspect_gpu_code(const kb_inspect *ins, size_t i)
     return i < ins->code_count ? &ins->codes[i]->code : NULL;
 }
 
-const kb_gpu_entry *kb_inspect_gpu_entry(const kb_inspect *ins, size_t i)
+const kb_gpu_entry *kbi_inspect_gpu_entry(const kb_inspect *ins, size_t i)
 {
     return i < ins->code_count ? ins->codes[i] : NULL;
 }
 
-const kb_strv *kb_inspect_needed(const kb_inspect *ins)
+const kb_strv *kbi_inspect_needed(const kb_inspect *ins)
 {
     return &ins->needed;
 }
@@ -269,19 +269,19 @@ int kb_inspect_check_exports(kb_ctx *ctx, const kb_inspect *ins, const char *con
                              size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        if (!kb_strv_contains(&ins->exports, required[i]))
-            return kb_error_set_path(ctx, KB_ERR_ABI, ins->name, 0, 0,
-                                     "%s does not export '%s' (it exports %zu symbols)", ins->name,
-                                     required[i], ins->exports.len);
+        if (!kbi_strv_contains(&ins->exports, required[i]))
+            return kbi_error_set_path(ctx, KB_ERR_ABI, ins->name, 0, 0,
+                                      "%s does not export '%s' (it exports %zu symbols)", ins->name,
+                                      required[i], ins->exports.len);
     return 0;
 }
 
-int kb_inspect_refuse_unique(kb_ctx *ctx, const kb_inspect *ins)
+int kbi_inspect_refuse_unique(kb_ctx *ctx, const kb_inspect *ins)
 {
     if (!ins->uniques.len)
         return 0;
-    return kb_error_set_path(ctx, KB_ERR_ABI, ins->name, 0, 0,
-                             "%s defines STB_GNU_UNIQUE symbol '%s' (%zu in all): it could never "
-                             "be unloaded; build with -fno-gnu-unique",
-                             ins->name, ins->uniques.items[0], ins->uniques.len);
+    return kbi_error_set_path(ctx, KB_ERR_ABI, ins->name, 0, 0,
+                              "%s defines STB_GNU_UNIQUE symbol '%s' (%zu in all): it could never "
+                              "be unloaded; build with -fno-gnu-unique",
+                              ins->name, ins->uniques.items[0], ins->uniques.len);
 }

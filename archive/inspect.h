@@ -47,35 +47,35 @@ struct kb_inspect {
 #define KB_FATBIN_FLAG_ARCH_SPECIFIC 0x100000u /* sm_90a: the "a" suffix */
 
 /* A new, empty inspection named name (owned copy). */
-kb_inspect *kb_inspect_new(kb_inspect_kind kind, const char *name);
+kb_inspect *kbi_inspect_new(kb_inspect_kind kind, const char *name);
 
 /* Inspect an ELF64 image held in memory; name is used in messages. */
-int kb_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const uint8_t *data,
-                          size_t len);
+int kbi_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const uint8_t *data,
+                           size_t len);
 
 /* Parse a CUDA fatbin section (one or more containers) and add its entries to into. section
  * names the section in messages ("lib.so: .nv_fatbin"). */
-int kb_fatbin_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                    size_t len);
+int kbi_fatbin_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
+                     size_t len);
 /* Parse a .hip_fatbin section (clang offload bundles) and add its device entries to into.
  * file_offset: where the section lies in the inspected file (kb_gpu_entry.file_offset). */
-int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                            size_t len, uint64_t file_offset);
+int kbi_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section,
+                             const uint8_t *data, size_t len, uint64_t file_offset);
 /* EF_AMDGPU_MACH of a gfx processor or generic target (LLVM's ELF.h); false when unknown. */
-bool kb_amdgpu_mach(const char *gfx, unsigned *mach);
+bool kbi_amdgpu_mach(const char *gfx, unsigned *mach);
 /* The inspection's entry behind kb_inspect_gpu_code(ins, i). */
-const kb_gpu_entry *kb_inspect_gpu_entry(const kb_inspect *ins, size_t i);
+const kb_gpu_entry *kbi_inspect_gpu_entry(const kb_inspect *ins, size_t i);
 /* DT_NEEDED sonames of an ELF inspection. */
-const kb_strv *kb_inspect_needed(const kb_inspect *ins);
+const kb_strv *kbi_inspect_needed(const kb_inspect *ins);
 
 /* Append one GPU code entry unless an equal one is there already. */
-int kb_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind, const char *arch,
-                            const char *detail, int compressed);
+int kbi_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind, const char *arch,
+                             const char *detail, int compressed);
 
 /* Compare dotted numeric versions ("2.2.5" < "2.14"): <0, 0, >0. */
-int kb_version_compare(const char *a, const char *b);
+int kbi_version_compare(const char *a, const char *b);
 
 /* KB_ERR_ABI naming the first STB_GNU_UNIQUE symbol, if any (such a library cannot unload). */
-int kb_inspect_refuse_unique(kb_ctx *ctx, const kb_inspect *inspect);
+int kbi_inspect_refuse_unique(kb_ctx *ctx, const kb_inspect *inspect);
 
 #endif

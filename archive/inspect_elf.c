@@ -25,9 +25,9 @@ static bool in_range(size_t len, uint64_t off, uint64_t size)
 
 static int malformed(const elf_view *v, uint64_t off, const char *what)
 {
-    return kb_error_set_path(v->ctx, KB_ERR_PARSE, v->name, 0, 0,
-                             "%s: malformed ELF at offset 0x%llx: %s", v->name,
-                             (unsigned long long)off, what);
+    return kbi_error_set_path(v->ctx, KB_ERR_PARSE, v->name, 0, 0,
+                              "%s: malformed ELF at offset 0x%llx: %s", v->name,
+                              (unsigned long long)off, what);
 }
 
 /* A NUL-terminated string at off inside a string table section, or NULL. */
@@ -49,12 +49,12 @@ static const Elf64_Shdr *section_at(const elf_view *v, size_t index)
 static int read_header(elf_view *v)
 {
     if (v->len < sizeof(Elf64_Ehdr) || memcmp(v->data, ELFMAG, SELFMAG) != 0)
-        return kb_error_set_path(v->ctx, KB_ERR_PARSE, v->name, 0, 0, "%s is not an ELF file",
-                                 v->name);
+        return kbi_error_set_path(v->ctx, KB_ERR_PARSE, v->name, 0, 0, "%s is not an ELF file",
+                                  v->name);
     if (v->data[EI_CLASS] != ELFCLASS64 || v->data[EI_DATA] != ELFDATA2LSB)
-        return kb_error_set_path(v->ctx, KB_ERR_UNSUPPORTED, v->name, 0, 0,
-                                 "%s is not a little-endian ELF64 file (class %u, data %u)",
-                                 v->name, v->data[EI_CLASS], v->data[EI_DATA]);
+        return kbi_error_set_path(v->ctx, KB_ERR_UNSUPPORTED, v->name, 0, 0,
+                                  "%s is not a little-endian ELF64 file (class %u, data %u)",
+                                  v->name, v->data[EI_CLASS], v->data[EI_DATA]);
     memcpy(&v->eh, v->data, sizeof(v->eh));
     if (v->eh.e_shoff == 0)
         return 0; /* no section table: nothing to list */
@@ -73,7 +73,7 @@ static int read_header(elf_view *v)
     v->shnum = (size_t)shnum;
     v->sh = malloc(v->shnum * sizeof(*v->sh) + 1);
     if (!v->sh)
-        return kb_error_oom(v->ctx);
+        return kbi_error_oom(v->ctx);
     memcpy(v->sh, v->data + v->eh.e_shoff, v->shnum * sizeof(*v->sh));
     for (size_t i = 0; i < v->shnum; i++)
         if (v->sh[i].sh_type != SHT_NOBITS &&
@@ -124,17 +124,17 @@ static int read_dynsym(elf_view *v, kb_inspect *out)
         if (!*name)
             continue;
         kb_strv *list = unique ? &out->uniques : import ? &out->imports : &out->exports;
-        if (!kb_strv_contains(list, name) && kb_strv_push(list, name))
-            return kb_error_oom(v->ctx);
+        if (!kbi_strv_contains(list, name) && kbi_strv_push(list, name))
+            return kbi_error_oom(v->ctx);
         /* a non-weak definition: something the package itself chose to export */
         if (!unique && !import && ELF64_ST_BIND(s.st_info) == STB_GLOBAL &&
-            !kb_strv_contains(&out->strong_exports, name) &&
-            kb_strv_push(&out->strong_exports, name))
-            return kb_error_oom(v->ctx);
+            !kbi_strv_contains(&out->strong_exports, name) &&
+            kbi_strv_push(&out->strong_exports, name))
+            return kbi_error_oom(v->ctx);
     }
-    kb_strv_sort(&out->imports);
-    kb_strv_sort(&out->exports);
-    kb_strv_sort(&out->uniques);
+    kbi_strv_sort(&out->imports);
+    kbi_strv_sort(&out->exports);
+    kbi_strv_sort(&out->uniques);
     return 0;
 }
 
@@ -153,7 +153,7 @@ static void note_version_need(kb_inspect *out, const char *name)
         if (strncmp(name, families[i].prefix, n) != 0 || ver[0] < '0' || ver[0] > '9')
             continue; /* GLIBC_PRIVATE and friends say nothing about the version */
         if (strlen(ver) < families[i].size &&
-            (!families[i].slot[0] || kb_version_compare(ver, families[i].slot) > 0))
+            (!families[i].slot[0] || kbi_version_compare(ver, families[i].slot) > 0))
             snprintf(families[i].slot, families[i].size, "%s", ver);
     }
 }
@@ -211,8 +211,8 @@ static int read_needed(elf_view *v, kb_inspect *out)
         const char *name = string_at(v, strtab, d.d_un.d_val);
         if (!name)
             return malformed(v, dyn->sh_offset + i * sizeof(d), "DT_NEEDED name outside .dynstr");
-        if (kb_strv_push(&out->needed, name))
-            return kb_error_oom(v->ctx);
+        if (kbi_strv_push(&out->needed, name))
+            return kbi_error_oom(v->ctx);
     }
     return 0;
 }
@@ -228,13 +228,13 @@ static int read_gpu_sections(elf_view *v, kb_inspect *out)
         bool hip = strcmp(name, ".hip_fatbin") == 0;
         if (!cuda && !hip)
             continue;
-        char *label = kb_asprintf("%s: %s", v->name, name);
+        char *label = kbi_asprintf("%s: %s", v->name, name);
         if (!label)
-            return kb_error_oom(v->ctx);
+            return kbi_error_oom(v->ctx);
         const uint8_t *data = v->data + s->sh_offset;
-        int rc = cuda ? kb_fatbin_parse(v->ctx, out, label, data, (size_t)s->sh_size)
-                      : kb_offload_bundle_parse(v->ctx, out, label, data, (size_t)s->sh_size,
-                                                s->sh_offset);
+        int rc = cuda ? kbi_fatbin_parse(v->ctx, out, label, data, (size_t)s->sh_size)
+                      : kbi_offload_bundle_parse(v->ctx, out, label, data, (size_t)s->sh_size,
+                                                 s->sh_offset);
         free(label);
         if (rc)
             return rc;
@@ -242,8 +242,8 @@ static int read_gpu_sections(elf_view *v, kb_inspect *out)
     return 0;
 }
 
-int kb_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const uint8_t *data,
-                          size_t len)
+int kbi_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const uint8_t *data,
+                           size_t len)
 {
     *out = NULL;
     elf_view v;
@@ -252,9 +252,9 @@ int kb_inspect_elf_memory(kb_inspect **out, kb_ctx *ctx, const char *name, const
     v.name = name;
     v.data = data;
     v.len = len;
-    kb_inspect *ins = kb_inspect_new(KB_INSPECT_ELF, name);
+    kb_inspect *ins = kbi_inspect_new(KB_INSPECT_ELF, name);
     if (!ins)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = read_header(&v);
     if (!rc)
         rc = read_dynsym(&v, ins);

@@ -35,11 +35,12 @@ static int bad_gpu_data(kb_ctx *ctx, const char *section, size_t off, const char
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    return kb_error_set(ctx, KB_ERR_PARSE, "%s: malformed at offset 0x%zx: %s", section, off, what);
+    return kbi_error_set(ctx, KB_ERR_PARSE, "%s: malformed at offset 0x%zx: %s", section, off,
+                         what);
 }
 
-int kb_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind, const char *arch,
-                            const char *detail, int compressed)
+int kbi_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind, const char *arch,
+                             const char *detail, int compressed)
 {
     for (size_t i = 0; i < into->code_count; i++) {
         const kb_gpu_entry *e = into->codes[i];
@@ -48,11 +49,11 @@ int kb_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kind
     }
     kb_gpu_entry **codes = realloc(into->codes, (into->code_count + 1) * sizeof(*codes));
     if (!codes)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     into->codes = codes;
     kb_gpu_entry *e = calloc(1, sizeof(*e));
     if (!e)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     snprintf(e->arch, sizeof(e->arch), "%s", arch);
     snprintf(e->detail, sizeof(e->detail), "%s", detail);
     e->code.kind = kind;
@@ -88,7 +89,7 @@ static int add_fatbin_entry(kb_ctx *ctx, kb_inspect *into, const uint8_t *e, uin
         snprintf(name, sizeof(name), "sm_%u%s", arch, suffix);
     } else
         snprintf(name, sizeof(name), "kind%u-%u", kind, arch);
-    return kb_inspect_add_gpu_code(ctx, into, k, name, "", compressed);
+    return kbi_inspect_add_gpu_code(ctx, into, k, name, "", compressed);
 }
 
 static int parse_fatbin_container(kb_ctx *ctx, kb_inspect *into, const char *section,
@@ -127,8 +128,8 @@ static bool zero_bytes(const uint8_t *p, size_t n)
     return true;
 }
 
-int kb_fatbin_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                    size_t len)
+int kbi_fatbin_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
+                     size_t len)
 {
     size_t off = 0;
     while (off < len) {
@@ -184,7 +185,7 @@ static const struct {
     {"gfx9-4-generic", 0x5f},
 };
 
-bool kb_amdgpu_mach(const char *gfx, unsigned *mach)
+bool kbi_amdgpu_mach(const char *gfx, unsigned *mach)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(amdgpu_machs); i++)
         if (strcmp(amdgpu_machs[i].gfx, gfx) == 0) {
@@ -238,13 +239,13 @@ static int parse_bundle(kb_ctx *ctx, kb_inspect *into, const char *section, cons
         p += (size_t)tlen;
         if (off + size > end)
             end = (size_t)(off + size);
-        if (kb_str_starts(triple, "host-"))
+        if (kbi_str_starts(triple, "host-"))
             continue;
         char arch[48];
         bundle_target(triple, arch, sizeof(arch));
         kb_gpu_code_kind kind = strstr(triple, "amdgcn") ? KB_GPU_CODE_AMDGCN : KB_GPU_CODE_UNKNOWN;
         size_t before = into->code_count;
-        int rc = kb_inspect_add_gpu_code(ctx, into, kind, arch, triple, 0);
+        int rc = kbi_inspect_add_gpu_code(ctx, into, kind, arch, triple, 0);
         if (rc)
             return rc;
         if (into->code_count > before)
@@ -262,8 +263,8 @@ static const uint8_t *find_bytes(const uint8_t *hay, size_t len, const char *nee
     return NULL;
 }
 
-int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, const uint8_t *data,
-                            size_t len, uint64_t file_offset)
+int kbi_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section,
+                             const uint8_t *data, size_t len, uint64_t file_offset)
 {
     size_t off = 0;
     bool found = false;
@@ -272,8 +273,8 @@ int kb_offload_bundle_parse(kb_ctx *ctx, kb_inspect *into, const char *section, 
         const uint8_t *ccob = find_bytes(data + off, len - off, COMPRESSED_BUNDLE_MAGIC, 4);
         if (ccob && (!b || ccob < b)) {
             /* ROCm >= 6 may compress bundles; listing them needs the decompressed header. */
-            return kb_inspect_add_gpu_code(ctx, into, KB_GPU_CODE_UNKNOWN, "",
-                                           "compressed offload bundle (CCOB)", 1);
+            return kbi_inspect_add_gpu_code(ctx, into, KB_GPU_CODE_UNKNOWN, "",
+                                            "compressed offload bundle (CCOB)", 1);
         }
         if (!b)
             break;

@@ -41,13 +41,13 @@ static int worker(const char *ref, const char *art, int w, int start_fd, bool st
     int rc = kb_registry_open(&r, ctx, ref);
     kb_publish_item it = {art, target, NULL, "{}"};
     if (!rc && stage) {
-        rc = kb_pkg_stage(r, "bench/race", "1.0.0", "race", &it, 1, NULL);
+        rc = kbi_pkg_stage(r, "bench/race", "1.0.0", "race", &it, 1, NULL);
         kb_pkg_merge_result m;
-        if (!rc && (rc = kb_pkg_merge(&m, r, "bench/race", "1.0.0")) == 0)
-            kb_pkg_merge_result_free(&m);
+        if (!rc && (rc = kbi_pkg_merge(&m, r, "bench/race", "1.0.0")) == 0)
+            kbi_pkg_merge_result_free(&m);
     } else if (!rc) {
         char *d = NULL;
-        rc = kb_pkg_publish(r, "bench/race", "1.0.0", "race", &it, 1, false, NULL, &d);
+        rc = kbi_pkg_publish(r, "bench/race", "1.0.0", "race", &it, 1, false, NULL, &d);
         free(d);
     }
     if (rc)
@@ -65,15 +65,15 @@ static int lost_targets(const char *ref, int workers)
     kb_pkg_index *idx = NULL;
     int lost = workers;
     if (kb_registry_open(&r, ctx, ref) == 0 &&
-        kb_pkg_index_fetch(&idx, r, "bench/race", "1.0.0", NULL) == 0) {
+        kbi_pkg_index_fetch(&idx, r, "bench/race", "1.0.0", NULL) == 0) {
         lost = 0;
         for (int w = 0; w < workers; w++) {
             char target[64];
             target_of(target, sizeof(target), w);
-            lost += kb_pkg_index_find(idx, target) == NULL;
+            lost += kbi_pkg_index_find(idx, target) == NULL;
         }
     }
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     return lost;

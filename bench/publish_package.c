@@ -1,7 +1,7 @@
 /* Bench helper: build a package's targets (filtered) plus its source and publish them. */
 /*
  * There is no `kbpkg publish` command on this branch yet, so the benches publish their fixture
- * the way tests/integration/test_install_flow.c does: kb_build, then kb_pkg_publish. This links
+ * the way tests/integration/test_install_flow.c does: kb_build, then kbi_pkg_publish. This links
  * the static library and uses internal headers on purpose; it is a tool, not an API example.
  *
  *   kbpkg_bench_publish PACKAGE_DIR REGISTRY TARGET_FILTER
@@ -31,13 +31,13 @@ static int collect_items(kb_ctx *ctx, const kb_build_result *br, kb_publish_item
         if (t->status != KB_BUILD_BUILT)
             continue;
         cfgs[n] = (kb_buf)KB_BUF_INIT;
-        if (kb_extract_read_member(&cfgs[n], ctx, t->artifact, "kbpkg.json", 1 << 20) != 0)
+        if (kbi_extract_read_member(&cfgs[n], ctx, t->artifact, "kbpkg.json", 1 << 20) != 0)
             return -1;
         items[n] = (kb_publish_item){t->artifact, t->target, t->build_key, cfgs[n].data};
         n++;
     }
     cfgs[n] = (kb_buf)KB_BUF_INIT;
-    kb_buf_puts(&cfgs[n], "{\"target\":\"source\"}");
+    kbi_buf_puts(&cfgs[n], "{\"target\":\"source\"}");
     items[n] = (kb_publish_item){br->source_artifact, KB_SOURCE_TARGET, NULL, cfgs[n].data};
     *count = n + 1;
     return 0;
@@ -54,14 +54,14 @@ static int publish(kb_ctx *ctx, const kb_build_result *br, const char *registry)
         rc = kb_registry_open(&r, ctx, registry);
     char *digest = NULL;
     if (!rc)
-        rc = kb_pkg_publish(r, br->package, br->version, "bench fixture", items, n, true, NULL,
-                            &digest);
+        rc = kbi_pkg_publish(r, br->package, br->version, "bench fixture", items, n, true, NULL,
+                             &digest);
     if (!rc)
         printf("published %s %s index %s\n", br->package, br->version, digest);
     free(digest);
     kb_registry_free(r);
     for (size_t i = 0; i < n; i++)
-        kb_buf_free(&cfgs[i]);
+        kbi_buf_free(&cfgs[i]);
     return rc;
 }
 

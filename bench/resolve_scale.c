@@ -4,13 +4,13 @@
  * each one version whose index names 20 targets plus the source, then times
  * kb_resolve_package for one package in the middle (fake devices through probe.devices), the
  * counts interleaved run by run. It also times the pure ranking of 200,000 candidates with
- * kb_compat_check_host: 10,000 packages x 20 targets.
+ * kbi_compat_check_host: 10,000 packages x 20 targets.
  *
- * Generation: package 0 is published with kb_pkg_publish (so its index, manifests and
+ * Generation: package 0 is published with kbi_pkg_publish (so its index, manifests and
  * index.json entries are exactly what kbpkg writes); packages 1..N-1 reuse its per-target
  * manifests and get their own index blob (name annotation changed), and index.json is written
  * once. Publishing 10,000 packages one by one would rewrite index.json 20,000 times.
- * Internal headers on purpose: kb_pkg_publish and kb_compat_check_host are not public.
+ * Internal headers on purpose: kbi_pkg_publish and kbi_compat_check_host are not public.
  *
  *   kbpkg_bench_resolve_scale [-p 10,10000] [-r RUNS] [-d DEVICES] WORKDIR
  */
@@ -91,7 +91,7 @@ static void publish_template(kb_ctx *ctx, const char *hub, const char *workdir)
     char name[64];
     package_name(name, sizeof(name), 0);
     if (kb_registry_open(&r, ctx, hub) != 0 ||
-        kb_pkg_publish(r, name, "1.0.0", "bench", items, TARGET_COUNT + 1, false, NULL, NULL))
+        kbi_pkg_publish(r, name, "1.0.0", "bench", items, TARGET_COUNT + 1, false, NULL, NULL))
         die(ctx, "publishing the template package");
     kb_registry_free(r);
 }
@@ -113,7 +113,7 @@ static void write_blob(const char *hub, const char *bytes, size_t len, char *dig
                        size_t digest_size)
 {
     char hex[65], path[4096];
-    kb_sha256_hex(bytes, len, hex);
+    kbi_sha256_hex(bytes, len, hex);
     snprintf(digest_out, digest_size, "sha256:%s", hex);
     snprintf(path, sizeof(path), "%s/blobs/sha256/%s", hub, hex);
     FILE *f = fopen(path, "wb");
@@ -203,12 +203,12 @@ static double time_resolve(kb_ctx *ctx, const char *hub, size_t n, char *chosen,
     return ms;
 }
 
-/* The best of 20 targets for each of 10,000 packages: 200,000 kb_compat_check_host calls. */
+/* The best of 20 targets for each of 10,000 packages: 200,000 kbi_compat_check_host calls. */
 static double time_ranking(kb_ctx *ctx, const kb_host *host, int parse_each, int *best_score)
 {
     kb_target parsed[TARGET_COUNT];
     for (size_t t = 0; t < TARGET_COUNT; t++)
-        if (kb_target_parse(ctx, &parsed[t], bench_targets[t]) != 0)
+        if (kbi_target_parse(ctx, &parsed[t], bench_targets[t]) != 0)
             die(ctx, bench_targets[t]);
     kb_compat_opts opts = {0};
     double t0 = now_ms();
@@ -217,10 +217,10 @@ static double time_ranking(kb_ctx *ctx, const kb_host *host, int parse_each, int
         int best = -1;
         for (size_t t = 0; t < TARGET_COUNT; t++) {
             kb_target one;
-            if (parse_each && kb_target_parse(ctx, &one, bench_targets[t]) != 0)
+            if (parse_each && kbi_target_parse(ctx, &one, bench_targets[t]) != 0)
                 die(ctx, bench_targets[t]);
             kb_compat c;
-            kb_compat_check_host(&c, parse_each ? &one : &parsed[t], host, &opts);
+            kbi_compat_check_host(&c, parse_each ? &one : &parsed[t], host, &opts);
             if (c.fit != KB_FIT_NONE && c.score > best)
                 best = c.score;
         }
@@ -238,7 +238,7 @@ static size_t parse_counts(const char *text, size_t *counts)
         char item[32];
         size_t len = strcspn(p, ",");
         snprintf(item, sizeof(item), "%.*s", (int)len, p);
-        if (!kb_parse_u64(item, &v) || v == 0) {
+        if (!kbi_parse_u64(item, &v) || v == 0) {
             fprintf(stderr, "kbpkg_bench_resolve_scale: bad package count '%s'\n", item);
             exit(2);
         }
@@ -272,7 +272,7 @@ static void bench_ranking(kb_ctx *ctx, const char *devices, unsigned runs)
 {
     kb_host host = {.cpu_arch = "x86_64", .cpu_level = "x86_64_v3", .os = "linux"};
     snprintf(host.glibc, sizeof(host.glibc), "2.36");
-    if (kb_devices_parse(ctx, &host.devices, &host.device_count, devices) != 0)
+    if (kbi_devices_parse(ctx, &host.devices, &host.device_count, devices) != 0)
         die(ctx, devices);
     double *pre = calloc(runs, sizeof(double)), *each = calloc(runs, sizeof(double));
     int score = 0;
@@ -285,13 +285,14 @@ static void bench_ranking(kb_ctx *ctx, const char *devices, unsigned runs)
     printf("\n| ranking %u candidates (devices %s) | runs | median ms | ns per candidate |\n", n,
            devices);
     printf("|---|---|---|---|\n");
-    printf("| kb_compat_check_host, targets parsed once | %u | %.2f | %.0f |\n", runs, a,
+    printf("| kbi_compat_check_host, targets parsed once | %u | %.2f | %.0f |\n", runs, a,
            a * 1e6 / n);
-    printf("| kb_target_parse + kb_compat_check_host | %u | %.2f | %.0f |\n", runs, b, b * 1e6 / n);
+    printf("| kbi_target_parse + kbi_compat_check_host | %u | %.2f | %.0f |\n", runs, b,
+           b * 1e6 / n);
     printf("(mean best score %d)\n", score);
     free(pre);
     free(each);
-    kb_devices_free(host.devices);
+    kbi_devices_free(host.devices);
 }
 
 int main(int argc, char **argv)

@@ -71,28 +71,28 @@ static double now_s(void)
 static void on_worker_log(kb_log_level level, const char *message, void *payload)
 {
     build_job *job = payload;
-    kb_buf_printf(&job->log, "%s\n", message);
+    kbi_buf_printf(&job->log, "%s\n", message);
 }
 
 static int package_target(kb_ctx *ctx, build_job *job, const char *work, const kb_strv *flags,
                           const char *lib)
 {
     char glibc[16] = "", glibcxx[16] = "";
-    int rc = kb_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx, &job->warnings);
+    int rc = kbi_verify_library(ctx, lib, job->m, job->item, glibc, glibcxx, &job->warnings);
     if (!rc && job->item->backend == KB_BACKEND_ROCM)
-        rc = kb_verify_hip_runtime(ctx, lib, job->item);
+        rc = kbi_verify_hip_runtime(ctx, lib, job->item);
     if (!rc && job->item->backend == KB_BACKEND_ROCM && job->item->tc->objdump)
-        rc = kb_verify_disassembly(ctx, lib, job->item, job->item->tc->objdump);
+        rc = kbi_verify_disassembly(ctx, lib, job->item, job->item->tc->objdump);
     else if (!rc && job->item->backend == KB_BACKEND_ROCM &&
-             kb_strv_push(&job->warnings, "not disassembled (no llvm-objdump; install llvm-19)"))
-        rc = kb_error_oom(ctx);
-    char *staging = kb_path_join(work, "stage");
-    char *name = kb_artifact_name(job->m, job->item->target);
-    char *out = name ? kb_path_join(job->out_dir, name) : NULL;
+             kbi_strv_push(&job->warnings, "not disassembled (no llvm-objdump; install llvm-19)"))
+        rc = kbi_error_oom(ctx);
+    char *staging = kbi_path_join(work, "stage");
+    char *name = kbi_artifact_name(job->m, job->item->target);
+    char *out = name ? kbi_path_join(job->out_dir, name) : NULL;
     if (!rc && (!staging || !out))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_mkdir_p(ctx, staging, 0755);
+        rc = kbi_mkdir_p(ctx, staging, 0755);
     kb_pkg_meta meta = {job->m,
                         job->item->target,
                         job->item->tc,
@@ -103,10 +103,10 @@ static int package_target(kb_ctx *ctx, build_job *job, const char *work, const k
                         glibcxx[0] ? glibcxx : NULL,
                         job->item->backend};
     if (!rc)
-        rc = kb_stage_artifact(ctx, staging, &meta, lib);
+        rc = kbi_stage_artifact(ctx, staging, &meta, lib);
     kb_archive_result res;
     if (!rc)
-        rc = kb_archive_write_dir(&res, ctx, out, staging, job->epoch);
+        rc = kbi_archive_write_dir(&res, ctx, out, staging, job->epoch);
     if (!rc) {
         memcpy(job->sha256, res.sha256, sizeof(job->sha256));
         job->size = res.size;
@@ -124,43 +124,43 @@ static int run_job_in(kb_ctx *ctx, build_job *job)
 {
     const kb_plan_item *item = job->item;
     if (job->overlay && job->overlay->rc)
-        return kb_error_set(ctx, job->overlay->rc, "%s", job->overlay->error);
+        return kbi_error_set(ctx, job->overlay->rc, "%s", job->overlay->error);
     kb_strv flags = KB_STRV_INIT;
-    if (kb_target_build_key(job->build_key, &flags, job->m, item, job->inputs_digest))
-        return kb_error_oom(ctx);
+    if (kbi_target_build_key(job->build_key, &flags, job->m, item, job->inputs_digest))
+        return kbi_error_oom(ctx);
     /* A fixed-name folder per target: nothing random reaches the binary. */
-    char *work = kb_path_join(job->work_root, item->target);
-    char *lockpath = work ? kb_asprintf("%s.lock", work) : NULL;
+    char *work = kbi_path_join(job->work_root, item->target);
+    char *lockpath = work ? kbi_asprintf("%s.lock", work) : NULL;
     char lib_name[128];
-    kb_lib_name(job->m->name, lib_name, sizeof(lib_name));
-    char *lib = work ? kb_asprintf("%s/lib%s.so", work, lib_name) : NULL;
+    kbi_lib_name(job->m->name, lib_name, sizeof(lib_name));
+    char *lib = work ? kbi_asprintf("%s/lib%s.so", work, lib_name) : NULL;
     kb_lock lock = {-1};
-    int rc = (!work || !lockpath || !lib) ? kb_error_oom(ctx) : 0;
+    int rc = (!work || !lockpath || !lib) ? kbi_error_oom(ctx) : 0;
     if (!rc)
-        rc = kb_mkdir_p(ctx, job->work_root, 0755);
+        rc = kbi_mkdir_p(ctx, job->work_root, 0755);
     if (!rc)
-        rc = kb_lock_acquire(ctx, &lock, lockpath);
+        rc = kbi_lock_acquire(ctx, &lock, lockpath);
     if (!rc)
-        rc = kb_rm_rf(ctx, work);
+        rc = kbi_rm_rf(ctx, work);
     if (!rc)
-        rc = kb_mkdir_p(ctx, work, 0755);
+        rc = kbi_mkdir_p(ctx, work, 0755);
     const char *overlay = NULL;
     if (job->overlay &&
-        (item->tc->hip_stub || kb_strv_contains(&item->tc->overlay_archs, item->arch)))
+        (item->tc->hip_stub || kbi_strv_contains(&item->tc->overlay_archs, item->arch)))
         overlay = job->overlay->dir;
     kb_compile_env env = {work, overlay, job->deps_root};
     if (!rc)
-        rc = kb_compile_target(ctx, job->m, item, &env, lib, &job->log);
+        rc = kbi_compile_target(ctx, job->m, item, &env, lib, &job->log);
     if (!rc)
-        rc = kb_check_dependency_lists(ctx, job->m, work, job->deps_root);
+        rc = kbi_check_dependency_lists(ctx, job->m, work, job->deps_root);
     if (!rc)
         rc = package_target(ctx, job, work, &flags, lib);
     if (lock.fd >= 0)
-        kb_lock_release(&lock);
+        kbi_lock_release(&lock);
     free(work);
     free(lockpath);
     free(lib);
-    kb_strv_free(&flags);
+    kbi_strv_free(&flags);
     return rc;
 }
 
@@ -175,12 +175,12 @@ static void run_job(build_job *job)
     kb_ctx *ctx = NULL;
     if (kb_ctx_new(&ctx, &o) != 0) {
         job->rc = KB_ERR_NOMEM;
-        job->message = kb_strdup("cannot create a worker context");
+        job->message = kbi_strdup("cannot create a worker context");
         return;
     }
     job->rc = run_job_in(ctx, job);
     if (job->rc)
-        job->message = kb_strdup(kb_ctx_last_error(ctx)->message);
+        job->message = kbi_strdup(kb_ctx_last_error(ctx)->message);
     kb_ctx_free(ctx);
     job->seconds = now_s() - start;
 }
@@ -211,7 +211,7 @@ static unsigned job_count(kb_ctx *ctx, const kb_build_options *o)
 {
     if (o && o->jobs)
         return o->jobs;
-    long n = kb_config_long(ctx, "build.jobs");
+    long n = kbi_config_long(ctx, "build.jobs");
     if (n > 0)
         return (unsigned)n;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -230,7 +230,7 @@ static int report_target(kb_ctx *ctx, const build_job *job, bool finished)
                      job->label,
                      "bytes",
                      finished ? job->rc : 0};
-    return kb_progress_emit(ctx, &p);
+    return kbi_progress_emit(ctx, &p);
 }
 
 /* The whole build: targets done of targets planned. */
@@ -238,22 +238,22 @@ static int report_overall(kb_ctx *ctx, const kb_manifest *m, uint64_t job, size_
                           size_t total)
 {
     kb_progress p = {"build", m->name, done, total, done == total, job, m->name, "targets", 0};
-    return kb_progress_emit(ctx, &p);
+    return kbi_progress_emit(ctx, &p);
 }
 
 static void report_job(kb_ctx *ctx, const kb_manifest *m, build_job *job)
 {
     if (job->log.len)
-        kb_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
+        kbi_log(ctx, KB_LOG_DEBUG, "%s:\n%s", job->item->target, job->log.data);
     for (size_t i = 0; i < job->warnings.len; i++)
-        kb_log(ctx, KB_LOG_WARN, "%s: %s", m->name, job->warnings.items[i]);
+        kbi_log(ctx, KB_LOG_WARN, "%s: %s", m->name, job->warnings.items[i]);
     if (job->rc == 0)
-        kb_event_emit(ctx, KB_EVENT_BUILD_DONE, m->name, "%s built in %.1fs (%s)",
-                      job->item->target, job->seconds, job->sha256);
+        kbi_event_emit(ctx, KB_EVENT_BUILD_DONE, m->name, "%s built in %.1fs (%s)",
+                       job->item->target, job->seconds, job->sha256);
     else
-        kb_event_emit(ctx, KB_EVENT_BUILD_FAILED, m->name, "%s failed: %.*s", job->item->target,
-                      job->message ? (int)strcspn(job->message, "\n") : 13,
-                      job->message ? job->message : "unknown error");
+        kbi_event_emit(ctx, KB_EVENT_BUILD_FAILED, m->name, "%s failed: %.*s", job->item->target,
+                       job->message ? (int)strcspn(job->message, "\n") : 13,
+                       job->message ? job->message : "unknown error");
     report_target(ctx, job, true);
 }
 
@@ -278,7 +278,7 @@ static void mark_cancelled(build_pool *pool)
     pool->cancelled = true;
     for (size_t i = pool->next; i < pool->count; i++) {
         pool->jobs[i].rc = KB_ERR_CANCELLED;
-        pool->jobs[i].message = kb_strdup("cancelled before it started");
+        pool->jobs[i].message = kbi_strdup("cancelled before it started");
         pool->done[i] = true;
         pool->finished++;
     }
@@ -306,19 +306,19 @@ static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t c
     pthread_t *tids = calloc(threads + 1, sizeof(*tids));
     int oom = !pool.done || !reported || !tids;
     for (size_t i = 0; !oom && i < count; i++) {
-        jobs[i].label = kb_asprintf("%s %s", m->name, jobs[i].item->target);
-        jobs[i].progress_job = kb_progress_job_new(ctx);
+        jobs[i].label = kbi_asprintf("%s %s", m->name, jobs[i].item->target);
+        jobs[i].progress_job = kbi_progress_job_new(ctx);
         oom = !jobs[i].label;
     }
     if (oom) {
         free(pool.done);
         free(reported);
         free(tids);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     for (size_t i = 0; i < count; i++)
-        kb_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s", jobs[i].item->target);
-    uint64_t overall = kb_progress_job_new(ctx);
+        kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s", jobs[i].item->target);
+    uint64_t overall = kbi_progress_job_new(ctx);
     bool cancel = report_overall(ctx, m, overall, 0, count) != 0;
     if (cancel)
         mark_cancelled(&pool);
@@ -369,19 +369,19 @@ static int run_pool(kb_ctx *ctx, const kb_manifest *m, build_job *jobs, size_t c
 
 static int fill_target(kb_build_target_result *t, const kb_plan_item *item, const build_job *job)
 {
-    t->target = kb_strdup(item->target);
+    t->target = kbi_strdup(item->target);
     if (item->skip) {
         t->status = KB_BUILD_SKIPPED;
-        t->message = kb_strdup(item->skip);
+        t->message = kbi_strdup(item->skip);
         return t->target && t->message ? 0 : KB_ERR_NOMEM;
     }
     t->status = job->rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
     t->seconds = job->seconds;
     t->size = job->size;
-    t->sha256 = job->sha256[0] ? kb_strdup(job->sha256) : NULL;
-    t->build_key = job->build_key[0] ? kb_strdup(job->build_key) : NULL;
-    t->artifact = kb_strdup(job->artifact);
-    t->message = kb_strdup(job->message);
+    t->sha256 = job->sha256[0] ? kbi_strdup(job->sha256) : NULL;
+    t->build_key = job->build_key[0] ? kbi_strdup(job->build_key) : NULL;
+    t->artifact = kbi_strdup(job->artifact);
+    t->message = kbi_strdup(job->message);
     return t->target && (!job->sha256[0] || t->sha256) ? 0 : KB_ERR_NOMEM;
 }
 
@@ -389,7 +389,7 @@ static bool needs_overlay(const kb_plan *plan, const kb_toolchain *tc)
 {
     for (size_t i = 0; i < plan->count; i++) {
         const kb_plan_item *it = &plan->items[i];
-        if (it->tc == tc && (tc->hip_stub || kb_strv_contains(&tc->overlay_archs, it->arch)))
+        if (it->tc == tc && (tc->hip_stub || kbi_strv_contains(&tc->overlay_archs, it->arch)))
             return true;
     }
     return false;
@@ -411,8 +411,8 @@ typedef struct build_run {
 
 static void build_run_free(build_run *r)
 {
-    kb_plan_free(&r->plan);
-    kb_toolchains_free(&r->tcs);
+    kbi_plan_free(&r->plan);
+    kbi_toolchains_free(&r->tcs);
     kb_manifest_free(r->m);
     free(r->out_dir);
     free(r->work_root);
@@ -433,9 +433,9 @@ static void prepare_overlays(kb_ctx *ctx, build_run *r)
         o->tc = tcs[i];
         if (!needs_overlay(&r->plan, tcs[i]))
             continue;
-        o->rc = kb_rocm_overlay(ctx, &o->dir, tcs[i], kb_config_str(ctx, "cache.dir"));
+        o->rc = kbi_rocm_overlay(ctx, &o->dir, tcs[i], kbi_config_str(ctx, "cache.dir"));
         if (o->rc) {
-            o->error = kb_strdup(kb_ctx_last_error(ctx)->message);
+            o->error = kbi_strdup(kb_ctx_last_error(ctx)->message);
             kb_ctx_clear_error(ctx);
         }
     }
@@ -444,16 +444,16 @@ static void prepare_overlays(kb_ctx *ctx, build_run *r)
 static char *default_work_root(kb_ctx *ctx, const char *work_dir, const kb_manifest *m)
 {
     char ver[160];
-    kb_pkg_version(&m->version, ver, sizeof(ver));
-    char *pkg = kb_strdup(m->name);
+    kbi_pkg_version(&m->version, ver, sizeof(ver));
+    char *pkg = kbi_strdup(m->name);
     char *slash = pkg ? strchr(pkg, '/') : NULL;
     if (slash)
         *slash = '-';
     char *root = NULL;
     if (pkg && work_dir)
-        root = kb_asprintf("%s/%s-%s", work_dir, pkg, ver);
+        root = kbi_asprintf("%s/%s-%s", work_dir, pkg, ver);
     else if (pkg)
-        root = kb_asprintf("%s/builds/%s-%s", kb_config_str(ctx, "cache.dir"), pkg, ver);
+        root = kbi_asprintf("%s/builds/%s-%s", kbi_config_str(ctx, "cache.dir"), pkg, ver);
     free(pkg);
     return root;
 }
@@ -466,7 +466,7 @@ static unsigned needed_backends(const char *const *filters, size_t count)
     unsigned mask = 0;
     for (size_t i = 0; i < count; i++)
         for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
-            if (kb_str_starts(filters[i], kb_backend_name((kb_backend)b)))
+            if (kbi_str_starts(filters[i], kbi_backend_name((kb_backend)b)))
                 mask |= 1u << b;
     return mask ? mask : ~0u;
 }
@@ -477,35 +477,35 @@ static int prepare_run(kb_ctx *ctx, build_run *r, const char *dir, const char *c
 {
     memset(r, 0, sizeof(*r));
     r->tc_set = lent ? lent : &r->tcs;
-    int rc = kb_manifest_load(ctx, &r->m, dir, true);
+    int rc = kbi_manifest_load(ctx, &r->m, dir, true);
     if (!rc && !lent)
-        rc = kb_toolchains_discover_some(ctx, &r->tcs, needed_backends(filters, filter_count));
+        rc = kbi_toolchains_discover_some(ctx, &r->tcs, needed_backends(filters, filter_count));
     char arch[16], os[16], level[16];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
-    kb_host_cpu_level(ctx, level, sizeof(level));
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kbi_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
     if (!rc)
-        rc = kb_plan_make(ctx, &r->plan, r->m, r->tc_set, &host, filters, filter_count);
+        rc = kbi_plan_make(ctx, &r->plan, r->m, r->tc_set, &host, filters, filter_count);
     if (!rc)
-        rc = kb_source_digest(ctx, r->source_digest, r->m);
+        rc = kbi_source_digest(ctx, r->source_digest, r->m);
     if (!rc)
-        rc = kb_build_inputs_digest(ctx, r->inputs_digest, r->m);
+        rc = kbi_build_inputs_digest(ctx, r->inputs_digest, r->m);
     if (!rc) {
-        r->out_dir = out_dir ? kb_strdup(out_dir) : kb_path_join(r->m->dir, "dist");
+        r->out_dir = out_dir ? kbi_strdup(out_dir) : kbi_path_join(r->m->dir, "dist");
         r->work_root = default_work_root(ctx, work_dir, r->m);
-        r->deps_root = kb_path_join(kb_config_str(ctx, "cache.dir"), "deps");
+        r->deps_root = kbi_path_join(kbi_config_str(ctx, "cache.dir"), "deps");
         if (!r->out_dir || !r->work_root || !r->deps_root)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
     }
     if (!rc)
-        rc = kb_mkdir_p(ctx, r->out_dir, 0755);
+        rc = kbi_mkdir_p(ctx, r->out_dir, 0755);
     if (!rc && !r->m->license_file)
-        kb_log(ctx, KB_LOG_WARN,
-               "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
-               "without a license file%s",
-               r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
+        kbi_log(ctx, KB_LOG_WARN,
+                "%s: %s has no LICENSE, LICENSE.md, LICENSE.txt or COPYING: its artifacts ship "
+                "without a license file%s",
+                r->m->name, r->m->dir, r->m->license ? "" : " and kernel.yaml names no license");
     if (!rc)
-        rc = kb_signature_check(ctx, r->m, &r->tcs, r->work_root);
+        rc = kbi_signature_check(ctx, r->m, &r->tcs, r->work_root);
     if (!rc)
         prepare_overlays(ctx, r);
     return rc;
@@ -531,18 +531,18 @@ static int collect(kb_ctx *ctx, kb_build_result *res, const build_run *r, build_
                    build_job **by_item)
 {
     char ver[160];
-    kb_pkg_version(&r->m->version, ver, sizeof(ver));
-    res->package = kb_strdup(r->m->name);
-    res->version = kb_strdup(ver);
-    res->source_digest = kb_strdup(r->source_digest);
+    kbi_pkg_version(&r->m->version, ver, sizeof(ver));
+    res->package = kbi_strdup(r->m->name);
+    res->version = kbi_strdup(ver);
+    res->source_digest = kbi_strdup(r->source_digest);
     res->targets = calloc(r->plan.count + 1, sizeof(*res->targets));
     if (!res->package || !res->version || !res->source_digest || !res->targets)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     (void)jobs;
     for (size_t i = 0; i < r->plan.count; i++) {
         kb_build_target_result *t = &res->targets[res->count++];
         if (fill_target(t, &r->plan.items[i], by_item[i]))
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         if (t->status == KB_BUILD_BUILT)
             res->built++;
         else if (t->status == KB_BUILD_SKIPPED)
@@ -557,7 +557,7 @@ static int64_t build_epoch(const kb_ctx *ctx)
 {
     /* Default 0 (config table): a fixed value, so two farms or two days give the same bytes;
      * a manifest mtime would change with every git checkout. */
-    return (int64_t)kb_config_long(ctx, "source_date_epoch");
+    return (int64_t)kbi_config_long(ctx, "source_date_epoch");
 }
 
 static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned threads)
@@ -568,15 +568,15 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
     if (!jobs || !by_item) {
         free(jobs);
         free(by_item);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     size_t count = 0;
     int64_t epoch = build_epoch(ctx);
     for (size_t i = 0; i < n; i++) {
         const kb_plan_item *item = &r->plan.items[i];
         if (item->skip) {
-            kb_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, r->m->name, "%s skipped: %s", item->target,
-                          item->skip);
+            kbi_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, r->m->name, "%s skipped: %s", item->target,
+                           item->skip);
             continue;
         }
         init_job(&jobs[count], r, item, epoch);
@@ -589,8 +589,8 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
         free(jobs[i].message);
         free(jobs[i].artifact);
         free(jobs[i].label);
-        kb_buf_free(&jobs[i].log);
-        kb_strv_free(&jobs[i].warnings);
+        kbi_buf_free(&jobs[i].log);
+        kbi_strv_free(&jobs[i].warnings);
     }
     free(jobs);
     free(by_item);
@@ -600,29 +600,29 @@ static int run_plan(kb_ctx *ctx, kb_build_result *res, build_run *r, unsigned th
 KB_EXTERN int kb_build(kb_build_result **out, kb_ctx *ctx, const char *dir,
                        const kb_build_options *o)
 {
-    return kb_build_with(ctx, out, dir, o, NULL);
+    return kbi_build_with(ctx, out, dir, o, NULL);
 }
 
-int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
-                  const kb_toolchains *tcs)
+int kbi_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_build_options *o,
+                   const kb_toolchains *tcs)
 {
     *out = NULL;
     if (o && o->version != KB_BUILD_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_build: options version %u, expected %u",
-                            o->version, KB_BUILD_OPTIONS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_build: options version %u, expected %u",
+                             o->version, KB_BUILD_OPTIONS_VERSION);
     build_run r;
     int rc = prepare_run(ctx, &r, dir, o ? o->targets : NULL, o ? o->target_count : 0,
                          o ? o->out_dir : NULL, o ? o->work_dir : NULL, tcs);
     kb_build_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (!rc && !res)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc && !(o && o->no_source_artifact)) {
         uint64_t size = 0;
         char hex[65];
-        rc = kb_write_source_artifact(ctx, &res->source_artifact, hex, &size, r.m, r.out_dir,
-                                      r.source_digest, build_epoch(ctx));
-        if (!rc && !(res->source_sha256 = kb_strdup(hex)))
-            rc = kb_error_oom(ctx);
+        rc = kbi_write_source_artifact(ctx, &res->source_artifact, hex, &size, r.m, r.out_dir,
+                                       r.source_digest, build_epoch(ctx));
+        if (!rc && !(res->source_sha256 = kbi_strdup(hex)))
+            rc = kbi_error_oom(ctx);
     }
     if (!rc)
         rc = run_plan(ctx, res, &r, job_count(ctx, o));
@@ -635,8 +635,8 @@ int kb_build_with(kb_ctx *ctx, kb_build_result **out, const char *dir, const kb_
     return 0;
 }
 
-int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
-                    const char *target_id, const char *out_dir)
+int kbi_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
+                     const char *target_id, const char *out_dir)
 {
     *artifact_path = NULL;
     kb_build_options o = KB_BUILD_OPTIONS_INIT;
@@ -655,14 +655,15 @@ int kb_build_target(kb_ctx *ctx, char **artifact_path, const char *package_dir,
         if (strcmp(res->targets[i].target, target_id) == 0)
             t = &res->targets[i];
     if (!t)
-        rc = kb_error_set(ctx, KB_ERR_TARGET, "%s is not a full target id of %s", target_id,
-                          res->package);
+        rc = kbi_error_set(ctx, KB_ERR_TARGET, "%s is not a full target id of %s", target_id,
+                           res->package);
     else if (t->status == KB_BUILD_SKIPPED)
-        rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot build %s here: %s", target_id, t->message);
+        rc =
+            kbi_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot build %s here: %s", target_id, t->message);
     else if (t->status == KB_BUILD_FAILED)
-        rc = kb_error_set(ctx, KB_ERR_BUILD, "%s", t->message);
-    else if (!(*artifact_path = kb_strdup(t->artifact)))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_set(ctx, KB_ERR_BUILD, "%s", t->message);
+    else if (!(*artifact_path = kbi_strdup(t->artifact)))
+        rc = kbi_error_oom(ctx);
     kb_build_result_free(res);
     return rc;
 }

@@ -9,7 +9,7 @@
 #define COMPILE_TIMEOUT_MS (30u * 60u * 1000u)
 #define COMPILER_TAIL_LINES 20
 
-void kb_lib_name(const char *package, char *out, size_t size)
+void kbi_lib_name(const char *package, char *out, size_t size)
 {
     const char *slash = strchr(package, '/');
     snprintf(out, size, "%s", slash ? slash + 1 : package);
@@ -21,14 +21,14 @@ void kb_lib_name(const char *package, char *out, size_t size)
 static int push_all(kb_strv *v, const char *const *items, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (kb_strv_push(v, items[i]))
+        if (kbi_strv_push(v, items[i]))
             return KB_ERR_NOMEM;
     return 0;
 }
 
 static int push_fmt(kb_strv *v, char *owned)
 {
-    return owned ? kb_strv_push_owned(v, owned) : KB_ERR_NOMEM;
+    return owned ? kbi_strv_push_owned(v, owned) : KB_ERR_NOMEM;
 }
 
 static int backend_flags(const kb_plan_item *item, kb_strv *out)
@@ -42,16 +42,16 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
             "-Xlinker", "-s",      "-cudart",    "static"};
         rc = push_all(out, base, KB_ARRAY_LEN(base));
         const char *num = strchr(item->arch, '_');
-        if (!rc && kb_str_starts(item->arch, "compute_"))
-            rc = push_fmt(out, kb_asprintf("-gencode=arch=compute%s,code=compute%s", num, num));
+        if (!rc && kbi_str_starts(item->arch, "compute_"))
+            rc = push_fmt(out, kbi_asprintf("-gencode=arch=compute%s,code=compute%s", num, num));
         else if (!rc)
-            rc = push_fmt(out, kb_asprintf("-gencode=arch=compute%s,code=%s", num, item->arch));
+            rc = push_fmt(out, kbi_asprintf("-gencode=arch=compute%s,code=%s", num, item->arch));
     } else if (item->backend == KB_BACKEND_ROCM) {
         static const char *const base[] = {"-O3", "-fPIC", "-shared", "-fvisibility=hidden",
                                            "-Wl,-s"};
         rc = push_all(out, base, KB_ARRAY_LEN(base));
         if (!rc)
-            rc = push_fmt(out, kb_asprintf("--offload-arch=%s", item->arch));
+            rc = push_fmt(out, kbi_asprintf("--offload-arch=%s", item->arch));
         /* hip-clang links the overlay's libamdhip64 stub instead of the installed runtime
          * (common_args names it), and -z defs turns a call outside the stub into a link error
          * naming the function. */
@@ -60,14 +60,14 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
             rc = push_all(out, stub, KB_ARRAY_LEN(stub));
         /* Generic targets exist only from code object v6 on; clang 19 still defaults to v5. */
         if (!rc && strstr(item->arch, "-generic"))
-            rc = kb_strv_push(out, "-mcode-object-version=6");
+            rc = kbi_strv_push(out, "-mcode-object-version=6");
     } else if (item->backend == KB_BACKEND_CPU) {
         static const char *const base[] = {"-O3", "-fPIC", "-shared", "-fvisibility=hidden"};
         rc = push_all(out, base, KB_ARRAY_LEN(base));
-        if (!rc && kb_str_starts(item->arch, "x86_64_v"))
-            rc = push_fmt(out, kb_asprintf("-march=x86-64-%s", item->arch + 7));
+        if (!rc && kbi_str_starts(item->arch, "x86_64_v"))
+            rc = push_fmt(out, kbi_asprintf("-march=x86-64-%s", item->arch + 7));
         else if (!rc && strcmp(item->arch, "aarch64") == 0)
-            rc = kb_strv_push(out, "-march=armv8-a");
+            rc = kbi_strv_push(out, "-march=armv8-a");
     }
     return rc;
 }
@@ -76,7 +76,7 @@ static int backend_flags(const kb_plan_item *item, kb_strv *out)
  * (a -lm before the sources is dropped by the linker, the object needing it not yet seen). */
 static bool is_library(const char *flag)
 {
-    return kb_str_starts(flag, "-l") || kb_str_ends(flag, ".a");
+    return kbi_str_starts(flag, "-l") || kbi_str_ends(flag, ".a");
 }
 
 static bool is_link_only(const char *prev, const char *flag)
@@ -89,14 +89,14 @@ static bool is_link_only(const char *prev, const char *flag)
     for (size_t i = 0; i < KB_ARRAY_LEN(exact); i++)
         if (strcmp(flag, exact[i]) == 0)
             return true;
-    return is_library(flag) || kb_str_starts(flag, "-L") || kb_str_starts(flag, "-Wl,") ||
-           kb_str_starts(flag, "-Xlinker=");
+    return is_library(flag) || kbi_str_starts(flag, "-L") || kbi_str_starts(flag, "-Wl,") ||
+           kbi_str_starts(flag, "-Xlinker=");
 }
 
 static bool backend_has_cxx(const kb_backend_spec *spec)
 {
     for (size_t i = 0; i < spec->source_count; i++)
-        if (kb_source_is_cxx(spec->sources[i].path))
+        if (kbi_source_is_cxx(spec->sources[i].path))
             return true;
     return false;
 }
@@ -104,7 +104,7 @@ static bool backend_has_cxx(const kb_backend_spec *spec)
 static int push_strv(kb_strv *out, const kb_strv *in, const char *prefix)
 {
     for (size_t i = 0; i < in->len; i++)
-        if (push_fmt(out, kb_asprintf("%s%s", prefix, in->items[i])))
+        if (push_fmt(out, kbi_asprintf("%s%s", prefix, in->items[i])))
             return KB_ERR_NOMEM;
     return 0;
 }
@@ -123,10 +123,10 @@ static int input_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *
         rc = push_strv(out, &spec->includes, "-I");
     for (size_t i = 0; !rc && i < m->dep_count; i++)
         for (size_t j = 0; !rc && j < m->deps[i].include.len; j++)
-            rc = push_fmt(out, kb_asprintf("-I" KB_DEPS_PREFIX "%s/%s", m->deps[i].name,
-                                           m->deps[i].include.items[j]));
+            rc = push_fmt(out, kbi_asprintf("-I" KB_DEPS_PREFIX "%s/%s", m->deps[i].name,
+                                            m->deps[i].include.items[j]));
     for (size_t i = 0; !rc && i < spec->flags.len; i++)
-        rc = kb_strv_push(out, spec->flags.items[i]);
+        rc = kbi_strv_push(out, spec->flags.items[i]);
     for (size_t i = 0; !rc && i < spec->arch_flag_count; i++)
         if (fnmatch(spec->arch_flags[i].pattern, item->arch, 0) == 0)
             rc = push_strv(out, &spec->arch_flags[i].flags, "");
@@ -141,20 +141,20 @@ static int target_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv 
     if (!rc)
         rc = input_flags(m, item, out);
     char ver[160];
-    kb_pkg_version(&m->version, ver, sizeof(ver));
+    kbi_pkg_version(&m->version, ver, sizeof(ver));
     if (!rc)
-        rc = push_fmt(out, kb_asprintf("-DKBPKG_TARGET=\"%s\"", item->target));
+        rc = push_fmt(out, kbi_asprintf("-DKBPKG_TARGET=\"%s\"", item->target));
     if (!rc)
-        rc = push_fmt(out, kb_asprintf("-DKBPKG_NAME=\"%s\"", m->name));
+        rc = push_fmt(out, kbi_asprintf("-DKBPKG_NAME=\"%s\"", m->name));
     if (!rc)
-        rc = push_fmt(out, kb_asprintf("-DKBPKG_VERSION=\"%s\"", ver));
+        rc = push_fmt(out, kbi_asprintf("-DKBPKG_VERSION=\"%s\"", ver));
     /* Relative include folders: the compiler runs in the package folder, so no absolute
      * path reaches the flags, the build key or the binary. */
     static const char *const incs[] = {"include", "src"};
     for (size_t i = 0; !rc && i < KB_ARRAY_LEN(incs); i++) {
-        char *p = kb_path_join(m->dir, incs[i]);
-        if (p && kb_is_dir(p))
-            rc = push_fmt(out, kb_asprintf("-I%s", incs[i]));
+        char *p = kbi_path_join(m->dir, incs[i]);
+        if (p && kbi_is_dir(p))
+            rc = push_fmt(out, kbi_asprintf("-I%s", incs[i]));
         free(p);
     }
     /* Per-source flags are part of what was built: "src/ln.cu:-DT=float". */
@@ -162,18 +162,18 @@ static int target_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv 
     for (size_t i = 0; !rc && record && i < spec->source_count; i++)
         for (size_t j = 0; !rc && j < spec->sources[i].flags.len; j++)
             rc = push_fmt(
-                out, kb_asprintf("%s:%s", spec->sources[i].path, spec->sources[i].flags.items[j]));
+                out, kbi_asprintf("%s:%s", spec->sources[i].path, spec->sources[i].flags.items[j]));
     /* C++ sources need the C++ runtime; the cc driver picks each file's language by its
      * suffix, so one driver compiles a C/C++ mix and the runtime is named here. hipcc is
      * clang++ and links it already. */
     if (!rc && backend_has_cxx(spec) && item->backend != KB_BACKEND_ROCM)
-        rc = kb_strv_push(out, "-lstdc++");
+        rc = kbi_strv_push(out, "-lstdc++");
     if (!rc && item->backend == KB_BACKEND_CPU)
-        rc = kb_strv_push(out, "-lm");
+        rc = kbi_strv_push(out, "-lm");
     return rc ? KB_ERR_NOMEM : 0;
 }
 
-int kb_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out)
+int kbi_compile_flags(const kb_manifest *m, const kb_plan_item *item, kb_strv *out)
 {
     return target_flags(m, item, out, true);
 }
@@ -197,7 +197,7 @@ static int line_rank(const char *line, size_t len)
     return strstr(tmp, "collect2: error") ? 0 : 1;
 }
 
-char *kb_trim_compiler_output(const char *text, size_t max_lines)
+char *kbi_trim_compiler_output(const char *text, size_t max_lines)
 {
     kb_buf out = KB_BUF_INIT;
     /* First pass: from the first error line on; if no error line, from the start. */
@@ -217,14 +217,14 @@ char *kb_trim_compiler_output(const char *text, size_t max_lines)
         for (size_t i = 0; i < len; i++)
             blank = blank && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r');
         if (!blank) {
-            kb_buf_printf(&out, "%s%.*s", lines ? "\n" : "", (int)len, p);
+            kbi_buf_printf(&out, "%s%.*s", lines ? "\n" : "", (int)len, p);
             lines++;
         }
         p += len + (p[len] == '\n');
     }
-    if (kb_buf_grow(&out, 0))
+    if (kbi_buf_grow(&out, 0))
         return NULL;
-    return kb_buf_detach(&out);
+    return kbi_buf_detach(&out);
 }
 
 static const kb_backend_spec *spec_of(const kb_manifest *m, const kb_plan_item *item)
@@ -243,21 +243,21 @@ static int resolve_dep_flag(kb_ctx *ctx, char **out, const kb_manifest *m, const
         size_t n = strlen(d->name);
         if (strncmp(rest, d->name, n) != 0 || rest[n] != '/')
             continue;
-        char *dir = deps_root ? kb_asprintf("%s/%s", deps_root, d->sha256) : NULL;
-        if (!dir || !kb_is_dir(dir)) {
-            int rc = dir ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, dir, 0, 0,
-                                             "dependency %s (sha256:%s, %s) is not in the cache "
-                                             "(%s): run `kbpkg fetch %s` first",
-                                             d->name, d->sha256, d->url, dir, m->dir)
-                         : kb_error_oom(ctx);
+        char *dir = deps_root ? kbi_asprintf("%s/%s", deps_root, d->sha256) : NULL;
+        if (!dir || !kbi_is_dir(dir)) {
+            int rc = dir ? kbi_error_set_path(ctx, KB_ERR_NOT_FOUND, dir, 0, 0,
+                                              "dependency %s (sha256:%s, %s) is not in the cache "
+                                              "(%s): run `kbpkg fetch %s` first",
+                                              d->name, d->sha256, d->url, dir, m->dir)
+                         : kbi_error_oom(ctx);
             free(dir);
             return rc;
         }
-        *out = kb_asprintf("-I%s/%s", dir, rest + n + 1);
+        *out = kbi_asprintf("-I%s/%s", dir, rest + n + 1);
         free(dir);
-        return *out ? 0 : kb_error_oom(ctx);
+        return *out ? 0 : kbi_error_oom(ctx);
     }
-    return kb_error_set(ctx, KB_ERR_MANIFEST, "%s: no dependency for %s", m->path, flag);
+    return kbi_error_set(ctx, KB_ERR_MANIFEST, "%s: no dependency for %s", m->path, flag);
 }
 
 /* The flags of every compile and link of the target, with dependency folders resolved and
@@ -268,35 +268,35 @@ static int common_args(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, const kb
 {
     const char *deps_root = env->deps_root, *overlay_dir = env->overlay_dir;
     kb_strv flags = KB_STRV_INIT;
-    int rc = target_flags(m, item, &flags, false) ? kb_error_oom(ctx) : 0;
+    int rc = target_flags(m, item, &flags, false) ? kbi_error_oom(ctx) : 0;
     if (!rc) /* <kbpkg/kernel_abi.h>, written into the build's own folder */
-        rc = kb_abi_include_flags(ctx, out, env->work_dir, item->backend == KB_BACKEND_CUDA);
+        rc = kbi_abi_include_flags(ctx, out, env->work_dir, item->backend == KB_BACKEND_CUDA);
     for (size_t i = 0; !rc && i < flags.len; i++) {
-        if (kb_str_starts(flags.items[i], "-I" KB_DEPS_PREFIX)) {
+        if (kbi_str_starts(flags.items[i], "-I" KB_DEPS_PREFIX)) {
             char *abs = NULL;
             rc = resolve_dep_flag(ctx, &abs, m, flags.items[i], deps_root);
-            if (!rc && kb_strv_push_owned(out, abs))
-                rc = kb_error_oom(ctx);
-        } else if (kb_strv_push(out, flags.items[i]))
-            rc = kb_error_oom(ctx);
+            if (!rc && kbi_strv_push_owned(out, abs))
+                rc = kbi_error_oom(ctx);
+        } else if (kbi_strv_push(out, flags.items[i]))
+            rc = kbi_error_oom(ctx);
     }
-    kb_strv_free(&flags);
+    kbi_strv_free(&flags);
     const char *map =
         item->backend == KB_BACKEND_CUDA ? "-Xcompiler=-ffile-prefix-map=" : "-ffile-prefix-map=";
-    if (!rc && push_fmt(out, kb_asprintf("%s%s=.", map, pkg_dir_abs)))
-        rc = kb_error_oom(ctx);
+    if (!rc && push_fmt(out, kbi_asprintf("%s%s=.", map, pkg_dir_abs)))
+        rc = kbi_error_oom(ctx);
     for (size_t i = 0; !rc && deps_root && i < m->dep_count; i++)
-        if (push_fmt(out, kb_asprintf("%s%s/%s=deps/%s", map, deps_root, m->deps[i].sha256,
-                                      m->deps[i].name)))
-            rc = kb_error_oom(ctx);
+        if (push_fmt(out, kbi_asprintf("%s%s/%s=deps/%s", map, deps_root, m->deps[i].sha256,
+                                       m->deps[i].name)))
+            rc = kbi_error_oom(ctx);
     if (!rc && item->backend == KB_BACKEND_ROCM && overlay_dir &&
-        push_fmt(out, kb_asprintf("--rocm-device-lib-path=%s", overlay_dir)))
-        rc = kb_error_oom(ctx);
+        push_fmt(out, kbi_asprintf("--rocm-device-lib-path=%s", overlay_dir)))
+        rc = kbi_error_oom(ctx);
     /* hip-clang: the stub runtime in the overlay (the link puts -l after the objects) */
     if (!rc && item->backend == KB_BACKEND_ROCM && item->tc->hip_stub && overlay_dir &&
-        (push_fmt(out, kb_asprintf("-L%s", overlay_dir)) ||
-         push_fmt(out, kb_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major))))
-        rc = kb_error_oom(ctx);
+        (push_fmt(out, kbi_asprintf("-L%s", overlay_dir)) ||
+         push_fmt(out, kbi_asprintf("-l:libamdhip64.so.%u", item->tc->hip_major))))
+        rc = kbi_error_oom(ctx);
     return rc;
 }
 
@@ -304,10 +304,10 @@ static void log_command(kb_buf *log, const kb_strv *argv)
 {
     if (!log)
         return;
-    kb_buf_puts(log, "$");
+    kbi_buf_puts(log, "$");
     for (size_t i = 0; i < argv->len; i++)
-        kb_buf_printf(log, " %s", argv->items[i]);
-    kb_buf_puts(log, "\n");
+        kbi_buf_printf(log, " %s", argv->items[i]);
+    kbi_buf_puts(log, "\n");
 }
 
 /* Run one compiler command in the package folder; a failure is KB_ERR_BUILD with the lines
@@ -317,27 +317,27 @@ static int run_tool(kb_ctx *ctx, const kb_strv *argv, const char *cwd, const cha
 {
     const char **args = calloc(argv->len + 1, sizeof(*args));
     if (!args)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     for (size_t i = 0; i < argv->len; i++)
         args[i] = argv->items[i];
     log_command(log, argv);
     kb_proc_result r;
-    int rc = kb_proc_run(ctx, &r, args, cwd, COMPILE_TIMEOUT_MS);
+    int rc = kbi_proc_run(ctx, &r, args, cwd, COMPILE_TIMEOUT_MS);
     free(args);
     if (rc)
         return rc;
     if (log)
-        kb_buf_append(log, r.output.data, r.output.len);
-    if (r.exit_code != 0 || !kb_path_exists(must_exist)) {
-        char *tail = kb_trim_compiler_output(r.output.data, COMPILER_TAIL_LINES);
+        kbi_buf_append(log, r.output.data, r.output.len);
+    if (r.exit_code != 0 || !kbi_path_exists(must_exist)) {
+        char *tail = kbi_trim_compiler_output(r.output.data, COMPILER_TAIL_LINES);
         if (r.timed_out)
-            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s timed out", target, tool);
+            rc = kbi_error_set(ctx, KB_ERR_BUILD, "%s: %s timed out", target, tool);
         else
-            rc = kb_error_set(ctx, KB_ERR_BUILD, "%s: %s failed (exit %d):\n%s", target, tool,
-                              r.exit_code, tail && *tail ? tail : "(no output)");
+            rc = kbi_error_set(ctx, KB_ERR_BUILD, "%s: %s failed (exit %d):\n%s", target, tool,
+                               r.exit_code, tail && *tail ? tail : "(no output)");
         free(tail);
     }
-    kb_proc_result_free(&r);
+    kbi_proc_result_free(&r);
     return rc;
 }
 
@@ -345,21 +345,21 @@ static int run_tool(kb_ctx *ctx, const kb_strv *argv, const char *cwd, const cha
 static char *object_path(const char *work, size_t i, const char *src)
 {
     const char *base = strrchr(src, '/');
-    return kb_asprintf("%s/obj/%02zu-%s.o", work, i, base ? base + 1 : src);
+    return kbi_asprintf("%s/obj/%02zu-%s.o", work, i, base ? base + 1 : src);
 }
 
 static int check_source_present(kb_ctx *ctx, const kb_manifest *m, const kb_source *s,
                                 const char *target)
 {
-    char *full = kb_path_join(m->dir, s->path);
-    bool present = full && kb_path_exists(full);
+    char *full = kbi_path_join(m->dir, s->path);
+    bool present = full && kbi_path_exists(full);
     int rc = present ? 0
-             : full  ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0,
-                                         "source %s of %s is missing%s", s->path, target,
-                                        s->url ? " (run `kbpkg fetch` in the package folder: it "
-                                                  "downloads url sources)"
-                                                : "")
-                     : kb_error_oom(ctx);
+             : full  ? kbi_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0,
+                                          "source %s of %s is missing%s", s->path, target,
+                                         s->url ? " (run `kbpkg fetch` in the package folder: it "
+                                                   "downloads url sources)"
+                                                 : "")
+                     : kbi_error_oom(ctx);
     free(full);
     return rc;
 }
@@ -370,132 +370,132 @@ static int compile_one(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *it
                        const kb_strv *common, const char *src, const kb_strv *src_flags,
                        const kb_strv *extra, const char *obj, kb_buf *log)
 {
-    char *dep = kb_asprintf("%s.d", obj);
+    char *dep = kbi_asprintf("%s.d", obj);
     kb_strv argv = KB_STRV_INIT;
-    bool oom = !dep || kb_strv_push(&argv, item->tc->path);
+    bool oom = !dep || kbi_strv_push(&argv, item->tc->path);
     for (size_t j = 0; !oom && j < common->len; j++)
         if (!is_link_only(j ? common->items[j - 1] : NULL, common->items[j]))
-            oom = kb_strv_push(&argv, common->items[j]) != 0;
+            oom = kbi_strv_push(&argv, common->items[j]) != 0;
     for (size_t j = 0; !oom && extra && j < extra->len; j++)
-        oom = kb_strv_push(&argv, extra->items[j]) != 0;
+        oom = kbi_strv_push(&argv, extra->items[j]) != 0;
     for (size_t j = 0; !oom && src_flags && j < src_flags->len; j++)
-        oom = kb_strv_push(&argv, src_flags->items[j]) != 0;
-    if (!oom && item->backend == KB_BACKEND_ROCM && kb_str_ends(src, ".cu"))
-        oom = kb_strv_push(&argv, "-xhip") != 0; /* CUDA dialect, compiled as HIP */
+        oom = kbi_strv_push(&argv, src_flags->items[j]) != 0;
+    if (!oom && item->backend == KB_BACKEND_ROCM && kbi_str_ends(src, ".cu"))
+        oom = kbi_strv_push(&argv, "-xhip") != 0; /* CUDA dialect, compiled as HIP */
     if (!oom)
-        oom = kb_strv_push(&argv, "-MD") || kb_strv_push(&argv, "-MF") ||
-              kb_strv_push(&argv, dep) || kb_strv_push(&argv, "-c") || kb_strv_push(&argv, src) ||
-              kb_strv_push(&argv, "-o") || kb_strv_push(&argv, obj);
-    int rc = oom ? kb_error_oom(ctx)
+        oom = kbi_strv_push(&argv, "-MD") || kbi_strv_push(&argv, "-MF") ||
+              kbi_strv_push(&argv, dep) || kbi_strv_push(&argv, "-c") ||
+              kbi_strv_push(&argv, src) || kbi_strv_push(&argv, "-o") || kbi_strv_push(&argv, obj);
+    int rc = oom ? kbi_error_oom(ctx)
                  : run_tool(ctx, &argv, m->dir, item->target, item->tc->name, obj, log);
-    kb_strv_free(&argv);
+    kbi_strv_free(&argv);
     free(dep);
     return rc;
 }
 
-int kb_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                    const kb_compile_env *env, const char *src, const kb_strv *src_flags,
-                    const kb_strv *extra, const char *obj, kb_buf *log)
+int kbi_compile_file(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                     const kb_compile_env *env, const char *src, const kb_strv *src_flags,
+                     const kb_strv *extra, const char *obj, kb_buf *log)
 {
     char *pkg_abs = realpath(m->dir, NULL);
     if (!pkg_abs)
-        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+        return kbi_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     kb_strv common = KB_STRV_INIT;
     int rc = common_args(ctx, &common, m, item, pkg_abs, env);
-    char *objdir = kb_strndup(obj, (size_t)(strrchr(obj, '/') ? strrchr(obj, '/') - obj : 0));
+    char *objdir = kbi_strndup(obj, (size_t)(strrchr(obj, '/') ? strrchr(obj, '/') - obj : 0));
     if (!rc)
-        rc = objdir && *objdir ? kb_mkdir_p(ctx, objdir, 0755) : 0;
+        rc = objdir && *objdir ? kbi_mkdir_p(ctx, objdir, 0755) : 0;
     free(objdir);
     if (!rc)
         rc = compile_one(ctx, m, item, &common, src, src_flags, extra, obj, log);
-    kb_strv_free(&common);
+    kbi_strv_free(&common);
     free(pkg_abs);
     return rc;
 }
 
-int kb_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
-                       const kb_plan_item *item, const kb_compile_env *env, const kb_strv *extra,
-                       kb_buf *log)
+int kbi_compile_sources(kb_ctx *ctx, kb_strv *objects, const kb_manifest *m,
+                        const kb_plan_item *item, const kb_compile_env *env, const kb_strv *extra,
+                        kb_buf *log)
 {
     char *pkg_abs = realpath(m->dir, NULL);
     if (!pkg_abs)
-        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+        return kbi_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     const kb_backend_spec *spec = spec_of(m, item);
     kb_strv common = KB_STRV_INIT;
     int rc = common_args(ctx, &common, m, item, pkg_abs, env);
-    char *objdir = kb_path_join(env->work_dir, "obj");
+    char *objdir = kbi_path_join(env->work_dir, "obj");
     if (!rc)
-        rc = objdir ? kb_mkdir_p(ctx, objdir, 0755) : kb_error_oom(ctx);
+        rc = objdir ? kbi_mkdir_p(ctx, objdir, 0755) : kbi_error_oom(ctx);
     if (!rc && spec->source_count == 0)
-        rc = kb_error_set(ctx, KB_ERR_MANIFEST, "%s: the %s backend lists no sources", item->target,
-                          kb_backend_name(item->backend));
+        rc = kbi_error_set(ctx, KB_ERR_MANIFEST, "%s: the %s backend lists no sources",
+                           item->target, kbi_backend_name(item->backend));
     for (size_t i = 0; !rc && i < spec->source_count; i++) {
         const kb_source *src = &spec->sources[i];
         rc = check_source_present(ctx, m, src, item->target);
         char *obj = rc ? NULL : object_path(env->work_dir, i, src->path);
         if (!rc && !obj)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         if (!rc)
             rc = compile_one(ctx, m, item, &common, src->path, &src->flags, extra, obj, log);
-        if (!rc && kb_strv_push_owned(objects, obj))
-            rc = kb_error_oom(ctx);
+        if (!rc && kbi_strv_push_owned(objects, obj))
+            rc = kbi_error_oom(ctx);
         else if (rc)
             free(obj);
     }
-    kb_strv_free(&common);
+    kbi_strv_free(&common);
     free(objdir);
     free(pkg_abs);
     return rc;
 }
 
-int kb_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const kb_compile_env *env,
-            const kb_strv *objects, const kb_strv *extra, const char *output, bool executable,
-            kb_buf *log)
+int kbi_link(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item, const kb_compile_env *env,
+             const kb_strv *objects, const kb_strv *extra, const char *output, bool executable,
+             kb_buf *log)
 {
     char *pkg_abs = realpath(m->dir, NULL);
     if (!pkg_abs)
-        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+        return kbi_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     kb_strv common = KB_STRV_INIT, argv = KB_STRV_INIT;
     int rc = common_args(ctx, &common, m, item, pkg_abs, env);
-    bool oom = !rc && kb_strv_push(&argv, item->tc->path);
+    bool oom = !rc && kbi_strv_push(&argv, item->tc->path);
     /* Everything but the libraries, then the objects, then the libraries. */
     for (size_t j = 0; !rc && !oom && j < common.len; j++)
         if (!is_library(common.items[j]) &&
             !(executable && strcmp(common.items[j], "-shared") == 0))
-            oom = kb_strv_push(&argv, common.items[j]) != 0;
+            oom = kbi_strv_push(&argv, common.items[j]) != 0;
     for (size_t j = 0; !rc && !oom && j < objects->len; j++)
-        oom = kb_strv_push(&argv, objects->items[j]) != 0;
+        oom = kbi_strv_push(&argv, objects->items[j]) != 0;
     for (size_t j = 0; !rc && !oom && extra && j < extra->len; j++)
-        oom = kb_strv_push(&argv, extra->items[j]) != 0;
+        oom = kbi_strv_push(&argv, extra->items[j]) != 0;
     if (!rc && !oom)
-        oom = kb_strv_push(&argv, "-o") || kb_strv_push(&argv, output);
+        oom = kbi_strv_push(&argv, "-o") || kbi_strv_push(&argv, output);
     for (size_t j = 0; !rc && !oom && j < common.len; j++)
         if (is_library(common.items[j]))
-            oom = kb_strv_push(&argv, common.items[j]) != 0;
+            oom = kbi_strv_push(&argv, common.items[j]) != 0;
     if (!rc && oom)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = run_tool(ctx, &argv, m->dir, item->target, item->tc->name, output, log);
-    kb_strv_free(&argv);
-    kb_strv_free(&common);
+    kbi_strv_free(&argv);
+    kbi_strv_free(&common);
     free(pkg_abs);
     return rc;
 }
 
-int kb_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                      const kb_compile_env *env, const char *lib_path, kb_buf *log)
+int kbi_compile_target(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
+                       const kb_compile_env *env, const char *lib_path, kb_buf *log)
 {
     if (item->backend == KB_BACKEND_METAL)
-        return kb_error_set(ctx, KB_ERR_UNSUPPORTED,
-                            "%s: metal packaging (metallib + host library) is not implemented",
-                            item->target);
+        return kbi_error_set(ctx, KB_ERR_UNSUPPORTED,
+                             "%s: metal packaging (metallib + host library) is not implemented",
+                             item->target);
     if (!item->tc)
-        return kb_error_set(ctx, KB_ERR_TOOLCHAIN, "%s: %s", item->target,
-                            item->skip ? item->skip : "no toolchain");
+        return kbi_error_set(ctx, KB_ERR_TOOLCHAIN, "%s: %s", item->target,
+                             item->skip ? item->skip : "no toolchain");
     kb_strv objects = KB_STRV_INIT;
-    int rc = kb_compile_sources(ctx, &objects, m, item, env, NULL, log);
+    int rc = kbi_compile_sources(ctx, &objects, m, item, env, NULL, log);
     if (!rc)
-        rc = kb_link(ctx, m, item, env, &objects, NULL, lib_path, false, log);
-    kb_strv_free(&objects);
+        rc = kbi_link(ctx, m, item, env, &objects, NULL, lib_path, false, log);
+    kbi_strv_free(&objects);
     return rc;
 }

@@ -12,17 +12,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-char *kb_artifact_name(const kb_manifest *m, const char *suffix)
+char *kbi_artifact_name(const kb_manifest *m, const char *suffix)
 {
     char ver[160];
-    kb_pkg_version(&m->version, ver, sizeof(ver));
-    char *name = kb_strdup(m->name);
+    kbi_pkg_version(&m->version, ver, sizeof(ver));
+    char *name = kbi_strdup(m->name);
     if (!name)
         return NULL;
     char *slash = strchr(name, '/');
     if (slash)
         *slash = '-';
-    char *out = kb_asprintf("%s-%s-%s.tar.zst", name, ver, suffix);
+    char *out = kbi_asprintf("%s-%s-%s.tar.zst", name, ver, suffix);
     free(name);
     return out;
 }
@@ -34,16 +34,16 @@ static int check_components(kb_ctx *ctx, const char *root, const char *rel)
 {
     int rc = 0;
     for (const char *s = strchr(rel, '/'); !rc && s; s = strchr(s + 1, '/')) {
-        char *prefix = kb_strndup(rel, (size_t)(s - rel));
-        char *full = prefix ? kb_path_join(root, prefix) : NULL;
+        char *prefix = kbi_strndup(rel, (size_t)(s - rel));
+        char *full = prefix ? kbi_path_join(root, prefix) : NULL;
         struct stat st;
         if (!full)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         else if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode))
-            rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
-                                   "%s is %s, not a folder of the package: %s is not packaged "
-                                   "through it",
-                                   full, S_ISLNK(st.st_mode) ? "a symlink" : "not a folder", rel);
+            rc = kbi_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
+                                    "%s is %s, not a folder of the package: %s is not packaged "
+                                    "through it",
+                                    full, S_ISLNK(st.st_mode) ? "a symlink" : "not a folder", rel);
         free(full);
         free(prefix);
     }
@@ -56,36 +56,36 @@ static int walk(kb_ctx *ctx, kb_strv *out, const char *root, const char *rel)
     int rc = check_components(ctx, root, rel);
     if (rc)
         return rc;
-    char *full = kb_path_join(root, rel);
+    char *full = kbi_path_join(root, rel);
     if (!full)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     struct stat st;
     if (lstat(full, &st) != 0) {
         free(full);
         return 0; /* optional folder or file */
     }
     if (S_ISREG(st.st_mode)) {
-        if (!kb_strv_contains(out, rel) && kb_strv_push(out, rel))
-            rc = kb_error_oom(ctx);
+        if (!kbi_strv_contains(out, rel) && kbi_strv_push(out, rel))
+            rc = kbi_error_oom(ctx);
     } else if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(full);
         if (!d)
-            rc = kb_error_set_path(ctx, KB_ERR_IO, full, 0, 0, "cannot read %s: %s", full,
-                                   strerror(errno));
+            rc = kbi_error_set_path(ctx, KB_ERR_IO, full, 0, 0, "cannot read %s: %s", full,
+                                    strerror(errno));
         struct dirent *e;
         while (!rc && d && (e = readdir(d))) {
             if (e->d_name[0] == '.')
                 continue;
-            char *child = kb_asprintf("%s/%s", rel, e->d_name);
-            rc = child ? walk(ctx, out, root, child) : kb_error_oom(ctx);
+            char *child = kbi_asprintf("%s/%s", rel, e->d_name);
+            rc = child ? walk(ctx, out, root, child) : kbi_error_oom(ctx);
             free(child);
         }
         if (d)
             closedir(d);
     } else {
-        rc = kb_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
-                               "%s is not a regular file or folder (symlinks are not packaged)",
-                               full);
+        rc = kbi_error_set_path(ctx, KB_ERR_UNSAFE, full, 0, 0,
+                                "%s is not a regular file or folder (symlinks are not packaged)",
+                                full);
     }
     free(full);
     return rc;
@@ -99,7 +99,7 @@ static char *glob_base(const char *pattern)
     for (const char *p = pattern; p < pattern + first; p++)
         if (*p == '/')
             slash = p;
-    return slash ? kb_strndup(pattern, (size_t)(slash - pattern)) : kb_strdup(".");
+    return slash ? kbi_strndup(pattern, (size_t)(slash - pattern)) : kbi_strdup(".");
 }
 
 /* files: a path (file or folder) or a glob over package-relative paths ('*' stays within one
@@ -111,28 +111,28 @@ static int add_file_pattern(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, con
     int rc = 0;
     if (!glob) {
         rc = walk(ctx, out, m->dir, pattern);
-        char *full = kb_path_join(m->dir, pattern);
-        bool there = full && kb_path_exists(full);
+        char *full = kbi_path_join(m->dir, pattern);
+        bool there = full && kbi_path_exists(full);
         free(full);
         if (!rc && !there)
-            rc =
-                kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                                  "%s: files: '%s' does not exist in %s", m->path, pattern, m->dir);
+            rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                    "%s: files: '%s' does not exist in %s", m->path, pattern,
+                                    m->dir);
         return rc;
     }
     char *base = glob_base(pattern);
     kb_strv all = KB_STRV_INIT;
-    rc = base ? walk(ctx, &all, m->dir, base) : kb_error_oom(ctx);
+    rc = base ? walk(ctx, &all, m->dir, base) : kbi_error_oom(ctx);
     for (size_t i = 0; !rc && i < all.len; i++) {
-        const char *rel = kb_str_starts(all.items[i], "./") ? all.items[i] + 2 : all.items[i];
-        if (fnmatch(pattern, rel, FNM_PATHNAME | FNM_PERIOD) == 0 && !kb_strv_contains(out, rel) &&
-            kb_strv_push(out, rel))
-            rc = kb_error_oom(ctx);
+        const char *rel = kbi_str_starts(all.items[i], "./") ? all.items[i] + 2 : all.items[i];
+        if (fnmatch(pattern, rel, FNM_PATHNAME | FNM_PERIOD) == 0 && !kbi_strv_contains(out, rel) &&
+            kbi_strv_push(out, rel))
+            rc = kbi_error_oom(ctx);
     }
     if (!rc && out->len == before)
-        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                               "%s: files: '%s' matches no file in %s", m->path, pattern, m->dir);
-    kb_strv_free(&all);
+        rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                "%s: files: '%s' matches no file in %s", m->path, pattern, m->dir);
+    kbi_strv_free(&all);
     free(base);
     return rc;
 }
@@ -142,19 +142,19 @@ static int add_file_pattern(kb_ctx *ctx, kb_strv *out, const kb_manifest *m, con
 static int check_layout(kb_ctx *ctx, const kb_manifest *m, const kb_strv *files)
 {
     for (size_t i = 0; i < files->len; i++) {
-        if (kb_extract_layout_allows(kb_extract_source_layout, files->items[i]))
+        if (kbi_extract_layout_allows(kbi_extract_source_layout, files->items[i]))
             continue;
         kb_buf allowed = KB_BUF_INIT;
-        for (size_t j = 0; kb_extract_source_layout[j]; j++)
-            if (strcmp(kb_extract_source_layout[j], "kbpkg.json") != 0)
-                kb_buf_printf(&allowed, "%s%s", allowed.len ? ", " : "",
-                              kb_extract_source_layout[j]);
-        int rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                                   "%s names %s, outside the layout a source artifact may hold "
-                                   "(%s): installs would refuse it; move it under src/, include/ "
-                                   "or third_party/",
-                                   m->path, files->items[i], allowed.data ? allowed.data : "");
-        kb_buf_free(&allowed);
+        for (size_t j = 0; kbi_extract_source_layout[j]; j++)
+            if (strcmp(kbi_extract_source_layout[j], "kbpkg.json") != 0)
+                kbi_buf_printf(&allowed, "%s%s", allowed.len ? ", " : "",
+                               kbi_extract_source_layout[j]);
+        int rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                    "%s names %s, outside the layout a source artifact may hold "
+                                    "(%s): installs would refuse it; move it under src/, include/ "
+                                    "or third_party/",
+                                    m->path, files->items[i], allowed.data ? allowed.data : "");
+        kbi_buf_free(&allowed);
         return rc;
     }
     return 0;
@@ -165,16 +165,16 @@ static int add_backend_sources(kb_ctx *ctx, kb_strv *out, const kb_manifest *m,
 {
     int rc = 0;
     for (size_t i = 0; !rc && s->present && i < s->source_count; i++) {
-        char *full = kb_path_join(m->dir, s->sources[i].path);
-        bool have = full && kb_path_exists(full);
+        char *full = kbi_path_join(m->dir, s->sources[i].path);
+        bool have = full && kbi_path_exists(full);
         if (!full)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         else if (!have)
-            rc = kb_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0, "source %s is missing%s",
-                                   s->sources[i].path,
-                                   s->sources[i].url ? " (run `kbpkg fetch` in the package "
-                                                       "folder: it downloads url sources)"
-                                                     : "");
+            rc = kbi_error_set_path(ctx, KB_ERR_NOT_FOUND, full, 0, 0, "source %s is missing%s",
+                                    s->sources[i].path,
+                                    s->sources[i].url ? " (run `kbpkg fetch` in the package "
+                                                        "folder: it downloads url sources)"
+                                                      : "");
         else
             rc = walk(ctx, out, m->dir, s->sources[i].path);
         free(full);
@@ -184,7 +184,7 @@ static int add_backend_sources(kb_ctx *ctx, kb_strv *out, const kb_manifest *m,
     return rc;
 }
 
-int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
+int kbi_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
 {
     static const char *const tops[] = {"kernel.yaml", "include",    "src",      "tests",
                                        "LICENSE",     "LICENSE.md", "README.md"};
@@ -203,7 +203,7 @@ int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
     for (size_t b = 0; !rc && b < KB_ARRAY_LEN(m->backends); b++)
         rc = add_backend_sources(ctx, out, m, &m->backends[b]);
     if (!rc)
-        kb_strv_sort(out);
+        kbi_strv_sort(out);
     if (!rc)
         rc = check_layout(ctx, m, out);
     return rc;
@@ -212,55 +212,55 @@ int kb_source_files(kb_ctx *ctx, kb_strv *out, const kb_manifest *m)
 /* Files that no build or package test reads: an edit to them must not rebuild any target. */
 static bool read_by_no_build(const char *rel)
 {
-    return kb_str_starts(rel, "README");
+    return kbi_str_starts(rel, "README");
 }
 
 static int digest_files(kb_ctx *ctx, char hex[65], const kb_manifest *m, bool build_inputs)
 {
     kb_strv files = KB_STRV_INIT;
-    int rc = kb_source_files(ctx, &files, m);
-    kb_sha256 *h = rc ? NULL : kb_sha256_new();
+    int rc = kbi_source_files(ctx, &files, m);
+    kb_sha256 *h = rc ? NULL : kbi_sha256_new();
     if (!rc && !h)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     for (size_t i = 0; !rc && i < files.len; i++) {
         if (build_inputs && read_by_no_build(files.items[i]))
             continue;
-        char *full = kb_path_join(m->dir, files.items[i]);
+        char *full = kbi_path_join(m->dir, files.items[i]);
         char file_hex[65];
         uint64_t size = 0;
-        rc = full ? kb_sha256_file(ctx, full, file_hex, &size) : kb_error_oom(ctx);
+        rc = full ? kbi_sha256_file(ctx, full, file_hex, &size) : kbi_error_oom(ctx);
         free(full);
         if (rc)
             break;
         char line[128];
         int n = snprintf(line, sizeof(line), "%llu", (unsigned long long)size);
-        kb_sha256_update(h, files.items[i], strlen(files.items[i]) + 1);
-        kb_sha256_update(h, line, (size_t)n + 1);
-        kb_sha256_update(h, file_hex, 64);
-        kb_sha256_update(h, "\n", 1);
+        kbi_sha256_update(h, files.items[i], strlen(files.items[i]) + 1);
+        kbi_sha256_update(h, line, (size_t)n + 1);
+        kbi_sha256_update(h, file_hex, 64);
+        kbi_sha256_update(h, "\n", 1);
     }
     if (h && !rc)
-        kb_sha256_finish(h, hex);
+        kbi_sha256_finish(h, hex);
     else if (h)
-        kb_sha256_free(h);
-    kb_strv_free(&files);
+        kbi_sha256_free(h);
+    kbi_strv_free(&files);
     return rc;
 }
 
-int kb_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+int kbi_source_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
 {
     return digest_files(ctx, hex, m, false);
 }
 
-int kb_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
+int kbi_build_inputs_digest(kb_ctx *ctx, char hex[65], const kb_manifest *m)
 {
     return digest_files(ctx, hex, m, true);
 }
 
-void kb_build_key(char hex[65], const char *source_digest, const char *target,
-                  const char *toolchain_id, const kb_strv *flags)
+void kbi_build_key(char hex[65], const char *source_digest, const char *target,
+                   const char *toolchain_id, const kb_strv *flags)
 {
-    kb_sha256 *h = kb_sha256_new();
+    kb_sha256 *h = kbi_sha256_new();
     if (!h) {
         hex[0] = '\0';
         return;
@@ -270,48 +270,48 @@ void kb_build_key(char hex[65], const char *source_digest, const char *target,
                               {"\ntoolchain:", toolchain_id},
                               {"\nflags:", ""}};
     for (size_t i = 0; i < KB_ARRAY_LEN(parts); i++) {
-        kb_sha256_update(h, parts[i][0], strlen(parts[i][0]));
-        kb_sha256_update(h, parts[i][1], strlen(parts[i][1]));
+        kbi_sha256_update(h, parts[i][0], strlen(parts[i][0]));
+        kbi_sha256_update(h, parts[i][1], strlen(parts[i][1]));
     }
     for (size_t i = 0; flags && i < flags->len; i++) {
-        kb_sha256_update(h, i ? " " : "", i ? 1 : 0);
-        kb_sha256_update(h, flags->items[i], strlen(flags->items[i]));
+        kbi_sha256_update(h, i ? " " : "", i ? 1 : 0);
+        kbi_sha256_update(h, flags->items[i], strlen(flags->items[i]));
     }
-    kb_sha256_update(h, "\n", 1);
-    kb_sha256_finish(h, hex);
+    kbi_sha256_update(h, "\n", 1);
+    kbi_sha256_finish(h, hex);
 }
 
-int kb_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
-                        const kb_plan_item *item, const char *source_digest)
+int kbi_target_build_key(char hex[65], kb_strv *flags_out, const kb_manifest *m,
+                         const kb_plan_item *item, const char *source_digest)
 {
     kb_strv flags = KB_STRV_INIT;
-    if (kb_compile_flags(m, item, &flags)) {
-        kb_strv_free(&flags);
+    if (kbi_compile_flags(m, item, &flags)) {
+        kbi_strv_free(&flags);
         return KB_ERR_NOMEM;
     }
-    kb_build_key(hex, source_digest, item->target, item->tc->id, &flags);
+    kbi_build_key(hex, source_digest, item->target, item->tc->id, &flags);
     if (flags_out)
         *flags_out = flags;
     else
-        kb_strv_free(&flags);
+        kbi_strv_free(&flags);
     return hex[0] ? 0 : KB_ERR_NOMEM;
 }
 
 static int copy_file(kb_ctx *ctx, const char *from, const char *to, unsigned mode)
 {
     kb_buf data = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, from, &data);
+    int rc = kbi_read_file(ctx, from, &data);
     if (!rc) {
-        char *dir = kb_strdup(to);
+        char *dir = kbi_strdup(to);
         char *slash = dir ? strrchr(dir, '/') : NULL;
         if (slash)
             *slash = '\0';
-        rc = dir ? kb_mkdir_p(ctx, dir, 0755) : kb_error_oom(ctx);
+        rc = dir ? kbi_mkdir_p(ctx, dir, 0755) : kbi_error_oom(ctx);
         free(dir);
     }
     if (!rc)
-        rc = kb_write_file_atomic(ctx, to, data.data, data.len, mode);
-    kb_buf_free(&data);
+        rc = kbi_write_file_atomic(ctx, to, data.data, data.len, mode);
+    kbi_buf_free(&data);
     return rc;
 }
 
@@ -330,7 +330,7 @@ static json_t *signatures_json(const kb_manifest *m)
     json_t *sigs = json_object();
     for (size_t i = 0; sigs && i < m->exports.len; i++)
         if (m->export_sigs[i].returns)
-            json_object_set_new(sigs, m->exports.items[i], kb_export_sig_json(&m->export_sigs[i]));
+            json_object_set_new(sigs, m->exports.items[i], kbi_export_sig_json(&m->export_sigs[i]));
     if (sigs && json_object_size(sigs) == 0) {
         json_decref(sigs);
         return NULL;
@@ -338,15 +338,15 @@ static json_t *signatures_json(const kb_manifest *m)
     return sigs;
 }
 
-int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
+int kbi_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
 {
     const kb_manifest *m = meta->manifest;
     char ver[160];
-    kb_pkg_version(&m->version, ver, sizeof(ver));
+    kbi_pkg_version(&m->version, ver, sizeof(ver));
     kb_strv exports = KB_STRV_INIT;
-    if (kb_manifest_backend_exports(m, meta->backend, &exports)) {
-        kb_strv_free(&exports);
-        return kb_error_oom(ctx);
+    if (kbi_manifest_backend_exports(m, meta->backend, &exports)) {
+        kbi_strv_free(&exports);
+        return kbi_error_oom(ctx);
     }
     json_t *root = json_pack(
         "{s:s, s:s, s:s, s:i, s:o, s:{s:s, s:s}, s:o, s:s, s:s, s:s?, s:s?}", "name", m->name,
@@ -354,39 +354,39 @@ int kb_write_kbpkg_json(kb_ctx *ctx, const char *path, const kb_pkg_meta *meta)
         "toolchain", "name", meta->toolchain->name, "version", meta->toolchain->version, "flags",
         strv_json(meta->flags), "source_digest", meta->source_digest, "build_key", meta->build_key,
         "glibc", meta->glibc, "glibcxx", meta->glibcxx);
-    kb_strv_free(&exports);
+    kbi_strv_free(&exports);
     if (!root)
-        return kb_error_set(ctx, KB_ERR_GENERIC, "cannot build kbpkg.json for %s", meta->target);
+        return kbi_error_set(ctx, KB_ERR_GENERIC, "cannot build kbpkg.json for %s", meta->target);
     json_t *sigs = signatures_json(m);
     if (sigs)
         json_object_set_new(root, "signatures", sigs);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
     if (!text)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_buf_printf(&b, "%s\n", text) ? kb_error_oom(ctx) : 0;
+    int rc = kbi_buf_printf(&b, "%s\n", text) ? kbi_error_oom(ctx) : 0;
     free(text);
     if (!rc)
-        rc = kb_write_file_atomic(ctx, path, b.data, b.len, 0644);
-    kb_buf_free(&b);
+        rc = kbi_write_file_atomic(ctx, path, b.data, b.len, 0644);
+    kbi_buf_free(&b);
     return rc;
 }
 
 /* include/<header>: the manifest's header keeps its place when it is under include/. */
 static char *header_member(const char *header)
 {
-    if (kb_str_starts(header, "include/"))
-        return kb_strdup(header);
+    if (kbi_str_starts(header, "include/"))
+        return kbi_strdup(header);
     const char *base = strrchr(header, '/');
-    return kb_asprintf("include/%s", base ? base + 1 : header);
+    return kbi_asprintf("include/%s", base ? base + 1 : header);
 }
 
 /* The quoted includes of a header: #include "x.h" (angle brackets are the system's). */
 static int quoted_includes(kb_ctx *ctx, const char *path, kb_strv *out)
 {
     kb_buf text = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, path, &text);
+    int rc = kbi_read_file(ctx, path, &text);
     for (const char *p = text.data; !rc && p && *p;) {
         size_t len = strcspn(p, "\n");
         const char *q = p;
@@ -401,13 +401,13 @@ static int quoted_includes(kb_ctx *ctx, const char *path, kb_strv *out)
                 const char *close =
                     open ? memchr(open + 1, '"', (size_t)(p + len - open - 1)) : NULL;
                 if (close &&
-                    kb_strv_push_owned(out, kb_strndup(open + 1, (size_t)(close - open - 1))))
-                    rc = kb_error_oom(ctx);
+                    kbi_strv_push_owned(out, kbi_strndup(open + 1, (size_t)(close - open - 1))))
+                    rc = kbi_error_oom(ctx);
             }
         }
         p += len + (p[len] == '\n');
     }
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     return rc;
 }
 
@@ -417,22 +417,22 @@ static char *resolve_include(const kb_manifest *m, const char *from, const char 
 {
     kb_strv dirs = KB_STRV_INIT;
     const char *slash = strrchr(from, '/');
-    kb_strv_push_owned(&dirs, slash ? kb_strndup(from, (size_t)(slash - from)) : kb_strdup("."));
-    kb_strv_push(&dirs, "include");
+    kbi_strv_push_owned(&dirs, slash ? kbi_strndup(from, (size_t)(slash - from)) : kbi_strdup("."));
+    kbi_strv_push(&dirs, "include");
     for (size_t i = 0; i < m->includes.len; i++)
-        kb_strv_push(&dirs, m->includes.items[i]);
+        kbi_strv_push(&dirs, m->includes.items[i]);
     char *found = NULL;
     for (size_t i = 0; i < dirs.len && !found; i++) {
-        char *rel = strcmp(dirs.items[i], ".") == 0 ? kb_strdup(name)
-                                                    : kb_asprintf("%s/%s", dirs.items[i], name);
-        char *full = rel && kb_package_path_ok(rel) ? kb_path_join(m->dir, rel) : NULL;
-        if (full && kb_path_exists(full) && !kb_is_dir(full))
+        char *rel = strcmp(dirs.items[i], ".") == 0 ? kbi_strdup(name)
+                                                    : kbi_asprintf("%s/%s", dirs.items[i], name);
+        char *full = rel && kbi_package_path_ok(rel) ? kbi_path_join(m->dir, rel) : NULL;
+        if (full && kbi_path_exists(full) && !kbi_is_dir(full))
             found = rel;
         else
             free(rel);
         free(full);
     }
-    kb_strv_free(&dirs);
+    kbi_strv_free(&dirs);
     return found;
 }
 
@@ -441,25 +441,25 @@ static char *resolve_include(const kb_manifest *m, const char *from, const char 
  * include the package does not hold is an error here, not in every consumer's build. */
 static int header_closure(kb_ctx *ctx, const kb_manifest *m, kb_strv *out)
 {
-    int rc = kb_strv_push(out, m->header) ? kb_error_oom(ctx) : 0;
+    int rc = kbi_strv_push(out, m->header) ? kbi_error_oom(ctx) : 0;
     for (size_t i = 0; !rc && i < out->len; i++) {
-        char *full = kb_path_join(m->dir, out->items[i]);
+        char *full = kbi_path_join(m->dir, out->items[i]);
         kb_strv inc = KB_STRV_INIT;
-        rc = full ? quoted_includes(ctx, full, &inc) : kb_error_oom(ctx);
+        rc = full ? quoted_includes(ctx, full, &inc) : kbi_error_oom(ctx);
         for (size_t j = 0; !rc && j < inc.len; j++) {
             char *rel = resolve_include(m, out->items[i], inc.items[j]);
             if (!rel)
-                rc = kb_error_set_path(ctx, KB_ERR_BUILD, full, 0, 0,
-                                       "%s includes \"%s\", which the package does not hold: a "
-                                       "consumer of the installed header could not compile it "
-                                       "(add it under include/)",
-                                       out->items[i], inc.items[j]);
-            else if (kb_strv_contains(out, rel))
+                rc = kbi_error_set_path(ctx, KB_ERR_BUILD, full, 0, 0,
+                                        "%s includes \"%s\", which the package does not hold: a "
+                                        "consumer of the installed header could not compile it "
+                                        "(add it under include/)",
+                                        out->items[i], inc.items[j]);
+            else if (kbi_strv_contains(out, rel))
                 free(rel);
-            else if (kb_strv_push_owned(out, rel))
-                rc = kb_error_oom(ctx);
+            else if (kbi_strv_push_owned(out, rel))
+                rc = kbi_error_oom(ctx);
         }
-        kb_strv_free(&inc);
+        kbi_strv_free(&inc);
         free(full);
     }
     return rc;
@@ -471,48 +471,48 @@ static int stage_headers(kb_ctx *ctx, const char *staging, const kb_manifest *m)
     int rc = header_closure(ctx, m, &headers);
     for (size_t i = 0; !rc && i < headers.len; i++) {
         char *member = header_member(headers.items[i]);
-        char *from = kb_path_join(m->dir, headers.items[i]);
-        char *to = member ? kb_path_join(staging, member) : NULL;
-        rc = (from && to) ? copy_file(ctx, from, to, 0644) : kb_error_oom(ctx);
+        char *from = kbi_path_join(m->dir, headers.items[i]);
+        char *to = member ? kbi_path_join(staging, member) : NULL;
+        rc = (from && to) ? copy_file(ctx, from, to, 0644) : kbi_error_oom(ctx);
         free(member);
         free(from);
         free(to);
     }
-    kb_strv_free(&headers);
+    kbi_strv_free(&headers);
     return rc;
 }
 
-int kb_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
-                      const char *lib_path)
+int kbi_stage_artifact(kb_ctx *ctx, const char *staging, const kb_pkg_meta *meta,
+                       const char *lib_path)
 {
     const kb_manifest *m = meta->manifest;
     char lib[128];
-    kb_lib_name(m->name, lib, sizeof(lib));
-    char *lib_dst = kb_asprintf("%s/lib/lib%s.so", staging, lib);
-    char *json = kb_path_join(staging, "kbpkg.json");
-    int rc = (!lib_dst || !json) ? kb_error_oom(ctx) : 0;
+    kbi_lib_name(m->name, lib, sizeof(lib));
+    char *lib_dst = kbi_asprintf("%s/lib/lib%s.so", staging, lib);
+    char *json = kbi_path_join(staging, "kbpkg.json");
+    int rc = (!lib_dst || !json) ? kbi_error_oom(ctx) : 0;
     if (!rc)
         rc = copy_file(ctx, lib_path, lib_dst, 0755);
     if (!rc && m->header)
         rc = stage_headers(ctx, staging, m);
     if (!rc) { /* the package header includes <kbpkg/kernel_abi.h>: a consumer needs it too */
-        char *include_root = kb_path_join(staging, "include");
-        rc = include_root ? kb_abi_header_write(ctx, include_root) : kb_error_oom(ctx);
+        char *include_root = kbi_path_join(staging, "include");
+        rc = include_root ? kbi_abi_header_write(ctx, include_root) : kbi_error_oom(ctx);
         free(include_root);
     }
     if (!rc) {
         const char *lic = m->license_file ? m->license_file : "LICENSE";
-        char *from = kb_path_join(m->dir, lic);
-        char *to = kb_path_join(staging, "LICENSE");
+        char *from = kbi_path_join(m->dir, lic);
+        char *to = kbi_path_join(staging, "LICENSE");
         if (!from || !to)
-            rc = kb_error_oom(ctx);
-        else if (kb_path_exists(from))
+            rc = kbi_error_oom(ctx);
+        else if (kbi_path_exists(from))
             rc = copy_file(ctx, from, to, 0644);
         free(from);
         free(to);
     }
     if (!rc)
-        rc = kb_write_kbpkg_json(ctx, json, meta);
+        rc = kbi_write_kbpkg_json(ctx, json, meta);
     free(lib_dst);
     free(json);
     return rc;
@@ -538,22 +538,22 @@ static int parse_dep_file(kb_ctx *ctx, const char *text, kb_strv *out)
             continue;
         }
         if (*p == '\\' && p[1] == ' ') {
-            kb_buf_append(&tok, " ", 1);
+            kbi_buf_append(&tok, " ", 1);
             p++;
             continue;
         }
         if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n') {
-            if (tok.len && kb_strv_push(out, tok.data))
-                rc = kb_error_oom(ctx);
-            kb_buf_reset(&tok);
+            if (tok.len && kbi_strv_push(out, tok.data))
+                rc = kbi_error_oom(ctx);
+            kbi_buf_reset(&tok);
             /* a second rule (from -MP, or nvcc's) ends the first */
             if (*p == '\0' || (*p == '\n' && p[1] != ' ' && p[1] != '\t'))
                 break;
             continue;
         }
-        kb_buf_append(&tok, p, 1);
+        kbi_buf_append(&tok, p, 1);
     }
-    kb_buf_free(&tok);
+    kbi_buf_free(&tok);
     return rc;
 }
 
@@ -564,7 +564,7 @@ static int check_one_dependency(kb_ctx *ctx, const kb_manifest *m, const char *p
                                 const char *parent_abs, const char *deps_abs, const char *work_abs,
                                 const kb_strv *files, const char *obj, const char *dep)
 {
-    char *joined = dep[0] == '/' ? kb_strdup(dep) : kb_path_join(pkg_abs, dep);
+    char *joined = dep[0] == '/' ? kbi_strdup(dep) : kbi_path_join(pkg_abs, dep);
     char *real = joined ? realpath(joined, NULL) : NULL;
     free(joined);
     if (!real)
@@ -579,25 +579,25 @@ static int check_one_dependency(kb_ctx *ctx, const kb_manifest *m, const char *p
     size_t n = strlen(pkg_abs), pn = strlen(parent_abs);
     int rc = 0;
     if (strncmp(real, pkg_abs, n) == 0 && real[n] == '/') {
-        if (!kb_strv_contains(files, real + n + 1))
-            rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                                   "%s reads %s, which the source artifact leaves out: a build "
-                                   "from the published source would fail (move it under "
-                                   "include/ or src/, or list it in files:)",
-                                   obj, real + n + 1);
+        if (!kbi_strv_contains(files, real + n + 1))
+            rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                    "%s reads %s, which the source artifact leaves out: a build "
+                                    "from the published source would fail (move it under "
+                                    "include/ or src/, or list it in files:)",
+                                    obj, real + n + 1);
     } else if (pn > 1 && strncmp(real, parent_abs, pn) == 0 && real[pn] == '/') {
-        rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
-                               "%s reads %s, outside the package folder: the source artifact "
-                               "cannot carry it (vendor it under third_party/ or declare it in "
-                               "dependencies:)",
-                               obj, real);
+        rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, m->path, 0, 0,
+                                "%s reads %s, outside the package folder: the source artifact "
+                                "cannot carry it (vendor it under third_party/ or declare it in "
+                                "dependencies:)",
+                                obj, real);
     }
     free(real);
     return rc;
 }
 
-int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *work_dir,
-                              const char *deps_root)
+int kbi_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *work_dir,
+                               const char *deps_root)
 {
     char *deps_abs = deps_root ? realpath(deps_root, NULL) : NULL;
     char *work_abs = realpath(work_dir, NULL);
@@ -605,40 +605,40 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
     if (!pkg_abs) {
         free(deps_abs);
         free(work_abs);
-        return kb_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
+        return kbi_error_set_path(ctx, KB_ERR_IO, m->dir, 0, 0, "cannot resolve %s", m->dir);
     }
-    char *parent = kb_strdup(pkg_abs);
+    char *parent = kbi_strdup(pkg_abs);
     char *slash = parent ? strrchr(parent, '/') : NULL;
     if (slash)
         *slash = '\0';
     kb_strv files = KB_STRV_INIT;
-    int rc = parent ? kb_source_files(ctx, &files, m) : kb_error_oom(ctx);
-    char *objdir = rc ? NULL : kb_path_join(work_dir, "obj");
+    int rc = parent ? kbi_source_files(ctx, &files, m) : kbi_error_oom(ctx);
+    char *objdir = rc ? NULL : kbi_path_join(work_dir, "obj");
     DIR *d = objdir ? opendir(objdir) : NULL;
     struct dirent *e;
     while (!rc && d && (e = readdir(d))) {
-        if (!kb_str_ends(e->d_name, ".o.d"))
+        if (!kbi_str_ends(e->d_name, ".o.d"))
             continue;
-        char *path = kb_path_join(objdir, e->d_name);
+        char *path = kbi_path_join(objdir, e->d_name);
         kb_buf text = KB_BUF_INIT;
         kb_strv deps = KB_STRV_INIT;
-        rc = path ? kb_read_file(ctx, path, &text) : kb_error_oom(ctx);
+        rc = path ? kbi_read_file(ctx, path, &text) : kbi_error_oom(ctx);
         if (!rc && text.data)
             rc = parse_dep_file(ctx, text.data, &deps);
         /* "03-ln.cu.o.d" -> "ln.cu", the source the message names */
-        char *src = kb_strndup(e->d_name + 3, strlen(e->d_name) - 3 - 4);
+        char *src = kbi_strndup(e->d_name + 3, strlen(e->d_name) - 3 - 4);
         for (size_t i = 0; !rc && i < deps.len; i++)
             rc = check_one_dependency(ctx, m, pkg_abs, parent ? parent : "", deps_abs, work_abs,
                                       &files, src ? src : e->d_name, deps.items[i]);
         free(src);
-        kb_strv_free(&deps);
-        kb_buf_free(&text);
+        kbi_strv_free(&deps);
+        kbi_buf_free(&text);
         free(path);
     }
     if (d)
         closedir(d);
     free(objdir);
-    kb_strv_free(&files);
+    kbi_strv_free(&files);
     free(parent);
     free(pkg_abs);
     free(deps_abs);
@@ -651,36 +651,36 @@ int kb_check_dependency_lists(kb_ctx *ctx, const kb_manifest *m, const char *wor
 static int source_artifact_key(kb_ctx *ctx, char hex[65], const kb_manifest *m,
                                const kb_strv *files, const char *source_digest, int64_t epoch)
 {
-    kb_sha256 *h = kb_sha256_new();
+    kb_sha256 *h = kbi_sha256_new();
     if (!h)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     char head[256];
     int n =
         snprintf(head, sizeof(head), "source:%s\nepoch:%lld\nwriter:%d %d %u\nexec:", source_digest,
                  (long long)epoch, KB_ARCHIVE_ZSTD_LEVEL, KB_ARCHIVE_ZSTD_LEVEL_LARGE,
                  KB_ARCHIVE_ZSTD_SMALL);
-    kb_sha256_update(h, head, (size_t)n);
+    kbi_sha256_update(h, head, (size_t)n);
     for (size_t i = 0; i < files->len; i++) {
-        char *full = kb_path_join(m->dir, files->items[i]);
+        char *full = kbi_path_join(m->dir, files->items[i]);
         struct stat st;
         if (!full || stat(full, &st) != 0) {
             free(full);
-            kb_sha256_free(h);
-            return full ? kb_error_set_path(ctx, KB_ERR_IO, files->items[i], 0, 0, "cannot stat %s",
-                                            files->items[i])
-                        : kb_error_oom(ctx);
+            kbi_sha256_free(h);
+            return full ? kbi_error_set_path(ctx, KB_ERR_IO, files->items[i], 0, 0,
+                                             "cannot stat %s", files->items[i])
+                        : kbi_error_oom(ctx);
         }
         free(full);
-        kb_sha256_update(h, (st.st_mode & 0111) ? "x" : "-", 1);
+        kbi_sha256_update(h, (st.st_mode & 0111) ? "x" : "-", 1);
     }
-    kb_sha256_finish(h, hex);
+    kbi_sha256_finish(h, hex);
     return 0;
 }
 
 /* The sidecar "<artifact>.key" holds "<key> <sha256> <size>\n" of the artifact written for key. */
 static char *sidecar_path(const char *artifact)
 {
-    return kb_asprintf("%s.key", artifact);
+    return kbi_asprintf("%s.key", artifact);
 }
 
 /* The artifact at path was written for key and is still those bytes: reuse it. */
@@ -691,13 +691,13 @@ static bool source_artifact_current(kb_ctx *ctx, const char *path, const char *k
     kb_buf b = KB_BUF_INIT;
     char want_key[65], want_hex[65];
     unsigned long long want_size = 0;
-    bool ok = side && kb_path_exists(side) && kb_read_file(ctx, side, &b) == 0 && b.data &&
+    bool ok = side && kbi_path_exists(side) && kbi_read_file(ctx, side, &b) == 0 && b.data &&
               sscanf(b.data, "%64s %64s %llu", want_key, want_hex, &want_size) == 3 &&
-              strcmp(want_key, key) == 0 && kb_sha256_file(ctx, path, hex, size) == 0 &&
+              strcmp(want_key, key) == 0 && kbi_sha256_file(ctx, path, hex, size) == 0 &&
               strcmp(hex, want_hex) == 0 && *size == want_size;
     if (!ok)
         kb_ctx_clear_error(ctx); /* a missing or stale artifact is rewritten, not an error */
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(side);
     return ok;
 }
@@ -706,48 +706,48 @@ static int write_sidecar(kb_ctx *ctx, const char *path, const char *key, const c
                          uint64_t size)
 {
     char *side = sidecar_path(path);
-    char *text = kb_asprintf("%s %s %llu\n", key, hex, (unsigned long long)size);
-    int rc = side && text ? kb_write_file_atomic(ctx, side, text, strlen(text), 0644)
-                          : kb_error_oom(ctx);
+    char *text = kbi_asprintf("%s %s %llu\n", key, hex, (unsigned long long)size);
+    int rc = side && text ? kbi_write_file_atomic(ctx, side, text, strlen(text), 0644)
+                          : kbi_error_oom(ctx);
     free(side);
     free(text);
     return rc;
 }
 
-int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
-                             const kb_manifest *m, const char *out_dir, const char *source_digest,
-                             int64_t epoch)
+int kbi_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_t *size,
+                              const kb_manifest *m, const char *out_dir, const char *source_digest,
+                              int64_t epoch)
 {
     *out_path = NULL;
     kb_strv files = KB_STRV_INIT;
-    int rc = kb_source_files(ctx, &files, m);
+    int rc = kbi_source_files(ctx, &files, m);
     char key[65];
     if (!rc)
         rc = source_artifact_key(ctx, key, m, &files, source_digest, epoch);
-    char *name = rc ? NULL : kb_artifact_name(m, "source");
-    char *path = name ? kb_path_join(out_dir, name) : NULL;
+    char *name = rc ? NULL : kbi_artifact_name(m, "source");
+    char *path = name ? kbi_path_join(out_dir, name) : NULL;
     if (!rc && !path)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc && source_artifact_current(ctx, path, key, hex, size)) {
         *out_path = path;
         free(name);
-        kb_strv_free(&files);
+        kbi_strv_free(&files);
         return 0;
     }
     kb_archive_member *members = rc ? NULL : calloc(files.len + 1, sizeof(*members));
     char **paths = members ? calloc(files.len + 1, sizeof(*paths)) : NULL;
     if (!rc && (!members || !paths))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     for (size_t i = 0; !rc && i < files.len; i++) {
-        paths[i] = kb_path_join(m->dir, files.items[i]);
+        paths[i] = kbi_path_join(m->dir, files.items[i]);
         members[i].archive_path = files.items[i];
         members[i].file_path = paths[i];
         if (!paths[i])
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
     }
     kb_archive_result res;
     if (!rc)
-        rc = kb_archive_write_members(&res, ctx, path, members, files.len, epoch);
+        rc = kbi_archive_write_members(&res, ctx, path, members, files.len, epoch);
     if (!rc)
         rc = write_sidecar(ctx, path, key, res.sha256, res.size);
     if (!rc) {
@@ -762,6 +762,6 @@ int kb_write_source_artifact(kb_ctx *ctx, char **out_path, char hex[65], uint64_
     free(members);
     free(name);
     free(path);
-    kb_strv_free(&files);
+    kbi_strv_free(&files);
     return rc;
 }

@@ -13,12 +13,12 @@ static bool backend_filter_matches(const char *target, const char *filter)
     if (strncmp(target, filter, n) != 0 || target[n] < '0' || target[n] > '9')
         return false;
     for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
-        if (strcmp(filter, kb_backend_name((kb_backend)b)) == 0)
+        if (strcmp(filter, kbi_backend_name((kb_backend)b)) == 0)
             return true;
     return false;
 }
 
-bool kb_target_matches(const char *target, const char *filter)
+bool kbi_target_matches(const char *target, const char *filter)
 {
     size_t n = strlen(filter);
     return (strncmp(target, filter, n) == 0 && (target[n] == '\0' || target[n] == '-')) ||
@@ -30,7 +30,7 @@ static bool wanted(const char *target, const char *const *filters, size_t count)
     if (count == 0)
         return true;
     for (size_t i = 0; i < count; i++)
-        if (kb_target_matches(target, filters[i]))
+        if (kbi_target_matches(target, filters[i]))
             return true;
     return false;
 }
@@ -57,13 +57,13 @@ static char *requirement_unmet(const kb_requirement *req, const kb_toolchain *tc
     /* hip-clang's ROCm is that of the HIP headers and device libraries it compiles with
      * (Debian 12's: 5.2), not its clang version */
     const char *have = tc->hip_headers ? tc->hip_headers : tc->version;
-    if (!req || !req->min || !have || kb_version_compare(have, req->min) >= 0)
+    if (!req || !req->min || !have || kbi_version_compare(have, req->min) >= 0)
         return NULL;
     if (tc->hip_headers)
-        return kb_asprintf("the package requires rocm >= %s; %s here compiles with HIP %s headers",
-                           req->min, tc->name, have);
-    return kb_asprintf("the package requires %s >= %s; %s here is %s", kb_backend_name(tc->backend),
-                       req->min, tc->name, tc->version);
+        return kbi_asprintf("the package requires rocm >= %s; %s here compiles with HIP %s headers",
+                            req->min, tc->name, have);
+    return kbi_asprintf("the package requires %s >= %s; %s here is %s",
+                        kbi_backend_name(tc->backend), req->min, tc->name, tc->version);
 }
 
 static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const char *arch,
@@ -89,9 +89,9 @@ static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const ch
             return 0; /* declared twice (cpu host level == v2 fallback): keep one */
     p->count++;
     if (!tc)
-        it->skip = kb_strdup("no toolchain for this backend");
-    else if (!kb_toolchain_can_build(tc, arch))
-        it->skip = kb_toolchain_cannot_build(tc, arch);
+        it->skip = kbi_strdup("no toolchain for this backend");
+    else if (!kbi_toolchain_can_build(tc, arch))
+        it->skip = kbi_toolchain_cannot_build(tc, arch);
     else if (!(it->skip = requirement_unmet(req, tc)))
         it->tc = tc;
     return (it->skip || it->tc) ? 0 : KB_ERR_NOMEM;
@@ -100,7 +100,7 @@ static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const ch
 /* "sm_80" or "compute_80" -> "compute_80". */
 static void ptx_arch(char *out, size_t size, const char *ptx)
 {
-    if (kb_str_starts(ptx, "sm_"))
+    if (kbi_str_starts(ptx, "sm_"))
         snprintf(out, size, "compute_%s", ptx + 3);
     else
         snprintf(out, size, "%s", ptx);
@@ -119,7 +119,7 @@ static int add_cpu_items(kb_plan *p, const kb_backend_spec *spec, const kb_toolc
         return rc;
     if (strcmp(host->arch, "x86_64") == 0) {
         const char *level =
-            kb_str_starts(host->cpu_level, "x86_64_v") && strcmp(host->cpu_level, "x86_64_v1") != 0
+            kbi_str_starts(host->cpu_level, "x86_64_v") && strcmp(host->cpu_level, "x86_64_v1") != 0
                 ? host->cpu_level
                 : "x86_64_v2";
         rc = add_item(p, host, KB_BACKEND_CPU, level, cc, req);
@@ -139,7 +139,7 @@ static int add_rocm_items(kb_plan *p, const kb_backend_spec *spec, const kb_tool
     int rc = 0;
     for (size_t i = 0; !rc && i < spec->archs.len; i++) {
         const char *arch = spec->archs.items[i];
-        if (kb_rocm5_era_arch(arch))
+        if (kbi_rocm5_era_arch(arch))
             rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->tc[KB_BACKEND_ROCM], req);
         if (!rc)
             rc = add_item(p, host, KB_BACKEND_ROCM, arch, &tcs->hip_clang, req);
@@ -177,8 +177,8 @@ static int add_backend_items(kb_plan *p, const kb_manifest *m, kb_backend b,
     }
 }
 
-int kb_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolchains *tcs,
-                 const kb_plan_host *host, const char *const *filters, size_t filter_count)
+int kbi_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolchains *tcs,
+                  const kb_plan_host *host, const char *const *filters, size_t filter_count)
 {
     memset(out, 0, sizeof(*out));
     kb_plan all = {NULL, 0};
@@ -186,22 +186,22 @@ int kb_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolc
                                        KB_BACKEND_CPU};
     for (size_t i = 0; i < KB_ARRAY_LEN(order); i++)
         if (add_backend_items(&all, m, order[i], tcs, host)) {
-            kb_plan_free(&all);
-            return kb_error_oom(ctx);
+            kbi_plan_free(&all);
+            return kbi_error_oom(ctx);
         }
     for (size_t f = 0; f < filter_count; f++) {
         bool hit = false;
         for (size_t i = 0; i < all.count && !hit; i++)
-            hit = kb_target_matches(all.items[i].target, filters[f]);
+            hit = kbi_target_matches(all.items[i].target, filters[f]);
         if (!hit) {
             kb_buf declared = KB_BUF_INIT;
             for (size_t i = 0; i < all.count; i++)
-                kb_buf_printf(&declared, "%s%s", i ? ", " : "", all.items[i].target);
-            int rc =
-                kb_error_set(ctx, KB_ERR_TARGET, "target '%s' is not declared by %s (declared: %s)",
-                             filters[f], m->name, declared.data ? declared.data : "none");
-            kb_buf_free(&declared);
-            kb_plan_free(&all);
+                kbi_buf_printf(&declared, "%s%s", i ? ", " : "", all.items[i].target);
+            int rc = kbi_error_set(ctx, KB_ERR_TARGET,
+                                   "target '%s' is not declared by %s (declared: %s)", filters[f],
+                                   m->name, declared.data ? declared.data : "none");
+            kbi_buf_free(&declared);
+            kbi_plan_free(&all);
             return rc;
         }
     }
@@ -218,7 +218,7 @@ int kb_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_toolc
     return 0;
 }
 
-void kb_plan_free(kb_plan *p)
+void kbi_plan_free(kb_plan *p)
 {
     for (size_t i = 0; i < p->count; i++)
         free(p->items[i].skip);

@@ -34,13 +34,13 @@ static bool generic_isa_version(const char *arch, unsigned *out)
     return true;
 }
 
-bool kb_gfx_isa_version(const char *arch, unsigned *out)
+bool kbi_gfx_isa_version(const char *arch, unsigned *out)
 {
     /* gfxMMmS / gfxMmS with hex-ish minor/stepping: gfx1100 -> 11.0.0 -> 11000,
      * gfx90a -> 9.0.10 -> 9010, gfx1030 -> 10300 (the value in oclc_isa_version_1030.bc). */
-    if (!kb_str_starts(arch, "gfx"))
+    if (!kbi_str_starts(arch, "gfx"))
         return false;
-    if (kb_str_ends(arch, "-generic"))
+    if (kbi_str_ends(arch, "-generic"))
         return generic_isa_version(arch, out);
     const char *d = arch + 3;
     size_t n = strlen(d);
@@ -65,20 +65,20 @@ static int link_originals(kb_ctx *ctx, const char *libs, const char *dir)
 {
     DIR *d = opendir(libs);
     if (!d)
-        return kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, libs, 0, 0,
-                                 "cannot read the ROCm device libraries in %s: %s", libs,
-                                 strerror(errno));
+        return kbi_error_set_path(ctx, KB_ERR_TOOLCHAIN, libs, 0, 0,
+                                  "cannot read the ROCm device libraries in %s: %s", libs,
+                                  strerror(errno));
     int rc = 0;
     struct dirent *e;
     while (!rc && (e = readdir(d))) {
-        if (!kb_str_ends(e->d_name, ".bc"))
+        if (!kbi_str_ends(e->d_name, ".bc"))
             continue;
-        char *src = kb_path_join(libs, e->d_name), *dst = kb_path_join(dir, e->d_name);
+        char *src = kbi_path_join(libs, e->d_name), *dst = kbi_path_join(dir, e->d_name);
         if (!src || !dst)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         else if (symlink(src, dst) != 0 && errno != EEXIST)
-            rc = kb_error_set_path(ctx, KB_ERR_IO, dst, 0, 0, "cannot link %s: %s", dst,
-                                   strerror(errno));
+            rc = kbi_error_set_path(ctx, KB_ERR_IO, dst, 0, 0, "cannot link %s: %s", dst,
+                                    strerror(errno));
         free(src);
         free(dst);
     }
@@ -92,26 +92,26 @@ static int link_originals(kb_ctx *ctx, const char *libs, const char *dir)
 static int generate_constant_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char *dir,
                                      const char *stem, const char *symbol, unsigned value)
 {
-    char *ll = kb_asprintf("%s/%s.ll", dir, stem);
-    char *bc = kb_asprintf("%s/%s.bc", dir, stem);
-    char *text = kb_asprintf("target triple = \"amdgcn-amd-amdhsa\"\n\n"
-                             "@%s = linkonce_odr protected local_unnamed_addr addrspace(4) "
-                             "constant i32 %u, align 4\n",
-                             symbol, value);
-    int rc = (!ll || !bc || !text) ? kb_error_oom(ctx) : 0;
+    char *ll = kbi_asprintf("%s/%s.ll", dir, stem);
+    char *bc = kbi_asprintf("%s/%s.bc", dir, stem);
+    char *text = kbi_asprintf("target triple = \"amdgcn-amd-amdhsa\"\n\n"
+                              "@%s = linkonce_odr protected local_unnamed_addr addrspace(4) "
+                              "constant i32 %u, align 4\n",
+                              symbol, value);
+    int rc = (!ll || !bc || !text) ? kbi_error_oom(ctx) : 0;
     if (!rc)
-        rc = kb_write_file_atomic(ctx, ll, text, strlen(text), 0644);
+        rc = kbi_write_file_atomic(ctx, ll, text, strlen(text), 0644);
     if (!rc) {
         unlink(bc); /* a symlink of a same-named original must not be written through */
         const char *argv[] = {
             hip->clang, "-cc1", "-triple", "amdgcn-amd-amdhsa", "-emit-llvm-bc", ll,
             "-o",       bc,     NULL};
         kb_proc_result r;
-        rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
+        rc = kbi_proc_run(ctx, &r, argv, NULL, 60000);
         if (!rc && r.exit_code != 0)
-            rc = kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, bc, 0, 0, "%s: cannot generate %s: %s",
-                                   hip->clang, bc, r.output.data);
-        kb_proc_result_free(&r);
+            rc = kbi_error_set_path(ctx, KB_ERR_TOOLCHAIN, bc, 0, 0, "%s: cannot generate %s: %s",
+                                    hip->clang, bc, r.output.data);
+        kbi_proc_result_free(&r);
     }
     free(ll);
     free(bc);
@@ -123,11 +123,11 @@ static int generate_isa_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char
                                 const char *arch)
 {
     unsigned isa;
-    if (!kb_gfx_isa_version(arch, &isa))
-        return kb_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot derive the ISA version of %s", arch);
-    char *stem = kb_asprintf("oclc_isa_version_%s", arch + 3);
+    if (!kbi_gfx_isa_version(arch, &isa))
+        return kbi_error_set(ctx, KB_ERR_TOOLCHAIN, "cannot derive the ISA version of %s", arch);
+    char *stem = kbi_asprintf("oclc_isa_version_%s", arch + 3);
     int rc = stem ? generate_constant_bitcode(ctx, hip, dir, stem, "__oclc_ISA_version", isa)
-                  : kb_error_oom(ctx);
+                  : kbi_error_oom(ctx);
     free(stem);
     return rc;
 }
@@ -135,56 +135,56 @@ static int generate_isa_bitcode(kb_ctx *ctx, const kb_toolchain *hip, const char
 /* Every function a clang-compiled HIP kernel library calls for its launches (registration,
  * the <<<>>> call configuration, hipLaunchKernel) and the error/attribute calls the kernels
  * make. A call outside this list fails the link (-z defs) naming the symbol. */
-const char *const kb_hip_stub_symbols[] = {"__hipPushCallConfiguration",
-                                           "__hipPopCallConfiguration",
-                                           "__hipRegisterFatBinary",
-                                           "__hipUnregisterFatBinary",
-                                           "__hipRegisterFunction",
-                                           "__hipRegisterVar",
-                                           "__hipRegisterManagedVar",
-                                           "hipLaunchKernel",
-                                           "hipGetLastError",
-                                           "hipPeekAtLastError",
-                                           "hipGetErrorString",
-                                           "hipGetErrorName",
-                                           "hipFuncSetAttribute",
-                                           "hipFuncGetAttributes",
-                                           "hipGetDevice",
-                                           "hipDeviceGetAttribute",
-                                           NULL};
+const char *const kbi_hip_stub_symbols[] = {"__hipPushCallConfiguration",
+                                            "__hipPopCallConfiguration",
+                                            "__hipRegisterFatBinary",
+                                            "__hipUnregisterFatBinary",
+                                            "__hipRegisterFunction",
+                                            "__hipRegisterVar",
+                                            "__hipRegisterManagedVar",
+                                            "hipLaunchKernel",
+                                            "hipGetLastError",
+                                            "hipPeekAtLastError",
+                                            "hipGetErrorString",
+                                            "hipGetErrorName",
+                                            "hipFuncSetAttribute",
+                                            "hipFuncGetAttributes",
+                                            "hipGetDevice",
+                                            "hipDeviceGetAttribute",
+                                            NULL};
 
 /* libamdhip64.so.<major>: the soname the ROCm <major> runtime has, exporting the launch API
  * as empty functions. Linking against it records DT_NEEDED libamdhip64.so.<major> and
  * unversioned references, which bind to whatever version the real runtime defines. */
 static int generate_hip_stub(kb_ctx *ctx, const kb_toolchain *hip, const char *dir)
 {
-    char *lib = kb_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
-    char *tmp = kb_asprintf("%s/.libamdhip64.so.%u.tmp", dir, hip->hip_major);
-    char *src = kb_asprintf("%s/hip_stub.c", dir);
-    char *soname = kb_asprintf("-Wl,-soname,libamdhip64.so.%u", hip->hip_major);
+    char *lib = kbi_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
+    char *tmp = kbi_asprintf("%s/.libamdhip64.so.%u.tmp", dir, hip->hip_major);
+    char *src = kbi_asprintf("%s/hip_stub.c", dir);
+    char *soname = kbi_asprintf("-Wl,-soname,libamdhip64.so.%u", hip->hip_major);
     kb_buf text = KB_BUF_INIT;
-    kb_buf_puts(&text, "/* generated by kbpkg: the HIP launch API, for linking only */\n");
-    for (size_t i = 0; kb_hip_stub_symbols[i]; i++)
-        kb_buf_printf(&text, "void %s(void);\nvoid %s(void) {}\n", kb_hip_stub_symbols[i],
-                      kb_hip_stub_symbols[i]);
-    int rc = (!lib || !tmp || !src || !soname || kb_buf_grow(&text, 0)) ? kb_error_oom(ctx) : 0;
+    kbi_buf_puts(&text, "/* generated by kbpkg: the HIP launch API, for linking only */\n");
+    for (size_t i = 0; kbi_hip_stub_symbols[i]; i++)
+        kbi_buf_printf(&text, "void %s(void);\nvoid %s(void) {}\n", kbi_hip_stub_symbols[i],
+                       kbi_hip_stub_symbols[i]);
+    int rc = (!lib || !tmp || !src || !soname || kbi_buf_grow(&text, 0)) ? kbi_error_oom(ctx) : 0;
     if (!rc)
-        rc = kb_write_file_atomic(ctx, src, text.data, text.len, 0644);
+        rc = kbi_write_file_atomic(ctx, src, text.data, text.len, 0644);
     if (!rc) {
         const char *argv[] = {hip->clang, "-x", "c", "-shared", "-fPIC", "-nostdlib",
                               soname,     "-o", tmp, src,       NULL};
         kb_proc_result r;
-        rc = kb_proc_run(ctx, &r, argv, NULL, 60000);
+        rc = kbi_proc_run(ctx, &r, argv, NULL, 60000);
         if (!rc && r.exit_code != 0)
-            rc = kb_error_set_path(ctx, KB_ERR_TOOLCHAIN, lib, 0, 0,
-                                   "%s: cannot build the HIP runtime stub %s: %s", hip->clang, lib,
-                                   r.output.data);
-        kb_proc_result_free(&r);
+            rc = kbi_error_set_path(ctx, KB_ERR_TOOLCHAIN, lib, 0, 0,
+                                    "%s: cannot build the HIP runtime stub %s: %s", hip->clang, lib,
+                                    r.output.data);
+        kbi_proc_result_free(&r);
     }
     if (!rc && rename(tmp, lib) != 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot write %s: %s", lib,
-                               strerror(errno));
-    kb_buf_free(&text);
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, lib, 0, 0, "cannot write %s: %s", lib,
+                                strerror(errno));
+    kbi_buf_free(&text);
     free(lib);
     free(tmp);
     free(src);
@@ -198,56 +198,56 @@ static int fill_overlay(kb_ctx *ctx, const kb_toolchain *hip, const char *dir)
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < hip->overlay_archs.len; i++) {
-        char *bc = kb_asprintf("%s/oclc_isa_version_%s.bc", dir, hip->overlay_archs.items[i] + 3);
-        bool have = bc && kb_path_exists(bc);
+        char *bc = kbi_asprintf("%s/oclc_isa_version_%s.bc", dir, hip->overlay_archs.items[i] + 3);
+        bool have = bc && kbi_path_exists(bc);
         free(bc);
         if (!have)
             rc = generate_isa_bitcode(ctx, hip, dir, hip->overlay_archs.items[i]);
     }
-    char *abi = kb_asprintf("%s/oclc_abi_version_600.bc", dir);
-    if (!rc && hip->overlay_abi6 && abi && !kb_path_exists(abi))
+    char *abi = kbi_asprintf("%s/oclc_abi_version_600.bc", dir);
+    if (!rc && hip->overlay_abi6 && abi && !kbi_path_exists(abi))
         rc = generate_constant_bitcode(ctx, hip, dir, "oclc_abi_version_600", "__oclc_ABI_version",
                                        600);
     free(abi);
-    char *stub = kb_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
-    if (!rc && hip->hip_stub && stub && !kb_path_exists(stub))
+    char *stub = kbi_asprintf("%s/libamdhip64.so.%u", dir, hip->hip_major);
+    if (!rc && hip->hip_stub && stub && !kbi_path_exists(stub))
         rc = generate_hip_stub(ctx, hip, dir);
     free(stub);
     return rc;
 }
 
-int kb_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char *cache_dir)
+int kbi_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const char *cache_dir)
 {
     *out = NULL;
     if (!hip->clang)
-        return kb_error_set(ctx, KB_ERR_TOOLCHAIN,
-                            "%s lacks oclc_isa_version_%s.bc and hipcc's clang was not found to "
-                            "generate it",
-                            hip->device_libs,
-                            hip->overlay_archs.len ? hip->overlay_archs.items[0] + 3 : "?");
+        return kbi_error_set(ctx, KB_ERR_TOOLCHAIN,
+                             "%s lacks oclc_isa_version_%s.bc and hipcc's clang was not found to "
+                             "generate it",
+                             hip->device_libs,
+                             hip->overlay_archs.len ? hip->overlay_archs.items[0] + 3 : "?");
     /* One overlay per (device-lib folder, clang): the folder name says which. */
     char key[65];
-    char *seed = kb_asprintf("%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
+    char *seed = kbi_asprintf("%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
     if (!seed)
-        return kb_error_oom(ctx);
-    kb_sha256_hex(seed, strlen(seed), key);
+        return kbi_error_oom(ctx);
+    kbi_sha256_hex(seed, strlen(seed), key);
     free(seed);
-    char *dir = kb_asprintf("%s/rocm-device-libs/%.16s", cache_dir, key);
-    char *lockpath = dir ? kb_asprintf("%s.lock", dir) : NULL;
+    char *dir = kbi_asprintf("%s/rocm-device-libs/%.16s", cache_dir, key);
+    char *lockpath = dir ? kbi_asprintf("%s.lock", dir) : NULL;
     if (!dir || !lockpath) {
         free(dir);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
-    int rc = kb_mkdir_p(ctx, dir, 0755);
+    int rc = kbi_mkdir_p(ctx, dir, 0755);
     kb_lock lock = {-1};
     if (!rc)
-        rc = kb_lock_acquire(ctx, &lock, lockpath);
+        rc = kbi_lock_acquire(ctx, &lock, lockpath);
     if (!rc)
         rc = link_originals(ctx, hip->device_libs, dir);
     if (!rc)
         rc = fill_overlay(ctx, hip, dir);
     if (lock.fd >= 0)
-        kb_lock_release(&lock);
+        kbi_lock_release(&lock);
     free(lockpath);
     if (rc) {
         free(dir);

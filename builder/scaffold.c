@@ -116,21 +116,21 @@ static int write_scaffold_file(kb_ctx *ctx, const char *dir, const scaffold_file
     char rel[256];
     snprintf(rel, sizeof(rel), f->path, ident);
     kb_buf text = KB_BUF_INIT;
-    int rc = kb_buf_printf(&text, f->text, name, ident, upper) ? kb_error_oom(ctx) : 0;
-    char *path = kb_path_join(dir, rel);
-    char *parent = path ? kb_strdup(path) : NULL;
+    int rc = kbi_buf_printf(&text, f->text, name, ident, upper) ? kbi_error_oom(ctx) : 0;
+    char *path = kbi_path_join(dir, rel);
+    char *parent = path ? kbi_strdup(path) : NULL;
     char *slash = parent ? strrchr(parent, '/') : NULL;
     if (!rc && !slash)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc) {
         *slash = '\0';
-        rc = kb_mkdir_p(ctx, parent, 0755);
+        rc = kbi_mkdir_p(ctx, parent, 0755);
     }
     if (!rc)
-        rc = kb_write_file_atomic(ctx, path, text.data, text.len, 0644);
+        rc = kbi_write_file_atomic(ctx, path, text.data, text.len, 0644);
     free(parent);
     free(path);
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     return rc;
 }
 #pragma GCC diagnostic pop
@@ -139,15 +139,15 @@ KB_EXTERN int kb_package_new(kb_ctx *ctx, const char *name, const char *dir)
 {
     char why[128];
     if (!valid_package_name(name, why, sizeof(why)))
-        return kb_error_set(ctx, KB_ERR_INVALID, "bad package name '%s': %s", name, why);
-    char *yaml = kb_path_join(dir, "kernel.yaml");
-    bool exists = yaml && kb_path_exists(yaml);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "bad package name '%s': %s", name, why);
+    char *yaml = kbi_path_join(dir, "kernel.yaml");
+    bool exists = yaml && kbi_path_exists(yaml);
     free(yaml);
     if (exists)
-        return kb_error_set_path(ctx, KB_ERR_EXISTS, dir, 0, 0,
-                                 "%s already holds a kernel.yaml; not overwriting it", dir);
+        return kbi_error_set_path(ctx, KB_ERR_EXISTS, dir, 0, 0,
+                                  "%s already holds a kernel.yaml; not overwriting it", dir);
     char ident[128], upper[128];
-    kb_lib_name(name, ident, sizeof(ident));
+    kbi_lib_name(name, ident, sizeof(ident));
     if (isdigit((unsigned char)ident[0])) { /* a C identifier cannot start with a digit */
         memmove(ident + 2, ident, strnlen(ident, sizeof(ident) - 3) + 1);
         ident[0] = 'k';
@@ -155,7 +155,7 @@ KB_EXTERN int kb_package_new(kb_ctx *ctx, const char *name, const char *dir)
     }
     for (size_t i = 0; i <= strlen(ident); i++)
         upper[i] = (char)toupper((unsigned char)ident[i]);
-    int rc = kb_mkdir_p(ctx, dir, 0755);
+    int rc = kbi_mkdir_p(ctx, dir, 0755);
     for (size_t i = 0; !rc && i < KB_ARRAY_LEN(scaffold_files); i++)
         rc = write_scaffold_file(ctx, dir, &scaffold_files[i], name, ident, upper);
     return rc;

@@ -27,14 +27,14 @@ static bool copy_version_token(const char *p, char *out, size_t size)
     return true;
 }
 
-bool kb_parse_nvcc_version(const char *text, char *out, size_t size)
+bool kbi_parse_nvcc_version(const char *text, char *out, size_t size)
 {
     /* "Cuda compilation tools, release 13.0, V13.0.88" */
     const char *p = text ? strstr(text, "release ") : NULL;
     return p && copy_version_token(p + strlen("release "), out, size);
 }
 
-bool kb_parse_hipcc_version(const char *text, char *out, size_t size)
+bool kbi_parse_hipcc_version(const char *text, char *out, size_t size)
 {
     /* "HIP version: 5.2.21153-0" */
     const char *p = text ? strstr(text, "HIP version:") : NULL;
@@ -46,7 +46,7 @@ bool kb_parse_hipcc_version(const char *text, char *out, size_t size)
     return copy_version_token(p, out, size);
 }
 
-bool kb_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t dir_size)
+bool kbi_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t dir_size)
 {
     const char *v = text ? strstr(text, "clang version ") : NULL;
     const char *d = text ? strstr(text, "InstalledDir: ") : NULL;
@@ -65,7 +65,7 @@ bool kb_parse_hipcc_clang(const char *text, unsigned *major, char *dir, size_t d
     return *major > 0;
 }
 
-bool kb_parse_cc_version(const char *text, char *out, size_t size)
+bool kbi_parse_cc_version(const char *text, char *out, size_t size)
 {
     if (!text)
         return false;
@@ -84,7 +84,7 @@ bool kb_parse_cc_version(const char *text, char *out, size_t size)
     return found && strchr(out, '.') != NULL;
 }
 
-int kb_parse_nvcc_arch_list(const char *text, kb_strv *out)
+int kbi_parse_nvcc_arch_list(const char *text, kb_strv *out)
 {
     const char *p = text;
     while (p && *p) {
@@ -93,11 +93,11 @@ int kb_parse_nvcc_arch_list(const char *text, kb_strv *out)
         size_t n = 0;
         while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_'))
             n++;
-        if (n && n < 32 && (kb_str_starts(p, "sm_") || kb_str_starts(p, "compute_"))) {
+        if (n && n < 32 && (kbi_str_starts(p, "sm_") || kbi_str_starts(p, "compute_"))) {
             char tok[32];
             memcpy(tok, p, n);
             tok[n] = '\0';
-            if (!kb_strv_contains(out, tok) && kb_strv_push(out, tok))
+            if (!kbi_strv_contains(out, tok) && kbi_strv_push(out, tok))
                 return KB_ERR_NOMEM;
         }
         p += n;
@@ -105,28 +105,28 @@ int kb_parse_nvcc_arch_list(const char *text, kb_strv *out)
     return 0;
 }
 
-int kb_nvcc_add_arch_specific(kb_strv *archs)
+int kbi_nvcc_add_arch_specific(kb_strv *archs)
 {
     /* nvcc --list-gpu-code names only base archs, but every arch from sm_90 on also has an
      * arch-specific variant (sm_90a: wgmma, setmaxnreg) that the same nvcc builds. */
     size_t n = archs->len;
     for (size_t i = 0; i < n; i++) {
         const char *a = archs->items[i];
-        const char *num = kb_str_starts(a, "sm_")        ? a + 3
-                          : kb_str_starts(a, "compute_") ? a + 8
-                                                         : NULL;
+        const char *num = kbi_str_starts(a, "sm_")        ? a + 3
+                          : kbi_str_starts(a, "compute_") ? a + 8
+                                                          : NULL;
         uint64_t v = 0;
-        if (!num || !kb_parse_u64(num, &v) || v < 90)
+        if (!num || !kbi_parse_u64(num, &v) || v < 90)
             continue;
         char variant[32];
         snprintf(variant, sizeof(variant), "%sa", a);
-        if (!kb_strv_contains(archs, variant) && kb_strv_push(archs, variant))
+        if (!kbi_strv_contains(archs, variant) && kbi_strv_push(archs, variant))
             return KB_ERR_NOMEM;
     }
     return 0;
 }
 
-int kb_nvcc_default_archs(unsigned major, kb_strv *out)
+int kbi_nvcc_default_archs(unsigned major, kb_strv *out)
 {
     /* What each CUDA major builds, for an nvcc too old for --list-gpu-code. */
     static const unsigned all[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
@@ -137,38 +137,38 @@ int kb_nvcc_default_archs(unsigned major, kb_strv *out)
         char sm[24], compute[24];
         snprintf(sm, sizeof(sm), "sm_%u", all[i]);
         snprintf(compute, sizeof(compute), "compute_%u", all[i]);
-        if (kb_strv_push(out, sm) || kb_strv_push(out, compute))
+        if (kbi_strv_push(out, sm) || kbi_strv_push(out, compute))
             return KB_ERR_NOMEM;
     }
     return 0;
 }
 
-int kb_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_strv *archs,
-                            kb_strv *overlay)
+int kbi_rocm_archs_from_libs(const kb_strv *file_names, unsigned clang_major, kb_strv *archs,
+                             kb_strv *overlay)
 {
     static const char prefix[] = "oclc_isa_version_";
     for (size_t i = 0; i < file_names->len; i++) {
         const char *f = file_names->items[i];
-        if (!kb_str_starts(f, prefix) || !kb_str_ends(f, ".bc"))
+        if (!kbi_str_starts(f, prefix) || !kbi_str_ends(f, ".bc"))
             continue;
         size_t n = strlen(f) - strlen(prefix) - 3;
         char arch[32];
         if (n == 0 || n > 8)
             continue;
         snprintf(arch, sizeof(arch), "gfx%.*s", (int)n, f + strlen(prefix));
-        if (!kb_strv_contains(archs, arch) && kb_strv_push(archs, arch))
+        if (!kbi_strv_contains(archs, arch) && kbi_strv_push(archs, arch))
             return KB_ERR_NOMEM;
     }
     /* RDNA3: clang 15 generates code for these but ROCm 5.2's device libs predate them; the
      * only arch-specific library is the one-constant isa-version file, which we generate. */
     static const char *const gfx11[] = {"gfx1100", "gfx1101", "gfx1102", "gfx1103"};
     for (size_t i = 0; clang_major >= 15 && i < KB_ARRAY_LEN(gfx11); i++) {
-        if (kb_strv_contains(archs, gfx11[i]))
+        if (kbi_strv_contains(archs, gfx11[i]))
             continue;
-        if (kb_strv_push(archs, gfx11[i]) || kb_strv_push(overlay, gfx11[i]))
+        if (kbi_strv_push(archs, gfx11[i]) || kbi_strv_push(overlay, gfx11[i]))
             return KB_ERR_NOMEM;
     }
-    kb_strv_sort(archs);
+    kbi_strv_sort(archs);
     return 0;
 }
 
@@ -194,18 +194,18 @@ static const struct {
  * but gfx9-4-generic, and the one Debian 12 ships (clang-19). */
 #define HIP_CLANG_MIN_MAJOR 19u
 
-int kb_hip_clang_archs(unsigned clang_major, kb_strv *out)
+int kbi_hip_clang_archs(unsigned clang_major, kb_strv *out)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(hip_clang_archs); i++)
         if (hip_clang_archs[i].since <= clang_major &&
-            !kb_strv_contains(out, hip_clang_archs[i].arch) &&
-            kb_strv_push(out, hip_clang_archs[i].arch))
+            !kbi_strv_contains(out, hip_clang_archs[i].arch) &&
+            kbi_strv_push(out, hip_clang_archs[i].arch))
             return KB_ERR_NOMEM;
-    kb_strv_sort(out);
+    kbi_strv_sort(out);
     return 0;
 }
 
-bool kb_rocm5_era_arch(const char *arch)
+bool kbi_rocm5_era_arch(const char *arch)
 {
     char base[24];
     size_t n = strcspn(arch, ":");
@@ -214,65 +214,66 @@ bool kb_rocm5_era_arch(const char *arch)
     memcpy(base, arch, n);
     base[n] = '\0';
     unsigned isa;
-    return !strstr(base, "generic") && kb_gfx_isa_version(base, &isa) && isa < 11500;
+    return !strstr(base, "generic") && kbi_gfx_isa_version(base, &isa) && isa < 11500;
 }
 
-char *kb_toolchain_cannot_build(const kb_toolchain *tc, const char *arch)
+char *kbi_toolchain_cannot_build(const kb_toolchain *tc, const char *arch)
 {
     if (!tc->found)
-        return kb_strdup(tc->note ? tc->note : "no toolchain for this backend");
+        return kbi_strdup(tc->note ? tc->note : "no toolchain for this backend");
     if (tc->hip_stub) {
         unsigned major = (unsigned)strtoul(tc->version, NULL, 10);
         for (size_t i = 0; i < KB_ARRAY_LEN(hip_clang_archs); i++)
             if (strcmp(hip_clang_archs[i].arch, arch) == 0 && hip_clang_archs[i].since > major)
-                return kb_asprintf("%s %s cannot build %s: clang learned it in %u, and Debian 12's "
-                                   "newest clang is 19 (set build.hip_clang to a clang %u or "
-                                   "newer)",
-                                   tc->name, tc->version, arch, hip_clang_archs[i].since,
-                                   hip_clang_archs[i].since);
+                return kbi_asprintf(
+                    "%s %s cannot build %s: clang learned it in %u, and Debian 12's "
+                    "newest clang is 19 (set build.hip_clang to a clang %u or "
+                    "newer)",
+                    tc->name, tc->version, arch, hip_clang_archs[i].since,
+                    hip_clang_archs[i].since);
     }
-    if (tc->backend == KB_BACKEND_ROCM && !tc->hip_stub && !kb_rocm5_era_arch(arch))
-        return kb_asprintf("%s %s cannot build %s: ROCm 5 predates it (the rocm6 target is built "
-                           "with hip-clang)",
-                           tc->name, tc->version, arch);
+    if (tc->backend == KB_BACKEND_ROCM && !tc->hip_stub && !kbi_rocm5_era_arch(arch))
+        return kbi_asprintf("%s %s cannot build %s: ROCm 5 predates it (the rocm6 target is built "
+                            "with hip-clang)",
+                            tc->name, tc->version, arch);
     if (tc->backend == KB_BACKEND_ROCM && !tc->hip_stub)
-        return kb_asprintf("%s %s cannot build %s: its clang and ROCm %u device libraries do not "
-                           "know it (the rocm6 target is built with hip-clang)",
-                           tc->name, tc->version, arch, tc->hip_major);
-    return kb_asprintf("%s %s cannot build %s", tc->name, tc->version, arch);
+        return kbi_asprintf("%s %s cannot build %s: its clang and ROCm %u device libraries do not "
+                            "know it (the rocm6 target is built with hip-clang)",
+                            tc->name, tc->version, arch, tc->hip_major);
+    return kbi_asprintf("%s %s cannot build %s", tc->name, tc->version, arch);
 }
 
-int kb_cpu_levels(const char *host_arch, kb_strv *out)
+int kbi_cpu_levels(const char *host_arch, kb_strv *out)
 {
     if (strcmp(host_arch, "x86_64") == 0) {
-        if (kb_strv_push(out, "x86_64_v2") || kb_strv_push(out, "x86_64_v3") ||
-            kb_strv_push(out, "x86_64_v4"))
+        if (kbi_strv_push(out, "x86_64_v2") || kbi_strv_push(out, "x86_64_v3") ||
+            kbi_strv_push(out, "x86_64_v4"))
             return KB_ERR_NOMEM;
     } else if (strcmp(host_arch, "aarch64") == 0 || strcmp(host_arch, "arm64") == 0) {
-        if (kb_strv_push(out, "aarch64"))
+        if (kbi_strv_push(out, "aarch64"))
             return KB_ERR_NOMEM;
     }
     return 0;
 }
 
-void kb_host_cpu_level(const kb_ctx *ctx, char *out, size_t size)
+void kbi_host_cpu_level(const kb_ctx *ctx, char *out, size_t size)
 {
-    const char *forced = kb_config_str(ctx, "probe.cpu");
+    const char *forced = kbi_config_str(ctx, "probe.cpu");
     if (forced && *forced) {
         snprintf(out, size, "%s", forced);
         return;
     }
     char arch[32];
-    kb_cpu_host(arch, sizeof(arch), out, size);
+    kbi_cpu_host(arch, sizeof(arch), out, size);
 }
 
 /* Run `exe args...` and keep its output; false when it does not run or exits non-zero. */
 static bool capture(kb_ctx *ctx, const char *const *argv, kb_buf *out)
 {
     kb_proc_result r;
-    if (kb_proc_run(ctx, &r, argv, NULL, VERSION_TIMEOUT_MS) != 0) {
+    if (kbi_proc_run(ctx, &r, argv, NULL, VERSION_TIMEOUT_MS) != 0) {
         kb_ctx_clear_error(ctx);
-        kb_proc_result_free(&r);
+        kbi_proc_result_free(&r);
         return false;
     }
     bool ok = r.exit_code == 0;
@@ -280,20 +281,20 @@ static bool capture(kb_ctx *ctx, const char *const *argv, kb_buf *out)
         *out = r.output;
         r.output = (kb_buf)KB_BUF_INIT;
     }
-    kb_proc_result_free(&r);
+    kbi_proc_result_free(&r);
     return ok;
 }
 
 /* The setting (an explicit path), else PATH, else fallback; NULL when none. */
 static char *locate(const kb_ctx *ctx, const char *setting, const char *name, const char *fallback)
 {
-    const char *forced = kb_config_str(ctx, setting);
+    const char *forced = kbi_config_str(ctx, setting);
     char *path = NULL;
     if (forced && *forced)
-        return kb_which(&path, forced) == 0 ? path : NULL;
-    if (kb_which(&path, name) == 0)
+        return kbi_which(&path, forced) == 0 ? path : NULL;
+    if (kbi_which(&path, name) == 0)
         return path;
-    if (fallback && kb_which(&path, fallback) == 0)
+    if (fallback && kbi_which(&path, fallback) == 0)
         return path;
     return NULL;
 }
@@ -313,7 +314,7 @@ static bool line_names(const char *line, size_t len, const char *needle)
  * it must agree, or the second worker's publish is refused as different bytes. The --version
  * text is hashed without its lines that name folders (clang's InstalledDir) and without the
  * first word, which is the name it was called by (gcc says "cc" or "gcc"). */
-int kb_toolchain_identity(kb_toolchain *tc, const char *version_output)
+int kbi_toolchain_identity(kb_toolchain *tc, const char *version_output)
 {
     kb_buf norm = KB_BUF_INIT;
     const char *p = version_output ? version_output : "";
@@ -322,7 +323,7 @@ int kb_toolchain_identity(kb_toolchain *tc, const char *version_output)
         size_t len = strcspn(p, "\n");
         const char *line = p;
         p += len + (p[len] == '\n');
-        if (kb_str_starts(line, "InstalledDir:") || line_names(line, len, tc->path))
+        if (kbi_str_starts(line, "InstalledDir:") || line_names(line, len, tc->path))
             continue;
         if (first) {
             size_t word = strcspn(line, " \n");
@@ -330,16 +331,16 @@ int kb_toolchain_identity(kb_toolchain *tc, const char *version_output)
             len -= word < len ? word : len;
             first = false;
         }
-        if (kb_buf_append(&norm, line, len) || kb_buf_append(&norm, "\n", 1)) {
-            kb_buf_free(&norm);
+        if (kbi_buf_append(&norm, line, len) || kbi_buf_append(&norm, "\n", 1)) {
+            kbi_buf_free(&norm);
             return KB_ERR_NOMEM;
         }
     }
     char digest[65];
-    kb_sha256_hex(norm.data ? norm.data : "", norm.len, digest);
-    kb_buf_free(&norm);
+    kbi_sha256_hex(norm.data ? norm.data : "", norm.len, digest);
+    kbi_buf_free(&norm);
     free(tc->id);
-    tc->id = kb_asprintf("%s-%s-%.12s", tc->name, tc->version, digest);
+    tc->id = kbi_asprintf("%s-%s-%.12s", tc->name, tc->version, digest);
     return tc->id ? 0 : KB_ERR_NOMEM;
 }
 
@@ -347,7 +348,7 @@ static void mark_missing(kb_toolchain *tc, const char *fmt, const char *arg)
 {
     tc->found = false;
     free(tc->note);
-    tc->note = kb_asprintf(fmt, arg);
+    tc->note = kbi_asprintf(fmt, arg);
 }
 
 /* Not located: name the setting when one points at nothing, since "not in PATH" would send
@@ -355,14 +356,14 @@ static void mark_missing(kb_toolchain *tc, const char *fmt, const char *arg)
 static void mark_not_located(const kb_ctx *ctx, kb_toolchain *tc, const char *setting,
                              const char *fmt, const char *name)
 {
-    const char *forced = kb_config_str(ctx, setting);
+    const char *forced = kbi_config_str(ctx, setting);
     if (!forced || !*forced) {
         mark_missing(tc, fmt, name);
         return;
     }
     tc->found = false;
     free(tc->note);
-    tc->note = kb_asprintf("%s is %s, which is not an executable", setting, forced);
+    tc->note = kbi_asprintf("%s is %s, which is not an executable", setting, forced);
 }
 
 static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
@@ -376,29 +377,29 @@ static int discover_nvcc(kb_ctx *ctx, kb_toolchain *tc)
     kb_buf out = KB_BUF_INIT;
     const char *argv[] = {tc->path, "--version", NULL};
     char ver[32];
-    if (!capture(ctx, argv, &out) || !kb_parse_nvcc_version(out.data, ver, sizeof(ver))) {
-        kb_buf_free(&out);
+    if (!capture(ctx, argv, &out) || !kbi_parse_nvcc_version(out.data, ver, sizeof(ver))) {
+        kbi_buf_free(&out);
         mark_missing(tc, "%s --version did not report a CUDA release", tc->path);
         return 0;
     }
-    tc->version = kb_strdup(ver);
-    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
-    kb_buf_free(&out);
+    tc->version = kbi_strdup(ver);
+    int rc = tc->version ? kbi_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kbi_buf_free(&out);
     if (rc)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     const char *codes[] = {tc->path, "--list-gpu-code", NULL};
     const char *virt[] = {tc->path, "--list-gpu-arch", NULL};
     if (capture(ctx, codes, &out))
-        kb_parse_nvcc_arch_list(out.data, &tc->archs);
-    kb_buf_free(&out);
+        kbi_parse_nvcc_arch_list(out.data, &tc->archs);
+    kbi_buf_free(&out);
     if (capture(ctx, virt, &out))
-        kb_parse_nvcc_arch_list(out.data, &tc->archs);
-    kb_buf_free(&out);
+        kbi_parse_nvcc_arch_list(out.data, &tc->archs);
+    kbi_buf_free(&out);
     if (tc->archs.len == 0)
-        kb_nvcc_default_archs((unsigned)strtoul(ver, NULL, 10), &tc->archs);
-    if (kb_nvcc_add_arch_specific(&tc->archs))
+        kbi_nvcc_default_archs((unsigned)strtoul(ver, NULL, 10), &tc->archs);
+    if (kbi_nvcc_add_arch_specific(&tc->archs))
         return KB_ERR_NOMEM;
-    kb_strv_sort(&tc->archs);
+    kbi_strv_sort(&tc->archs);
     tc->found = true;
     return 0;
 }
@@ -414,45 +415,45 @@ static int list_dir(const char *dir, kb_strv *out)
         return KB_ERR_NOT_FOUND;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && kb_strv_push(out, e->d_name)) {
+        if (e->d_name[0] != '.' && kbi_strv_push(out, e->d_name)) {
             closedir(d);
             return KB_ERR_NOMEM;
         }
     closedir(d);
-    kb_strv_sort(out);
+    kbi_strv_sort(out);
     return 0;
 }
 
 static char *find_device_libs(const kb_ctx *ctx)
 {
-    const char *forced = kb_config_str(ctx, "build.rocm_device_libs");
+    const char *forced = kbi_config_str(ctx, "build.rocm_device_libs");
     if (forced && *forced)
-        return kb_is_dir(forced) ? kb_strdup(forced) : NULL;
+        return kbi_is_dir(forced) ? kbi_strdup(forced) : NULL;
     const char *rocm = getenv("ROCM_PATH");
     if (rocm && *rocm) {
-        char *p = kb_asprintf("%s/amdgcn/bitcode", rocm);
-        if (p && kb_is_dir(p))
+        char *p = kbi_asprintf("%s/amdgcn/bitcode", rocm);
+        if (p && kbi_is_dir(p))
             return p;
         free(p);
     }
     for (size_t i = 0; i < KB_ARRAY_LEN(device_lib_dirs); i++)
-        if (kb_is_dir(device_lib_dirs[i]))
-            return kb_strdup(device_lib_dirs[i]);
+        if (kbi_is_dir(device_lib_dirs[i]))
+            return kbi_strdup(device_lib_dirs[i]);
     return NULL;
 }
 
 /* hipcc's clang: InstalledDir/clang-<major>, else InstalledDir/clang. */
 static char *find_hip_clang(unsigned major, const char *dir)
 {
-    char *cand = kb_asprintf("%s/clang-%u", dir, major);
+    char *cand = kbi_asprintf("%s/clang-%u", dir, major);
     char *found = NULL;
-    if (cand && kb_which(&found, cand) == 0) {
+    if (cand && kbi_which(&found, cand) == 0) {
         free(cand);
         return found;
     }
     free(cand);
-    cand = kb_asprintf("%s/clang", dir);
-    if (cand && kb_which(&found, cand) != 0)
+    cand = kbi_asprintf("%s/clang", dir);
+    if (cand && kbi_which(&found, cand) != 0)
         found = NULL;
     free(cand);
     return found;
@@ -463,13 +464,13 @@ static char *find_hip_clang(unsigned major, const char *dir)
 static char *find_objdump(const char *clang_dir)
 {
     char *found = NULL;
-    char *cand = clang_dir ? kb_path_join(clang_dir, "llvm-objdump") : NULL;
-    if (cand && kb_which(&found, cand) == 0) {
+    char *cand = clang_dir ? kbi_path_join(clang_dir, "llvm-objdump") : NULL;
+    if (cand && kbi_which(&found, cand) == 0) {
         free(cand);
         return found;
     }
     free(cand);
-    if (kb_which(&found, "llvm-objdump-19") == 0)
+    if (kbi_which(&found, "llvm-objdump-19") == 0)
         return found;
     return NULL;
 }
@@ -485,18 +486,18 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
     const char *argv[] = {tc->path, "--version", NULL};
     char ver[32], clang_dir[512];
     unsigned major = 0;
-    if (!capture(ctx, argv, &out) || !kb_parse_hipcc_version(out.data, ver, sizeof(ver))) {
-        kb_buf_free(&out);
+    if (!capture(ctx, argv, &out) || !kbi_parse_hipcc_version(out.data, ver, sizeof(ver))) {
+        kbi_buf_free(&out);
         mark_missing(tc, "%s --version did not report a HIP version", tc->path);
         return 0;
     }
-    bool have_clang = kb_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
-    tc->version = kb_strdup(ver);
+    bool have_clang = kbi_parse_hipcc_clang(out.data, &major, clang_dir, sizeof(clang_dir));
+    tc->version = kbi_strdup(ver);
     tc->hip_major = (unsigned)strtoul(ver, NULL, 10);
-    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
-    kb_buf_free(&out);
+    int rc = tc->version ? kbi_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kbi_buf_free(&out);
     if (rc)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     tc->clang = have_clang ? find_hip_clang(major, clang_dir) : NULL;
     tc->objdump = find_objdump(NULL);
     tc->device_libs = find_device_libs(ctx);
@@ -507,13 +508,14 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
     kb_strv files = KB_STRV_INIT;
     rc = list_dir(tc->device_libs, &files);
     if (rc == 0)
-        rc = kb_rocm_archs_from_libs(&files, tc->clang ? major : 0, &tc->archs, &tc->overlay_archs);
-    kb_strv_free(&files);
+        rc =
+            kbi_rocm_archs_from_libs(&files, tc->clang ? major : 0, &tc->archs, &tc->overlay_archs);
+    kbi_strv_free(&files);
     if (rc == KB_ERR_NOMEM)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     if (tc->overlay_archs.len)
-        tc->note = kb_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
-                               tc->overlay_archs.items[0]);
+        tc->note = kbi_asprintf("%s via a generated device-lib overlay (isa-version bitcode)",
+                                tc->overlay_archs.items[0]);
     tc->found = true;
     return 0;
 }
@@ -522,13 +524,13 @@ static int discover_hipcc(kb_ctx *ctx, kb_toolchain *tc)
  * package that provides it. */
 static bool need_tool(kb_toolchain *tc, const char *dir, const char *name, const char *package)
 {
-    char *path = kb_path_join(dir, name), *found = NULL;
-    bool ok = path && kb_which(&found, path) == 0;
+    char *path = kbi_path_join(dir, name), *found = NULL;
+    bool ok = path && kbi_which(&found, path) == 0;
     if (!ok) {
         tc->found = false;
         free(tc->note);
-        tc->note = kb_asprintf("%s: %s is missing (install the Debian package %s)", tc->path,
-                               path ? path : name, package);
+        tc->note = kbi_asprintf("%s: %s is missing (install the Debian package %s)", tc->path,
+                                path ? path : name, package);
     }
     free(path);
     free(found);
@@ -541,8 +543,8 @@ static const char *const hip_header_dirs[] = {"/usr/include/hip", "/opt/rocm/inc
 static const char *hip_header_dir(void)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(hip_header_dirs); i++) {
-        char *h = kb_path_join(hip_header_dirs[i], "hip_runtime.h");
-        bool ok = h && kb_path_exists(h);
+        char *h = kbi_path_join(hip_header_dirs[i], "hip_runtime.h");
+        bool ok = h && kbi_path_exists(h);
         free(h);
         if (ok)
             return hip_header_dirs[i];
@@ -553,16 +555,16 @@ static const char *hip_header_dir(void)
 /* "5.2" from hip_version.h's HIP_VERSION_MAJOR/MINOR; NULL when unreadable. */
 static char *hip_headers_version(const char *dir)
 {
-    char *path = kb_path_join(dir, "hip_version.h");
+    char *path = kbi_path_join(dir, "hip_version.h");
     kb_buf text = KB_BUF_INIT;
     char *out = NULL;
-    if (path && kb_read_file(NULL, path, &text) == 0 && text.data) {
+    if (path && kbi_read_file(NULL, path, &text) == 0 && text.data) {
         const char *ma = strstr(text.data, "#define HIP_VERSION_MAJOR ");
         const char *mi = strstr(text.data, "#define HIP_VERSION_MINOR ");
         if (ma && mi)
-            out = kb_asprintf("%lu.%lu", strtoul(ma + 26, NULL, 10), strtoul(mi + 26, NULL, 10));
+            out = kbi_asprintf("%lu.%lu", strtoul(ma + 26, NULL, 10), strtoul(mi + 26, NULL, 10));
     }
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     free(path);
     return out;
 }
@@ -572,15 +574,15 @@ static char *hip_headers_version(const char *dir)
 static int hip_clang_overlay_needs(kb_toolchain *tc, const kb_strv *lib_files)
 {
     for (size_t i = 0; i < tc->archs.len; i++) {
-        char *file = kb_asprintf("oclc_isa_version_%s.bc", tc->archs.items[i] + 3);
+        char *file = kbi_asprintf("oclc_isa_version_%s.bc", tc->archs.items[i] + 3);
         if (!file)
             return KB_ERR_NOMEM;
-        bool have = kb_strv_contains(lib_files, file);
+        bool have = kbi_strv_contains(lib_files, file);
         free(file);
-        if (!have && kb_strv_push(&tc->overlay_archs, tc->archs.items[i]))
+        if (!have && kbi_strv_push(&tc->overlay_archs, tc->archs.items[i]))
             return KB_ERR_NOMEM;
     }
-    tc->overlay_abi6 = !kb_strv_contains(lib_files, "oclc_abi_version_600.bc");
+    tc->overlay_abi6 = !kbi_strv_contains(lib_files, "oclc_abi_version_600.bc");
     return 0;
 }
 
@@ -602,31 +604,31 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
     const char *argv[] = {tc->path, "--version", NULL};
     char ver[32], dir[512];
     unsigned major = 0;
-    bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver)) &&
-              kb_parse_hipcc_clang(out.data, &major, dir, sizeof(dir));
+    bool ok = capture(ctx, argv, &out) && kbi_parse_cc_version(out.data, ver, sizeof(ver)) &&
+              kbi_parse_hipcc_clang(out.data, &major, dir, sizeof(dir));
     if (!ok) {
-        kb_buf_free(&out);
+        kbi_buf_free(&out);
         mark_missing(tc, "%s --version did not report a clang version", tc->path);
         return 0;
     }
-    tc->version = kb_strdup(ver);
-    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
-    kb_buf_free(&out);
+    tc->version = kbi_strdup(ver);
+    int rc = tc->version ? kbi_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kbi_buf_free(&out);
     if (rc)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     if (major < HIP_CLANG_MIN_MAJOR) {
         tc->found = false;
-        tc->note = kb_asprintf("%s is clang %s; ROCm 6 targets need clang %u or newer (install "
-                               "the Debian package clang-19)",
-                               tc->path, ver, HIP_CLANG_MIN_MAJOR);
+        tc->note = kbi_asprintf("%s is clang %s; ROCm 6 targets need clang %u or newer (install "
+                                "the Debian package clang-19)",
+                                tc->path, ver, HIP_CLANG_MIN_MAJOR);
         return 0;
     }
-    tc->clang = kb_strdup(tc->path);
+    tc->clang = kbi_strdup(tc->path);
     tc->found = true;
     if (!need_tool(tc, dir, "clang-offload-bundler", "clang-tools-19") ||
         !need_tool(tc, dir, "ld.lld", "lld-19") || !need_tool(tc, dir, "llvm-objdump", "llvm-19"))
         return 0;
-    tc->objdump = kb_path_join(dir, "llvm-objdump");
+    tc->objdump = kbi_path_join(dir, "llvm-objdump");
     const char *headers = hip_header_dir();
     if (!headers) {
         mark_missing(tc,
@@ -647,15 +649,15 @@ static int discover_hip_clang(kb_ctx *ctx, kb_toolchain *tc)
     kb_strv files = KB_STRV_INIT;
     rc = list_dir(tc->device_libs, &files);
     if (!rc)
-        rc = kb_hip_clang_archs(major, &tc->archs);
+        rc = kbi_hip_clang_archs(major, &tc->archs);
     if (!rc)
         rc = hip_clang_overlay_needs(tc, &files);
-    kb_strv_free(&files);
+    kbi_strv_free(&files);
     if (rc == KB_ERR_NOMEM)
-        return kb_error_oom(ctx);
-    tc->note = kb_asprintf("ROCm 6 ABI through a libamdhip64.so.6 stub; device libraries %s%s",
-                           tc->device_libs,
-                           tc->overlay_archs.len ? " plus generated isa/abi-version bitcode" : "");
+        return kbi_error_oom(ctx);
+    tc->note = kbi_asprintf("ROCm 6 ABI through a libamdhip64.so.6 stub; device libraries %s%s",
+                            tc->device_libs,
+                            tc->overlay_archs.len ? " plus generated isa/abi-version bitcode" : "");
     return 0;
 }
 
@@ -669,20 +671,20 @@ static int discover_cc(kb_ctx *ctx, kb_toolchain *tc)
     kb_buf out = KB_BUF_INIT;
     const char *argv[] = {tc->path, "--version", NULL};
     char ver[32];
-    if (!capture(ctx, argv, &out) || !kb_parse_cc_version(out.data, ver, sizeof(ver))) {
-        kb_buf_free(&out);
+    if (!capture(ctx, argv, &out) || !kbi_parse_cc_version(out.data, ver, sizeof(ver))) {
+        kbi_buf_free(&out);
         mark_missing(tc, "%s --version did not report a version", tc->path);
         return 0;
     }
-    tc->version = kb_strdup(ver);
-    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
-    kb_buf_free(&out);
+    tc->version = kbi_strdup(ver);
+    int rc = tc->version ? kbi_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kbi_buf_free(&out);
     if (rc)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     char arch[16], os[16];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
-    if (kb_cpu_levels(arch, &tc->archs))
-        return kb_error_oom(ctx);
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
+    if (kbi_cpu_levels(arch, &tc->archs))
+        return kbi_error_oom(ctx);
     tc->found = true;
     return 0;
 }
@@ -691,27 +693,27 @@ static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
 {
 #if defined(__APPLE__)
     char *xcrun = NULL;
-    if (kb_which(&xcrun, "xcrun") != 0) {
+    if (kbi_which(&xcrun, "xcrun") != 0) {
         mark_missing(tc, "%s not found (install the Xcode command line tools)", "xcrun");
         return 0;
     }
     kb_buf out = KB_BUF_INIT;
     const char *argv[] = {xcrun, "-sdk", "macosx", "metal", "--version", NULL};
     char ver[32];
-    bool ok = capture(ctx, argv, &out) && kb_parse_cc_version(out.data, ver, sizeof(ver));
+    bool ok = capture(ctx, argv, &out) && kbi_parse_cc_version(out.data, ver, sizeof(ver));
     tc->path = xcrun;
     if (!ok) {
-        kb_buf_free(&out);
+        kbi_buf_free(&out);
         mark_missing(tc, "%s metal --version failed", xcrun);
         return 0;
     }
-    tc->version = kb_strdup(ver);
-    int rc = tc->version ? kb_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
-    kb_buf_free(&out);
+    tc->version = kbi_strdup(ver);
+    int rc = tc->version ? kbi_toolchain_identity(tc, out.data) : KB_ERR_NOMEM;
+    kbi_buf_free(&out);
     if (rc)
-        return kb_error_oom(ctx);
-    if (kb_strv_push(&tc->archs, "apple"))
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
+    if (kbi_strv_push(&tc->archs, "apple"))
+        return kbi_error_oom(ctx);
     tc->found = true;
     return 0;
 #else
@@ -720,20 +722,20 @@ static int discover_metal(kb_ctx *ctx, kb_toolchain *tc)
 #endif
 }
 
-int kb_toolchains_discover(kb_ctx *ctx, kb_toolchains *out)
+int kbi_toolchains_discover(kb_ctx *ctx, kb_toolchains *out)
 {
-    return kb_toolchains_discover_some(ctx, out, ~0u);
+    return kbi_toolchains_discover_some(ctx, out, ~0u);
 }
 
 static void log_toolchain(kb_ctx *ctx, const kb_toolchain *tc)
 {
     if (tc->found)
-        kb_log(ctx, KB_LOG_DEBUG, "toolchain %s %s at %s", tc->name, tc->version, tc->path);
+        kbi_log(ctx, KB_LOG_DEBUG, "toolchain %s %s at %s", tc->name, tc->version, tc->path);
     else
-        kb_log(ctx, KB_LOG_DEBUG, "toolchain %s: %s", tc->name, tc->note);
+        kbi_log(ctx, KB_LOG_DEBUG, "toolchain %s: %s", tc->name, tc->note);
 }
 
-int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask)
+int kbi_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backend_mask)
 {
     memset(out, 0, sizeof(*out));
     static const struct {
@@ -752,7 +754,7 @@ int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backen
             continue; /* not needed: probing nvcc/hipcc costs seconds */
         int rc = kinds[i].discover(ctx, tc);
         if (rc) {
-            kb_toolchains_free(out);
+            kbi_toolchains_free(out);
             return rc;
         }
         log_toolchain(ctx, tc);
@@ -763,7 +765,7 @@ int kb_toolchains_discover_some(kb_ctx *ctx, kb_toolchains *out, unsigned backen
     if (backend_mask & (1u << KB_BACKEND_ROCM)) {
         int rc = discover_hip_clang(ctx, &out->hip_clang);
         if (rc) {
-            kb_toolchains_free(out);
+            kbi_toolchains_free(out);
             return rc;
         }
         log_toolchain(ctx, &out->hip_clang);
@@ -781,37 +783,37 @@ static void toolchain_free(kb_toolchain *tc)
     free(tc->device_libs);
     free(tc->objdump);
     free(tc->hip_headers);
-    kb_strv_free(&tc->archs);
-    kb_strv_free(&tc->overlay_archs);
+    kbi_strv_free(&tc->archs);
+    kbi_strv_free(&tc->overlay_archs);
     memset(tc, 0, sizeof(*tc));
 }
 
-void kb_toolchains_free(kb_toolchains *t)
+void kbi_toolchains_free(kb_toolchains *t)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(t->tc); i++)
         toolchain_free(&t->tc[i]);
     toolchain_free(&t->hip_clang);
 }
 
-bool kb_toolchain_can_build(const kb_toolchain *tc, const char *arch)
+bool kbi_toolchain_can_build(const kb_toolchain *tc, const char *arch)
 {
-    return tc && tc->found && kb_strv_contains(&tc->archs, arch);
+    return tc && tc->found && kbi_strv_contains(&tc->archs, arch);
 }
 
 static int copy_info(kb_toolchain_info *info, const kb_toolchain *tc)
 {
-    info->name = kb_strdup(tc->name);
-    info->backend = kb_strdup(kb_backend_name(tc->backend));
+    info->name = kbi_strdup(tc->name);
+    info->backend = kbi_strdup(kbi_backend_name(tc->backend));
     info->found = tc->found;
-    info->version = kb_strdup(tc->version);
-    info->path = kb_strdup(tc->path);
-    info->id = kb_strdup(tc->id);
-    info->note = kb_strdup(tc->note);
+    info->version = kbi_strdup(tc->version);
+    info->path = kbi_strdup(tc->path);
+    info->id = kbi_strdup(tc->id);
+    info->note = kbi_strdup(tc->note);
     info->archs = tc->archs.len ? calloc(tc->archs.len, sizeof(char *)) : NULL;
     if (!info->name || !info->backend || (tc->archs.len && !info->archs))
         return KB_ERR_NOMEM;
     for (size_t i = 0; i < tc->archs.len; i++) {
-        if (!(info->archs[i] = kb_strdup(tc->archs.items[i])))
+        if (!(info->archs[i] = kbi_strdup(tc->archs.items[i])))
             return KB_ERR_NOMEM;
         info->arch_count++;
     }
@@ -822,7 +824,7 @@ KB_EXTERN int kb_toolchains_list(kb_toolchain_list **out, kb_ctx *ctx)
 {
     *out = NULL;
     kb_toolchains tcs;
-    int rc = kb_toolchains_discover(ctx, &tcs);
+    int rc = kbi_toolchains_discover(ctx, &tcs);
     if (rc)
         return rc;
     kb_toolchain_list *list = calloc(1, sizeof(*list));
@@ -837,10 +839,10 @@ KB_EXTERN int kb_toolchains_list(kb_toolchain_list **out, kb_ctx *ctx)
             (rc = copy_info(&list->items[list->count++], &tcs.hip_clang)))
             break;
     }
-    kb_toolchains_free(&tcs);
+    kbi_toolchains_free(&tcs);
     if (!list || !list->items || rc) {
         kb_toolchain_list_free(list);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     *out = list;
     return 0;

@@ -16,20 +16,20 @@ struct kb_package_list {
 static int make_list(kb_package_list **out, kb_ctx *ctx, const char *name)
 {
     *out = NULL;
-    if (name && !kb_pkg_name_valid(name))
-        return kb_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (name && !kbi_pkg_name_valid(name))
+        return kbi_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
     kb_cache *cache = NULL;
-    int rc = kb_cache_open(&cache, ctx);
+    int rc = kbi_cache_open(&cache, ctx);
     if (rc)
         return rc;
     kb_package_list *l = calloc(1, sizeof(*l));
-    rc = l ? kb_cache_list(&l->items, &l->count, cache, name) : kb_error_oom(ctx);
-    kb_cache_close(cache);
+    rc = l ? kbi_cache_list(&l->items, &l->count, cache, name) : kbi_error_oom(ctx);
+    kbi_cache_close(cache);
     if (!rc) {
         l->views = calloc(l->count + 1, sizeof(*l->views));
         l->issues = calloc(l->count + 1, sizeof(*l->issues));
         if (!l->views || !l->issues)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
     }
     if (rc) {
         kb_package_list_free(l);
@@ -79,16 +79,16 @@ KB_EXTERN void kb_package_list_free(kb_package_list *list)
     if (!list)
         return;
     for (size_t i = 0; list->issues && i < list->count; i++)
-        kb_strv_free(&list->issues[i]);
-    kb_installed_list_free(list->items, list->count);
+        kbi_strv_free(&list->issues[i]);
+    kbi_installed_list_free(list->items, list->count);
     free(list->views);
     free(list->issues);
     free(list);
 }
 
 /* (The public kb_cache_verify is install/verify.c: it adds the admission check.) */
-int kb_cache_verify_with(kb_package_list **out, kb_ctx *ctx, const char *name,
-                         kb_cache_verify_extra extra)
+int kbi_cache_verify_with(kb_package_list **out, kb_ctx *ctx, const char *name,
+                          kb_cache_verify_extra extra)
 {
     if (!out || !ctx)
         return KB_ERR_INVALID;
@@ -96,18 +96,18 @@ int kb_cache_verify_with(kb_package_list **out, kb_ctx *ctx, const char *name,
     if (rc)
         return rc;
     kb_cache *cache = NULL;
-    rc = kb_cache_open(&cache, ctx);
+    rc = kbi_cache_open(&cache, ctx);
     size_t bad = 0;
     for (size_t i = 0; !rc && i < (*out)->count; i++) {
-        rc = kb_cache_verify_one(&(*out)->issues[i], cache, &(*out)->items[i]);
+        rc = kbi_cache_verify_one(&(*out)->issues[i], cache, &(*out)->items[i]);
         if (!rc && extra)
             rc = extra(&(*out)->issues[i], ctx, &(*out)->items[i]);
         bad += (*out)->issues[i].len ? 1 : 0;
     }
-    kb_cache_close(cache);
+    kbi_cache_close(cache);
     if (!rc && bad)
-        rc = kb_error_set(ctx, KB_ERR_DIGEST, "%zu installed package%s failed verification", bad,
-                          bad == 1 ? "" : "s");
+        rc = kbi_error_set(ctx, KB_ERR_DIGEST, "%zu installed package%s failed verification", bad,
+                           bad == 1 ? "" : "s");
     return rc;
 }
 
@@ -118,23 +118,23 @@ KB_EXTERN int kb_cache_remove(size_t *removed, kb_ctx *ctx, const char *ref_text
         return KB_ERR_INVALID;
     *removed = 0;
     const char *at = strchr(ref_text, '@');
-    char *name = at ? kb_strndup(ref_text, (size_t)(at - ref_text)) : kb_strdup(ref_text);
+    char *name = at ? kbi_strndup(ref_text, (size_t)(at - ref_text)) : kbi_strdup(ref_text);
     if (!name)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = 0;
-    if (!kb_pkg_name_valid(name))
-        rc = kb_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (!kbi_pkg_name_valid(name))
+        rc = kbi_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
     kb_cache *cache = NULL;
     if (!rc)
-        rc = kb_cache_open(&cache, ctx);
+        rc = kbi_cache_open(&cache, ctx);
     if (!rc)
-        rc = kb_cache_uninstall(removed, cache, name, at ? at + 1 : NULL, target);
-    kb_cache_close(cache);
+        rc = kbi_cache_uninstall(removed, cache, name, at ? at + 1 : NULL, target);
+    kbi_cache_close(cache);
     free(name);
     return rc;
 }
 
 KB_EXTERN const char *kb_cache_dir(const kb_ctx *ctx)
 {
-    return ctx ? kb_config_str(ctx, "cache.dir") : NULL;
+    return ctx ? kbi_config_str(ctx, "cache.dir") : NULL;
 }

@@ -27,7 +27,7 @@ int cmd_hub(cli *c, int argc, char **argv)
         return cli_usage_error(c, "hub", "render needs --out DIR");
     size_t packages = 0;
     char *why = NULL;
-    int rc = kb_hub_render(&packages, &why, c->ctx, NULL, out, cli_on_event, c);
+    int rc = kbi_hub_render(&packages, &why, c->ctx, NULL, out, cli_on_event, c);
     if (rc) { /* the hub's own reason, or libkbpkg's in the ctx */
         int exit_code = why || rc == KB_ERR_NOMEM
                             ? cli_failf(c, rc, "%s", why ? why : kb_strerror(rc))

@@ -10,10 +10,10 @@ math(EXPR KB_ABI_LEN "${KB_ABI_HEX_LEN} / 2")
 file(WRITE ${PROJECT_BINARY_DIR}/generated/kernel_abi_text.c.tmp
   "/* Generated from include/kbpkg/kernel_abi.h by cmake/embed_abi_header.cmake. */\n"
   "#include <stddef.h>\n"
-  "extern const unsigned char kb_kernel_abi_header[];\n"
-  "extern const size_t kb_kernel_abi_header_len;\n"
-  "const unsigned char kb_kernel_abi_header[] = {${KB_ABI_BYTES}};\n"
-  "const size_t kb_kernel_abi_header_len = ${KB_ABI_LEN};\n")
+  "extern const unsigned char kbi_kernel_abi_header[];\n"
+  "extern const size_t kbi_kernel_abi_header_len;\n"
+  "const unsigned char kbi_kernel_abi_header[] = {${KB_ABI_BYTES}};\n"
+  "const size_t kbi_kernel_abi_header_len = ${KB_ABI_LEN};\n")
 configure_file(${PROJECT_BINARY_DIR}/generated/kernel_abi_text.c.tmp
                ${PROJECT_BINARY_DIR}/generated/kernel_abi_text.c COPYONLY)
 target_sources(kbmod_builder PRIVATE ${PROJECT_BINARY_DIR}/generated/kernel_abi_text.c)

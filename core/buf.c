@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kb_buf_grow(kb_buf *b, size_t extra)
+int kbi_buf_grow(kb_buf *b, size_t extra)
 {
     if (extra > SIZE_MAX - b->len - 1)
         return KB_ERR_NOMEM;
@@ -25,9 +25,9 @@ int kb_buf_grow(kb_buf *b, size_t extra)
     return 0;
 }
 
-int kb_buf_append(kb_buf *b, const void *data, size_t len)
+int kbi_buf_append(kb_buf *b, const void *data, size_t len)
 {
-    if (kb_buf_grow(b, len))
+    if (kbi_buf_grow(b, len))
         return KB_ERR_NOMEM;
     if (len)
         memcpy(b->data + b->len, data, len);
@@ -36,12 +36,12 @@ int kb_buf_append(kb_buf *b, const void *data, size_t len)
     return 0;
 }
 
-int kb_buf_puts(kb_buf *b, const char *s)
+int kbi_buf_puts(kb_buf *b, const char *s)
 {
-    return kb_buf_append(b, s, strlen(s));
+    return kbi_buf_append(b, s, strlen(s));
 }
 
-int kb_buf_vprintf(kb_buf *b, const char *fmt, va_list ap)
+int kbi_buf_vprintf(kb_buf *b, const char *fmt, va_list ap)
 {
     va_list copy;
     va_copy(copy, ap);
@@ -49,25 +49,25 @@ int kb_buf_vprintf(kb_buf *b, const char *fmt, va_list ap)
     va_end(copy);
     if (n < 0)
         return KB_ERR_INVALID;
-    if (kb_buf_grow(b, (size_t)n))
+    if (kbi_buf_grow(b, (size_t)n))
         return KB_ERR_NOMEM;
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     b->len += (size_t)n;
     return 0;
 }
 
-int kb_buf_printf(kb_buf *b, const char *fmt, ...)
+int kbi_buf_printf(kb_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(b, fmt, ap);
+    int rc = kbi_buf_vprintf(b, fmt, ap);
     va_end(ap);
     return rc;
 }
 
-char *kb_buf_detach(kb_buf *b)
+char *kbi_buf_detach(kb_buf *b)
 {
-    if (!b->data && kb_buf_grow(b, 0))
+    if (!b->data && kbi_buf_grow(b, 0))
         return NULL;
     char *p = b->data;
     b->data = NULL;
@@ -75,56 +75,56 @@ char *kb_buf_detach(kb_buf *b)
     return p;
 }
 
-void kb_buf_reset(kb_buf *b)
+void kbi_buf_reset(kb_buf *b)
 {
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
 }
 
-void kb_buf_free(kb_buf *b)
+void kbi_buf_free(kb_buf *b)
 {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-char *kb_strdup(const char *s)
+char *kbi_strdup(const char *s)
 {
     return s ? strdup(s) : NULL;
 }
 
-char *kb_strndup(const char *s, size_t n)
+char *kbi_strndup(const char *s, size_t n)
 {
     return s ? strndup(s, n) : NULL;
 }
 
-char *kb_asprintf(const char *fmt, ...)
+char *kbi_asprintf(const char *fmt, ...)
 {
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(&b, fmt, ap);
+    int rc = kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     if (rc) {
-        kb_buf_free(&b);
+        kbi_buf_free(&b);
         return NULL;
     }
-    return kb_buf_detach(&b);
+    return kbi_buf_detach(&b);
 }
 
-bool kb_str_starts(const char *s, const char *prefix)
+bool kbi_str_starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-bool kb_str_ends(const char *s, const char *suffix)
+bool kbi_str_ends(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-bool kb_parse_u64(const char *s, uint64_t *out)
+bool kbi_parse_u64(const char *s, uint64_t *out)
 {
     if (!s || !*s)
         return false;
@@ -141,7 +141,7 @@ bool kb_parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
-int kb_strv_push_owned(kb_strv *v, char *s)
+int kbi_strv_push_owned(kb_strv *v, char *s)
 {
     if (!s)
         return KB_ERR_NOMEM;
@@ -160,12 +160,12 @@ int kb_strv_push_owned(kb_strv *v, char *s)
     return 0;
 }
 
-int kb_strv_push(kb_strv *v, const char *s)
+int kbi_strv_push(kb_strv *v, const char *s)
 {
-    return kb_strv_push_owned(v, kb_strdup(s));
+    return kbi_strv_push_owned(v, kbi_strdup(s));
 }
 
-bool kb_strv_contains(const kb_strv *v, const char *s)
+bool kbi_strv_contains(const kb_strv *v, const char *s)
 {
     for (size_t i = 0; i < v->len; i++)
         if (strcmp(v->items[i], s) == 0)
@@ -178,13 +178,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void kb_strv_sort(kb_strv *v)
+void kbi_strv_sort(kb_strv *v)
 {
     if (v->len > 1)
         qsort(v->items, v->len, sizeof(char *), cmp_str);
 }
 
-void kb_strv_free(kb_strv *v)
+void kbi_strv_free(kb_strv *v)
 {
     for (size_t i = 0; i < v->len; i++)
         free(v->items[i]);

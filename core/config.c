@@ -26,9 +26,9 @@ static char *xdg_dir(const char *var, const char *home_suffix, const char *leaf)
 {
     const char *base = getenv(var);
     if (base && *base)
-        return kb_asprintf("%s/%s", base, leaf);
+        return kbi_asprintf("%s/%s", base, leaf);
     const char *home = getenv("HOME");
-    return kb_asprintf("%s/%s/%s", home && *home ? home : "/tmp", home_suffix, leaf);
+    return kbi_asprintf("%s/%s/%s", home && *home ? home : "/tmp", home_suffix, leaf);
 }
 
 static char *default_cache_dir(void)
@@ -39,7 +39,7 @@ static char *default_cache_dir(void)
 static char *default_registry(void)
 {
     char *dir = xdg_dir("XDG_DATA_HOME", ".local/share", "kbpkg/hub");
-    char *url = dir ? kb_asprintf("file://%s", dir) : NULL;
+    char *url = dir ? kbi_asprintf("file://%s", dir) : NULL;
     free(dir);
     return url;
 }
@@ -139,36 +139,36 @@ static int check_value(kb_ctx *ctx, const cfg_key *k, const char *value)
     bool b;
     uint64_t n;
     if (k->type == CFG_BOOL && !parse_bool(value, &b))
-        return kb_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a boolean (true/false)", k->key,
-                            value);
-    if (k->type == CFG_INT && (!kb_parse_u64(value, &n) || n > 0x7fffffff))
-        return kb_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a non-negative integer", k->key,
-                            value);
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a boolean (true/false)", k->key,
+                             value);
+    if (k->type == CFG_INT && (!kbi_parse_u64(value, &n) || n > 0x7fffffff))
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "%s: '%s' is not a non-negative integer", k->key,
+                             value);
     return 0;
 }
 
-int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_config_origin origin,
-                        const char *origin_path)
+int kbi_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_config_origin origin,
+                         const char *origin_path)
 {
     long i = key_index(key);
     if (i < 0)
-        return kb_error_set(ctx, KB_ERR_CONFIG, "unknown configuration key '%s'", key);
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "unknown configuration key '%s'", key);
     struct kb_config_value *slot = &ctx->config[i];
     if (origin < slot->origin)
         return 0; /* a higher layer already set it */
     int rc = check_value(ctx, &config_table[i], value);
     if (rc)
         return rc;
-    char *v = kb_strdup(value);
-    char *p = kb_strdup(origin_path);
+    char *v = kbi_strdup(value);
+    char *p = kbi_strdup(origin_path);
     if (!v || (origin_path && !p)) {
         free(v);
         free(p);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     free(slot->value);
     free(slot->origin_path);
-    if (kb_str_starts(key, "probe.") && ctx->probe_cache && ctx->probe_cache_free) {
+    if (kbi_str_starts(key, "probe.") && ctx->probe_cache && ctx->probe_cache_free) {
         /* The cached probe no longer answers for these settings. */
         ctx->probe_cache_free(ctx->probe_cache);
         ctx->probe_cache = NULL;
@@ -184,7 +184,7 @@ int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_conf
     return 0;
 }
 
-int kb_config_init(kb_ctx *ctx)
+int kbi_config_init(kb_ctx *ctx)
 {
     ctx->config_len = KB_ARRAY_LEN(config_table);
     ctx->config = calloc(ctx->config_len, sizeof(*ctx->config));
@@ -192,7 +192,7 @@ int kb_config_init(kb_ctx *ctx)
         return KB_ERR_NOMEM;
     for (size_t i = 0; i < ctx->config_len; i++) {
         const cfg_key *k = &config_table[i];
-        ctx->config[i].value = k->fallback ? kb_strdup(k->fallback) : k->default_fn();
+        ctx->config[i].value = k->fallback ? kbi_strdup(k->fallback) : k->default_fn();
         if (!ctx->config[i].value)
             return KB_ERR_NOMEM;
     }
@@ -200,7 +200,7 @@ int kb_config_init(kb_ctx *ctx)
         const cfg_key *k = &config_table[i];
         const char *env = k->env ? getenv(k->env) : NULL;
         if (env && *env) {
-            int rc = kb_config_set_layer(ctx, k->key, env, KB_CONFIG_ENV, k->env);
+            int rc = kbi_config_set_layer(ctx, k->key, env, KB_CONFIG_ENV, k->env);
             if (rc)
                 return rc;
         }
@@ -208,7 +208,7 @@ int kb_config_init(kb_ctx *ctx)
     return 0;
 }
 
-void kb_config_free(kb_ctx *ctx)
+void kbi_config_free(kb_ctx *ctx)
 {
     for (size_t i = 0; ctx->config && i < ctx->config_len; i++) {
         free(ctx->config[i].value);
@@ -218,23 +218,23 @@ void kb_config_free(kb_ctx *ctx)
     ctx->config = NULL;
 }
 
-const char *kb_config_str(const kb_ctx *ctx, const char *key)
+const char *kbi_config_str(const kb_ctx *ctx, const char *key)
 {
     long i = key_index(key);
     return i < 0 ? "" : ctx->config[i].value;
 }
 
-bool kb_config_bool(const kb_ctx *ctx, const char *key)
+bool kbi_config_bool(const kb_ctx *ctx, const char *key)
 {
     bool b = false;
-    parse_bool(kb_config_str(ctx, key), &b);
+    parse_bool(kbi_config_str(ctx, key), &b);
     return b;
 }
 
-long kb_config_long(const kb_ctx *ctx, const char *key)
+long kbi_config_long(const kb_ctx *ctx, const char *key)
 {
     uint64_t n = 0;
-    kb_parse_u64(kb_config_str(ctx, key), &n);
+    kbi_parse_u64(kbi_config_str(ctx, key), &n);
     return (long)n;
 }
 
@@ -242,7 +242,7 @@ KB_EXTERN int kb_ctx_set(kb_ctx *ctx, const char *key, const char *value)
 {
     if (!ctx || !key || !value)
         return KB_ERR_INVALID;
-    return kb_config_set_layer(ctx, key, value, KB_CONFIG_FLAG, NULL);
+    return kbi_config_set_layer(ctx, key, value, KB_CONFIG_FLAG, NULL);
 }
 
 KB_EXTERN int kb_ctx_get(const char **out, const kb_ctx *ctx, const char *key)

@@ -23,8 +23,8 @@ typedef struct file_reader {
 
 static int fail_at(kb_ctx *ctx, const char *path, const kb_ynode *n, const char *what)
 {
-    return kb_error_set_path(ctx, KB_ERR_CONFIG, path, n->line, n->column, "%s:%u:%u: %s", path,
-                             n->line, n->column, what);
+    return kbi_error_set_path(ctx, KB_ERR_CONFIG, path, n->line, n->column, "%s:%u:%u: %s", path,
+                              n->line, n->column, what);
 }
 
 static int walk_leaves(kb_ctx *ctx, const char *path, const kb_ynode *map, const char *prefix,
@@ -32,14 +32,14 @@ static int walk_leaves(kb_ctx *ctx, const char *path, const kb_ynode *map, const
 {
     for (size_t i = 0; i + 1 < map->len; i += 2) {
         const kb_ynode *k = map->items[i], *v = map->items[i + 1];
-        char *key = *prefix ? kb_asprintf("%s.%s", prefix, k->value) : kb_strdup(k->value);
+        char *key = *prefix ? kbi_asprintf("%s.%s", prefix, k->value) : kbi_strdup(k->value);
         if (!key)
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         int rc;
         if (v->type == KB_YNODE_MAP)
             rc = walk_leaves(ctx, path, v, key, fn, data);
         else if (v->type == KB_YNODE_SEQ) {
-            char *msg = kb_asprintf("%s: expected a scalar value, got a sequence", key);
+            char *msg = kbi_asprintf("%s: expected a scalar value, got a sequence", key);
             rc = fail_at(ctx, path, v, msg ? msg : "expected a scalar value");
             free(msg);
         } else
@@ -55,16 +55,16 @@ static int walk_leaves(kb_ctx *ctx, const char *path, const kb_ynode *map, const
 static int read_tree(kb_ctx *ctx, kb_ynode **root, const char *path)
 {
     kb_buf text = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, path, &text);
+    int rc = kbi_read_file(ctx, path, &text);
     if (!rc)
-        rc = kb_yaml_load(ctx, root, path, text.data, text.len, KB_ERR_CONFIG);
-    kb_buf_free(&text);
+        rc = kbi_yaml_load(ctx, root, path, text.data, text.len, KB_ERR_CONFIG);
+    kbi_buf_free(&text);
     if (!rc && *root && (*root)->type != KB_YNODE_MAP) {
-        char *msg = kb_asprintf("expected a mapping of settings, got %s",
-                                kb_ynode_type_name((*root)->type));
+        char *msg = kbi_asprintf("expected a mapping of settings, got %s",
+                                 kbi_ynode_type_name((*root)->type));
         rc = fail_at(ctx, path, *root, msg ? msg : "expected a mapping");
         free(msg);
-        kb_ynode_free(*root);
+        kbi_ynode_free(*root);
         *root = NULL;
     }
     return rc;
@@ -84,13 +84,13 @@ static int check_setting(kb_ctx *ctx, kb_ctx *scratch, const char *path, const c
 {
     const char *unused;
     if (kb_ctx_get(&unused, scratch, key)) {
-        char *msg = kb_asprintf("unknown configuration key '%s'", key);
+        char *msg = kbi_asprintf("unknown configuration key '%s'", key);
         int rc = fail_at(ctx, path, key_node, msg ? msg : "unknown configuration key");
         free(msg);
         return rc;
     }
-    if (kb_config_set_layer(scratch, key, value->value, KB_CONFIG_FLAG, NULL)) {
-        char *msg = kb_strdup(kb_ctx_last_error(scratch)->message);
+    if (kbi_config_set_layer(scratch, key, value->value, KB_CONFIG_FLAG, NULL)) {
+        char *msg = kbi_strdup(kb_ctx_last_error(scratch)->message);
         int rc = fail_at(ctx, path, value, msg ? msg : "bad value");
         free(msg);
         return rc;
@@ -102,21 +102,21 @@ static int apply_leaf(void *data, const char *key, const kb_ynode *key_node, con
 {
     file_reader *r = data;
     int rc = check_setting(r->ctx, r->scratch, r->path, key, key_node, value);
-    return rc ? rc : kb_config_set_layer(r->ctx, key, value->value, r->origin, r->path);
+    return rc ? rc : kbi_config_set_layer(r->ctx, key, value->value, r->origin, r->path);
 }
 
 static int load_file(kb_ctx *ctx, const char *path, kb_config_origin origin)
 {
-    if (!kb_path_exists(path))
+    if (!kbi_path_exists(path))
         return 0;
     kb_ynode *root = NULL;
     int rc = read_tree(ctx, &root, path);
     if (rc || !root)
         return rc;
     file_reader r = {ctx, new_scratch_ctx(), path, origin};
-    rc = r.scratch ? walk_leaves(ctx, path, root, "", apply_leaf, &r) : kb_error_oom(ctx);
+    rc = r.scratch ? walk_leaves(ctx, path, root, "", apply_leaf, &r) : kbi_error_oom(ctx);
     kb_ctx_free(r.scratch);
-    kb_ynode_free(root);
+    kbi_ynode_free(root);
     return rc;
 }
 
@@ -127,20 +127,20 @@ KB_EXTERN int kb_config_file_path(char **out, const kb_ctx *ctx, kb_config_origi
     *out = NULL;
     if (layer == KB_CONFIG_SYSTEM) {
         const char *env = getenv("KBPKG_SYSTEM_CONFIG");
-        *out = kb_strdup(env && *env ? env : KB_SYSTEM_CONFIG);
+        *out = kbi_strdup(env && *env ? env : KB_SYSTEM_CONFIG);
     } else if (layer == KB_CONFIG_USER) {
-        *out = kb_path_join(kb_config_str(ctx, "config.dir"), "config.yaml");
+        *out = kbi_path_join(kbi_config_str(ctx, "config.dir"), "config.yaml");
     } else if (layer == KB_CONFIG_PROJECT) {
         char cwd[4096];
         if (!getcwd(cwd, sizeof(cwd)))
             return KB_ERR_IO;
-        *out = kb_path_join(cwd, "kbpkg.yaml");
+        *out = kbi_path_join(cwd, "kbpkg.yaml");
     } else
         return KB_ERR_INVALID;
     return *out ? 0 : KB_ERR_NOMEM;
 }
 
-int kb_config_load_files(kb_ctx *ctx)
+int kbi_config_load_files(kb_ctx *ctx)
 {
     /* In order: the user file's location (config.dir) may come from the system file. */
     static const kb_config_origin layers[] = {KB_CONFIG_SYSTEM, KB_CONFIG_USER, KB_CONFIG_PROJECT};
@@ -148,8 +148,8 @@ int kb_config_load_files(kb_ctx *ctx)
         char *path = NULL;
         int rc = kb_config_file_path(&path, ctx, layers[i]);
         if (rc)
-            return rc == KB_ERR_NOMEM ? kb_error_oom(ctx)
-                                      : kb_error_set(ctx, rc, "cannot find the current folder");
+            return rc == KB_ERR_NOMEM ? kbi_error_oom(ctx)
+                                      : kbi_error_set(ctx, rc, "cannot find the current folder");
         rc = load_file(ctx, path, layers[i]);
         free(path);
         if (rc)
@@ -169,28 +169,29 @@ static int collect_leaf(void *data, const char *key, const kb_ynode *key_node,
                         const kb_ynode *value)
 {
     setting_list *l = data;
-    if (kb_strv_contains(&l->keys, key))
+    if (kbi_strv_contains(&l->keys, key))
         return 0;
-    return kb_strv_push(&l->keys, key) || kb_strv_push(&l->values, value->value) ? KB_ERR_NOMEM : 0;
+    return kbi_strv_push(&l->keys, key) || kbi_strv_push(&l->values, value->value) ? KB_ERR_NOMEM
+                                                                                   : 0;
 }
 
 static int set_in_list(setting_list *l, const char *key, const char *value)
 {
     for (size_t i = 0; i < l->keys.len; i++)
         if (strcmp(l->keys.items[i], key) == 0) {
-            char *v = kb_strdup(value);
+            char *v = kbi_strdup(value);
             if (!v)
                 return KB_ERR_NOMEM;
             free(l->values.items[i]);
             l->values.items[i] = v;
             return 0;
         }
-    return kb_strv_push(&l->keys, key) || kb_strv_push(&l->values, value) ? KB_ERR_NOMEM : 0;
+    return kbi_strv_push(&l->keys, key) || kbi_strv_push(&l->values, value) ? KB_ERR_NOMEM : 0;
 }
 
 static int emitter_write(void *data, unsigned char *buffer, size_t size)
 {
-    return kb_buf_append(data, buffer, size) == 0;
+    return kbi_buf_append(data, buffer, size) == 0;
 }
 
 static int emit_scalar(yaml_emitter_t *e, const char *s)
@@ -227,14 +228,14 @@ static int render_yaml(const setting_list *l, kb_buf *out)
 
 static int read_settings(kb_ctx *ctx, const char *path, setting_list *l)
 {
-    if (!kb_path_exists(path))
+    if (!kbi_path_exists(path))
         return 0;
     kb_ynode *root = NULL;
     int rc = read_tree(ctx, &root, path);
     if (!rc && root)
         rc = walk_leaves(ctx, path, root, "", collect_leaf, l);
-    kb_ynode_free(root);
-    return rc == KB_ERR_NOMEM ? kb_error_oom(ctx) : rc;
+    kbi_ynode_free(root);
+    return rc == KB_ERR_NOMEM ? kbi_error_oom(ctx) : rc;
 }
 
 static int write_settings(kb_ctx *ctx, const char *path, const setting_list *l)
@@ -242,19 +243,19 @@ static int write_settings(kb_ctx *ctx, const char *path, const setting_list *l)
     kb_buf yaml = KB_BUF_INIT;
     int rc = render_yaml(l, &yaml);
     if (rc) {
-        kb_buf_free(&yaml);
-        return kb_error_oom(ctx);
+        kbi_buf_free(&yaml);
+        return kbi_error_oom(ctx);
     }
-    char *dir = kb_strdup(path);
+    char *dir = kbi_strdup(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash && slash != dir) {
         *slash = '\0';
-        rc = kb_mkdir_p(ctx, dir, 0755);
+        rc = kbi_mkdir_p(ctx, dir, 0755);
     }
     free(dir);
     if (!rc)
-        rc = kb_write_file_atomic(ctx, path, yaml.data, yaml.len, 0644);
-    kb_buf_free(&yaml);
+        rc = kbi_write_file_atomic(ctx, path, yaml.data, yaml.len, 0644);
+    kbi_buf_free(&yaml);
     return rc;
 }
 
@@ -262,35 +263,35 @@ KB_EXTERN int kb_config_write(kb_ctx *ctx, kb_config_origin layer, const char *k
                               const char *value)
 {
     if (!ctx || !key || !value)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_config_write: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_config_write: NULL argument");
     if (layer != KB_CONFIG_SYSTEM && layer != KB_CONFIG_USER && layer != KB_CONFIG_PROJECT)
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "cannot write the %s layer: only system, user "
-                            "and project have files",
-                            kb_config_origin_name(layer));
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "cannot write the %s layer: only system, user "
+                             "and project have files",
+                             kb_config_origin_name(layer));
     kb_ctx *scratch = new_scratch_ctx();
     if (!scratch)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = kb_ctx_set(scratch, key, value);
     if (rc)
-        kb_error_set(ctx, rc, "%s", kb_ctx_last_error(scratch)->message);
+        kbi_error_set(ctx, rc, "%s", kb_ctx_last_error(scratch)->message);
     kb_ctx_free(scratch);
     if (rc)
         return rc;
     char *path = NULL;
     if ((rc = kb_config_file_path(&path, ctx, layer)))
-        return kb_error_set(ctx, rc, "cannot name the %s config file",
-                            kb_config_origin_name(layer));
+        return kbi_error_set(ctx, rc, "cannot name the %s config file",
+                             kb_config_origin_name(layer));
     setting_list l = {KB_STRV_INIT, KB_STRV_INIT};
     rc = read_settings(ctx, path, &l);
     if (!rc && set_in_list(&l, key, value))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = write_settings(ctx, path, &l);
     if (!rc)
-        rc = kb_config_set_layer(ctx, key, value, layer, path);
-    kb_strv_free(&l.keys);
-    kb_strv_free(&l.values);
+        rc = kbi_config_set_layer(ctx, key, value, layer, path);
+    kbi_strv_free(&l.keys);
+    kbi_strv_free(&l.values);
     free(path);
     return rc;
 }

@@ -23,7 +23,7 @@ KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options)
     kb_ctx_options defaults = KB_CTX_OPTIONS_INIT;
     ctx->opts = options ? *options : defaults;
     ctx->err.message = "";
-    int rc = kb_config_init(ctx);
+    int rc = kbi_config_init(ctx);
     if (rc) {
         kb_ctx_free(ctx);
         return rc;
@@ -31,8 +31,8 @@ KB_EXTERN int kb_ctx_new(kb_ctx **out, const kb_ctx_options *options)
     *out = ctx;
     /* A bad config file: the ctx stays with the caller, whose kb_ctx_last_error says which
      * file, line and key, and who frees it (the log callback hears it too). */
-    if (!ctx->opts.no_config_files && (rc = kb_config_load_files(ctx)))
-        kb_log(ctx, KB_LOG_ERROR, "%s", ctx->err.message);
+    if (!ctx->opts.no_config_files && (rc = kbi_config_load_files(ctx)))
+        kbi_log(ctx, KB_LOG_ERROR, "%s", ctx->err.message);
     return rc;
 }
 
@@ -45,7 +45,7 @@ KB_EXTERN void kb_ctx_free(kb_ctx *ctx)
         ctx->probe_cache_free(ctx->probe_cache);
     if (ctx->open_memo && ctx->open_memo_free)
         ctx->open_memo_free(ctx->open_memo);
-    kb_config_free(ctx);
+    kbi_config_free(ctx);
     free(ctx);
 }
 
@@ -55,42 +55,42 @@ KB_EXTERN void kb_ctx_set_log_level(kb_ctx *ctx, kb_log_level level)
         ctx->opts.log_level = level;
 }
 
-void kb_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...)
+void kbi_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...)
 {
     if (!ctx || !ctx->opts.log || level > ctx->opts.log_level)
         return;
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(&b, fmt, ap);
+    int rc = kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     if (rc == 0)
         ctx->opts.log(level, b.data, ctx->opts.payload);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
 }
 
-void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
+void kbi_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
 {
     if (!ctx || !ctx->opts.event)
         return;
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = fmt ? kb_buf_vprintf(&b, fmt, ap) : 0;
+    int rc = fmt ? kbi_buf_vprintf(&b, fmt, ap) : 0;
     va_end(ap);
     if (rc == 0) {
         kb_event ev = {type, subject ? subject : "", b.data ? b.data : ""};
         ctx->opts.event(&ev, ctx->opts.payload);
     }
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
 }
 
-uint64_t kb_progress_job_new(kb_ctx *ctx)
+uint64_t kbi_progress_job_new(kb_ctx *ctx)
 {
     return ctx ? ++ctx->progress_jobs : 0;
 }
 
-int kb_progress_emit(kb_ctx *ctx, const kb_progress *p)
+int kbi_progress_emit(kb_ctx *ctx, const kb_progress *p)
 {
     if (!ctx || !ctx->opts.progress)
         return 0;
@@ -101,13 +101,13 @@ int kb_progress_emit(kb_ctx *ctx, const kb_progress *p)
         full.unit = "bytes";
     /* a finished job cannot be cancelled any more: its outcome (and error) stands */
     if (ctx->opts.progress(&full, ctx->opts.payload) && !full.finished)
-        return kb_error_set(ctx, KB_ERR_CANCELLED, "%s of %s cancelled", full.task, full.label);
+        return kbi_error_set(ctx, KB_ERR_CANCELLED, "%s of %s cancelled", full.task, full.label);
     return 0;
 }
 
-int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
-                       uint64_t total, int finished)
+int kbi_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
+                        uint64_t total, int finished)
 {
     kb_progress p = {task, item, done, total, finished, 0, NULL, NULL, 0};
-    return kb_progress_emit(ctx, &p);
+    return kbi_progress_emit(ctx, &p);
 }

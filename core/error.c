@@ -70,10 +70,10 @@ static int error_vset(kb_ctx *ctx, int code, const char *path, const char *url, 
     /* Copy first: path/url/args may point into the old record. */
     char *msg = NULL;
     kb_buf b = KB_BUF_INIT;
-    if (kb_buf_vprintf(&b, fmt, ap) == 0)
-        msg = kb_buf_detach(&b);
-    char *p = kb_strdup(path);
-    char *u = kb_strdup(url);
+    if (kbi_buf_vprintf(&b, fmt, ap) == 0)
+        msg = kbi_buf_detach(&b);
+    char *p = kbi_strdup(path);
+    char *u = kbi_strdup(url);
     error_reset(ctx);
     ctx->err_message = msg;
     ctx->err_path = p;
@@ -87,7 +87,7 @@ static int error_vset(kb_ctx *ctx, int code, const char *path, const char *url, 
     return code;
 }
 
-int kb_error_set(kb_ctx *ctx, int code, const char *fmt, ...)
+int kbi_error_set(kb_ctx *ctx, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -96,8 +96,8 @@ int kb_error_set(kb_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
-int kb_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
-                      const char *fmt, ...)
+int kbi_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
+                       const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -106,7 +106,7 @@ int kb_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, un
     return code;
 }
 
-int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...)
+int kbi_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -115,7 +115,7 @@ int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ..
     return code;
 }
 
-int kb_error_oom(kb_ctx *ctx)
+int kbi_error_oom(kb_ctx *ctx)
 {
     if (ctx) {
         error_reset(ctx);
@@ -125,21 +125,21 @@ int kb_error_oom(kb_ctx *ctx)
     return KB_ERR_NOMEM;
 }
 
-void kb_error_prefix(kb_ctx *ctx, const char *fmt, ...)
+void kbi_error_prefix(kb_ctx *ctx, const char *fmt, ...)
 {
     if (!ctx || !ctx->err.code)
         return;
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(&b, fmt, ap);
+    int rc = kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (rc || kb_buf_printf(&b, ": %s", ctx->err.message)) {
-        kb_buf_free(&b);
+    if (rc || kbi_buf_printf(&b, ": %s", ctx->err.message)) {
+        kbi_buf_free(&b);
         return;
     }
     free(ctx->err_message);
-    ctx->err_message = kb_buf_detach(&b);
+    ctx->err_message = kbi_buf_detach(&b);
     ctx->err.message = ctx->err_message;
 }
 

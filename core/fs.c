@@ -14,15 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-char *kb_path_join(const char *a, const char *b)
+char *kbi_path_join(const char *a, const char *b)
 {
     size_t n = strlen(a);
     if (n && a[n - 1] == '/')
-        return kb_asprintf("%s%s", a, b);
-    return kb_asprintf("%s/%s", a, b);
+        return kbi_asprintf("%s%s", a, b);
+    return kbi_asprintf("%s/%s", a, b);
 }
 
-int kb_err_from_errno(int err)
+int kbi_err_from_errno(int err)
 {
     /* EFBIG: the process's file size limit (RLIMIT_FSIZE) or the file system's. */
     return err == ENOSPC || err == EDQUOT ? KB_ERR_NOSPACE
@@ -32,15 +32,16 @@ int kb_err_from_errno(int err)
                                           : KB_ERR_IO;
 }
 
-int kb_error_errno(kb_ctx *ctx, int err, const char *what, const char *path)
+int kbi_error_errno(kb_ctx *ctx, int err, const char *what, const char *path)
 {
-    return kb_error_set_path(ctx, kb_err_from_errno(err), path, 0, 0, "cannot %s %s: %s%s", what,
-                             path, strerror(err), err == EFBIG ? " (file size limit reached)" : "");
+    return kbi_error_set_path(ctx, kbi_err_from_errno(err), path, 0, 0, "cannot %s %s: %s%s", what,
+                              path, strerror(err),
+                              err == EFBIG ? " (file size limit reached)" : "");
 }
 
 static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    return kb_error_errno(ctx, err, what, path);
+    return kbi_error_errno(ctx, err, what, path);
 }
 
 /* A folder of path (or path itself) that is a symlink to nothing: mkdir says EEXIST for it and
@@ -48,9 +49,9 @@ static int io_error(kb_ctx *ctx, const char *what, const char *path, int err)
  * the link and its target (exit 1, the operation failed), or 0 when there is none. */
 static int dangling_link_error(kb_ctx *ctx, const char *path)
 {
-    char *p = kb_strdup(path);
+    char *p = kbi_strdup(path);
     if (!p)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = 0;
     for (char *s = p + 1; !rc; s++) {
         if (*s != '/' && *s != '\0')
@@ -63,10 +64,10 @@ static int dangling_link_error(kb_ctx *ctx, const char *path)
         if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && stat(p, &st) != 0 && errno == ENOENT &&
             (n = readlink(p, target, sizeof(target) - 1)) >= 0) {
             target[n] = '\0';
-            rc = kb_error_set_path(ctx, KB_ERR_IO, p, 0, 0,
-                                   "cannot create folder %s: %s is a symlink to %s, which does "
-                                   "not exist (create %s, or remove the link)",
-                                   path, p, target, target);
+            rc = kbi_error_set_path(ctx, KB_ERR_IO, p, 0, 0,
+                                    "cannot create folder %s: %s is a symlink to %s, which does "
+                                    "not exist (create %s, or remove the link)",
+                                    path, p, target, target);
         }
         if (c == '\0')
             break;
@@ -76,11 +77,11 @@ static int dangling_link_error(kb_ctx *ctx, const char *path)
     return rc;
 }
 
-int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
+int kbi_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
 {
-    char *p = kb_strdup(path);
+    char *p = kbi_strdup(path);
     if (!p)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == '\0') {
             char c = *s;
@@ -99,16 +100,16 @@ int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode)
         }
     }
     free(p);
-    if (!kb_is_dir(path)) {
+    if (!kbi_is_dir(path)) {
         int rc = dangling_link_error(ctx, path);
         return rc ? rc
-                  : kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder",
-                                      path);
+                  : kbi_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "%s exists and is not a folder",
+                                       path);
     }
     return 0;
 }
 
-int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out)
+int kbi_read_file(kb_ctx *ctx, const char *path, kb_buf *out)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -125,18 +126,18 @@ int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out)
         }
         if (n == 0)
             break;
-        if (kb_buf_append(out, chunk, (size_t)n)) {
+        if (kbi_buf_append(out, chunk, (size_t)n)) {
             close(fd);
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         }
     }
     close(fd);
-    if (!out->data && kb_buf_grow(out, 0))
-        return kb_error_oom(ctx);
+    if (!out->data && kbi_buf_grow(out, 0))
+        return kbi_error_oom(ctx);
     return 0;
 }
 
-int kb_fsync_dir(const char *path)
+int kbi_fsync_dir(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -150,13 +151,13 @@ static char *parent_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return kb_strdup(".");
+        return kbi_strdup(".");
     if (slash == path)
-        return kb_strdup("/");
-    return kb_strndup(path, (size_t)(slash - path));
+        return kbi_strdup("/");
+    return kbi_strndup(path, (size_t)(slash - path));
 }
 
-int kb_write_all(int fd, const void *data, size_t len)
+int kbi_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len) {
@@ -171,12 +172,12 @@ int kb_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
+int kbi_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
         return io_error(ctx, "create", path, errno);
-    int err = kb_write_all(fd, data, len);
+    int err = kbi_write_all(fd, data, len);
     if (close(fd) != 0 && !err)
         err = errno;
     if (err) {
@@ -186,7 +187,7 @@ int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t le
     return 0;
 }
 
-int kb_fsync_path(kb_ctx *ctx, const char *path)
+int kbi_fsync_path(kb_ctx *ctx, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
@@ -197,11 +198,12 @@ int kb_fsync_path(kb_ctx *ctx, const char *path)
     return rc;
 }
 
-int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode)
+int kbi_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
+                          unsigned mode)
 {
-    char *tmp = kb_asprintf("%s.tmp.%ld", path, (long)getpid());
+    char *tmp = kbi_asprintf("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = 0;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) {
@@ -231,7 +233,7 @@ int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t
     else {
         char *dir = parent_of(path);
         if (dir)
-            kb_fsync_dir(dir);
+            kbi_fsync_dir(dir);
         free(dir);
     }
 out:
@@ -253,13 +255,13 @@ static long pid_digits(const char *s, const char *end)
     return pid > 0 ? pid : -1;
 }
 
-long kb_tmp_name_pid(const char *name)
+long kbi_tmp_name_pid(const char *name)
 {
     const char *t = strstr(name, ".tmp");
     if (!t || t == name)
         return -1;
     t += 4;
-    if (*t == '.') /* kb_write_file_atomic: path.tmp.<pid> */
+    if (*t == '.') /* kbi_write_file_atomic: path.tmp.<pid> */
         return pid_digits(t + 1, NULL);
     if (*t != '-')
         return -1;
@@ -277,7 +279,7 @@ static bool tmp_is_stale(long pid, const struct stat *st, time_t now)
     return age >= KB_TMP_STALE_S && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed)
+void kbi_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -285,14 +287,14 @@ void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed)
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        long pid = kb_tmp_name_pid(e->d_name);
+        long pid = kbi_tmp_name_pid(e->d_name);
         struct stat st;
         if (pid < 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode) || !tmp_is_stale(pid, &st, now))
             continue;
         if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
-            kb_log(ctx, KB_LOG_DEBUG, "removed %s/%s: a temp file left by a writer that died", dir,
-                   e->d_name);
+            kbi_log(ctx, KB_LOG_DEBUG, "removed %s/%s: a temp file left by a writer that died", dir,
+                    e->d_name);
             if (removed)
                 (*removed)++;
         }
@@ -300,19 +302,19 @@ void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed)
     closedir(d);
 }
 
-bool kb_path_exists(const char *path)
+bool kbi_path_exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
 }
 
-bool kb_is_dir(const char *path)
+bool kbi_is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int kb_rm_rf(kb_ctx *ctx, const char *path)
+int kbi_rm_rf(kb_ctx *ctx, const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
@@ -330,8 +332,8 @@ int kb_rm_rf(kb_ctx *ctx, const char *path)
     while (!rc && (e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        char *child = kb_path_join(path, e->d_name);
-        rc = child ? kb_rm_rf(ctx, child) : kb_error_oom(ctx);
+        char *child = kbi_path_join(path, e->d_name);
+        rc = child ? kbi_rm_rf(ctx, child) : kbi_error_oom(ctx);
         free(child);
     }
     closedir(d);
@@ -340,12 +342,12 @@ int kb_rm_rf(kb_ctx *ctx, const char *path)
     return rc;
 }
 
-int kb_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix)
+int kbi_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix)
 {
     *out = NULL;
-    char *tmpl = kb_asprintf("%s/%sXXXXXX", parent, prefix);
+    char *tmpl = kbi_asprintf("%s/%sXXXXXX", parent, prefix);
     if (!tmpl)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     if (!mkdtemp(tmpl)) {
         int rc = io_error(ctx, "create temporary folder in", parent, errno);
         free(tmpl);
@@ -355,7 +357,7 @@ int kb_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix)
     return 0;
 }
 
-int kb_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path)
+int kbi_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path)
 {
     lock->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock->fd < 0)
@@ -371,7 +373,7 @@ int kb_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path)
     return 0;
 }
 
-void kb_lock_release(kb_lock *lock)
+void kbi_lock_release(kb_lock *lock)
 {
     if (lock->fd >= 0) {
         flock(lock->fd, LOCK_UN);

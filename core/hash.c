@@ -13,25 +13,25 @@ struct kb_sha256 {
     EVP_MD_CTX *md;
 };
 
-kb_sha256 *kb_sha256_new(void)
+kb_sha256 *kbi_sha256_new(void)
 {
     kb_sha256 *h = calloc(1, sizeof(*h));
     if (!h)
         return NULL;
     h->md = EVP_MD_CTX_new();
     if (!h->md || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
-        kb_sha256_free(h);
+        kbi_sha256_free(h);
         return NULL;
     }
     return h;
 }
 
-void kb_sha256_update(kb_sha256 *h, const void *data, size_t len)
+void kbi_sha256_update(kb_sha256 *h, const void *data, size_t len)
 {
     EVP_DigestUpdate(h->md, data, len);
 }
 
-void kb_sha256_finish(kb_sha256 *h, char hex[65])
+void kbi_sha256_finish(kb_sha256 *h, char hex[65])
 {
     unsigned char raw[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
@@ -42,10 +42,10 @@ void kb_sha256_finish(kb_sha256 *h, char hex[65])
         hex[2 * i + 1] = digits[raw[i] & 15];
     }
     hex[64] = '\0';
-    kb_sha256_free(h);
+    kbi_sha256_free(h);
 }
 
-void kb_sha256_free(kb_sha256 *h)
+void kbi_sha256_free(kb_sha256 *h)
 {
     if (!h)
         return;
@@ -53,23 +53,23 @@ void kb_sha256_free(kb_sha256 *h)
     free(h);
 }
 
-void kb_sha256_hex(const void *data, size_t len, char hex[65])
+void kbi_sha256_hex(const void *data, size_t len, char hex[65])
 {
-    kb_sha256 *h = kb_sha256_new();
+    kb_sha256 *h = kbi_sha256_new();
     if (!h) {
         hex[0] = '\0';
         return;
     }
-    kb_sha256_update(h, data, len);
-    kb_sha256_finish(h, hex);
+    kbi_sha256_update(h, data, len);
+    kbi_sha256_finish(h, hex);
 }
 
 /* The whole file behind fd, read with pread from offset 0 (its file offset is left alone). */
-int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out)
+int kbi_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out)
 {
-    kb_sha256 *h = kb_sha256_new();
+    kb_sha256 *h = kbi_sha256_new();
     if (!h)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     char chunk[1 << 16];
     uint64_t total = 0;
     for (;;) {
@@ -77,47 +77,47 @@ int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            int rc = kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot read %s: %s", path,
-                                       strerror(errno));
-            kb_sha256_free(h);
+            int rc = kbi_error_set_path(ctx, KB_ERR_IO, path, 0, 0, "cannot read %s: %s", path,
+                                        strerror(errno));
+            kbi_sha256_free(h);
             return rc;
         }
         if (n == 0)
             break;
-        kb_sha256_update(h, chunk, (size_t)n);
+        kbi_sha256_update(h, chunk, (size_t)n);
         total += (uint64_t)n;
     }
-    kb_sha256_finish(h, hex);
+    kbi_sha256_finish(h, hex);
     if (size_out)
         *size_out = total;
     return 0;
 }
 
-int kb_open_regular(kb_ctx *ctx, const char *path, int extra_flags)
+int kbi_open_regular(kb_ctx *ctx, const char *path, int extra_flags)
 {
     /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it (and a
      * device) before a single read, which could block forever or never end (/dev/zero). */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
     if (fd < 0)
-        return kb_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
-                                 "cannot open %s: %s", path, strerror(errno));
+        return kbi_error_set_path(ctx, errno == ENOENT ? KB_ERR_NOT_FOUND : KB_ERR_IO, path, 0, 0,
+                                  "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return kb_error_set_path(ctx, KB_ERR_IO, path, 0, 0,
-                                 "%s is not a regular file (a FIFO, device or folder is never "
-                                 "read)",
-                                 path);
+        return kbi_error_set_path(ctx, KB_ERR_IO, path, 0, 0,
+                                  "%s is not a regular file (a FIFO, device or folder is never "
+                                  "read)",
+                                  path);
     }
     return fd;
 }
 
-int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out)
+int kbi_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out)
 {
-    int fd = kb_open_regular(ctx, path, 0);
+    int fd = kbi_open_regular(ctx, path, 0);
     if (fd < 0)
         return fd;
-    int rc = kb_sha256_fd(ctx, fd, path, hex, size_out);
+    int rc = kbi_sha256_fd(ctx, fd, path, hex, size_out);
     close(fd);
     return rc;
 }

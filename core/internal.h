@@ -11,41 +11,41 @@
 #define KB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #define KB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---- errors: each returns code so callers can `return kb_error_set(...)` ---- */
-int kb_error_set(kb_ctx *ctx, int code, const char *fmt, ...) KB_PRINTF(3, 4);
-int kb_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
-                      const char *fmt, ...) KB_PRINTF(6, 7);
-int kb_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...) KB_PRINTF(4, 5);
+/* ---- errors: each returns code so callers can `return kbi_error_set(...)` ---- */
+int kbi_error_set(kb_ctx *ctx, int code, const char *fmt, ...) KB_PRINTF(3, 4);
+int kbi_error_set_path(kb_ctx *ctx, int code, const char *path, unsigned line, unsigned column,
+                       const char *fmt, ...) KB_PRINTF(6, 7);
+int kbi_error_set_url(kb_ctx *ctx, int code, const char *url, const char *fmt, ...) KB_PRINTF(4, 5);
 /* Record an out-of-memory error (no allocation needed). */
-int kb_error_oom(kb_ctx *ctx);
+int kbi_error_oom(kb_ctx *ctx);
 /* Prefix the current message with "<context>: " (keeps code, path, url). */
-void kb_error_prefix(kb_ctx *ctx, const char *fmt, ...) KB_PRINTF(2, 3);
+void kbi_error_prefix(kb_ctx *ctx, const char *fmt, ...) KB_PRINTF(2, 3);
 
 /* ---- callbacks ---- */
-void kb_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
-void kb_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
+void kbi_log(kb_ctx *ctx, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
+void kbi_event_emit(kb_ctx *ctx, kb_event_type type, const char *subject, const char *fmt, ...)
     KB_PRINTF(4, 5);
 /* Returns KB_ERR_CANCELLED (with the error set) when the callback asks to cancel. */
-int kb_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
-                       uint64_t total, int finished);
+int kbi_progress_report(kb_ctx *ctx, const char *task, const char *item, uint64_t done,
+                        uint64_t total, int finished);
 /* A new job id for kb_progress.job (never 0). */
-uint64_t kb_progress_job_new(kb_ctx *ctx);
+uint64_t kbi_progress_job_new(kb_ctx *ctx);
 /* Report p as it is, filling label (item) and unit ("bytes") when NULL; cancels as above,
  * except on a finished report (always 0: the job's outcome stands). */
-int kb_progress_emit(kb_ctx *ctx, const kb_progress *p);
+int kbi_progress_emit(kb_ctx *ctx, const kb_progress *p);
 
 /* ---- config (core/config.c) ---- */
 /* Never NULL for a declared key; the effective value. */
-const char *kb_config_str(const kb_ctx *ctx, const char *key);
-bool kb_config_bool(const kb_ctx *ctx, const char *key);
-long kb_config_long(const kb_ctx *ctx, const char *key);
+const char *kbi_config_str(const kb_ctx *ctx, const char *key);
+bool kbi_config_bool(const kb_ctx *ctx, const char *key);
+long kbi_config_long(const kb_ctx *ctx, const char *key);
 /* Set a key at a layer, remembering where it came from. */
-int kb_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_config_origin origin,
-                        const char *origin_path);
-int kb_config_init(kb_ctx *ctx);
-void kb_config_free(kb_ctx *ctx);
+int kbi_config_set_layer(kb_ctx *ctx, const char *key, const char *value, kb_config_origin origin,
+                         const char *origin_path);
+int kbi_config_init(kb_ctx *ctx);
+void kbi_config_free(kb_ctx *ctx);
 /* Layer the system, user and project config files over ctx (core/config_file.c). */
-int kb_config_load_files(kb_ctx *ctx);
+int kbi_config_load_files(kb_ctx *ctx);
 
 /* ---- growable byte buffer, always NUL-terminated ---- */
 typedef struct kb_buf {
@@ -58,24 +58,24 @@ typedef struct kb_buf {
     {                                                                                              \
         NULL, 0, 0                                                                                 \
     }
-int kb_buf_grow(kb_buf *b, size_t extra);
-int kb_buf_append(kb_buf *b, const void *data, size_t len);
-int kb_buf_puts(kb_buf *b, const char *s);
-int kb_buf_printf(kb_buf *b, const char *fmt, ...) KB_PRINTF(2, 3);
-int kb_buf_vprintf(kb_buf *b, const char *fmt, va_list ap);
+int kbi_buf_grow(kb_buf *b, size_t extra);
+int kbi_buf_append(kb_buf *b, const void *data, size_t len);
+int kbi_buf_puts(kb_buf *b, const char *s);
+int kbi_buf_printf(kb_buf *b, const char *fmt, ...) KB_PRINTF(2, 3);
+int kbi_buf_vprintf(kb_buf *b, const char *fmt, va_list ap);
 /* Hand over the data (caller frees); the buffer becomes empty. Never NULL on success. */
-char *kb_buf_detach(kb_buf *b);
-void kb_buf_reset(kb_buf *b);
-void kb_buf_free(kb_buf *b);
+char *kbi_buf_detach(kb_buf *b);
+void kbi_buf_reset(kb_buf *b);
+void kbi_buf_free(kb_buf *b);
 
 /* ---- strings ---- */
-char *kb_strdup(const char *s); /* NULL-safe */
-char *kb_strndup(const char *s, size_t n);
-char *kb_asprintf(const char *fmt, ...) KB_PRINTF(1, 2);
-bool kb_str_starts(const char *s, const char *prefix);
-bool kb_str_ends(const char *s, const char *suffix);
+char *kbi_strdup(const char *s); /* NULL-safe */
+char *kbi_strndup(const char *s, size_t n);
+char *kbi_asprintf(const char *fmt, ...) KB_PRINTF(1, 2);
+bool kbi_str_starts(const char *s, const char *prefix);
+bool kbi_str_ends(const char *s, const char *suffix);
 /* Parse a non-negative decimal integer with no sign, no junk; false on overflow. */
-bool kb_parse_u64(const char *s, uint64_t *out);
+bool kbi_parse_u64(const char *s, uint64_t *out);
 
 /* A list of owned strings. */
 typedef struct kb_strv {
@@ -87,11 +87,11 @@ typedef struct kb_strv {
     {                                                                                              \
         NULL, 0, 0                                                                                 \
     }
-int kb_strv_push(kb_strv *v, const char *s); /* copies s */
-int kb_strv_push_owned(kb_strv *v, char *s); /* takes s */
-bool kb_strv_contains(const kb_strv *v, const char *s);
-void kb_strv_sort(kb_strv *v);
-void kb_strv_free(kb_strv *v);
+int kbi_strv_push(kb_strv *v, const char *s); /* copies s */
+int kbi_strv_push_owned(kb_strv *v, char *s); /* takes s */
+bool kbi_strv_contains(const kb_strv *v, const char *s);
+void kbi_strv_sort(kb_strv *v);
+void kbi_strv_free(kb_strv *v);
 
 /* ---- report rows (core/report.c): the rows every publish, farm and sync report holds ---- */
 typedef struct kb_report_rows {
@@ -100,72 +100,72 @@ typedef struct kb_report_rows {
     size_t cap;
 } kb_report_rows;
 /* Append a copy of row (its strings copied); KB_ERR_NOMEM. */
-int kb_report_rows_add(kb_report_rows *rows, const kb_report_row *row);
+int kbi_report_rows_add(kb_report_rows *rows, const kb_report_row *row);
 /* Row index, borrowed; KB_ERR_NOT_FOUND past the end. */
-int kb_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, size_t index);
-size_t kb_report_rows_count_status(const kb_report_rows *rows, kb_status status);
-void kb_report_rows_free(kb_report_rows *rows);
+int kbi_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, size_t index);
+size_t kbi_report_rows_count_status(const kb_report_rows *rows, kb_status status);
+void kbi_report_rows_free(kb_report_rows *rows);
 
 /* ---- files and paths (core/fs.c); errors name the path ---- */
 /* The one errno -> kb_err mapping: a full disk or quota is KB_ERR_NOSPACE, a file size limit
  * KB_ERR_LIMIT, a missing file KB_ERR_NOT_FOUND, anything else KB_ERR_IO, on every path. */
-int kb_err_from_errno(int err);
+int kbi_err_from_errno(int err);
 /* Sets and returns that code with "cannot <what> <path>: <strerror>", naming the path. */
-int kb_error_errno(kb_ctx *ctx, int err, const char *what, const char *path);
+int kbi_error_errno(kb_ctx *ctx, int err, const char *what, const char *path);
 /* write(2) until done, retrying EINTR; 0 or the errno. */
-int kb_write_all(int fd, const void *data, size_t len);
-char *kb_path_join(const char *a, const char *b);
-int kb_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode);
-int kb_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
+int kbi_write_all(int fd, const void *data, size_t len);
+char *kbi_path_join(const char *a, const char *b);
+int kbi_mkdir_p(kb_ctx *ctx, const char *path, unsigned mode);
+int kbi_read_file(kb_ctx *ctx, const char *path, kb_buf *out);
 /* Write to path.tmp.<pid>, fsync, rename over path, fsync the folder. */
-int kb_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
-                         unsigned mode);
+int kbi_write_file_atomic(kb_ctx *ctx, const char *path, const void *data, size_t len,
+                          unsigned mode);
 /* Temp files of writers that died before their rename (SIGKILL, power loss) would stay in a
  * folder forever. Remove those in dir whose name is a writer's temp name (path.tmp.<pid> from
- * kb_write_file_atomic, path.tmp-<pid>-XXXXXX from a blob writer) when no process <pid> lives
+ * kbi_write_file_atomic, path.tmp-<pid>-XXXXXX from a blob writer) when no process <pid> lives
  * here and the file was not modified for KB_TMP_STALE_S (a writer on another host sharing the
  * folder has a pid that means nothing here, but a live one keeps its file fresh); an older
  * name without a pid only after a day. *removed (may be NULL) counts them. Best effort: what
  * cannot be read or removed is left, the caller holds the folder's writer lock. */
 #define KB_TMP_STALE_S 600
-void kb_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed);
-/* The writer pid in a temp name made by kb_write_file_atomic or a blob writer: > 0, 0 for a
+void kbi_sweep_stale_tmp(kb_ctx *ctx, const char *dir, size_t *removed);
+/* The writer pid in a temp name made by kbi_write_file_atomic or a blob writer: > 0, 0 for a
  * temp name without one, -1 when name is no temp name. */
-long kb_tmp_name_pid(const char *name);
+long kbi_tmp_name_pid(const char *name);
 /* Create path (it must not exist) and write data, without fsync: for a file inside a folder
- * that is synced (kb_fsync_path) and renamed into place as a whole. */
-int kb_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode);
+ * that is synced (kbi_fsync_path) and renamed into place as a whole. */
+int kbi_write_file_new(kb_ctx *ctx, const char *path, const void *data, size_t len, unsigned mode);
 /* fsync a file or folder; errors (ENOSPC, EIO from writeback) name it. */
-int kb_fsync_path(kb_ctx *ctx, const char *path);
-int kb_rm_rf(kb_ctx *ctx, const char *path);
-bool kb_path_exists(const char *path);
-bool kb_is_dir(const char *path);
+int kbi_fsync_path(kb_ctx *ctx, const char *path);
+int kbi_rm_rf(kb_ctx *ctx, const char *path);
+bool kbi_path_exists(const char *path);
+bool kbi_is_dir(const char *path);
 /* mkdtemp under parent with the given prefix; *out owned. */
-int kb_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix);
-int kb_fsync_dir(const char *path);
+int kbi_mkdtemp(kb_ctx *ctx, char **out, const char *parent, const char *prefix);
+int kbi_fsync_dir(const char *path);
 
 /* Advisory exclusive lock on a lock file (created): flock, waits. */
 typedef struct kb_lock {
     int fd;
 } kb_lock;
-int kb_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path);
-void kb_lock_release(kb_lock *lock);
+int kbi_lock_acquire(kb_ctx *ctx, kb_lock *lock, const char *path);
+void kbi_lock_release(kb_lock *lock);
 
 /* ---- sha256 (core/hash.c, OpenSSL EVP) ---- */
 typedef struct kb_sha256 kb_sha256;
-kb_sha256 *kb_sha256_new(void);
-void kb_sha256_update(kb_sha256 *h, const void *data, size_t len);
+kb_sha256 *kbi_sha256_new(void);
+void kbi_sha256_update(kb_sha256 *h, const void *data, size_t len);
 /* Writes 64 lowercase hex chars + NUL into hex; frees h. */
-void kb_sha256_finish(kb_sha256 *h, char hex[65]);
-void kb_sha256_free(kb_sha256 *h);
-void kb_sha256_hex(const void *data, size_t len, char hex[65]);
+void kbi_sha256_finish(kb_sha256 *h, char hex[65]);
+void kbi_sha256_free(kb_sha256 *h);
+void kbi_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Refuses anything but a regular file (FIFOs and devices are never read). */
-int kb_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out);
+int kbi_sha256_file(kb_ctx *ctx, const char *path, char hex[65], uint64_t *size_out);
 /* The whole of an open file, read with pread from offset 0. */
-int kb_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out);
+int kbi_sha256_fd(kb_ctx *ctx, int fd, const char *path, char hex[65], uint64_t *size_out);
 /* open(O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags) + fstat: the fd of a regular file, or a
  * negative kb_err naming path (a FIFO or device is refused without blocking or reading). */
-int kb_open_regular(kb_ctx *ctx, const char *path, int extra_flags);
+int kbi_open_regular(kb_ctx *ctx, const char *path, int extra_flags);
 
 /* ---- child processes (core/proc.c) ---- */
 typedef struct kb_proc_result {
@@ -175,11 +175,11 @@ typedef struct kb_proc_result {
     kb_buf output; /* stdout and stderr together */
 } kb_proc_result;
 /* Run argv (argv[0] searched in PATH) with an optional cwd and timeout (0: none). */
-int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,
-                unsigned timeout_ms);
-void kb_proc_result_free(kb_proc_result *res);
+int kbi_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,
+                 unsigned timeout_ms);
+void kbi_proc_result_free(kb_proc_result *res);
 /* Find an executable in PATH; *out owned; KB_ERR_NOT_FOUND when absent. */
-int kb_which(char **out, const char *name);
+int kbi_which(char **out, const char *name);
 
 /* ---- context internals ---- */
 struct kb_config_value;

@@ -12,30 +12,30 @@
 #include <time.h>
 #include <unistd.h>
 
-int kb_which(char **out, const char *name)
+int kbi_which(char **out, const char *name)
 {
     *out = NULL;
     if (strchr(name, '/')) {
         if (access(name, X_OK) != 0)
             return KB_ERR_NOT_FOUND;
-        *out = kb_strdup(name);
+        *out = kbi_strdup(name);
         return *out ? 0 : KB_ERR_NOMEM;
     }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    char *copy = kb_strdup(path);
+    char *copy = kbi_strdup(path);
     if (!copy)
         return KB_ERR_NOMEM;
     int rc = KB_ERR_NOT_FOUND;
     char *save = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        char *cand = kb_path_join(*dir ? dir : ".", name);
+        char *cand = kbi_path_join(*dir ? dir : ".", name);
         if (!cand) {
             rc = KB_ERR_NOMEM;
             break;
         }
-        if (access(cand, X_OK) == 0 && !kb_is_dir(cand)) {
+        if (access(cand, X_OK) == 0 && !kbi_is_dir(cand)) {
             *out = cand;
             rc = 0;
             break;
@@ -68,18 +68,18 @@ static void child_exec(const char *const *argv, const char *cwd, int out_fd)
     _exit(127);
 }
 
-int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,
-                unsigned timeout_ms)
+int kbi_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const char *cwd,
+                 unsigned timeout_ms)
 {
     memset(res, 0, sizeof(*res));
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return kb_error_set(ctx, KB_ERR_IO, "cannot create a pipe: %s", strerror(errno));
+        return kbi_error_set(ctx, KB_ERR_IO, "cannot create a pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
         close(pipefd[0]);
         close(pipefd[1]);
-        return kb_error_set(ctx, KB_ERR_IO, "cannot start %s: %s", argv[0], strerror(errno));
+        return kbi_error_set(ctx, KB_ERR_IO, "cannot start %s: %s", argv[0], strerror(errno));
     }
     if (pid == 0)
         child_exec(argv, cwd, pipefd[1]);
@@ -108,7 +108,7 @@ int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const
             continue;
         if (got <= 0)
             break;
-        if (kb_buf_append(&res->output, chunk, (size_t)got)) {
+        if (kbi_buf_append(&res->output, chunk, (size_t)got)) {
             kill(-pid, SIGKILL);
             break;
         }
@@ -123,14 +123,14 @@ int kb_proc_run(kb_ctx *ctx, kb_proc_result *res, const char *const *argv, const
         res->exit_code = -1;
         res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     }
-    if (!res->output.data && kb_buf_grow(&res->output, 0))
-        return kb_error_oom(ctx);
+    if (!res->output.data && kbi_buf_grow(&res->output, 0))
+        return kbi_error_oom(ctx);
     if (res->exit_code == 127 && res->output.len == 0)
-        return kb_error_set(ctx, KB_ERR_NOT_FOUND, "cannot run %s: not found", argv[0]);
+        return kbi_error_set(ctx, KB_ERR_NOT_FOUND, "cannot run %s: not found", argv[0]);
     return 0;
 }
 
-void kb_proc_result_free(kb_proc_result *res)
+void kbi_proc_result_free(kb_proc_result *res)
 {
-    kb_buf_free(&res->output);
+    kbi_buf_free(&res->output);
 }

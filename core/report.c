@@ -47,20 +47,20 @@ static void row_clear(kb_report_row *row)
 static bool row_copy(kb_report_row *dst, const kb_report_row *src)
 {
     *dst = (kb_report_row){
-        .package = kb_strdup(src->package),
-        .version = kb_strdup(src->version),
-        .target = kb_strdup(src->target),
+        .package = kbi_strdup(src->package),
+        .version = kbi_strdup(src->version),
+        .target = kbi_strdup(src->target),
         .status = src->status,
-        .digest = kb_strdup(src->digest),
-        .message = kb_strdup(src->message),
-        .dir = kb_strdup(src->dir),
+        .digest = kbi_strdup(src->digest),
+        .message = kbi_strdup(src->message),
+        .dir = kbi_strdup(src->dir),
     };
     return (!src->package || dst->package) && (!src->version || dst->version) &&
            (!src->target || dst->target) && (!src->digest || dst->digest) &&
            (!src->message || dst->message) && (!src->dir || dst->dir);
 }
 
-int kb_report_rows_add(kb_report_rows *rows, const kb_report_row *row)
+int kbi_report_rows_add(kb_report_rows *rows, const kb_report_row *row)
 {
     if (rows->len == rows->cap) {
         size_t cap = rows->cap ? rows->cap * 2 : 8;
@@ -79,7 +79,7 @@ int kb_report_rows_add(kb_report_rows *rows, const kb_report_row *row)
     return 0;
 }
 
-int kb_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, size_t index)
+int kbi_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, size_t index)
 {
     if (!rows || index >= rows->len)
         return KB_ERR_NOT_FOUND;
@@ -87,7 +87,7 @@ int kb_report_rows_get(const kb_report_row **out, const kb_report_rows *rows, si
     return 0;
 }
 
-size_t kb_report_rows_count_status(const kb_report_rows *rows, kb_status status)
+size_t kbi_report_rows_count_status(const kb_report_rows *rows, kb_status status)
 {
     size_t n = 0;
     for (size_t i = 0; rows && i < rows->len; i++)
@@ -95,7 +95,7 @@ size_t kb_report_rows_count_status(const kb_report_rows *rows, kb_status status)
     return n;
 }
 
-void kb_report_rows_free(kb_report_rows *rows)
+void kbi_report_rows_free(kb_report_rows *rows)
 {
     for (size_t i = 0; i < rows->len; i++)
         row_clear(&rows->items[i]);

@@ -20,7 +20,7 @@ typedef struct builder {
     int documents;
 } builder;
 
-const char *kb_ynode_type_name(kb_ynode_type type)
+const char *kbi_ynode_type_name(kb_ynode_type type)
 {
     switch (type) {
     case KB_YNODE_SCALAR:
@@ -33,18 +33,18 @@ const char *kb_ynode_type_name(kb_ynode_type type)
     return "a node";
 }
 
-void kb_ynode_free(kb_ynode *n)
+void kbi_ynode_free(kb_ynode *n)
 {
     if (!n)
         return;
     for (size_t i = 0; i < n->len; i++)
-        kb_ynode_free(n->items[i]);
+        kbi_ynode_free(n->items[i]);
     free(n->items);
     free(n->value);
     free(n);
 }
 
-const kb_ynode *kb_ynode_get(const kb_ynode *map, const char *key)
+const kb_ynode *kbi_ynode_get(const kb_ynode *map, const char *key)
 {
     if (!map || map->type != KB_YNODE_MAP)
         return NULL;
@@ -74,16 +74,16 @@ static void stack_path(const builder *b, kb_buf *out)
     for (size_t i = 1; i < b->depth; i++) {
         const kb_ynode *parent = b->stack[i - 1];
         if (parent->type == KB_YNODE_SEQ)
-            kb_buf_printf(out, "[%zu]", parent->len - 1);
+            kbi_buf_printf(out, "[%zu]", parent->len - 1);
         else if (parent->len >= 2)
-            kb_buf_printf(out, "%s%s", out->len ? "." : "", parent->items[parent->len - 2]->value);
+            kbi_buf_printf(out, "%s%s", out->len ? "." : "", parent->items[parent->len - 2]->value);
     }
     /* the position being filled: a map value after its key, or the next sequence item */
     const kb_ynode *top = b->depth ? b->stack[b->depth - 1] : NULL;
     if (top && top->type == KB_YNODE_MAP && top->len % 2 == 1)
-        kb_buf_printf(out, "%s%s", out->len ? "." : "", top->items[top->len - 1]->value);
+        kbi_buf_printf(out, "%s%s", out->len ? "." : "", top->items[top->len - 1]->value);
     else if (top && top->type == KB_YNODE_SEQ)
-        kb_buf_printf(out, "[%zu]", top->len);
+        kbi_buf_printf(out, "[%zu]", top->len);
 }
 
 static int fail_at(builder *b, const yaml_mark_t *mark, const char *fmt, ...) KB_PRINTF(3, 4);
@@ -94,13 +94,13 @@ static int fail_at(builder *b, const yaml_mark_t *mark, const char *fmt, ...)
     stack_path(b, &path);
     va_list ap;
     va_start(ap, fmt);
-    kb_buf_vprintf(&msg, fmt, ap);
+    kbi_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
     unsigned line = (unsigned)mark->line + 1, col = (unsigned)mark->column + 1;
-    kb_error_set_path(b->ctx, b->code, b->file, line, col, "%s:%u:%u: %s%s%s", b->file, line, col,
-                      path.len ? path.data : "", path.len ? ": " : "", msg.data ? msg.data : "");
-    kb_buf_free(&path);
-    kb_buf_free(&msg);
+    kbi_error_set_path(b->ctx, b->code, b->file, line, col, "%s:%u:%u: %s%s%s", b->file, line, col,
+                       path.len ? path.data : "", path.len ? ": " : "", msg.data ? msg.data : "");
+    kbi_buf_free(&path);
+    kbi_buf_free(&msg);
     return b->code;
 }
 
@@ -148,27 +148,27 @@ static int attach(builder *b, const yaml_event_t *ev, kb_ynode_type type, bool i
     }
     kb_ynode *n = calloc(1, sizeof(*n));
     if (!n)
-        return kb_error_oom(b->ctx);
+        return kbi_error_oom(b->ctx);
     n->type = type;
     n->line = (unsigned)ev->start_mark.line + 1;
     n->column = (unsigned)ev->start_mark.column + 1;
     if (is_scalar) {
-        n->value = kb_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        n->value = kbi_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         if (!n->value) {
             free(n);
-            return kb_error_oom(b->ctx);
+            return kbi_error_oom(b->ctx);
         }
         if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length)) {
-            kb_ynode_free(n);
+            kbi_ynode_free(n);
             return fail_at(b, &ev->start_mark, "NUL characters are not allowed");
         }
     }
     if (!parent)
         b->root = n;
     else if (push_child(parent, n)) {
-        kb_ynode_free(n);
-        return kb_error_oom(b->ctx);
+        kbi_ynode_free(n);
+        return kbi_error_oom(b->ctx);
     }
     if (!is_scalar) {
         if (b->depth == KB_YAML_MAX_DEPTH)
@@ -219,19 +219,19 @@ static int syntax_error(builder *b, const yaml_parser_t *p)
 {
     unsigned line = (unsigned)p->problem_mark.line + 1, col = (unsigned)p->problem_mark.column + 1;
     const char *problem = p->problem ? p->problem : "malformed YAML";
-    return kb_error_set_path(b->ctx, KB_ERR_PARSE, b->file, line, col,
-                             "%s:%u:%u: YAML syntax error: %s%s%s", b->file, line, col, problem,
-                             p->context ? " " : "", p->context ? p->context : "");
+    return kbi_error_set_path(b->ctx, KB_ERR_PARSE, b->file, line, col,
+                              "%s:%u:%u: YAML syntax error: %s%s%s", b->file, line, col, problem,
+                              p->context ? " " : "", p->context ? p->context : "");
 }
 
-int kb_yaml_load(kb_ctx *ctx, kb_ynode **out, const char *file, const char *text, size_t len,
-                 int error_code)
+int kbi_yaml_load(kb_ctx *ctx, kb_ynode **out, const char *file, const char *text, size_t len,
+                  int error_code)
 {
     *out = NULL;
     builder b = {ctx, file, error_code, NULL, {0}, 0, 0};
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = 0;
     for (bool done = false; !done && !rc;) {
@@ -246,7 +246,7 @@ int kb_yaml_load(kb_ctx *ctx, kb_ynode **out, const char *file, const char *text
     }
     yaml_parser_delete(&parser);
     if (rc) {
-        kb_ynode_free(b.root);
+        kbi_ynode_free(b.root);
         return rc;
     }
     *out = b.root;

@@ -22,12 +22,12 @@ typedef struct kb_ynode {
 /* Parse text into a tree. Refuses (with file:line:col in the message): syntax errors
  * (KB_ERR_PARSE), and with error_code: aliases, anchors, tags, merge keys, non-scalar
  * keys, duplicate keys, several documents. *out is NULL for an empty stream. */
-int kb_yaml_load(kb_ctx *ctx, kb_ynode **out, const char *file, const char *text, size_t len,
-                 int error_code);
-void kb_ynode_free(kb_ynode *n);
+int kbi_yaml_load(kb_ctx *ctx, kb_ynode **out, const char *file, const char *text, size_t len,
+                  int error_code);
+void kbi_ynode_free(kb_ynode *n);
 /* "a scalar", "a sequence", "a mapping". */
-const char *kb_ynode_type_name(kb_ynode_type type);
+const char *kbi_ynode_type_name(kb_ynode_type type);
 /* Map lookup: the value node for key, or NULL. */
-const kb_ynode *kb_ynode_get(const kb_ynode *map, const char *key);
+const kb_ynode *kbi_ynode_get(const kb_ynode *map, const char *key);
 
 #endif

@@ -22,32 +22,32 @@ static int row_add(kb_farm_report *r, const char *package, const char *version, 
                          .target = target,
                          .status = status,
                          .message = message};
-    return kb_report_rows_add(&r->rows, &row);
+    return kbi_report_rows_add(&r->rows, &row);
 }
 
 /* ---- finding packages ---- */
 
 static bool skipped_folder(const char *name)
 {
-    return name[0] == '.' || kb_str_starts(name, "build") || strcmp(name, "dist") == 0;
+    return name[0] == '.' || kbi_str_starts(name, "build") || strcmp(name, "dist") == 0;
 }
 
 /* A folder holding kernel.yaml is a package (not searched further); others are searched. */
-int kb_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth)
+int kbi_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth)
 {
-    char *yaml = kb_path_join(path, "kernel.yaml");
+    char *yaml = kbi_path_join(path, "kernel.yaml");
     if (!yaml)
-        return kb_error_oom(ctx);
-    bool is_pkg = kb_path_exists(yaml);
+        return kbi_error_oom(ctx);
+    bool is_pkg = kbi_path_exists(yaml);
     free(yaml);
     if (is_pkg)
-        return kb_strv_push(out, path) ? kb_error_oom(ctx) : 0;
+        return kbi_strv_push(out, path) ? kbi_error_oom(ctx) : 0;
     if (depth > 16)
         return 0; /* a symlink loop or an absurd tree: nothing sensible below */
     DIR *d = opendir(path);
     if (!d)
-        return depth == 0 ? kb_error_set_path(ctx, KB_ERR_NOT_FOUND, path, 0, 0,
-                                              "%s: not a package or a folder of packages", path)
+        return depth == 0 ? kbi_error_set_path(ctx, KB_ERR_NOT_FOUND, path, 0, 0,
+                                               "%s: not a package or a folder of packages", path)
                           : 0;
     kb_strv subs = KB_STRV_INIT;
     int rc = 0;
@@ -55,36 +55,36 @@ int kb_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned 
     while (!rc && (ent = readdir(d)) != NULL) {
         if (skipped_folder(ent->d_name))
             continue;
-        char *sub = kb_path_join(path, ent->d_name);
+        char *sub = kbi_path_join(path, ent->d_name);
         if (!sub)
-            rc = kb_error_oom(ctx);
-        else if (kb_is_dir(sub))
-            rc = kb_strv_push_owned(&subs, sub) ? kb_error_oom(ctx) : 0;
+            rc = kbi_error_oom(ctx);
+        else if (kbi_is_dir(sub))
+            rc = kbi_strv_push_owned(&subs, sub) ? kbi_error_oom(ctx) : 0;
         else
             free(sub);
     }
     closedir(d);
-    kb_strv_sort(&subs); /* readdir order differs between file systems */
+    kbi_strv_sort(&subs); /* readdir order differs between file systems */
     for (size_t i = 0; !rc && i < subs.len; i++)
-        rc = kb_farm_find_packages(ctx, out, subs.items[i], depth + 1);
-    kb_strv_free(&subs);
+        rc = kbi_farm_find_packages(ctx, out, subs.items[i], depth + 1);
+    kbi_strv_free(&subs);
     return rc;
 }
 
 /* ---- one package ---- */
 
-void kb_farm_pkg_free(kb_farm_pkg *f)
+void kbi_farm_pkg_free(kb_farm_pkg *f)
 {
     for (size_t i = 0; f->keys && i < f->plan.count; i++)
         free(f->keys[i]);
     free(f->keys);
-    kb_pkg_index_free(f->idx);
-    kb_plan_free(&f->plan);
+    kbi_pkg_index_free(f->idx);
+    kbi_plan_free(&f->plan);
     kb_manifest_free(f->m);
     memset(f, 0, sizeof(*f));
 }
 
-unsigned kb_farm_backends(const kb_manifest *m)
+unsigned kbi_farm_backends(const kb_manifest *m)
 {
     unsigned mask = 0;
     for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
@@ -99,28 +99,28 @@ static int compute_keys(kb_ctx *ctx, kb_farm_pkg *f)
 {
     f->keys = calloc(f->plan.count + 1, sizeof(*f->keys));
     if (!f->keys)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     for (size_t i = 0; i < f->plan.count; i++) {
         const kb_plan_item *it = &f->plan.items[i];
         if (it->skip || !it->tc->id)
             continue;
         char hex[65];
-        if (kb_target_build_key(hex, NULL, f->m, it, f->inputs_digest) ||
-            !(f->keys[i] = kb_strdup(hex)))
-            return kb_error_oom(ctx);
+        if (kbi_target_build_key(hex, NULL, f->m, it, f->inputs_digest) ||
+            !(f->keys[i] = kbi_strdup(hex)))
+            return kbi_error_oom(ctx);
     }
     return 0;
 }
 
 /* Make sure the toolchains of the backends in mask are in tcs, discovering only those not
  * looked for yet: a farm probes nvcc and hipcc once, not once per package. */
-int kb_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned mask)
+int kbi_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned mask)
 {
     unsigned missing = mask & ~*have;
     if (!missing)
         return 0;
     kb_toolchains more;
-    int rc = kb_toolchains_discover_some(ctx, &more, missing);
+    int rc = kbi_toolchains_discover_some(ctx, &more, missing);
     if (rc)
         return rc;
     for (unsigned b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++) {
@@ -129,32 +129,32 @@ int kb_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned
         tcs->tc[b] = more.tc[b]; /* moved: more no longer owns it */
         memset(&more.tc[b], 0, sizeof(more.tc[b]));
     }
-    kb_toolchains_free(&more);
+    kbi_toolchains_free(&more);
     *have |= missing;
     return 0;
 }
 
-int kb_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *r,
-                     const kb_toolchains *tcs, const char *const *filters, size_t filter_count)
+int kbi_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *r,
+                      const kb_toolchains *tcs, const char *const *filters, size_t filter_count)
 {
     memset(f, 0, sizeof(*f));
-    int rc = kb_manifest_load(ctx, &f->m, dir, true);
+    int rc = kbi_manifest_load(ctx, &f->m, dir, true);
     if (rc)
         return rc;
-    kb_pkg_version(&f->m->version, f->version, sizeof(f->version));
+    kbi_pkg_version(&f->m->version, f->version, sizeof(f->version));
     char arch[16], os[16], level[16];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
-    kb_host_cpu_level(ctx, level, sizeof(level));
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kbi_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
-    rc = kb_plan_make(ctx, &f->plan, f->m, tcs, &host, filters, filter_count);
+    rc = kbi_plan_make(ctx, &f->plan, f->m, tcs, &host, filters, filter_count);
     if (!rc)
-        rc = kb_source_digest(ctx, f->source_digest, f->m);
+        rc = kbi_source_digest(ctx, f->source_digest, f->m);
     if (!rc)
-        rc = kb_build_inputs_digest(ctx, f->inputs_digest, f->m);
+        rc = kbi_build_inputs_digest(ctx, f->inputs_digest, f->m);
     if (!rc)
         rc = compute_keys(ctx, f);
     if (!rc && r) {
-        rc = kb_pkg_index_fetch(&f->idx, r, f->m->name, f->version, NULL);
+        rc = kbi_pkg_index_fetch(&f->idx, r, f->m->name, f->version, NULL);
         if (rc == KB_ERR_NOT_FOUND) { /* never published: everything is new */
             kb_ctx_clear_error(ctx);
             rc = 0;
@@ -164,34 +164,34 @@ int kb_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *
 }
 
 /* The published source of this version differs from the folder's: one clear reason, or NULL. */
-char *kb_farm_source_changed(const kb_farm_pkg *f)
+char *kbi_farm_source_changed(const kb_farm_pkg *f)
 {
-    const kb_pkg_entry *src = kb_pkg_index_find(f->idx, KB_SOURCE_TARGET);
+    const kb_pkg_entry *src = kbi_pkg_index_find(f->idx, KB_SOURCE_TARGET);
     if (!src || !src->build_key || strcmp(src->build_key, f->source_digest) == 0)
         return NULL;
-    return kb_asprintf("the sources of %s@%s changed since %s was published (published source "
-                       "%.12s, this folder %.12s): bump the version to publish them; "
-                       "nothing of this package was built",
-                       f->m->name, f->version, f->version, src->build_key, f->source_digest);
+    return kbi_asprintf("the sources of %s@%s changed since %s was published (published source "
+                        "%.12s, this folder %.12s): bump the version to publish them; "
+                        "nothing of this package was built",
+                        f->m->name, f->version, f->version, src->build_key, f->source_digest);
 }
 
-bool kb_farm_key_present(const kb_pkg_index *idx, const char *target, const char *key)
+bool kbi_farm_key_present(const kb_pkg_index *idx, const char *target, const char *key)
 {
-    const kb_pkg_entry *e = kb_pkg_index_find(idx, target);
+    const kb_pkg_entry *e = kbi_pkg_index_find(idx, target);
     return key && e && e->build_key && strcmp(e->build_key, key) == 0;
 }
 
-char *kb_farm_out_dir(kb_ctx *ctx, const char *out_root, const kb_farm_pkg *f)
+char *kbi_farm_out_dir(kb_ctx *ctx, const char *out_root, const kb_farm_pkg *f)
 {
-    char *pkg = kb_strdup(f->m->name);
+    char *pkg = kbi_strdup(f->m->name);
     char *slash = pkg ? strchr(pkg, '/') : NULL;
     if (slash)
         *slash = '-';
     char *dir = NULL;
     if (pkg && out_root)
-        dir = kb_asprintf("%s/%s-%s", out_root, pkg, f->version);
+        dir = kbi_asprintf("%s/%s-%s", out_root, pkg, f->version);
     else if (pkg)
-        dir = kb_asprintf("%s/farm/%s-%s", kb_config_str(ctx, "cache.dir"), pkg, f->version);
+        dir = kbi_asprintf("%s/farm/%s-%s", kbi_config_str(ctx, "cache.dir"), pkg, f->version);
     free(pkg);
     return dir;
 }
@@ -203,7 +203,7 @@ static int fail_all(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, cons
     for (size_t i = 0; !rc && i < want->len; i++)
         rc = row_add(rep, f->m->name, f->version, want->items[i], KB_STATUS_FAILED,
                      kb_ctx_last_error(ctx)->message)
-                 ? kb_error_oom(ctx)
+                 ? kbi_error_oom(ctx)
                  : 0;
     return rc;
 }
@@ -214,7 +214,7 @@ static int build_targets(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, const
                          const kb_farm_run *run, kb_pub_artifact *arts, size_t *built)
 {
     *built = 0;
-    char *out_dir = kb_farm_out_dir(ctx, run->out_dir, f);
+    char *out_dir = kbi_farm_out_dir(ctx, run->out_dir, f);
     kb_build_options bo = KB_BUILD_OPTIONS_INIT;
     bo.targets = (const char *const *)want->items;
     bo.target_count = want->len;
@@ -222,28 +222,28 @@ static int build_targets(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, const
     bo.out_dir = out_dir;
     bo.no_source_artifact = 1;
     kb_build_result *res = NULL;
-    int rc = out_dir ? 0 : kb_error_oom(ctx);
-    if (!rc && kb_build_with(ctx, &res, f->m->dir, &bo, &run->tcs) != 0)
+    int rc = out_dir ? 0 : kbi_error_oom(ctx);
+    if (!rc && kbi_build_with(ctx, &res, f->m->dir, &bo, &run->tcs) != 0)
         rc = fail_all(ctx, rep, f, want); /* the plan could not run at all */
     size_t n = 0;
     for (size_t i = 0; !rc && res && i < res->count; i++) {
         const kb_build_target_result *t = &res->targets[i];
         if (t->status == KB_BUILD_BUILT &&
-            kb_pub_artifact_load(&arts[n], ctx, t->artifact, f->m->name, f->version, t->target) ==
+            kbi_pub_artifact_load(&arts[n], ctx, t->artifact, f->m->name, f->version, t->target) ==
                 0)
             n++;
         else
             rc = row_add(rep, f->m->name, f->version, t->target, KB_STATUS_FAILED,
                          t->status == KB_BUILD_BUILT ? kb_ctx_last_error(ctx)->message : t->message)
-                     ? kb_error_oom(ctx)
+                     ? kbi_error_oom(ctx)
                      : 0;
     }
     *built = n;
     if (!rc && n &&
-        (rc = kb_pub_source_artifact(&arts[n], ctx, f->m, f->version, f->source_digest, out_dir)))
+        (rc = kbi_pub_source_artifact(&arts[n], ctx, f->m, f->version, f->source_digest, out_dir)))
         *built = 0; /* arts[0..n) stay for the caller to clear */
     for (size_t i = n; rc && i-- > 0;)
-        kb_pub_artifact_clear(&arts[i]);
+        kbi_pub_artifact_clear(&arts[i]);
     free(out_dir);
     kb_build_result_free(res);
     return rc;
@@ -258,7 +258,7 @@ static int ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r
     if (!items || !st) {
         free(items);
         free(st);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     for (size_t i = 0; i <= built; i++)
         items[i] =
@@ -266,14 +266,14 @@ static int ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r
     char *digest = NULL;
     int prc;
     if (stage_only) {
-        prc = kb_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
-        for (unsigned again = 0; kb_farm_transient(prc) && again < 3; again++)
-            prc = kb_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
+        prc = kbi_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
+        for (unsigned again = 0; kbi_farm_transient(prc) && again < 3; again++)
+            prc = kbi_pkg_stage(r, f->m->name, f->version, f->m->summary, items, built + 1, st);
     } else {
-        prc = kb_pkg_publish(r, f->m->name, f->version, f->m->summary, items, built + 1, false, st,
-                             &digest);
+        prc = kbi_pkg_publish(r, f->m->name, f->version, f->m->summary, items, built + 1, false, st,
+                              &digest);
         if (!prc)
-            prc = kb_publish_sign_index(ctx, r, f->m->name, f->version, digest);
+            prc = kbi_publish_sign_index(ctx, r, f->m->name, f->version, digest);
     }
     /* A refused publish fails every target of this package with the registry's reason; the
      * next package still runs. */
@@ -286,7 +286,7 @@ static int ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_registry *r
                      prc          ? kb_ctx_last_error(ctx)->message
                      : stage_only ? arts[i].build_key
                                   : digest)
-                 ? kb_error_oom(ctx)
+                 ? kbi_error_oom(ctx)
                  : 0;
     }
     free(digest);
@@ -300,11 +300,11 @@ static int build_and_ship(kb_ctx *ctx, kb_farm_report *rep, kb_farm_pkg *f, kb_r
 {
     kb_pub_artifact *arts = calloc(want->len + 2, sizeof(*arts));
     size_t built = 0;
-    int rc = arts ? build_targets(ctx, rep, f, want, run, arts, &built) : kb_error_oom(ctx);
+    int rc = arts ? build_targets(ctx, rep, f, want, run, arts, &built) : kbi_error_oom(ctx);
     if (!rc && built)
         rc = ship(ctx, rep, f, r, arts, built, run->stage_only);
     for (size_t i = 0; built && i <= built; i++)
-        kb_pub_artifact_clear(&arts[i]);
+        kbi_pub_artifact_clear(&arts[i]);
     free(arts);
     return rc;
 }
@@ -314,7 +314,7 @@ static int package_row(kb_ctx *ctx, kb_farm_report *rep, const kb_farm_pkg *f, c
                        kb_status status, const char *message)
 {
     return row_add(rep, f->m ? f->m->name : dir, f->m ? f->version : NULL, "-", status, message)
-               ? kb_error_oom(ctx)
+               ? kbi_error_oom(ctx)
                : 0;
 }
 
@@ -325,25 +325,25 @@ static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_farm_r
 {
     kb_farm_pkg f;
     kb_manifest *peek = NULL;
-    int rc = kb_manifest_load(ctx, &peek, dir, true);
+    int rc = kbi_manifest_load(ctx, &peek, dir, true);
     if (!rc)
-        rc = kb_farm_toolchains(ctx, &run->tcs, &run->have, kb_farm_backends(peek));
+        rc = kbi_farm_toolchains(ctx, &run->tcs, &run->have, kbi_farm_backends(peek));
     kb_manifest_free(peek);
     if (!rc)
-        rc = kb_farm_pkg_load(ctx, &f, dir, run->r, &run->tcs, filter ? &filter : NULL,
-                              filter ? 1 : 0);
+        rc = kbi_farm_pkg_load(ctx, &f, dir, run->r, &run->tcs, filter ? &filter : NULL,
+                               filter ? 1 : 0);
     else
         memset(&f, 0, sizeof(f));
     if (rc) {
         rc = package_row(ctx, rep, &f, dir, KB_STATUS_FAILED, kb_ctx_last_error(ctx)->message);
-        kb_farm_pkg_free(&f);
+        kbi_farm_pkg_free(&f);
         return rc;
     }
-    char *changed = kb_farm_source_changed(&f);
+    char *changed = kbi_farm_source_changed(&f);
     if (changed) {
         rc = package_row(ctx, rep, &f, dir, KB_STATUS_FAILED, changed);
         free(changed);
-        kb_farm_pkg_free(&f);
+        kbi_farm_pkg_free(&f);
         return rc;
     }
     kb_strv want = KB_STRV_INIT;
@@ -351,20 +351,20 @@ static int farm_one(kb_ctx *ctx, kb_farm_report *rep, const char *dir, kb_farm_r
         const kb_plan_item *it = &f.plan.items[i];
         if (it->skip)
             rc = row_add(rep, f.m->name, f.version, it->target, KB_STATUS_SKIPPED, it->skip);
-        else if (kb_farm_key_present(f.idx, it->target, f.keys[i]))
+        else if (kbi_farm_key_present(f.idx, it->target, f.keys[i]))
             rc = row_add(rep, f.m->name, f.version, it->target, KB_STATUS_ALREADY_THERE, f.keys[i]);
         else
-            rc = kb_strv_push(&want, it->target);
-        rc = rc ? kb_error_oom(ctx) : 0;
+            rc = kbi_strv_push(&want, it->target);
+        rc = rc ? kbi_error_oom(ctx) : 0;
     }
     if (!rc && want.len)
         rc = build_and_ship(ctx, rep, &f, run->r, &want, run);
-    kb_strv_free(&want);
-    kb_farm_pkg_free(&f);
+    kbi_strv_free(&want);
+    kbi_farm_pkg_free(&f);
     return rc;
 }
 
-bool kb_farm_transient(int rc)
+bool kbi_farm_transient(int rc)
 {
     return rc == KB_ERR_REGISTRY || rc == KB_ERR_NETWORK || rc == KB_ERR_DIGEST;
 }
@@ -376,11 +376,11 @@ static int cmp_rows(const void *a, const void *b)
     return c ? c : strcmp(x->target, y->target);
 }
 
-int kb_farm_check_options(kb_ctx *ctx, const kb_farm_options *o, const char *fn)
+int kbi_farm_check_options(kb_ctx *ctx, const kb_farm_options *o, const char *fn)
 {
     if (o->version != KB_FARM_OPTIONS_VERSION && o->version != 1)
-        return kb_error_set(ctx, KB_ERR_INVALID, "%s: options version %u, expected %u", fn,
-                            o->version, KB_FARM_OPTIONS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "%s: options version %u, expected %u", fn,
+                             o->version, KB_FARM_OPTIONS_VERSION);
     return 0;
 }
 
@@ -395,7 +395,7 @@ static void run_init(kb_farm_run *run, const kb_farm_options *o)
 static void run_free(kb_farm_run *run)
 {
     kb_registry_free(run->r);
-    kb_toolchains_free(&run->tcs);
+    kbi_toolchains_free(&run->tcs);
 }
 
 static int finish_report(kb_ctx *ctx, kb_farm_report **out, kb_farm_report *rep, int rc)
@@ -417,25 +417,25 @@ KB_EXTERN int kb_farm(kb_farm_report **out, kb_ctx *ctx, const char *const *path
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
     const kb_farm_options *o = options ? options : &defaults;
     *out = NULL;
-    int rc = kb_farm_check_options(ctx, o, "kb_farm");
+    int rc = kbi_farm_check_options(ctx, o, "kb_farm");
     if (rc)
         return rc;
     if (count == 0)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm: no folder given");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_farm: no folder given");
     kb_strv pkgs = KB_STRV_INIT;
     for (size_t i = 0; !rc && i < count; i++)
-        rc = kb_farm_find_packages(ctx, &pkgs, paths[i], 0);
+        rc = kbi_farm_find_packages(ctx, &pkgs, paths[i], 0);
     kb_farm_run run;
     run_init(&run, o);
     if (!rc)
         rc = kb_trust_registry_open(&run.r, ctx, o->registry);
     kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
     if (!rc && !rep)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     for (size_t i = 0; !rc && i < pkgs.len; i++)
         rc = farm_one(ctx, rep, pkgs.items[i], &run, NULL);
     run_free(&run);
-    kb_strv_free(&pkgs);
+    kbi_strv_free(&pkgs);
     return finish_report(ctx, out, rep, rc);
 }
 
@@ -445,17 +445,17 @@ KB_EXTERN int kb_farm_build(kb_farm_report **out, kb_ctx *ctx, const char *dir, 
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
     const kb_farm_options *o = options ? options : &defaults;
     *out = NULL;
-    int rc = kb_farm_check_options(ctx, o, "kb_farm_build");
+    int rc = kbi_farm_check_options(ctx, o, "kb_farm_build");
     if (rc)
         return rc;
     if (!dir || !target || !*target)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_farm_build: a package folder and a target");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_farm_build: a package folder and a target");
     kb_farm_run run;
     run_init(&run, o);
     rc = kb_trust_registry_open(&run.r, ctx, o->registry);
     kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
     if (!rc && !rep)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = farm_one(ctx, rep, dir, &run, target);
     run_free(&run);
@@ -467,13 +467,13 @@ static int split_ref(kb_ctx *ctx, const char *ref, char **name, char **version)
 {
     const char *at = ref ? strchr(ref, '@') : NULL;
     kb_semver v;
-    if (!at || at == ref || kb_semver_parse(NULL, &v, at + 1) != 0)
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "'%s': farm merge takes org/name@version (an exact version)",
-                            ref ? ref : "");
-    *name = kb_strndup(ref, (size_t)(at - ref));
-    *version = kb_strdup(at + 1);
-    return *name && *version ? 0 : kb_error_oom(ctx);
+    if (!at || at == ref || kbi_semver_parse(NULL, &v, at + 1) != 0)
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "'%s': farm merge takes org/name@version (an exact version)",
+                             ref ? ref : "");
+    *name = kbi_strndup(ref, (size_t)(at - ref));
+    *version = kbi_strdup(at + 1);
+    return *name && *version ? 0 : kbi_error_oom(ctx);
 }
 
 static int merge_rows(kb_ctx *ctx, kb_farm_report *rep, const char *name, const char *version,
@@ -481,13 +481,13 @@ static int merge_rows(kb_ctx *ctx, kb_farm_report *rep, const char *name, const 
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < m->conflicts.len; i++) {
-        kb_event_emit(ctx, KB_EVENT_WARNING, name, "%s", m->conflicts.items[i]);
+        kbi_event_emit(ctx, KB_EVENT_WARNING, name, "%s", m->conflicts.items[i]);
         rc = row_add(rep, name, version, "-", KB_STATUS_CONFLICT, m->conflicts.items[i]);
     }
     if (!rc)
         rc = row_add(rep, name, version, "-", m->written ? KB_STATUS_MERGED : KB_STATUS_UNCHANGED,
                      m->index_digest);
-    return rc ? kb_error_oom(ctx) : 0;
+    return rc ? kbi_error_oom(ctx) : 0;
 }
 
 KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
@@ -499,21 +499,21 @@ KB_EXTERN int kb_farm_merge(kb_farm_report **out, kb_ctx *ctx, const char *ref,
     char *name = NULL, *version = NULL;
     kb_registry *r = NULL;
     kb_pkg_merge_result m = {0};
-    int rc = kb_farm_check_options(ctx, o, "kb_farm_merge");
+    int rc = kbi_farm_check_options(ctx, o, "kb_farm_merge");
     if (!rc)
         rc = split_ref(ctx, ref, &name, &version);
     if (!rc)
         rc = kb_trust_registry_open(&r, ctx, o->registry);
     if (!rc)
-        rc = kb_pkg_merge(&m, r, name, version);
+        rc = kbi_pkg_merge(&m, r, name, version);
     if (!rc && m.written)
-        rc = kb_publish_sign_index(ctx, r, name, version, m.index_digest);
+        rc = kbi_publish_sign_index(ctx, r, name, version, m.index_digest);
     kb_farm_report *rep = rc ? NULL : calloc(1, sizeof(*rep));
     if (!rc && !rep)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = merge_rows(ctx, rep, name, version, &m);
-    kb_pkg_merge_result_free(&m);
+    kbi_pkg_merge_result_free(&m);
     kb_registry_free(r);
     free(name);
     free(version);
@@ -524,7 +524,7 @@ KB_EXTERN void kb_farm_report_free(kb_farm_report *r)
 {
     if (!r)
         return;
-    kb_report_rows_free(&r->rows);
+    kbi_report_rows_free(&r->rows);
     free(r);
 }
 
@@ -535,10 +535,10 @@ KB_EXTERN size_t kb_farm_report_count(const kb_farm_report *r)
 
 KB_EXTERN int kb_farm_report_row(const kb_report_row **row, const kb_farm_report *r, size_t index)
 {
-    return kb_report_rows_get(row, r ? &r->rows : NULL, index);
+    return kbi_report_rows_get(row, r ? &r->rows : NULL, index);
 }
 
 KB_EXTERN size_t kb_farm_report_count_status(const kb_farm_report *r, kb_status status)
 {
-    return r ? kb_report_rows_count_status(&r->rows, status) : 0;
+    return r ? kbi_report_rows_count_status(&r->rows, status) : 0;
 }

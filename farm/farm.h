@@ -28,22 +28,22 @@ typedef struct kb_farm_run {
 
 /* Package folders under path (a folder holding kernel.yaml is one; hidden, build* and dist
  * folders are skipped), appended in sorted order. */
-int kb_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth);
+int kbi_farm_find_packages(kb_ctx *ctx, kb_strv *out, const char *path, unsigned depth);
 /* The backends the manifest declares, as a mask of 1u << kb_backend. */
-unsigned kb_farm_backends(const kb_manifest *m);
+unsigned kbi_farm_backends(const kb_manifest *m);
 /* Discover the toolchains of mask's backends not looked for yet into tcs (*have records). */
-int kb_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned mask);
+int kbi_farm_toolchains(kb_ctx *ctx, kb_toolchains *tcs, unsigned *have, unsigned mask);
 /* Load dir's manifest, plan it with tcs (borrowed: the plan points into it), compute keys and,
  * when r is set, fetch the version's index. */
-int kb_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *r,
-                     const kb_toolchains *tcs, const char *const *filters, size_t filter_count);
-void kb_farm_pkg_free(kb_farm_pkg *f);
-bool kb_farm_key_present(const kb_pkg_index *idx, const char *target, const char *key);
+int kbi_farm_pkg_load(kb_ctx *ctx, kb_farm_pkg *f, const char *dir, kb_registry *r,
+                      const kb_toolchains *tcs, const char *const *filters, size_t filter_count);
+void kbi_farm_pkg_free(kb_farm_pkg *f);
+bool kbi_farm_key_present(const kb_pkg_index *idx, const char *target, const char *key);
 /* A message (owned) when the index's source differs from the folder's, else NULL. */
-char *kb_farm_source_changed(const kb_farm_pkg *f);
-char *kb_farm_out_dir(kb_ctx *ctx, const char *out_root, const kb_farm_pkg *f);
+char *kbi_farm_source_changed(const kb_farm_pkg *f);
+char *kbi_farm_out_dir(kb_ctx *ctx, const char *out_root, const kb_farm_pkg *f);
 /* Registry errors another try may cure. */
-bool kb_farm_transient(int rc);
-int kb_farm_check_options(kb_ctx *ctx, const kb_farm_options *o, const char *fn);
+bool kbi_farm_transient(int rc);
+int kbi_farm_check_options(kb_ctx *ctx, const kb_farm_options *o, const char *fn);
 
 #endif

@@ -40,17 +40,17 @@ static int pools_add(kb_ctx *ctx, pools *p, const char *name, kb_backend b, cons
 {
     pool *grown = realloc(p->items, (p->count + 1) * sizeof(*grown));
     if (!grown)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     p->items = grown;
     pool *n = &grown[p->count++];
-    *n = (pool){kb_strdup(name), b, kb_strdup(os), kb_strdup(arch), gpu, kb_strdup(toolchain)};
-    return n->name && n->os && n->arch && (!toolchain || n->toolchain) ? 0 : kb_error_oom(ctx);
+    *n = (pool){kbi_strdup(name), b, kbi_strdup(os), kbi_strdup(arch), gpu, kbi_strdup(toolchain)};
+    return n->name && n->os && n->arch && (!toolchain || n->toolchain) ? 0 : kbi_error_oom(ctx);
 }
 
 static int backend_named(kb_backend *out, const char *name)
 {
     for (unsigned b = KB_BACKEND_CUDA; name && b <= KB_BACKEND_CPU; b++)
-        if (strcmp(kb_backend_name((kb_backend)b), name) == 0) {
+        if (strcmp(kbi_backend_name((kb_backend)b), name) == 0) {
             *out = (kb_backend)b;
             return 0;
         }
@@ -61,12 +61,12 @@ static int backend_named(kb_backend *out, const char *name)
 static int default_pools(kb_ctx *ctx, pools *out, const kb_toolchains *tcs)
 {
     char arch[16], os[16];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
     int rc = 0;
     for (unsigned b = KB_BACKEND_CUDA; !rc && b <= KB_BACKEND_CPU; b++) {
         const kb_toolchain *tc = &tcs->tc[b];
         bool metal = b == KB_BACKEND_METAL;
-        rc = pools_add(ctx, out, kb_backend_name((kb_backend)b), (kb_backend)b,
+        rc = pools_add(ctx, out, kbi_backend_name((kb_backend)b), (kb_backend)b,
                        metal ? "darwin" : os, metal ? "arm64" : arch, b != KB_BACKEND_CPU,
                        tc->found ? tc->id : NULL);
     }
@@ -81,12 +81,12 @@ static int load_pools(kb_ctx *ctx, pools *out, const char *path)
     json_t *list = json_object_get(root, "pools");
     int rc = 0;
     if (!root)
-        rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
-                               "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+        rc = kbi_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
+                                "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
     else if (!json_is_array(list))
-        rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s: needs a \"pools\" array", path);
+        rc = kbi_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s: needs a \"pools\" array", path);
     char host_arch[16], host_os[16];
-    kb_host_platform(host_arch, sizeof(host_arch), host_os, sizeof(host_os));
+    kbi_host_platform(host_arch, sizeof(host_arch), host_os, sizeof(host_os));
     size_t i;
     json_t *p;
     json_array_foreach(list, i, p)
@@ -101,7 +101,8 @@ static int load_pools(kb_ctx *ctx, pools *out, const char *path)
         if (rc)
             break;
         if (!name || backend_named(&b, backend) != 0 || (gpu && !json_is_boolean(gpu)))
-            rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0,
+            rc =
+                kbi_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0,
                                    "%s: pools[%zu] needs a \"name\" and a \"backend\" (cuda, rocm, "
                                    "metal or cpu); \"gpu\" is true or false",
                                    path, i);
@@ -126,7 +127,7 @@ static char *id_version(const char *id)
 {
     const char *first = id ? strchr(id, '-') : NULL;
     const char *last = id ? strrchr(id, '-') : NULL;
-    return first && last > first + 1 ? kb_strndup(first + 1, (size_t)(last - first - 1)) : NULL;
+    return first && last > first + 1 ? kbi_strndup(first + 1, (size_t)(last - first - 1)) : NULL;
 }
 
 /* Toolchains as the pools have them, able to build every arch the manifest declares (a pool
@@ -136,7 +137,7 @@ static int pool_toolchains(kb_ctx *ctx, kb_toolchains *out, const pools *p, cons
     memset(out, 0, sizeof(*out));
     static const char *const names[] = {"", "nvcc", "hipcc", "metal", "cc"};
     char host_arch[16], host_os[16];
-    kb_host_platform(host_arch, sizeof(host_arch), host_os, sizeof(host_os));
+    kbi_host_platform(host_arch, sizeof(host_arch), host_os, sizeof(host_os));
     int rc = 0;
     for (unsigned b = KB_BACKEND_CUDA; !rc && b <= KB_BACKEND_CPU; b++) {
         kb_toolchain *tc = &out->tc[b];
@@ -144,30 +145,30 @@ static int pool_toolchains(kb_ctx *ctx, kb_toolchains *out, const pools *p, cons
         tc->backend = (kb_backend)b;
         tc->name = names[b];
         if (!pl || !m->backends[b].present) {
-            tc->note = kb_asprintf("no pool of the farm has the %s backend",
-                                   kb_backend_name((kb_backend)b));
+            tc->note = kbi_asprintf("no pool of the farm has the %s backend",
+                                    kbi_backend_name((kb_backend)b));
             continue;
         }
         tc->found = true;
-        tc->id = kb_strdup(pl->toolchain);
+        tc->id = kbi_strdup(pl->toolchain);
         tc->version = id_version(pl->toolchain);
         const kb_backend_spec *spec = &m->backends[b];
         for (size_t i = 0; !rc && i < spec->archs.len; i++)
-            rc = kb_strv_push(&tc->archs, spec->archs.items[i]);
+            rc = kbi_strv_push(&tc->archs, spec->archs.items[i]);
         if (!rc && spec->ptx) {
             char ptx[48];
             snprintf(ptx, sizeof(ptx), "compute_%s",
-                     kb_str_starts(spec->ptx, "sm_") ? spec->ptx + 3 : spec->ptx + 8);
-            rc = kb_strv_push(&tc->archs, kb_str_starts(spec->ptx, "compute_") ? spec->ptx : ptx);
+                     kbi_str_starts(spec->ptx, "sm_") ? spec->ptx + 3 : spec->ptx + 8);
+            rc = kbi_strv_push(&tc->archs, kbi_str_starts(spec->ptx, "compute_") ? spec->ptx : ptx);
         }
         if (!rc && b == KB_BACKEND_METAL)
-            rc = kb_strv_push(&tc->archs, "apple");
+            rc = kbi_strv_push(&tc->archs, "apple");
         if (!rc && b == KB_BACKEND_CPU)
-            rc = kb_cpu_levels(host_arch, &tc->archs) || kb_strv_push(&tc->archs, host_arch);
+            rc = kbi_cpu_levels(host_arch, &tc->archs) || kbi_strv_push(&tc->archs, host_arch);
     }
     if (rc) {
-        kb_toolchains_free(out);
-        return kb_error_oom(ctx);
+        kbi_toolchains_free(out);
+        return kbi_error_oom(ctx);
     }
     return 0;
 }
@@ -177,43 +178,43 @@ static void shell_word(kb_buf *b, const char *w)
 {
     if (w[strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:@+=,")] ==
         '\0') {
-        kb_buf_printf(b, " %s", w);
+        kbi_buf_printf(b, " %s", w);
         return;
     }
-    kb_buf_printf(b, " '");
+    kbi_buf_printf(b, " '");
     for (const char *c = w; *c; c++)
-        kb_buf_printf(b, *c == '\'' ? "'\\''" : "%c", *c);
-    kb_buf_printf(b, "'");
+        kbi_buf_printf(b, *c == '\'' ? "'\\''" : "%c", *c);
+    kbi_buf_printf(b, "'");
 }
 
 static json_t *plan_item(const kb_farm_pkg *f, const kb_plan_item *it, const pool *pl,
                          const char *key, const char *registry)
 {
     kb_buf cmd = KB_BUF_INIT;
-    kb_buf_printf(&cmd, "kbpkg farm build");
+    kbi_buf_printf(&cmd, "kbpkg farm build");
     shell_word(&cmd, f->m->dir);
-    kb_buf_printf(&cmd, " --target %s --stage --registry", it->target);
+    kbi_buf_printf(&cmd, " --target %s --stage --registry", it->target);
     shell_word(&cmd, registry);
     json_t *item =
         json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s,s:b,s:s},s:s?,s:s?}", "package",
                   f->m->name, "version", f->version, "dir", f->m->dir, "target", it->target,
-                  "backend", kb_backend_name(it->backend), "arch", it->arch, "pool", pl->name,
-                  "labels", "backend", kb_backend_name(it->backend), "arch", pl->arch, "gpu",
+                  "backend", kbi_backend_name(it->backend), "arch", it->arch, "pool", pl->name,
+                  "labels", "backend", kbi_backend_name(it->backend), "arch", pl->arch, "gpu",
                   pl->gpu, "os", pl->os, "build_key", key, "command", cmd.data);
-    kb_buf_free(&cmd);
+    kbi_buf_free(&cmd);
     return item;
 }
 
 static json_t *merge_item(const kb_farm_pkg *f, const char *registry)
 {
     kb_buf cmd = KB_BUF_INIT;
-    char *ref = kb_asprintf("%s@%s", f->m->name, f->version);
-    kb_buf_printf(&cmd, "kbpkg farm merge %s --registry", ref ? ref : "");
+    char *ref = kbi_asprintf("%s@%s", f->m->name, f->version);
+    kbi_buf_printf(&cmd, "kbpkg farm merge %s --registry", ref ? ref : "");
     shell_word(&cmd, registry);
     json_t *item = json_pack("{s:s,s:s,s:s?,s:s?}", "package", f->m->name, "version", f->version,
                              "ref", ref, "command", cmd.data);
     free(ref);
-    kb_buf_free(&cmd);
+    kbi_buf_free(&cmd);
     return item;
 }
 
@@ -225,7 +226,7 @@ static int plan_one(kb_ctx *ctx, json_t *items, json_t *merges, const char *dir,
     kb_toolchains tcs;
     kb_farm_pkg f;
     memset(&f, 0, sizeof(f));
-    int rc = kb_manifest_load(ctx, &m, dir, true);
+    int rc = kbi_manifest_load(ctx, &m, dir, true);
     if (!rc)
         rc = pool_toolchains(ctx, &tcs, p, m);
     kb_manifest_free(m);
@@ -237,24 +238,24 @@ static int plan_one(kb_ctx *ctx, json_t *items, json_t *merges, const char *dir,
     }
     if (rc)
         return rc;
-    rc = kb_farm_pkg_load(ctx, &f, dir, r, &tcs, NULL, 0);
-    char *changed = rc ? NULL : kb_farm_source_changed(&f);
+    rc = kbi_farm_pkg_load(ctx, &f, dir, r, &tcs, NULL, 0);
+    char *changed = rc ? NULL : kbi_farm_source_changed(&f);
     if (changed)
-        rc = kb_error_set(ctx, KB_ERR_EXISTS, "%s", changed);
+        rc = kbi_error_set(ctx, KB_ERR_EXISTS, "%s", changed);
     size_t added = 0;
     for (size_t i = 0; !rc && i < f.plan.count; i++) {
         const kb_plan_item *it = &f.plan.items[i];
-        if (it->skip || kb_farm_key_present(f.idx, it->target, f.keys[i]))
+        if (it->skip || kbi_farm_key_present(f.idx, it->target, f.keys[i]))
             continue;
         json_t *item = plan_item(&f, it, pool_for(p, it->backend), f.keys[i], registry);
-        rc = item && json_array_append_new(items, item) == 0 ? 0 : kb_error_oom(ctx);
+        rc = item && json_array_append_new(items, item) == 0 ? 0 : kbi_error_oom(ctx);
         added++;
     }
     if (!rc && added)
-        rc = json_array_append_new(merges, merge_item(&f, registry)) == 0 ? 0 : kb_error_oom(ctx);
+        rc = json_array_append_new(merges, merge_item(&f, registry)) == 0 ? 0 : kbi_error_oom(ctx);
     free(changed);
-    kb_farm_pkg_free(&f);
-    kb_toolchains_free(&tcs);
+    kbi_farm_pkg_free(&f);
+    kbi_toolchains_free(&tcs);
     if (rc && rc != KB_ERR_NOMEM) { /* this package's problem: the others still plan */
         json_array_append_new(problems, json_pack("{s:s,s:s}", "dir", dir, "message",
                                                   kb_ctx_last_error(ctx)->message));
@@ -275,17 +276,17 @@ static int plan_pools(kb_ctx *ctx, pools *out, const kb_strv *pkgs, const kb_far
     int rc = 0;
     for (size_t i = 0; !rc && i < pkgs->len; i++) {
         kb_manifest *m = NULL;
-        rc = kb_manifest_load(ctx, &m, pkgs->items[i], true);
+        rc = kbi_manifest_load(ctx, &m, pkgs->items[i], true);
         if (!rc)
-            mask |= kb_farm_backends(m);
+            mask |= kbi_farm_backends(m);
         kb_manifest_free(m);
     }
     kb_toolchains tcs;
     if (!rc)
-        rc = kb_toolchains_discover_some(ctx, &tcs, mask);
+        rc = kbi_toolchains_discover_some(ctx, &tcs, mask);
     if (!rc) {
         rc = default_pools(ctx, out, &tcs);
-        kb_toolchains_free(&tcs);
+        kbi_toolchains_free(&tcs);
     }
     return rc;
 }
@@ -296,13 +297,13 @@ KB_EXTERN int kb_farm_plan(char **json_out, kb_ctx *ctx, const char *const *path
     kb_farm_options defaults = KB_FARM_OPTIONS_INIT;
     const kb_farm_options *o = options ? options : &defaults;
     *json_out = NULL;
-    int rc = kb_farm_check_options(ctx, o, "kb_farm_plan");
+    int rc = kbi_farm_check_options(ctx, o, "kb_farm_plan");
     if (!rc && count == 0)
-        rc = kb_error_set(ctx, KB_ERR_INVALID, "kb_farm_plan: no folder given");
+        rc = kbi_error_set(ctx, KB_ERR_INVALID, "kb_farm_plan: no folder given");
     kb_strv pkgs = KB_STRV_INIT;
     for (size_t i = 0; !rc && i < count; i++)
-        rc = kb_farm_find_packages(ctx, &pkgs, paths[i], 0);
-    const char *registry = o->registry ? o->registry : kb_config_str(ctx, "registry");
+        rc = kbi_farm_find_packages(ctx, &pkgs, paths[i], 0);
+    const char *registry = o->registry ? o->registry : kbi_config_str(ctx, "registry");
     pools p = {0};
     kb_registry *r = NULL;
     if (!rc)
@@ -316,14 +317,14 @@ KB_EXTERN int kb_farm_plan(char **json_out, kb_ctx *ctx, const char *const *path
                      : json_pack("{s:s,s:O,s:O,s:O}", "registry", registry, "items", items,
                                  "merges", merges, "problems", problems);
     if (!rc && !(*json_out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     json_decref(doc);
     json_decref(items);
     json_decref(merges);
     json_decref(problems);
     kb_registry_free(r);
     pools_free(&p);
-    kb_strv_free(&pkgs);
+    kbi_strv_free(&pkgs);
     return rc;
 }
 

@@ -39,32 +39,32 @@ static int note(importer *im, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_buf_vprintf(&b, fmt, ap);
+    int rc = kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (!rc && kb_strv_push(&im->notes, b.data ? b.data : ""))
+    if (!rc && kbi_strv_push(&im->notes, b.data ? b.data : ""))
         rc = KB_ERR_NOMEM;
-    kb_buf_free(&b);
-    return rc ? kb_error_oom(im->ctx) : 0;
+    kbi_buf_free(&b);
+    return rc ? kbi_error_oom(im->ctx) : 0;
 }
 
 static int bad(importer *im, const kb_toml *at, const char *path, const char *what)
 {
-    return kb_error_set_path(im->ctx, KB_ERR_PARSE, im->toml_path, at->line, at->col,
-                             "%s:%u:%u: %s: %s", im->toml_path, at->line, at->col, path, what);
+    return kbi_error_set_path(im->ctx, KB_ERR_PARSE, im->toml_path, at->line, at->col,
+                              "%s:%u:%u: %s: %s", im->toml_path, at->line, at->col, path, what);
 }
 
 static int push_unique(importer *im, kb_strv *v, const char *s)
 {
-    if (kb_strv_contains(v, s))
+    if (kbi_strv_contains(v, s))
         return 0;
-    return kb_strv_push(v, s) ? kb_error_oom(im->ctx) : 0;
+    return kbi_strv_push(v, s) ? kbi_error_oom(im->ctx) : 0;
 }
 
 /* An array of strings (or NULL: absent) at key of t, checked. */
 static int string_array(importer *im, const kb_toml **out, const kb_toml *t, const char *key,
                         const char *where)
 {
-    *out = kb_toml_get(t, key);
+    *out = kbi_toml_get(t, key);
     char path[160];
     snprintf(path, sizeof(path), "%s.%s", where, key);
     if (*out && (*out)->type != KB_TOML_ARRAY)
@@ -121,34 +121,34 @@ static bool capability_arch(char *out, size_t size, const char *cap)
         return false;
     snprintf(out, size, "sm_%u%u%s", major, minor, suffix);
     char why[128];
-    return kb_arch_valid(KB_BACKEND_CUDA, out, why, sizeof(why));
+    return kbi_arch_valid(KB_BACKEND_CUDA, out, why, sizeof(why));
 }
 
 /* YAML double-quoted scalar: every string we write goes through here. */
 static void yq(kb_buf *b, const char *s)
 {
-    kb_buf_puts(b, "\"");
+    kbi_buf_puts(b, "\"");
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            kb_buf_printf(b, "\\%c", *s);
+            kbi_buf_printf(b, "\\%c", *s);
         else if ((unsigned char)*s < 0x20)
-            kb_buf_printf(b, "\\x%02x", (unsigned)(unsigned char)*s);
+            kbi_buf_printf(b, "\\x%02x", (unsigned)(unsigned char)*s);
         else
-            kb_buf_append(b, s, 1);
+            kbi_buf_append(b, s, 1);
     }
-    kb_buf_puts(b, "\"");
+    kbi_buf_puts(b, "\"");
 }
 
 static void yaml_list(kb_buf *b, const kb_strv *v, const char *prefix)
 {
-    kb_buf_puts(b, "[");
+    kbi_buf_puts(b, "[");
     for (size_t i = 0; i < v->len; i++) {
-        kb_buf_puts(b, i ? ", " : "");
-        char *p = kb_asprintf("%s%s", prefix, v->items[i]);
+        kbi_buf_puts(b, i ? ", " : "");
+        char *p = kbi_asprintf("%s%s", prefix, v->items[i]);
         yq(b, p ? p : "");
         free(p);
     }
-    kb_buf_puts(b, "]");
+    kbi_buf_puts(b, "]");
 }
 
 /* ---- reading build.toml ---- */
@@ -160,7 +160,7 @@ static int source_flags(importer *im, kb_strv *out, const kb_toml *flags, const 
     for (size_t i = 0; flags && i < flags->count; i++) {
         const char *f = flags->items[i]->str;
         const char *prev = i ? flags->items[i - 1]->str : NULL;
-        const char *why = kb_flag_unportable(prev, f);
+        const char *why = kbi_flag_unportable(prev, f);
         int rc = why ? note(im, "kernel.%s: flag '%s' left out: %s", kernel, f, why)
                      : push_unique(im, out, f);
         if (rc)
@@ -177,29 +177,29 @@ static int add_source(importer *im, imp_backend *be, const char *kernel, const k
         return bad(im, src, "src", "a source path must be relative to the project, without '..'");
     int rc = push_unique(im, &im->copies, p);
     if (rc || !is_compiled(p)) {
-        char *h = kb_asprintf("src/%s", p);
-        rc = rc ? rc : h ? push_unique(im, &im->headers, h) : kb_error_oom(im->ctx);
+        char *h = kbi_asprintf("src/%s", p);
+        rc = rc ? rc : h ? push_unique(im, &im->headers, h) : kbi_error_oom(im->ctx);
         free(h);
         return rc;
     }
     kb_strv flags = KB_STRV_INIT;
     rc = source_flags(im, &flags, is_cuda_source(p) ? cuda_flags : cxx_flags, kernel);
-    kb_buf_puts(&be->sources, "      - ");
+    kbi_buf_puts(&be->sources, "      - ");
     if (!rc && flags.len) {
-        kb_buf_puts(&be->sources, "{path: ");
-        char *path = kb_asprintf("src/%s", p);
+        kbi_buf_puts(&be->sources, "{path: ");
+        char *path = kbi_asprintf("src/%s", p);
         yq(&be->sources, path ? path : "");
         free(path);
-        kb_buf_puts(&be->sources, ", flags: ");
+        kbi_buf_puts(&be->sources, ", flags: ");
         yaml_list(&be->sources, &flags, "");
-        kb_buf_puts(&be->sources, "}\n");
+        kbi_buf_puts(&be->sources, "}\n");
     } else if (!rc) {
-        char *path = kb_asprintf("src/%s", p);
+        char *path = kbi_asprintf("src/%s", p);
         yq(&be->sources, path ? path : "");
         free(path);
-        kb_buf_puts(&be->sources, "\n");
+        kbi_buf_puts(&be->sources, "\n");
     }
-    kb_strv_free(&flags);
+    kbi_strv_free(&flags);
     return rc;
 }
 
@@ -216,7 +216,7 @@ static int kernel_archs(importer *im, imp_backend *be, kb_backend b, const kb_to
         char arch[48], why[160];
         const char *v = list->items[i]->str;
         bool ok = b == KB_BACKEND_CUDA ? capability_arch(arch, sizeof(arch), v)
-                                       : kb_arch_valid(b, v, why, sizeof(why));
+                                       : kbi_arch_valid(b, v, why, sizeof(why));
         if (b == KB_BACKEND_ROCM)
             snprintf(arch, sizeof(arch), "%s", v);
         char path[200];
@@ -229,9 +229,9 @@ static int kernel_archs(importer *im, imp_backend *be, kb_backend b, const kb_to
     if (!rc && !mine.len) {
         const char *defaults = b == KB_BACKEND_CUDA ? "sm_80, sm_90" : "gfx90a, gfx942";
         bool cuda = b == KB_BACKEND_CUDA;
-        rc = kb_strv_push(&mine, cuda ? "sm_80" : "gfx90a") ||
-                     kb_strv_push(&mine, cuda ? "sm_90" : "gfx942")
-                 ? kb_error_oom(im->ctx)
+        rc = kbi_strv_push(&mine, cuda ? "sm_80" : "gfx90a") ||
+                     kbi_strv_push(&mine, cuda ? "sm_90" : "gfx942")
+                 ? kbi_error_oom(im->ctx)
                  : 0;
         if (!rc)
             rc = note(im,
@@ -242,15 +242,15 @@ static int kernel_archs(importer *im, imp_backend *be, kb_backend b, const kb_to
     bool earlier = be->archs.len > 0; /* another kernel of this backend came first */
     bool differs = earlier && mine.len != be->archs.len;
     for (size_t i = 0; !rc && i < mine.len; i++) {
-        differs |= earlier && !kb_strv_contains(&be->archs, mine.items[i]);
+        differs |= earlier && !kbi_strv_contains(&be->archs, mine.items[i]);
         rc = push_unique(im, &be->archs, mine.items[i]);
     }
     if (!rc && differs)
         rc = note(im,
                   "kernel.%s: its %s differ from kernel.%s's; kbpkg builds every %s source "
                   "for the union",
-                  kname, key, be->first_kernel, kb_backend_name(b));
-    kb_strv_free(&mine);
+                  kname, key, be->first_kernel, kbi_backend_name(b));
+    kbi_strv_free(&mine);
     return rc;
 }
 
@@ -283,11 +283,11 @@ static int read_kernel(importer *im, const kb_toml *k)
     snprintf(where, sizeof(where), "kernel.%s", kname);
     if (k->type != KB_TOML_TABLE)
         return bad(im, k, where, "expected a table");
-    const kb_toml *backend = kb_toml_get(k, "backend");
+    const kb_toml *backend = kbi_toml_get(k, "backend");
     if (backend && backend->type != KB_TOML_STRING)
         return bad(im, backend, where, "backend: expected a string");
     const char *bname = backend ? backend->str : "cuda";
-    kb_backend b = kb_backend_from_name(bname);
+    kb_backend b = kbi_backend_from_name(bname);
     if (b == KB_BACKEND_NONE)
         return note(im, "kernel.%s: backend '%s' has no kbpkg backend: not carried over", kname,
                     bname);
@@ -320,8 +320,8 @@ static int read_kernel(importer *im, const kb_toml *k)
         const char *d = inc->items[i]->str;
         if (!relative_path_ok(d) && strcmp(d, ".") != 0)
             return bad(im, inc->items[i], "include", "an include folder must be project-relative");
-        char *mapped = strcmp(d, ".") == 0 ? kb_strdup("src") : kb_asprintf("src/%s", d);
-        rc = mapped ? push_unique(im, &be->includes, mapped) : kb_error_oom(im->ctx);
+        char *mapped = strcmp(d, ".") == 0 ? kbi_strdup("src") : kbi_asprintf("src/%s", d);
+        rc = mapped ? push_unique(im, &be->includes, mapped) : kbi_error_oom(im->ctx);
         free(mapped);
     }
     for (size_t i = 0; !rc && i < src->count; i++)
@@ -335,13 +335,13 @@ static int read_kernel(importer *im, const kb_toml *k)
  * author writes in their place. */
 static int binding_ops(importer *im, const char *rel)
 {
-    char *path = kb_path_join(im->project, rel);
+    char *path = kbi_path_join(im->project, rel);
     kb_buf text = KB_BUF_INIT;
-    int rc = path ? kb_read_file(im->ctx, path, &text) : kb_error_oom(im->ctx);
+    int rc = path ? kbi_read_file(im->ctx, path, &text) : kbi_error_oom(im->ctx);
     free(path);
     if (rc) { /* a missing binding only loses export names */
         kb_ctx_clear_error(im->ctx);
-        kb_buf_free(&text);
+        kbi_buf_free(&text);
         return 0;
     }
     const char *s = text.data ? text.data : "";
@@ -351,12 +351,12 @@ static int binding_ops(importer *im, const char *rel)
         while ((name[n] >= 'a' && name[n] <= 'z') || (name[n] >= 'A' && name[n] <= 'Z') ||
                (name[n] >= '0' && name[n] <= '9') || name[n] == '_')
             n++;
-        char *op = n && n < 64 ? kb_strndup(name, n) : NULL;
+        char *op = n && n < 64 ? kbi_strndup(name, n) : NULL;
         if (op)
             rc = push_unique(im, &im->exports, op);
         free(op);
     }
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     return rc;
 }
 
@@ -375,37 +375,37 @@ static int read_torch(importer *im, const kb_toml *torch)
         return rc;
     kb_buf list = KB_BUF_INIT;
     for (size_t i = 0; i < im->bindings.len; i++)
-        kb_buf_printf(&list, "%s%s", i ? ", " : "", im->bindings.items[i]);
+        kbi_buf_printf(&list, "%s%s", i ? ", " : "", im->bindings.items[i]);
     rc = note(im,
               "torch: the PyTorch bindings (%s) are not carried over: kbpkg packages export C "
               "functions; write one C-ABI wrapper per op in the header and a source, and load "
               "them from Python with kbpkg's binding (docs/python.md)",
               list.data ? list.data : "none listed");
-    kb_buf_free(&list);
+    kbi_buf_free(&list);
     return rc;
 }
 
 static int read_project(importer *im, const kb_toml *root, const char **gname)
 {
-    const kb_toml *general = kb_toml_get(root, "general");
-    const kb_toml *name = kb_toml_get(general, "name");
+    const kb_toml *general = kbi_toml_get(root, "general");
+    const kb_toml *name = kbi_toml_get(general, "name");
     if (!name || name->type != KB_TOML_STRING)
-        return kb_error_set_path(im->ctx, KB_ERR_PARSE, im->toml_path, general ? general->line : 1,
-                                 general ? general->col : 1,
-                                 "%s:%u:%u: general.name: a string is required", im->toml_path,
-                                 general ? general->line : 1, general ? general->col : 1);
+        return kbi_error_set_path(im->ctx, KB_ERR_PARSE, im->toml_path, general ? general->line : 1,
+                                  general ? general->col : 1,
+                                  "%s:%u:%u: general.name: a string is required", im->toml_path,
+                                  general ? general->line : 1, general ? general->col : 1);
     *gname = name->str;
-    const kb_toml *universal = kb_toml_get(general, "universal");
+    const kb_toml *universal = kbi_toml_get(general, "universal");
     if (universal && universal->type == KB_TOML_BOOL && universal->flag)
-        return kb_error_set(im->ctx, KB_ERR_INVALID,
-                            "%s: general.universal = true: a Python-only kernel, nothing for "
-                            "kbpkg to compile",
-                            im->toml_path);
-    const kb_toml *kernels = kb_toml_get(root, "kernel");
+        return kbi_error_set(im->ctx, KB_ERR_INVALID,
+                             "%s: general.universal = true: a Python-only kernel, nothing for "
+                             "kbpkg to compile",
+                             im->toml_path);
+    const kb_toml *kernels = kbi_toml_get(root, "kernel");
     if (!kernels || kernels->type != KB_TOML_TABLE || !kernels->count)
-        return kb_error_set(im->ctx, KB_ERR_INVALID, "%s: no [kernel.NAME] table to import",
-                            im->toml_path);
-    int rc = read_torch(im, kb_toml_get(root, "torch"));
+        return kbi_error_set(im->ctx, KB_ERR_INVALID, "%s: no [kernel.NAME] table to import",
+                             im->toml_path);
+    int rc = read_torch(im, kbi_toml_get(root, "torch"));
     for (size_t i = 0; !rc && i < kernels->count; i++)
         rc = read_kernel(im, kernels->items[i]);
     for (size_t i = 0; !rc && i < root->count; i++) {
@@ -421,45 +421,45 @@ static int read_project(importer *im, const kb_toml *root, const char **gname)
 static void emit_backend(kb_buf *y, const importer *im, kb_backend b)
 {
     const imp_backend *be = &im->be[b];
-    kb_buf_printf(y, "  %s:\n", kb_backend_name(b));
+    kbi_buf_printf(y, "  %s:\n", kbi_backend_name(b));
     if (be->archs.len) {
-        kb_buf_puts(y, "    archs: ");
+        kbi_buf_puts(y, "    archs: ");
         yaml_list(y, &be->archs, "");
-        kb_buf_puts(y, "\n");
+        kbi_buf_puts(y, "\n");
     }
     if (be->includes.len) {
-        kb_buf_puts(y, "    includes: ");
+        kbi_buf_puts(y, "    includes: ");
         yaml_list(y, &be->includes, "");
-        kb_buf_puts(y, "\n");
+        kbi_buf_puts(y, "\n");
     }
-    kb_buf_puts(y, "    sources:\n");
-    kb_buf_append(y, be->sources.data ? be->sources.data : "", be->sources.len);
+    kbi_buf_puts(y, "    sources:\n");
+    kbi_buf_append(y, be->sources.data ? be->sources.data : "", be->sources.len);
 }
 
 static void emit_manifest(kb_buf *y, const importer *im, const char *name, const char *header,
                           const char *license)
 {
-    kb_buf_printf(y, "# Imported from a kernel-builder project by `kbpkg import` (%s).\n",
-                  im->toml_path);
-    kb_buf_puts(y, "name: ");
+    kbi_buf_printf(y, "# Imported from a kernel-builder project by `kbpkg import` (%s).\n",
+                   im->toml_path);
+    kbi_buf_puts(y, "name: ");
     yq(y, name);
-    kb_buf_puts(y, "\nversion: 0.1.0\n");
+    kbi_buf_puts(y, "\nversion: 0.1.0\n");
     if (license) {
-        kb_buf_puts(y, "license: ");
+        kbi_buf_puts(y, "license: ");
         yq(y, license);
-        kb_buf_puts(y, "\n");
+        kbi_buf_puts(y, "\n");
     }
-    kb_buf_puts(y, "abi: 1\nheader: ");
+    kbi_buf_puts(y, "abi: 1\nheader: ");
     yq(y, header);
-    kb_buf_puts(y, "\nexports: ");
+    kbi_buf_puts(y, "\nexports: ");
     yaml_list(y, &im->exports, "");
-    kb_buf_puts(y, "\n");
+    kbi_buf_puts(y, "\n");
     if (im->headers.len) {
-        kb_buf_puts(y, "files: ");
+        kbi_buf_puts(y, "files: ");
         yaml_list(y, &im->headers, "");
-        kb_buf_puts(y, "\n");
+        kbi_buf_puts(y, "\n");
     }
-    kb_buf_puts(y, "backends:\n");
+    kbi_buf_puts(y, "backends:\n");
     for (int b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
         if (im->be[b].present && im->be[b].sources.len)
             emit_backend(y, im, (kb_backend)b);
@@ -468,12 +468,12 @@ static void emit_manifest(kb_buf *y, const importer *im, const char *name, const
 /* The license id from README.md's Hugging Face front matter ("license: apache-2.0"). */
 static char *readme_license(kb_ctx *ctx, const char *project)
 {
-    char *path = kb_path_join(project, "README.md");
+    char *path = kbi_path_join(project, "README.md");
     kb_buf text = KB_BUF_INIT;
     char *out = NULL;
-    if (path && !kb_path_exists(path))
+    if (path && !kbi_path_exists(path))
         ; /* none: noted by the caller */
-    else if (path && kb_read_file(ctx, path, &text) != 0)
+    else if (path && kbi_read_file(ctx, path, &text) != 0)
         kb_ctx_clear_error(ctx); /* unreadable: the same as none */
     else if (path && text.data && strncmp(text.data, "---\n", 4) == 0) {
         const char *end = strstr(text.data + 3, "\n---");
@@ -483,10 +483,10 @@ static char *readme_license(kb_ctx *ctx, const char *project)
             while (*lic == ' ' || *lic == '"' || *lic == '\'')
                 lic++;
             size_t n = strcspn(lic, "\"'\r\n #");
-            out = n ? kb_strndup(lic, n) : NULL;
+            out = n ? kbi_strndup(lic, n) : NULL;
         }
     }
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     free(path);
     return out;
 }
@@ -494,35 +494,35 @@ static char *readme_license(kb_ctx *ctx, const char *project)
 static int copy_file(kb_ctx *ctx, const char *from, const char *to)
 {
     kb_buf b = KB_BUF_INIT;
-    char *dir = kb_strdup(to);
+    char *dir = kbi_strdup(to);
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = '\0';
-    int rc = dir ? kb_read_file(ctx, from, &b) : kb_error_oom(ctx);
+    int rc = dir ? kbi_read_file(ctx, from, &b) : kbi_error_oom(ctx);
     if (!rc && slash)
-        rc = kb_mkdir_p(ctx, dir, 0755);
+        rc = kbi_mkdir_p(ctx, dir, 0755);
     if (!rc)
-        rc = kb_write_file_new(ctx, to, b.data ? b.data : "", b.len, 0644);
+        rc = kbi_write_file_new(ctx, to, b.data ? b.data : "", b.len, 0644);
     free(dir);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     return rc;
 }
 
 static int write_header(kb_ctx *ctx, const char *path, const char *name, const kb_strv *ops)
 {
     kb_buf h = KB_BUF_INIT;
-    kb_buf_printf(&h,
-                  "/* %s: the package's C API. Imported from kernel-builder: declare one C-ABI\n"
-                  " * wrapper per export (pointers, sizes, a stream; 0 or KBPKG_KERNEL_*) and\n"
-                  " * define them in a source of each backend. */\n"
-                  "#pragma once\n\n#include <stdint.h>\n\n#include <kbpkg/kernel_abi.h>\n\n"
-                  "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
-                  name);
+    kbi_buf_printf(&h,
+                   "/* %s: the package's C API. Imported from kernel-builder: declare one C-ABI\n"
+                   " * wrapper per export (pointers, sizes, a stream; 0 or KBPKG_KERNEL_*) and\n"
+                   " * define them in a source of each backend. */\n"
+                   "#pragma once\n\n#include <stdint.h>\n\n#include <kbpkg/kernel_abi.h>\n\n"
+                   "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+                   name);
     for (size_t i = 0; i < ops->len; i++)
-        kb_buf_printf(&h, "/* KBPKG_EXPORT int %s(..., void *stream); */\n", ops->items[i]);
-    kb_buf_puts(&h, "\n#ifdef __cplusplus\n}\n#endif\n");
-    int rc = h.data ? kb_write_file_new(ctx, path, h.data, h.len, 0644) : kb_error_oom(ctx);
-    kb_buf_free(&h);
+        kbi_buf_printf(&h, "/* KBPKG_EXPORT int %s(..., void *stream); */\n", ops->items[i]);
+    kbi_buf_puts(&h, "\n#ifdef __cplusplus\n}\n#endif\n");
+    int rc = h.data ? kbi_write_file_new(ctx, path, h.data, h.len, 0644) : kbi_error_oom(ctx);
+    kbi_buf_free(&h);
     return rc;
 }
 
@@ -531,50 +531,50 @@ static int write_package(importer *im, const char *dir, const char *name, const 
                          const char *yaml)
 {
     kb_ctx *ctx = im->ctx;
-    int rc = kb_mkdir_p(ctx, dir, 0755);
+    int rc = kbi_mkdir_p(ctx, dir, 0755);
     for (size_t i = 0; !rc && i < im->copies.len; i++) {
-        char *from = kb_path_join(im->project, im->copies.items[i]);
-        char *rel = kb_asprintf("src/%s", im->copies.items[i]);
-        char *to = rel ? kb_path_join(dir, rel) : NULL;
-        rc = from && to ? copy_file(ctx, from, to) : kb_error_oom(ctx);
+        char *from = kbi_path_join(im->project, im->copies.items[i]);
+        char *rel = kbi_asprintf("src/%s", im->copies.items[i]);
+        char *to = rel ? kbi_path_join(dir, rel) : NULL;
+        rc = from && to ? copy_file(ctx, from, to) : kbi_error_oom(ctx);
         free(from);
         free(rel);
         free(to);
     }
-    char *lic_from = kb_path_join(im->project, "LICENSE");
-    char *lic_to = kb_path_join(dir, "LICENSE");
-    if (!rc && lic_from && lic_to && kb_path_exists(lic_from))
+    char *lic_from = kbi_path_join(im->project, "LICENSE");
+    char *lic_to = kbi_path_join(dir, "LICENSE");
+    if (!rc && lic_from && lic_to && kbi_path_exists(lic_from))
         rc = copy_file(ctx, lic_from, lic_to);
     else if (!rc)
         rc = note(im, "LICENSE: the project has none; add one before publishing");
     free(lic_from);
     free(lic_to);
-    char *hpath = kb_path_join(dir, header);
-    char *hdir = hpath ? kb_strndup(hpath, (size_t)(strrchr(hpath, '/') - hpath)) : NULL;
+    char *hpath = kbi_path_join(dir, header);
+    char *hdir = hpath ? kbi_strndup(hpath, (size_t)(strrchr(hpath, '/') - hpath)) : NULL;
     if (!rc)
-        rc = hdir ? kb_mkdir_p(ctx, hdir, 0755) : kb_error_oom(ctx);
+        rc = hdir ? kbi_mkdir_p(ctx, hdir, 0755) : kbi_error_oom(ctx);
     if (!rc)
         rc = write_header(ctx, hpath, name, &im->exports);
     free(hdir);
     free(hpath);
-    char *ypath = kb_path_join(dir, "kernel.yaml");
+    char *ypath = kbi_path_join(dir, "kernel.yaml");
     if (!rc)
-        rc = ypath ? kb_write_file_new(ctx, ypath, yaml, strlen(yaml), 0644) : kb_error_oom(ctx);
+        rc = ypath ? kbi_write_file_new(ctx, ypath, yaml, strlen(yaml), 0644) : kbi_error_oom(ctx);
     free(ypath);
     return rc;
 }
 
 static void importer_free(importer *im)
 {
-    kb_strv_free(&im->notes);
-    kb_strv_free(&im->copies);
-    kb_strv_free(&im->headers);
-    kb_strv_free(&im->exports);
-    kb_strv_free(&im->bindings);
+    kbi_strv_free(&im->notes);
+    kbi_strv_free(&im->copies);
+    kbi_strv_free(&im->headers);
+    kbi_strv_free(&im->exports);
+    kbi_strv_free(&im->bindings);
     for (size_t b = 0; b < KB_ARRAY_LEN(im->be); b++) {
-        kb_strv_free(&im->be[b].archs);
-        kb_strv_free(&im->be[b].includes);
-        kb_buf_free(&im->be[b].sources);
+        kbi_strv_free(&im->be[b].archs);
+        kbi_strv_free(&im->be[b].includes);
+        kbi_buf_free(&im->be[b].sources);
     }
 }
 
@@ -585,25 +585,25 @@ static int plan_import(importer *im, kb_buf *yaml, char **name_out, char **heade
     kb_buf text = KB_BUF_INIT;
     kb_toml *root = NULL;
     const char *gname = NULL;
-    int rc = kb_read_file(im->ctx, im->toml_path, &text);
+    int rc = kbi_read_file(im->ctx, im->toml_path, &text);
     if (!rc && text.len > BUILD_TOML_MAX)
-        rc =
-            kb_error_set(im->ctx, KB_ERR_LIMIT, "%s: over %d bytes", im->toml_path, BUILD_TOML_MAX);
+        rc = kbi_error_set(im->ctx, KB_ERR_LIMIT, "%s: over %d bytes", im->toml_path,
+                           BUILD_TOML_MAX);
     if (!rc)
-        rc = kb_toml_parse(&root, im->ctx, im->toml_path, text.data ? text.data : "", text.len);
+        rc = kbi_toml_parse(&root, im->ctx, im->toml_path, text.data ? text.data : "", text.len);
     if (!rc)
         rc = read_project(im, root, &gname);
     if (!rc)
-        *name_out = name ? kb_strdup(name) : kb_asprintf("kernels-community/%s", gname);
+        *name_out = name ? kbi_strdup(name) : kbi_asprintf("kernels-community/%s", gname);
     if (!rc && !*name_out)
-        rc = kb_error_oom(im->ctx);
-    if (!rc && !kb_pkg_name_valid(*name_out))
-        rc = kb_error_set(im->ctx, KB_ERR_INVALID,
-                          "'%s' is not a package name (org/name, [a-z0-9._-]): give one with "
-                          "--name",
-                          *name_out);
+        rc = kbi_error_oom(im->ctx);
+    if (!rc && !kbi_pkg_name_valid(*name_out))
+        rc = kbi_error_set(im->ctx, KB_ERR_INVALID,
+                           "'%s' is not a package name (org/name, [a-z0-9._-]): give one with "
+                           "--name",
+                           *name_out);
     if (!rc && !im->exports.len) {
-        rc = kb_strv_push(&im->exports, gname) ? kb_error_oom(im->ctx) : 0;
+        rc = kbi_strv_push(&im->exports, gname) ? kbi_error_oom(im->ctx) : 0;
         if (!rc)
             rc = note(im,
                       "exports: no torch op definitions found; '%s' stands in: list your "
@@ -612,8 +612,8 @@ static int plan_import(importer *im, kb_buf *yaml, char **name_out, char **heade
     }
     if (!rc) {
         const char *slash = strchr(*name_out, '/');
-        *header_out = kb_asprintf("include/%s.h", slash + 1);
-        rc = *header_out ? 0 : kb_error_oom(im->ctx);
+        *header_out = kbi_asprintf("include/%s.h", slash + 1);
+        rc = *header_out ? 0 : kbi_error_oom(im->ctx);
     }
     char *license = rc ? NULL : readme_license(im->ctx, im->project);
     if (!rc) {
@@ -628,10 +628,10 @@ static int plan_import(importer *im, kb_buf *yaml, char **name_out, char **heade
     free(license);
     kb_manifest *m = NULL;
     if (!rc) /* what we wrote must be a manifest kbpkg accepts */
-        rc = kb_manifest_parse(im->ctx, &m, "kernel.yaml (imported)", yaml->data, yaml->len);
+        rc = kbi_manifest_parse(im->ctx, &m, "kernel.yaml (imported)", yaml->data, yaml->len);
     kb_manifest_free(m);
-    kb_toml_free(root);
-    kb_buf_free(&text);
+    kbi_toml_free(root);
+    kbi_buf_free(&text);
     return rc;
 }
 
@@ -639,18 +639,19 @@ KB_EXTERN int kb_package_import(char ***notes_out, size_t *note_count, kb_ctx *c
                                 const char *project, const char *dir, const char *name)
 {
     if (!notes_out || !note_count || !project || !dir)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_package_import: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_package_import: NULL argument");
     *notes_out = NULL;
     *note_count = 0;
     importer im = {.ctx = ctx, .project = project};
-    char *toml_path = kb_path_join(project, "build.toml");
-    char *ypath = kb_path_join(dir, "kernel.yaml");
+    char *toml_path = kbi_path_join(project, "build.toml");
+    char *ypath = kbi_path_join(dir, "kernel.yaml");
     char *pkg = NULL, *header = NULL;
     kb_buf yaml = KB_BUF_INIT;
-    int rc = toml_path && ypath ? 0 : kb_error_oom(ctx);
+    int rc = toml_path && ypath ? 0 : kbi_error_oom(ctx);
     im.toml_path = toml_path;
-    if (!rc && kb_path_exists(ypath))
-        rc = kb_error_set(ctx, KB_ERR_EXISTS, "%s already exists: import into a new folder", ypath);
+    if (!rc && kbi_path_exists(ypath))
+        rc =
+            kbi_error_set(ctx, KB_ERR_EXISTS, "%s already exists: import into a new folder", ypath);
     if (!rc)
         rc = plan_import(&im, &yaml, &pkg, &header, name);
     if (!rc)
@@ -664,7 +665,7 @@ KB_EXTERN int kb_package_import(char ***notes_out, size_t *note_count, kb_ctx *c
     free(ypath);
     free(pkg);
     free(header);
-    kb_buf_free(&yaml);
+    kbi_buf_free(&yaml);
     importer_free(&im);
     return rc;
 }

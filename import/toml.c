@@ -32,8 +32,8 @@ static int fail_at(reader *r, size_t pos, const char *fmt, ...)
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     unsigned col = col_at(r, pos);
-    return kb_error_set_path(r->ctx, KB_ERR_PARSE, r->name, r->line, col, "%s:%u:%u: %s", r->name,
-                             r->line, col, what);
+    return kbi_error_set_path(r->ctx, KB_ERR_PARSE, r->name, r->line, col, "%s:%u:%u: %s", r->name,
+                              r->line, col, what);
 }
 
 static int peek(const reader *r)
@@ -90,12 +90,12 @@ static kb_toml *node_new(kb_toml_type type, unsigned line, unsigned col)
     return n;
 }
 
-void kb_toml_free(kb_toml *t)
+void kbi_toml_free(kb_toml *t)
 {
     if (!t)
         return;
     for (size_t i = 0; i < t->count; i++)
-        kb_toml_free(t->items[i]);
+        kbi_toml_free(t->items[i]);
     free(t->items);
     free(t->key);
     free(t->str);
@@ -112,7 +112,7 @@ static int node_append(kb_toml *parent, kb_toml *child)
     return 0;
 }
 
-const kb_toml *kb_toml_get(const kb_toml *t, const char *key)
+const kb_toml *kbi_toml_get(const kb_toml *t, const char *key)
 {
     for (size_t i = 0; t && t->type == KB_TOML_TABLE && i < t->count; i++)
         if (strcmp(t->items[i]->key, key) == 0)
@@ -120,7 +120,7 @@ const kb_toml *kb_toml_get(const kb_toml *t, const char *key)
     return NULL;
 }
 
-const char *kb_toml_type_name(kb_toml_type type)
+const char *kbi_toml_type_name(kb_toml_type type)
 {
     static const char *names[] = {"table", "string", "integer", "boolean", "array"};
     return (size_t)type < KB_ARRAY_LEN(names) ? names[type] : "?";
@@ -151,7 +151,7 @@ static bool utf8_put(kb_buf *b, uint32_t cp)
         u[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    return kb_buf_append(b, u, n) == 0;
+    return kbi_buf_append(b, u, n) == 0;
 }
 
 /* \uXXXX or \UXXXXXXXX after the backslash and letter; a Unicode scalar value. */
@@ -182,7 +182,7 @@ static int escape(reader *r, kb_buf *b)
     const char *from = "btnfr\"\\", *to = "\b\t\n\f\r\"\\";
     const char *hit = c > 0 ? strchr(from, c) : NULL;
     if (hit && c)
-        return kb_buf_append(b, &to[hit - from], 1) ? KB_ERR_NOMEM : 0;
+        return kbi_buf_append(b, &to[hit - from], 1) ? KB_ERR_NOMEM : 0;
     if (c == 'u' || c == 'U')
         return unicode_escape(r, b, c == 'u' ? 4 : 8, at);
     return fail_at(r, at, "unknown escape in a string");
@@ -215,18 +215,18 @@ static int read_string(reader *r, char **out)
         if (c == '\\' && quote == '"')
             rc = escape(r, &b);
         else
-            rc = kb_buf_append(&b, &r->s[r->pos++], 1) ? KB_ERR_NOMEM : 0;
+            rc = kbi_buf_append(&b, &r->s[r->pos++], 1) ? KB_ERR_NOMEM : 0;
         if (rc)
             break;
     }
     if (!rc && memchr(b.data ? b.data : "", '\0', b.len))
         rc = fail_at(r, start, "a string may not hold a NUL character");
     if (!rc)
-        *out = b.len ? kb_buf_detach(&b) : kb_strdup("");
-    kb_buf_free(&b);
+        *out = b.len ? kbi_buf_detach(&b) : kbi_strdup("");
+    kbi_buf_free(&b);
     if (rc == KB_ERR_NOMEM)
-        return kb_error_oom(r->ctx);
-    return rc ? rc : (*out ? 0 : kb_error_oom(r->ctx));
+        return kbi_error_oom(r->ctx);
+    return rc ? rc : (*out ? 0 : kbi_error_oom(r->ctx));
 }
 
 /* ---- keys ---- */
@@ -268,9 +268,9 @@ static int read_key(reader *r, key_path *k)
                 r->pos++;
             if (r->pos == at)
                 return fail_at(r, at, "expected a key");
-            part = kb_strndup(r->s + at, r->pos - at);
+            part = kbi_strndup(r->s + at, r->pos - at);
             if (!part)
-                rc = kb_error_oom(r->ctx);
+                rc = kbi_error_oom(r->ctx);
         }
         if (rc)
             return rc;
@@ -286,15 +286,15 @@ static int read_key(reader *r, key_path *k)
 /* The table key names under t, created (implicitly) when missing. */
 static int descend(reader *r, kb_toml **t, const char *key, size_t at)
 {
-    kb_toml *child = (kb_toml *)kb_toml_get(*t, key);
+    kb_toml *child = (kb_toml *)kbi_toml_get(*t, key);
     if (child && child->type != KB_TOML_TABLE)
         return fail_at(r, at, "'%s' is already a %s (line %u), not a table", key,
-                       kb_toml_type_name(child->type), child->line);
+                       kbi_toml_type_name(child->type), child->line);
     if (!child) {
         child = node_new(KB_TOML_TABLE, r->line, col_at(r, at));
-        if (!child || !(child->key = kb_strdup(key)) || node_append(*t, child)) {
-            kb_toml_free(child);
-            return kb_error_oom(r->ctx);
+        if (!child || !(child->key = kbi_strdup(key)) || node_append(*t, child)) {
+            kbi_toml_free(child);
+            return kbi_error_oom(r->ctx);
         }
     }
     *t = child;
@@ -384,8 +384,8 @@ static int read_array(reader *r, kb_toml *v, unsigned depth)
         kb_toml *item = NULL;
         int rc = read_value(r, &item, depth + 1);
         if (!rc && node_append(v, item)) {
-            kb_toml_free(item);
-            rc = kb_error_oom(r->ctx);
+            kbi_toml_free(item);
+            rc = kbi_error_oom(r->ctx);
         }
         if (rc)
             return rc;
@@ -418,7 +418,7 @@ static int read_value(reader *r, kb_toml **out, unsigned depth)
         return fail_at(r, r->pos, "arrays nested deeper than %d", TOML_DEPTH_MAX);
     kb_toml *v = node_new(KB_TOML_STRING, r->line, col_at(r, r->pos));
     if (!v)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     int c = peek(r), rc = 0;
     if (c == '"' || c == '\'')
         rc = read_string(r, &v->str);
@@ -438,7 +438,7 @@ static int read_value(reader *r, kb_toml **out, unsigned depth)
                      "not a value this reader supports (strings, integers, "
                      "booleans, arrays)");
     if (rc) {
-        kb_toml_free(v);
+        kbi_toml_free(v);
         return rc;
     }
     *out = v;
@@ -484,7 +484,7 @@ static int read_pair(reader *r, kb_toml *table)
     for (size_t i = 0; !rc && i + 1 < k.count; i++)
         rc = descend(r, &t, k.parts[i], k.pos[i]);
     const char *last = k.count ? k.parts[k.count - 1] : "";
-    const kb_toml *dup = rc ? NULL : kb_toml_get(t, last);
+    const kb_toml *dup = rc ? NULL : kbi_toml_get(t, last);
     if (dup)
         rc = fail_at(r, k.pos[k.count - 1], "duplicate key '%s' (first at line %u)", last,
                      dup->line);
@@ -497,10 +497,10 @@ static int read_pair(reader *r, kb_toml *table)
     if (!rc) {
         v->line = line;
         v->col = col;
-        v->key = kb_strdup(last);
+        v->key = kbi_strdup(last);
         if (!v->key || node_append(t, v)) {
-            kb_toml_free(v);
-            rc = kb_error_oom(r->ctx);
+            kbi_toml_free(v);
+            rc = kbi_error_oom(r->ctx);
         }
     }
     if (!rc)
@@ -509,13 +509,13 @@ static int read_pair(reader *r, kb_toml *table)
     return rc;
 }
 
-int kb_toml_parse(kb_toml **out, kb_ctx *ctx, const char *name, const char *text, size_t len)
+int kbi_toml_parse(kb_toml **out, kb_ctx *ctx, const char *name, const char *text, size_t len)
 {
     *out = NULL;
     reader r = {ctx, name, text, len, 0, 1, 0};
     kb_toml *root = node_new(KB_TOML_TABLE, 1, 1);
     if (!root)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_toml *current = root;
     int rc = 0;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) /* a BOM some editors write */
@@ -531,7 +531,7 @@ int kb_toml_parse(kb_toml **out, kb_ctx *ctx, const char *name, const char *text
             rc = read_pair(&r, current);
     }
     if (rc) {
-        kb_toml_free(root);
+        kbi_toml_free(root);
         return rc;
     }
     *out = root;

@@ -34,11 +34,11 @@ struct kb_toml {
 
 /* Parse text (name: for messages). KB_ERR_PARSE "name:line:col: what" on anything outside the
  * subset; *out is NULL then. */
-int kb_toml_parse(kb_toml **out, kb_ctx *ctx, const char *name, const char *text, size_t len);
-void kb_toml_free(kb_toml *t);
+int kbi_toml_parse(kb_toml **out, kb_ctx *ctx, const char *name, const char *text, size_t len);
+void kbi_toml_free(kb_toml *t);
 /* A member of a table by key, or NULL (also when t is not a table). */
-const kb_toml *kb_toml_get(const kb_toml *t, const char *key);
+const kb_toml *kbi_toml_get(const kb_toml *t, const char *key);
 /* The name of a type, for messages ("string", "array", ...). */
-const char *kb_toml_type_name(kb_toml_type type);
+const char *kbi_toml_type_name(kb_toml_type type);
 
 #endif

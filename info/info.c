@@ -30,11 +30,11 @@ static int parse_targets(kb_package_info *info, kb_ctx *ctx)
 {
     size_t n = info->index->count;
     if (n && !(info->targets = calloc(n, sizeof(*info->targets))))
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     for (size_t i = 0; i < n; i++) {
         const kb_pkg_entry *e = &info->index->entries[i];
         info->targets[i].parsed =
-            !e->is_source && kb_target_parse(NULL, &info->targets[i].t, e->target) == 0;
+            !e->is_source && kbi_target_parse(NULL, &info->targets[i].t, e->target) == 0;
     }
     return 0;
 }
@@ -48,27 +48,27 @@ KB_EXTERN int kb_package_info_get(kb_package_info **out, kb_ctx *ctx, const char
                                   const char *registry)
 {
     if (!out || !ctx || !ref_text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_package_info_get: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_package_info_get: NULL argument");
     *out = NULL;
     kb_pkgref ref;
-    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    int rc = kbi_pkgref_parse(ctx, &ref, ref_text);
     if (rc)
         return rc;
     kb_package_info *info = calloc(1, sizeof(*info));
     kb_registry *r = NULL;
     char *version = NULL;
-    rc = info ? open_registry(&r, ctx, registry) : kb_error_oom(ctx);
+    rc = info ? open_registry(&r, ctx, registry) : kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_pkg_versions(&info->versions, r, ref.name);
+        rc = kbi_pkg_versions(&info->versions, r, ref.name);
     if (!rc)
-        rc = kb_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
+        rc = kbi_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
     if (!rc)
-        rc = kb_pkg_index_fetch(&info->index, r, ref.name, version, NULL);
+        rc = kbi_pkg_index_fetch(&info->index, r, ref.name, version, NULL);
     if (!rc)
         rc = parse_targets(info, ctx);
     free(version);
     kb_registry_free(r);
-    kb_pkgref_clear(&ref);
+    kbi_pkgref_clear(&ref);
     if (rc) {
         kb_package_info_free(info);
         return rc;
@@ -81,9 +81,9 @@ KB_EXTERN void kb_package_info_free(kb_package_info *info)
 {
     if (!info)
         return;
-    kb_pkg_index_free(info->index);
-    kb_strv_free(&info->versions);
-    kb_strv_free(&info->exports);
+    kbi_pkg_index_free(info->index);
+    kbi_strv_free(&info->versions);
+    kbi_strv_free(&info->exports);
     free(info->targets);
     free(info);
 }
@@ -148,15 +148,15 @@ KB_EXTERN int kb_package_versions(char ***out, size_t *count, kb_registry *regis
                                   const char *name)
 {
     if (!out || !count || !registry || !name)
-        return registry ? kb_error_set(registry->ctx, KB_ERR_INVALID,
-                                       "kb_package_versions: NULL argument")
+        return registry ? kbi_error_set(registry->ctx, KB_ERR_INVALID,
+                                        "kb_package_versions: NULL argument")
                         : KB_ERR_INVALID;
     *out = NULL;
     *count = 0;
     kb_strv v = KB_STRV_INIT;
-    int rc = kb_pkg_versions(&v, registry, name);
+    int rc = kbi_pkg_versions(&v, registry, name);
     if (rc) {
-        kb_strv_free(&v);
+        kbi_strv_free(&v);
         return rc;
     }
     *out = v.items;
@@ -168,17 +168,17 @@ KB_EXTERN int kb_package_info_fetch(kb_package_info **out, kb_registry *registry
                                     const char *version)
 {
     if (!out || !registry || !name || !version)
-        return registry ? kb_error_set(registry->ctx, KB_ERR_INVALID,
-                                       "kb_package_info_fetch: NULL argument")
+        return registry ? kbi_error_set(registry->ctx, KB_ERR_INVALID,
+                                        "kb_package_info_fetch: NULL argument")
                         : KB_ERR_INVALID;
     *out = NULL;
     kb_package_info *info = calloc(1, sizeof(*info));
-    int rc = info ? kb_pkg_index_fetch(&info->index, registry, name, version, NULL)
-                  : kb_error_oom(registry->ctx);
+    int rc = info ? kbi_pkg_index_fetch(&info->index, registry, name, version, NULL)
+                  : kbi_error_oom(registry->ctx);
     for (size_t i = 0; !rc && i < info->index->count; i++)
-        rc = kb_pkg_entry_resolve(&info->index->entries[i], registry, name);
+        rc = kbi_pkg_entry_resolve(&info->index->entries[i], registry, name);
     if (!rc)
-        rc = kb_strv_push(&info->versions, version) ? kb_error_oom(registry->ctx) : 0;
+        rc = kbi_strv_push(&info->versions, version) ? kbi_error_oom(registry->ctx) : 0;
     if (!rc)
         rc = parse_targets(info, registry->ctx);
     if (rc) {
@@ -198,7 +198,7 @@ KB_EXTERN int kb_package_info_target_detail(const char **backend, const char **a
     const kb_pkg_entry *e = &info->index->entries[index];
     const info_target *t = &info->targets[index];
     if (backend)
-        *backend = e->is_source ? "source" : t->parsed ? kb_backend_name(t->t.backend) : NULL;
+        *backend = e->is_source ? "source" : t->parsed ? kbi_backend_name(t->t.backend) : NULL;
     if (arch)
         *arch = e->is_source ? "" : t->parsed ? t->t.arch : NULL;
     if (artifact_size)
@@ -212,7 +212,7 @@ static int parse_kbpkg_json(kb_package_info *info, kb_ctx *ctx, const kb_buf *js
     json_t *root = json_loadb(json->data ? json->data : "", json->len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        return kb_error_set(ctx, KB_ERR_PARSE, "kbpkg.json is not a JSON object");
+        return kbi_error_set(ctx, KB_ERR_PARSE, "kbpkg.json is not a JSON object");
     }
     json_t *abi = json_object_get(root, "abi"), *x;
     if (json_is_integer(abi))
@@ -222,7 +222,7 @@ static int parse_kbpkg_json(kb_package_info *info, kb_ctx *ctx, const kb_buf *js
     json_array_foreach(json_object_get(root, "exports"), i, x)
     {
         if (!rc && json_is_string(x))
-            rc = kb_strv_push(&info->exports, json_string_value(x)) ? kb_error_oom(ctx) : 0;
+            rc = kbi_strv_push(&info->exports, json_string_value(x)) ? kbi_error_oom(ctx) : 0;
     }
     json_decref(root);
     return rc;
@@ -242,28 +242,28 @@ static const kb_pkg_entry *kbpkg_json_entry(const kb_pkg_index *index)
 KB_EXTERN int kb_package_info_read_kbpkg_json(kb_package_info *info, kb_registry *registry)
 {
     if (!info || !registry)
-        return registry ? kb_error_set(registry->ctx, KB_ERR_INVALID,
-                                       "kb_package_info_read_kbpkg_json: NULL argument")
+        return registry ? kbi_error_set(registry->ctx, KB_ERR_INVALID,
+                                        "kb_package_info_read_kbpkg_json: NULL argument")
                         : KB_ERR_INVALID;
-    kb_strv_free(&info->exports);
+    kbi_strv_free(&info->exports);
     info->abi = 0;
     const kb_pkg_entry *e = kbpkg_json_entry(info->index);
     if (!e)
         return 0;
     kb_buf json = KB_BUF_INIT;
-    /* at most 1 MiB, as kb_pkg_entry_resolve already checked */
-    int rc = kb_registry_blob_get_mem(&json, registry, info->index->name, e->config_digest,
-                                      KB_PKG_CONFIG_SIZE_MAX);
+    /* at most 1 MiB, as kbi_pkg_entry_resolve already checked */
+    int rc = kbi_registry_blob_get_mem(&json, registry, info->index->name, e->config_digest,
+                                       KB_PKG_CONFIG_SIZE_MAX);
     if (!rc)
         rc = parse_kbpkg_json(info, registry->ctx, &json);
-    kb_buf_free(&json);
+    kbi_buf_free(&json);
     if (!rc)
         return 0;
-    kb_strv_free(&info->exports); /* nothing rather than half of it */
+    kbi_strv_free(&info->exports); /* nothing rather than half of it */
     info->abi = 0;
-    char *why = kb_strdup(kb_ctx_last_error(registry->ctx)->message);
-    rc = kb_error_set(registry->ctx, rc, "kbpkg.json %s of %s: %s", e->config_digest, e->target,
-                      why ? why : kb_strerror(rc));
+    char *why = kbi_strdup(kb_ctx_last_error(registry->ctx)->message);
+    rc = kbi_error_set(registry->ctx, rc, "kbpkg.json %s of %s: %s", e->config_digest, e->target,
+                       why ? why : kb_strerror(rc));
     free(why);
     return rc;
 }
@@ -287,28 +287,28 @@ KB_EXTERN int kb_package_search(char ***out, size_t *count, kb_ctx *ctx, const c
                                 const char *registry)
 {
     if (!out || !count || !ctx)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_package_search: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_package_search: NULL argument");
     *out = NULL;
     *count = 0;
     kb_registry *r = NULL;
     kb_strv repos = KB_STRV_INIT, hits = KB_STRV_INIT;
     int rc = open_registry(&r, ctx, registry);
     if (!rc)
-        rc = kb_registry_catalog(&repos, r);
+        rc = kbi_registry_catalog(&repos, r);
     if (rc == KB_ERR_NOT_FOUND) { /* an empty or not yet created hub */
         kb_ctx_clear_error(ctx);
         rc = 0;
     }
     for (size_t i = 0; !rc && i < repos.len; i++)
         if (!term || !*term || strcasestr(repos.items[i], term))
-            rc = kb_strv_push(&hits, repos.items[i]) ? kb_error_oom(ctx) : 0;
-    kb_strv_free(&repos);
+            rc = kbi_strv_push(&hits, repos.items[i]) ? kbi_error_oom(ctx) : 0;
+    kbi_strv_free(&repos);
     kb_registry_free(r);
     if (rc) {
-        kb_strv_free(&hits);
+        kbi_strv_free(&hits);
         return rc;
     }
-    kb_strv_sort(&hits);
+    kbi_strv_sort(&hits);
     *out = hits.items;
     *count = hits.len;
     return 0;

@@ -22,18 +22,18 @@ static bool settle_full_part(kb_ctx *ctx, const char *part, const char *path, co
     if (!e->layer_size || stat(part, &st) != 0 || (uint64_t)st.st_size < e->layer_size)
         return false;
     char hex[65];
-    const char *want = kb_digest_hex(e->layer_digest);
+    const char *want = kbi_digest_hex(e->layer_digest);
     bool whole = (uint64_t)st.st_size == e->layer_size &&
-                 kb_sha256_file(NULL, part, hex, NULL) == 0 && want && strcmp(hex, want) == 0;
+                 kbi_sha256_file(NULL, part, hex, NULL) == 0 && want && strcmp(hex, want) == 0;
     if (whole && rename(part, path) == 0) {
-        char *dir = kb_path_join(path, "..");
+        char *dir = kbi_path_join(path, "..");
         if (dir)
-            kb_fsync_dir(dir);
+            kbi_fsync_dir(dir);
         free(dir);
         return true;
     }
-    kb_log(ctx, KB_LOG_WARN, "discarded %s: a partial download that does not match %s", part,
-           e->layer_digest);
+    kbi_log(ctx, KB_LOG_WARN, "discarded %s: a partial download that does not match %s", part,
+            e->layer_digest);
     unlink(part);
     return false;
 }
@@ -43,45 +43,45 @@ static bool settle_full_part(kb_ctx *ctx, const char *part, const char *path, co
 static int fetch_blob(kb_ctx *ctx, kb_registry *r, const char *name, const kb_pkg_entry *e,
                       const char *path)
 {
-    char *part = kb_asprintf("%s.part", path);
+    char *part = kbi_asprintf("%s.part", path);
     if (!part)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     bool settled = settle_full_part(ctx, part, path, e);
     free(part);
     if (settled)
         return 0;
-    kb_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target, e->layer_digest,
-                  (unsigned long long)e->layer_size);
-    kb_cache_test_pause("download");
-    return kb_registry_blob_get_file_for(r, name, e->layer_digest, path, e->layer_size, e->target);
+    kbi_event_emit(ctx, KB_EVENT_DOWNLOAD, name, "%s %s (%llu bytes)", e->target, e->layer_digest,
+                   (unsigned long long)e->layer_size);
+    kbi_cache_test_pause("download");
+    return kbi_registry_blob_get_file_for(r, name, e->layer_digest, path, e->layer_size, e->target);
 }
 
-int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                           const char *name, kb_pkg_entry *e)
+int kbi_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                            const char *name, kb_pkg_entry *e)
 {
     *path_out = NULL;
-    int rc = kb_pkg_entry_resolve(e, r, name);
+    int rc = kbi_pkg_entry_resolve(e, r, name);
     if (rc)
         return rc;
-    *path_out = kb_cache_blob_path(cache, e->layer_digest);
+    *path_out = kbi_cache_blob_path(cache, e->layer_digest);
     if (!*path_out)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_lock hold = {-1}, lock = {-1};
-    rc = kb_cache_hold(cache, &hold);
+    rc = kbi_cache_hold(cache, &hold);
     if (!rc)
-        rc = kb_cache_lock(cache, &lock, "blob", e->layer_digest);
+        rc = kbi_cache_lock(cache, &lock, "blob", e->layer_digest);
     /* Another process may have fetched it while we waited for the lock. Blobs only appear under
      * their name once their digest was verified, but a file in the cache can be altered later:
      * one that is present is hashed again (a tampered one is removed and fetched again). */
     if (!rc) {
-        rc = kb_cache_blob_check(cache, *path_out, e->layer_digest);
+        rc = kbi_cache_blob_check(cache, *path_out, e->layer_digest);
         if (rc == KB_ERR_NOT_FOUND || rc == KB_ERR_DIGEST) {
             kb_ctx_clear_error(ctx);
             rc = fetch_blob(ctx, r, name, e, *path_out);
         }
     }
-    kb_lock_release(&lock);
-    kb_lock_release(&hold);
+    kbi_lock_release(&lock);
+    kbi_lock_release(&hold);
     return rc;
 }
 
@@ -89,10 +89,10 @@ KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_t
                               const char *registry, int allow_unsigned)
 {
     if (!version_out || !ctx || !ref_text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_fetch_source: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_fetch_source: NULL argument");
     *version_out = NULL;
     kb_pkgref ref;
-    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    int rc = kbi_pkgref_parse(ctx, &ref, ref_text);
     if (rc)
         return rc;
     kb_registry *r = NULL;
@@ -101,31 +101,31 @@ KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_t
     char *version = NULL, *blob = NULL;
     rc = kb_trust_registry_open(&r, ctx, registry);
     if (!rc)
-        rc = kb_cache_open(&cache, ctx);
+        rc = kbi_cache_open(&cache, ctx);
     if (!rc)
-        rc = kb_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
+        rc = kbi_pkg_pick_version(&version, r, ref.name, ref.constraint_text);
     if (!rc)
-        rc = kb_pkg_index_fetch(&idx, r, ref.name, version, NULL);
+        rc = kbi_pkg_index_fetch(&idx, r, ref.name, version, NULL);
     if (!rc) /* sources are code too: the same signature policy as artifacts */
         rc = kb_trust_check(ctx, r, ref.name, version, idx->digest, allow_unsigned);
-    kb_pkg_entry *src = rc ? NULL : (kb_pkg_entry *)kb_pkg_index_find(idx, KB_SOURCE_TARGET);
+    kb_pkg_entry *src = rc ? NULL : (kb_pkg_entry *)kbi_pkg_index_find(idx, KB_SOURCE_TARGET);
     if (!rc && !src)
-        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "%s@%s was published without a source artifact",
-                          ref.name, version);
+        rc = kbi_error_set(ctx, KB_ERR_NOT_FOUND, "%s@%s was published without a source artifact",
+                           ref.name, version);
     if (!rc)
-        rc = kb_install_fetch_layer(&blob, ctx, r, cache, ref.name, src);
+        rc = kbi_install_fetch_layer(&blob, ctx, r, cache, ref.name, src);
     if (!rc)
-        rc = kb_sources_record(cache, ref.name, version, src->layer_digest, idx->digest,
-                               kb_registry_base(r));
+        rc = kbi_sources_record(cache, ref.name, version, src->layer_digest, idx->digest,
+                                kbi_registry_base(r));
     if (!rc) {
         *version_out = version;
         version = NULL;
     }
     free(blob);
     free(version);
-    kb_pkg_index_free(idx);
-    kb_cache_close(cache);
+    kbi_pkg_index_free(idx);
+    kbi_cache_close(cache);
     kb_registry_free(r);
-    kb_pkgref_clear(&ref);
+    kbi_pkgref_clear(&ref);
     return rc;
 }

@@ -15,75 +15,76 @@
 
 /* Installed from this artifact, and its library still the one install checked (what the loader
  * would refuse is not "up to date": it is installed again). */
-bool kb_install_is_current(kb_cache *cache, const char *name, const char *version,
-                           const char *target, const char *layer_digest)
+bool kbi_install_is_current(kb_cache *cache, const char *name, const char *version,
+                            const char *target, const char *layer_digest)
 {
-    char *dir = kb_cache_pkg_dir(cache, name, version, target);
+    char *dir = kbi_cache_pkg_dir(cache, name, version, target);
     kb_installed p;
     bool same = false;
-    if (dir && kb_cache_read_install(&p, cache, dir) == 0) {
+    if (dir && kbi_cache_read_install(&p, cache, dir) == 0) {
         same = p.artifact_digest && layer_digest && strcmp(p.artifact_digest, layer_digest) == 0;
-        int fd = same ? kb_cache_open_library(&p, cache->ctx) : -1;
+        int fd = same ? kbi_cache_open_library(&p, cache->ctx) : -1;
         if (fd >= 0)
             close(fd);
         else if (same) {
-            kb_log(cache->ctx, KB_LOG_WARN, "%s: %s; installing it again", dir,
-                   kb_ctx_last_error(cache->ctx)->message);
+            kbi_log(cache->ctx, KB_LOG_WARN, "%s: %s; installing it again", dir,
+                    kb_ctx_last_error(cache->ctx)->message);
             same = false;
         }
-        kb_installed_clear(&p);
+        kbi_installed_clear(&p);
     }
     kb_ctx_clear_error(cache->ctx);
     free(dir);
     return same;
 }
 
-int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                     const kb_pkg_index *idx, kb_pkg_entry *entry, const char *reason,
-                     const char *expect_layer_digest)
+int kbi_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                      const kb_pkg_index *idx, kb_pkg_entry *entry, const char *reason,
+                      const char *expect_layer_digest)
 {
-    int rc = kb_pkg_entry_resolve(entry, r, idx->name);
+    int rc = kbi_pkg_entry_resolve(entry, r, idx->name);
     if (rc)
         return rc;
     if (expect_layer_digest && strcmp(expect_layer_digest, entry->layer_digest) != 0)
-        return kb_error_set(
+        return kbi_error_set(
             ctx, KB_ERR_DIGEST, "%s@%s %s: the lockfile pins %s but the registry now serves %s",
             idx->name, idx->version, entry->target, expect_layer_digest, entry->layer_digest);
-    res->artifact_digest = kb_strdup(entry->layer_digest);
-    res->dir = kb_cache_pkg_dir(cache, idx->name, idx->version, entry->target);
-    if (kb_install_is_current(cache, idx->name, idx->version, entry->target, entry->layer_digest)) {
+    res->artifact_digest = kbi_strdup(entry->layer_digest);
+    res->dir = kbi_cache_pkg_dir(cache, idx->name, idx->version, entry->target);
+    if (kbi_install_is_current(cache, idx->name, idx->version, entry->target,
+                               entry->layer_digest)) {
         res->was_installed = true;
         return 0;
     }
     char *blob = NULL;
     /* Held from download to install: gc would otherwise see an unreferenced blob in between. */
     kb_lock hold = {-1};
-    rc = kb_cache_hold(cache, &hold);
+    rc = kbi_cache_hold(cache, &hold);
     if (!rc)
-        rc = kb_install_fetch_layer(&blob, ctx, r, cache, idx->name, entry);
+        rc = kbi_install_fetch_layer(&blob, ctx, r, cache, idx->name, entry);
     if (!rc) {
         kb_lock lock;
-        char *key = kb_asprintf("%s@%s/%s", idx->name, idx->version, entry->target);
-        rc = key ? kb_cache_lock(cache, &lock, "install", key) : kb_error_oom(ctx);
+        char *key = kbi_asprintf("%s@%s/%s", idx->name, idx->version, entry->target);
+        rc = key ? kbi_cache_lock(cache, &lock, "install", key) : kbi_error_oom(ctx);
         if (!rc) {
-            if (kb_install_is_current(cache, idx->name, idx->version, entry->target,
-                                      entry->layer_digest))
+            if (kbi_install_is_current(cache, idx->name, idx->version, entry->target,
+                                       entry->layer_digest))
                 res->was_installed = true;
             else {
                 kb_install_info info = {
-                    idx->name,      idx->version,        entry->target, entry->layer_digest,
-                    idx->digest,    kb_registry_base(r), reason,        false,
+                    idx->name,      idx->version,         entry->target, entry->layer_digest,
+                    idx->digest,    kbi_registry_base(r), reason,        false,
                     &res->admission};
-                rc = kb_cache_install_artifact(NULL, cache, blob, &info);
+                rc = kbi_cache_install_artifact(NULL, cache, blob, &info);
             }
-            kb_lock_release(&lock);
+            kbi_lock_release(&lock);
         }
         free(key);
     }
-    kb_lock_release(&hold);
+    kbi_lock_release(&hold);
     free(blob);
     if (!rc && !res->was_installed)
-        kb_event_emit(ctx, KB_EVENT_INSTALLED, idx->name, "%s %s", idx->version, entry->target);
+        kbi_event_emit(ctx, KB_EVENT_INSTALLED, idx->name, "%s %s", idx->version, entry->target);
     return rc;
 }
 
@@ -99,42 +100,42 @@ static int run_offline(kb_install_result *res, kb_ctx *ctx, const kb_pkgref *ref
     kb_cache *cache = NULL;
     char *digest = NULL, *blob = NULL;
     char why[200] = "";
-    int rc = kb_cache_open(&cache, ctx);
+    int rc = kbi_cache_open(&cache, ctx);
     if (!rc)
-        rc = kb_sources_find(&res->version, &digest, cache, ref->name, ref->constraint_text);
+        rc = kbi_sources_find(&res->version, &digest, cache, ref->name, ref->constraint_text);
     if (!rc && !o->allow_build)
-        rc = kb_error_set(ctx, KB_ERR_OFFLINE,
-                          "offline and --no-build: %s@%s can only be built from source here",
-                          ref->name, res->version);
+        rc = kbi_error_set(ctx, KB_ERR_OFFLINE,
+                           "offline and --no-build: %s@%s can only be built from source here",
+                           ref->name, res->version);
     if (!rc) {
-        res->name = kb_strdup(ref->name);
+        res->name = kbi_strdup(ref->name);
         if (o->target)
-            res->target = kb_strdup(o->target);
-        else if (kb_local_build_target(&res->target, why, sizeof(why), ctx, host, NULL) != 0)
-            rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN, "offline: cannot build %s@%s here: %s",
-                              ref->name, res->version, why);
+            res->target = kbi_strdup(o->target);
+        else if (kbi_local_build_target(&res->target, why, sizeof(why), ctx, host, NULL) != 0)
+            rc = kbi_error_set(ctx, KB_ERR_TOOLCHAIN, "offline: cannot build %s@%s here: %s",
+                               ref->name, res->version, why);
     }
     if (!rc) {
         kb_compat c = {KB_FIT_LOCAL_BUILD, KB_FIT_LOCAL_BUILD * 100, ""};
         snprintf(c.reason, sizeof(c.reason), "offline: build %s from the fetched source",
                  res->target);
-        res->reason = kb_strdup(c.reason);
+        res->reason = kbi_strdup(c.reason);
         res->local_build = true;
-        rc = kb_resolve_candidate_push(res, res->target, &c, true) ? kb_error_oom(ctx) : 0;
+        rc = kbi_resolve_candidate_push(res, res->target, &c, true) ? kbi_error_oom(ctx) : 0;
         if (!rc)
             res->candidates[0].taken = true;
-        kb_event_emit(ctx, KB_EVENT_TARGET_CHOSEN, res->name, "%s %s: %s", res->version,
-                      res->target, res->reason);
+        kbi_event_emit(ctx, KB_EVENT_TARGET_CHOSEN, res->name, "%s %s: %s", res->version,
+                       res->target, res->reason);
     }
     if (!rc && install) {
-        blob = kb_cache_blob_path(cache, digest);
-        rc = blob ? kb_local_build_from_blob(res, ctx, cache, ref->name, res->version, blob,
-                                             res->target, res->reason, NULL)
-                  : kb_error_oom(ctx);
+        blob = kbi_cache_blob_path(cache, digest);
+        rc = blob ? kbi_local_build_from_blob(res, ctx, cache, ref->name, res->version, blob,
+                                              res->target, res->reason, NULL)
+                  : kbi_error_oom(ctx);
     }
     free(blob);
     free(digest);
-    kb_cache_close(cache);
+    kbi_cache_close(cache);
     return rc;
 }
 
@@ -145,25 +146,25 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
     const kb_install_options *o = opts ? opts : &defaults;
     *out = NULL;
     if (o->version != KB_INSTALL_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_options version %u, expected %u",
-                            o->version, KB_INSTALL_OPTIONS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_install_options version %u, expected %u",
+                             o->version, KB_INSTALL_OPTIONS_VERSION);
     kb_install_result *res = calloc(1, sizeof(*res));
     if (!res)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_pkgref ref = {0};
     kb_registry *r = NULL;
     kb_cache *cache = NULL;
     kb_pkg_index *idx = NULL;
     const kb_probe_report *probe = NULL;
-    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    int rc = kbi_pkgref_parse(ctx, &ref, ref_text);
     if (!rc)
-        rc = kb_host_get(&probe, ctx);
+        rc = kbi_host_get(&probe, ctx);
     if (!rc)
         rc = open_registry(&r, ctx, o);
     if (rc == KB_ERR_OFFLINE) {
         kb_ctx_clear_error(ctx);
         rc = run_offline(res, ctx, &ref, &probe->host, o, install);
-        kb_pkgref_clear(&ref);
+        kbi_pkgref_clear(&ref);
         if (rc) {
             kb_install_result_free(res);
             return rc;
@@ -172,17 +173,17 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
         return 0;
     }
     if (!rc)
-        rc = kb_pkg_pick_version(&res->version, r, ref.name, ref.constraint_text);
+        rc = kbi_pkg_pick_version(&res->version, r, ref.name, ref.constraint_text);
     if (!rc)
-        rc = kb_pkg_index_fetch(&idx, r, ref.name, res->version, NULL);
+        rc = kbi_pkg_index_fetch(&idx, r, ref.name, res->version, NULL);
     /* The signature covers the index: check it before anything it names is downloaded. */
     if (!rc)
-        rc = kb_trust_admit(&res->admission, ctx, r, ref.name, res->version, idx->digest,
-                            o->allow_unsigned);
+        rc = kbi_trust_admit(&res->admission, ctx, r, ref.name, res->version, idx->digest,
+                             o->allow_unsigned);
     if (!rc) {
-        res->name = kb_strdup(ref.name);
-        res->index_digest = kb_strdup(idx->digest);
-        rc = kb_resolve_weigh(res, ctx, idx, &probe->host, o);
+        res->name = kbi_strdup(ref.name);
+        res->index_digest = kbi_strdup(idx->digest);
+        rc = kbi_resolve_weigh(res, ctx, idx, &probe->host, o);
     }
     kb_candidate *best = NULL;
     if (!rc) {
@@ -190,29 +191,29 @@ static int run(kb_install_result **out, kb_ctx *ctx, const char *ref_text,
                    ? &res->candidates[0]
                    : NULL;
         if (!best)
-            rc = kb_resolve_no_fit_error(ctx, res, &probe->host);
+            rc = kbi_resolve_no_fit_error(ctx, res, &probe->host);
     }
     if (!rc) {
         best->taken = true;
-        res->target = kb_strdup(best->target);
-        res->reason = kb_strdup(best->compat.reason);
+        res->target = kbi_strdup(best->target);
+        res->reason = kbi_strdup(best->compat.reason);
         res->local_build = best->local_build;
-        kb_event_emit(ctx, KB_EVENT_TARGET_CHOSEN, res->name, "%s %s: %s", res->version,
-                      res->target, res->reason);
+        kbi_event_emit(ctx, KB_EVENT_TARGET_CHOSEN, res->name, "%s %s: %s", res->version,
+                       res->target, res->reason);
     }
     if (!rc && install)
-        rc = kb_cache_open(&cache, ctx);
+        rc = kbi_cache_open(&cache, ctx);
     if (!rc && install && best->local_build) {
-        kb_pkg_entry *source = (kb_pkg_entry *)kb_pkg_index_find(idx, KB_SOURCE_TARGET);
-        rc = kb_local_build_install(res, ctx, r, cache, idx, source, res->target, res->reason);
+        kb_pkg_entry *source = (kb_pkg_entry *)kbi_pkg_index_find(idx, KB_SOURCE_TARGET);
+        rc = kbi_local_build_install(res, ctx, r, cache, idx, source, res->target, res->reason);
     } else if (!rc && install) {
-        kb_pkg_entry *entry = (kb_pkg_entry *)kb_pkg_index_find(idx, res->target);
-        rc = kb_install_entry(res, ctx, r, cache, idx, entry, res->reason, NULL);
+        kb_pkg_entry *entry = (kb_pkg_entry *)kbi_pkg_index_find(idx, res->target);
+        rc = kbi_install_entry(res, ctx, r, cache, idx, entry, res->reason, NULL);
     }
-    kb_cache_close(cache);
-    kb_pkg_index_free(idx);
+    kbi_cache_close(cache);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
-    kb_pkgref_clear(&ref);
+    kbi_pkgref_clear(&ref);
     if (rc) {
         kb_install_result_free(res);
         return rc;
@@ -225,7 +226,7 @@ KB_EXTERN int kb_install_package(kb_install_result **out, kb_ctx *ctx, const cha
                                  const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_install_package: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_install_package: NULL argument");
     return run(out, ctx, ref, opts, !(opts && opts->resolve_only));
 }
 
@@ -233,7 +234,7 @@ KB_EXTERN int kb_resolve_package(kb_install_result **out, kb_ctx *ctx, const cha
                                  const kb_install_options *opts)
 {
     if (!out || !ctx || !ref)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_resolve_package: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_resolve_package: NULL argument");
     return run(out, ctx, ref, opts, false);
 }
 
@@ -251,7 +252,7 @@ KB_EXTERN void kb_install_result_free(kb_install_result *r)
     free(r->dir);
     free(r->index_digest);
     free(r->artifact_digest);
-    kb_trust_admission_clear(&r->admission);
+    kbi_trust_admission_clear(&r->admission);
     free(r);
 }
 
@@ -296,7 +297,7 @@ KB_EXTERN int kb_install_result_candidate(const char **target, int *taken, const
         *taken = c->taken;
     if (rank)
         *rank = c->local_build && c->compat.fit != KB_FIT_NONE ? "local-build"
-                                                               : kb_fit_name(c->compat.fit);
+                                                               : kbi_fit_name(c->compat.fit);
     if (reason)
         *reason = c->compat.reason;
     return 0;

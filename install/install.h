@@ -10,31 +10,31 @@
 #include "registry/pkgindex.h"
 
 /* Install one exact entry (pinned by a lockfile or chosen by the resolver). */
-int kb_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                     const kb_pkg_index *idx, kb_pkg_entry *entry, const char *reason,
-                     const char *expect_layer_digest);
+int kbi_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                      const kb_pkg_index *idx, kb_pkg_entry *entry, const char *reason,
+                      const char *expect_layer_digest);
 
 /* Download an entry's layer into blobs/ (locked per digest, verified while streaming);
  * *path_out owned. A blob already present is hashed again before it is used (the cache may
  * have been altered since it was downloaded) and fetched again when it does not match. */
-int kb_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                           const char *name, kb_pkg_entry *e);
+int kbi_install_fetch_layer(char **path_out, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                            const char *name, kb_pkg_entry *e);
 
 /* name@version target is installed from the artifact layer_digest and its library is still the
- * one install checked (kb_cache_open_library); a tampered install is not current. */
-bool kb_install_is_current(kb_cache *cache, const char *name, const char *version,
-                           const char *target, const char *layer_digest);
+ * one install checked (kbi_cache_open_library); a tampered install is not current. */
+bool kbi_install_is_current(kb_cache *cache, const char *name, const char *version,
+                            const char *target, const char *layer_digest);
 
 /* Build and install from a source artifact blob already in the cache. */
-int kb_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache, const char *name,
-                             const char *version, const char *source_blob, const char *target_id,
-                             const char *reason, const char *registry);
+int kbi_local_build_from_blob(kb_install_result *res, kb_ctx *ctx, kb_cache *cache,
+                              const char *name, const char *version, const char *source_blob,
+                              const char *target_id, const char *reason, const char *registry);
 
 /* Local builds (install/local_build.c). */
 /* Fetch (or find in the cache) the source artifact, build target_id, install it marked as a
  * local build. */
-int kb_local_build_install(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
-                           const kb_pkg_index *idx, kb_pkg_entry *source, const char *target_id,
-                           const char *reason);
+int kbi_local_build_install(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_cache *cache,
+                            const kb_pkg_index *idx, kb_pkg_entry *source, const char *target_id,
+                            const char *reason);
 
 #endif

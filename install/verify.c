@@ -14,17 +14,17 @@
 static int check_admission(kb_strv *issues, kb_ctx *ctx, const kb_installed *p)
 {
     int rc =
-        kb_trust_check_installed(ctx, &p->admission, p->name, p->version, p->index_digest, true);
+        kbi_trust_check_installed(ctx, &p->admission, p->name, p->version, p->index_digest, true);
     if (rc != KB_ERR_SIGNATURE)
         return rc;
-    char *issue = kb_asprintf("signature: %s", kb_ctx_last_error(ctx)->message);
+    char *issue = kbi_asprintf("signature: %s", kb_ctx_last_error(ctx)->message);
     kb_ctx_clear_error(ctx);
-    return issue ? kb_strv_push_owned(issues, issue) : kb_error_oom(ctx);
+    return issue ? kbi_strv_push_owned(issues, issue) : kbi_error_oom(ctx);
 }
 
 KB_EXTERN int kb_cache_verify(kb_package_list **out, kb_ctx *ctx, const char *name)
 {
     if (!out || !ctx)
         return KB_ERR_INVALID;
-    return kb_cache_verify_with(out, ctx, name, check_admission);
+    return kbi_cache_verify_with(out, ctx, name, check_admission);
 }

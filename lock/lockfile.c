@@ -80,7 +80,7 @@ static kb_lock_package *package_add(kb_lockfile *lock)
     return &n[lock->count++];
 }
 
-const kb_lock_pin *kb_lock_package_pin(const kb_lock_package *p, const char *target)
+const kb_lock_pin *kbi_lock_package_pin(const kb_lock_package *p, const char *target)
 {
     for (size_t i = 0; i < p->count; i++)
         if (strcmp(p->pins[i].target, target) == 0)
@@ -111,29 +111,29 @@ static int pin_entries(kb_ctx *ctx, kb_lock_package *p, kb_registry *r, kb_pkg_i
         kb_pkg_entry *e = &idx->entries[i];
         if (!target_wanted(e->target, o))
             continue;
-        int rc = kb_pkg_entry_resolve(e, r, idx->name);
+        int rc = kbi_pkg_entry_resolve(e, r, idx->name);
         if (rc)
             return rc;
         kb_lock_pin *pin = pin_add(p);
         if (!pin)
-            return kb_error_oom(ctx);
-        pin->target = kb_strdup(e->target);
-        pin->manifest_digest = kb_strdup(e->manifest_digest);
-        pin->layer_digest = kb_strdup(e->layer_digest);
+            return kbi_error_oom(ctx);
+        pin->target = kbi_strdup(e->target);
+        pin->manifest_digest = kbi_strdup(e->manifest_digest);
+        pin->layer_digest = kbi_strdup(e->layer_digest);
         pin->size = e->layer_size;
         if (!pin->target || !pin->manifest_digest || !pin->layer_digest)
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         artifacts += !e->is_source;
     }
     if (artifacts == 0) {
         kb_buf have = KB_BUF_INIT;
         for (size_t i = 0; i < idx->count; i++)
             if (!idx->entries[i].is_source)
-                kb_buf_printf(&have, "%s%s", have.len ? ", " : "", idx->entries[i].target);
-        int rc = kb_error_set(ctx, KB_ERR_NOT_FOUND,
-                              "%s@%s has no artifact for the requested target(s); it has: %s",
-                              idx->name, idx->version, have.data ? have.data : "none");
-        kb_buf_free(&have);
+                kbi_buf_printf(&have, "%s%s", have.len ? ", " : "", idx->entries[i].target);
+        int rc = kbi_error_set(ctx, KB_ERR_NOT_FOUND,
+                               "%s@%s has no artifact for the requested target(s); it has: %s",
+                               idx->name, idx->version, have.data ? have.data : "none");
+        kbi_buf_free(&have);
         return rc;
     }
     return 0;
@@ -144,30 +144,30 @@ static int lock_one(kb_ctx *ctx, kb_lockfile *lock, kb_registry *r, const char *
 {
     kb_pkgref ref = {0};
     kb_pkg_index *idx = NULL;
-    int rc = kb_pkgref_parse(ctx, &ref, text);
+    int rc = kbi_pkgref_parse(ctx, &ref, text);
     for (size_t i = 0; !rc && i < lock->count; i++)
         if (strcmp(lock->packages[i].name, ref.name) == 0)
-            rc = kb_error_set(ctx, KB_ERR_INVALID, "%s is named twice", ref.name);
+            rc = kbi_error_set(ctx, KB_ERR_INVALID, "%s is named twice", ref.name);
     kb_lock_package *p = NULL;
     if (!rc && !(p = package_add(lock)))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_pkg_pick_version(&p->version, r, ref.name, ref.constraint_text);
+        rc = kbi_pkg_pick_version(&p->version, r, ref.name, ref.constraint_text);
     if (!rc)
-        rc = kb_pkg_index_fetch(&idx, r, ref.name, p->version, NULL);
+        rc = kbi_pkg_index_fetch(&idx, r, ref.name, p->version, NULL);
     /* A pin is a promise that sync keeps: never pin what the policy would refuse to install. */
     if (!rc)
         rc = kb_trust_check(ctx, r, ref.name, p->version, idx->digest, o->allow_unsigned != 0);
     if (!rc) {
-        p->name = kb_strdup(ref.name);
-        p->constraint = kb_strdup(ref.constraint_text);
-        p->index_digest = kb_strdup(idx->digest);
-        rc = (!p->name || !p->constraint || !p->index_digest) ? kb_error_oom(ctx) : 0;
+        p->name = kbi_strdup(ref.name);
+        p->constraint = kbi_strdup(ref.constraint_text);
+        p->index_digest = kbi_strdup(idx->digest);
+        rc = (!p->name || !p->constraint || !p->index_digest) ? kbi_error_oom(ctx) : 0;
     }
     if (!rc)
         rc = pin_entries(ctx, p, r, idx, o);
-    kb_pkg_index_free(idx);
-    kb_pkgref_clear(&ref);
+    kbi_pkg_index_free(idx);
+    kbi_pkgref_clear(&ref);
     return rc;
 }
 
@@ -178,18 +178,18 @@ KB_EXTERN int kb_lockfile_resolve(kb_lockfile **out, kb_ctx *ctx, const char *co
     const kb_lock_options *o = options ? options : &defaults;
     *out = NULL;
     if (o->version != KB_LOCK_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "kb_lockfile_resolve: options version %u, "
-                            "expected %u",
-                            o->version, KB_LOCK_OPTIONS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "kb_lockfile_resolve: options version %u, "
+                             "expected %u",
+                             o->version, KB_LOCK_OPTIONS_VERSION);
     if (count == 0)
-        return kb_error_set(ctx, KB_ERR_INVALID, "no package to lock");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "no package to lock");
     kb_lockfile *lock = calloc(1, sizeof(*lock));
     if (!lock)
-        return kb_error_oom(ctx);
-    lock->registry = kb_strdup(o->registry ? o->registry : kb_config_str(ctx, "registry"));
+        return kbi_error_oom(ctx);
+    lock->registry = kbi_strdup(o->registry ? o->registry : kbi_config_str(ctx, "registry"));
     kb_registry *r = NULL;
-    int rc = lock->registry ? kb_trust_registry_open(&r, ctx, lock->registry) : kb_error_oom(ctx);
+    int rc = lock->registry ? kb_trust_registry_open(&r, ctx, lock->registry) : kbi_error_oom(ctx);
     for (size_t i = 0; !rc && i < count; i++)
         rc = lock_one(ctx, lock, r, refs[i], o);
     kb_registry_free(r);
@@ -235,11 +235,11 @@ KB_EXTERN int kb_lockfile_write(kb_ctx *ctx, const kb_lockfile *lock, const char
     char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(root);
     kb_buf b = KB_BUF_INIT;
-    int rc = (!text || kb_buf_printf(&b, "%s\n", text)) ? kb_error_oom(ctx) : 0;
+    int rc = (!text || kbi_buf_printf(&b, "%s\n", text)) ? kbi_error_oom(ctx) : 0;
     free(text);
     if (!rc)
-        rc = kb_write_file_atomic(ctx, path, b.data, b.len, 0644);
-    kb_buf_free(&b);
+        rc = kbi_write_file_atomic(ctx, path, b.data, b.len, 0644);
+    kbi_buf_free(&b);
     return rc;
 }
 
@@ -247,19 +247,19 @@ KB_EXTERN int kb_lockfile_write(kb_ctx *ctx, const kb_lockfile *lock, const char
 
 static int field_error(kb_ctx *ctx, const char *path, const char *where, const char *what)
 {
-    return kb_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s: %s: %s", path, where, what);
+    return kbi_error_set_path(ctx, KB_ERR_PARSE, path, 0, 0, "%s: %s: %s", path, where, what);
 }
 
 static int read_digest(char **out, kb_ctx *ctx, const char *path, const char *where, json_t *obj,
                        const char *key)
 {
     const char *v = json_string_value(json_object_get(obj, key));
-    if (!v || !kb_digest_valid(v)) {
+    if (!v || !kbi_digest_valid(v)) {
         char what[128];
         snprintf(what, sizeof(what), "'%s' must be a sha256:<64 hex> digest", key);
         return field_error(ctx, path, where, what);
     }
-    return (*out = kb_strdup(v)) ? 0 : kb_error_oom(ctx);
+    return (*out = kbi_strdup(v)) ? 0 : kbi_error_oom(ctx);
 }
 
 static int read_pin(kb_ctx *ctx, kb_lock_package *p, const char *path, const char *where,
@@ -271,8 +271,8 @@ static int read_pin(kb_ctx *ctx, kb_lock_package *p, const char *path, const cha
     if (!json_is_integer(size) || json_integer_value(size) < 0)
         return field_error(ctx, path, where, "'size' must be a non-negative integer");
     kb_lock_pin *pin = pin_add(p);
-    if (!pin || !(pin->target = kb_strdup(target)))
-        return kb_error_oom(ctx);
+    if (!pin || !(pin->target = kbi_strdup(target)))
+        return kbi_error_oom(ctx);
     pin->size = (uint64_t)json_integer_value(size);
     int rc = read_digest(&pin->manifest_digest, ctx, path, where, obj, "manifest_digest");
     if (!rc)
@@ -289,7 +289,7 @@ static int read_string(char **out, kb_ctx *ctx, const char *path, const char *wh
         snprintf(what, sizeof(what), "missing or empty '%s'", key);
         return field_error(ctx, path, where, what);
     }
-    return (*out = kb_strdup(v)) ? 0 : kb_error_oom(ctx);
+    return (*out = kbi_strdup(v)) ? 0 : kbi_error_oom(ctx);
 }
 
 static int read_package(kb_ctx *ctx, kb_lockfile *lock, const char *path, size_t index, json_t *obj)
@@ -300,9 +300,9 @@ static int read_package(kb_ctx *ctx, kb_lockfile *lock, const char *path, size_t
         return field_error(ctx, path, where, "must be an object");
     kb_lock_package *p = package_add(lock);
     if (!p)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = read_string(&p->name, ctx, path, where, obj, "name");
-    if (!rc && !kb_pkg_name_valid(p->name))
+    if (!rc && !kbi_pkg_name_valid(p->name))
         rc = field_error(ctx, path, where, "'name' is not org/name");
     if (!rc)
         rc = read_string(&p->constraint, ctx, path, where, obj, "constraint");
@@ -338,9 +338,9 @@ static int parse_lock(kb_ctx *ctx, kb_lockfile *lock, const char *path, json_t *
     if (!json_is_integer(format))
         return field_error(ctx, path, "top level", "missing 'lockfile' format number");
     if (json_integer_value(format) != KB_LOCKFILE_FORMAT)
-        return kb_error_set_path(ctx, KB_ERR_UNSUPPORTED, path, 0, 0,
-                                 "%s: lockfile format %lld, this kbpkg reads format %d", path,
-                                 (long long)json_integer_value(format), KB_LOCKFILE_FORMAT);
+        return kbi_error_set_path(ctx, KB_ERR_UNSUPPORTED, path, 0, 0,
+                                  "%s: lockfile format %lld, this kbpkg reads format %d", path,
+                                  (long long)json_integer_value(format), KB_LOCKFILE_FORMAT);
     int rc = read_string(&lock->registry, ctx, path, "top level", root, "registry");
     json_t *pkgs = json_object_get(root, "packages");
     if (!rc && !json_is_array(pkgs))
@@ -360,22 +360,22 @@ KB_EXTERN int kb_lockfile_load(kb_lockfile **out, kb_ctx *ctx, const char *path)
 {
     *out = NULL;
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, path, &b);
+    int rc = kbi_read_file(ctx, path, &b);
     if (!rc && b.len > KB_LOCKFILE_MAX)
-        rc = kb_error_set_path(ctx, KB_ERR_LIMIT, path, 0, 0, "%s: %zu bytes, more than %d", path,
-                               b.len, KB_LOCKFILE_MAX);
+        rc = kbi_error_set_path(ctx, KB_ERR_LIMIT, path, 0, 0, "%s: %zu bytes, more than %d", path,
+                                b.len, KB_LOCKFILE_MAX);
     json_error_t jerr;
     json_t *root = rc ? NULL : json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES, &jerr);
     if (!rc && !root)
-        rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
-                               "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+        rc = kbi_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
+                                "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
     kb_lockfile *lock = rc ? NULL : calloc(1, sizeof(*lock));
     if (!rc && !lock)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (!rc)
         rc = parse_lock(ctx, lock, path, root);
     json_decref(root);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     if (rc) {
         kb_lockfile_free(lock);
         return rc;
@@ -435,12 +435,12 @@ KB_EXTERN int kb_lockfile_artifact(const char **target, const char **manifest_di
     return 0;
 }
 
-int kb_lockfile_pinned_blobs(kb_strv *out, const kb_lockfile *lock)
+int kbi_lockfile_pinned_blobs(kb_strv *out, const kb_lockfile *lock)
 {
     for (size_t i = 0; lock && i < lock->count; i++)
         for (size_t j = 0; j < lock->packages[i].count; j++)
-            if (!kb_strv_contains(out, lock->packages[i].pins[j].layer_digest) &&
-                kb_strv_push(out, lock->packages[i].pins[j].layer_digest))
+            if (!kbi_strv_contains(out, lock->packages[i].pins[j].layer_digest) &&
+                kbi_strv_push(out, lock->packages[i].pins[j].layer_digest))
                 return KB_ERR_NOMEM;
     return 0;
 }

@@ -30,8 +30,8 @@ struct kb_lockfile {
     size_t count;
 };
 
-const kb_lock_pin *kb_lock_package_pin(const kb_lock_package *p, const char *target);
+const kb_lock_pin *kbi_lock_package_pin(const kb_lock_package *p, const char *target);
 /* Every pinned layer digest (for gc's keep list), appended to out without duplicates. */
-int kb_lockfile_pinned_blobs(kb_strv *out, const kb_lockfile *lock);
+int kbi_lockfile_pinned_blobs(kb_strv *out, const kb_lockfile *lock);
 
 #endif

@@ -49,18 +49,18 @@ static int fail(mparse *p, const kb_ynode *n, const char *keypath, const char *f
     kb_buf msg = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    kb_buf_vprintf(&msg, fmt, ap);
+    kbi_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
-    kb_error_set_path(p->ctx, KB_ERR_MANIFEST, p->file, n->line, n->column, "%s:%u:%u: %s%s%s",
-                      p->file, n->line, n->column, keypath, *keypath ? ": " : "",
-                      msg.data ? msg.data : "");
-    kb_buf_free(&msg);
+    kbi_error_set_path(p->ctx, KB_ERR_MANIFEST, p->file, n->line, n->column, "%s:%u:%u: %s%s%s",
+                       p->file, n->line, n->column, keypath, *keypath ? ": " : "",
+                       msg.data ? msg.data : "");
+    kbi_buf_free(&msg);
     return KB_ERR_MANIFEST;
 }
 
 static int oom(mparse *p)
 {
-    return kb_error_oom(p->ctx);
+    return kbi_error_oom(p->ctx);
 }
 
 /* ---- generic pieces ---- */
@@ -78,13 +78,13 @@ static const schema_key *find_key(const schema *s, const char *name)
 
 static char *join_key(const char *keypath, const char *key)
 {
-    return *keypath ? kb_asprintf("%s.%s", keypath, key) : kb_strdup(key);
+    return *keypath ? kbi_asprintf("%s.%s", keypath, key) : kbi_strdup(key);
 }
 
 static int check_required(mparse *p, const kb_ynode *map, const char *keypath, const schema *s)
 {
     for (size_t i = 0; i < s->len; i++)
-        if (s->keys[i].required && !kb_ynode_get(map, s->keys[i].name))
+        if (s->keys[i].required && !kbi_ynode_get(map, s->keys[i].name))
             return fail(p, map, keypath, "missing required key '%s'", s->keys[i].name);
     return 0;
 }
@@ -101,8 +101,8 @@ static int apply_key(mparse *p, const kb_ynode *key, const kb_ynode *value, cons
         return oom(p);
     int rc;
     if (k->type != NODE_ANY && value->type != (kb_ynode_type)k->type)
-        rc = fail(p, value, path, "expected %s, got %s", kb_ynode_type_name(k->type),
-                  kb_ynode_type_name(value->type));
+        rc = fail(p, value, path, "expected %s, got %s", kbi_ynode_type_name(k->type),
+                  kbi_ynode_type_name(value->type));
     else
         rc = k->handler(p, value, path, target);
     free(path);
@@ -123,7 +123,7 @@ static int apply_schema(mparse *p, const kb_ynode *map, const char *keypath, con
 static int need_scalar(mparse *p, const kb_ynode *n, const char *keypath)
 {
     if (n->type != KB_YNODE_SCALAR)
-        return fail(p, n, keypath, "expected a scalar, got %s", kb_ynode_type_name(n->type));
+        return fail(p, n, keypath, "expected a scalar, got %s", kbi_ynode_type_name(n->type));
     if (!*n->value)
         return fail(p, n, keypath, "must not be empty");
     return 0;
@@ -134,7 +134,7 @@ static int take_string(mparse *p, const kb_ynode *n, const char *keypath, char *
     int rc = need_scalar(p, n, keypath);
     if (rc)
         return rc;
-    char *s = kb_strdup(n->value);
+    char *s = kbi_strdup(n->value);
     if (!s)
         return oom(p);
     free(*dst);
@@ -149,13 +149,13 @@ static int take_package_path(mparse *p, const kb_ynode *n, const char *keypath, 
     int rc = take_string(p, n, keypath, dst);
     if (rc)
         return rc;
-    if (!kb_package_path_ok(n->value))
+    if (!kbi_package_path_ok(n->value))
         return fail(p, n, keypath,
                     "'%s' must be a relative path inside the package (no leading '/', no '..')",
                     n->value);
     if (must_exist && p->check_files) {
-        char *full = kb_path_join(p->dir, n->value);
-        bool exists = full && kb_path_exists(full);
+        char *full = kbi_path_join(p->dir, n->value);
+        bool exists = full && kbi_path_exists(full);
         free(full);
         if (!exists)
             return fail(p, n, keypath, "'%s' does not exist in %s", n->value, p->dir);
@@ -166,7 +166,7 @@ static int take_package_path(mparse *p, const kb_ynode *n, const char *keypath, 
 /* Item i's key path: "exports[2]". */
 static char *item_path(const char *keypath, size_t i)
 {
-    return kb_asprintf("%s[%zu]", keypath, i);
+    return kbi_asprintf("%s[%zu]", keypath, i);
 }
 
 typedef int (*item_handler)(mparse *p, const kb_ynode *item, const char *itempath, void *target);
@@ -191,9 +191,9 @@ static int each_item(mparse *p, const kb_ynode *seq, const char *keypath, bool n
 /* Push a scalar item into a kb_strv, refusing duplicates. */
 static int push_unique(mparse *p, const kb_ynode *item, const char *itempath, kb_strv *v)
 {
-    if (kb_strv_contains(v, item->value))
+    if (kbi_strv_contains(v, item->value))
         return fail(p, item, itempath, "'%s' is listed twice", item->value);
-    return kb_strv_push(v, item->value) ? oom(p) : 0;
+    return kbi_strv_push(v, item->value) ? oom(p) : 0;
 }
 
 /* ---- top-level handlers ---- */
@@ -202,7 +202,7 @@ static int on_name(mparse *p, const kb_ynode *v, const char *keypath, void *targ
 {
     kb_manifest *m = target;
     int rc = take_string(p, v, keypath, &m->name);
-    if (!rc && !kb_pkg_name_valid(v->value))
+    if (!rc && !kbi_pkg_name_valid(v->value))
         rc = fail(p, v, keypath, "'%s' is not a package name (%s)", v->value, KB_PKG_NAME_RULE);
     return rc;
 }
@@ -213,8 +213,8 @@ static int on_version(mparse *p, const kb_ynode *v, const char *keypath, void *t
     int rc = take_string(p, v, keypath, &m->version_text);
     if (rc)
         return rc;
-    if (kb_semver_parse(p->ctx, &m->version, v->value)) {
-        char *why = kb_strdup(kb_ctx_last_error(p->ctx)->message);
+    if (kbi_semver_parse(p->ctx, &m->version, v->value)) {
+        char *why = kbi_strdup(kb_ctx_last_error(p->ctx)->message);
         rc = fail(p, v, keypath, "%s", why ? why : "bad version");
         free(why);
     }
@@ -237,7 +237,7 @@ static int on_abi(mparse *p, const kb_ynode *v, const char *keypath, void *targe
     int rc = need_scalar(p, v, keypath);
     if (rc)
         return rc;
-    if (!v->plain || !kb_parse_u64(v->value, &n))
+    if (!v->plain || !kbi_parse_u64(v->value, &n))
         return fail(p, v, keypath, "'%s' is not a non-negative integer", v->value);
     if (n != KB_KERNEL_ABI)
         return fail(p, v, keypath, "kernel ABI %s is not supported (this kbpkg knows ABI %d)",
@@ -282,13 +282,13 @@ static int push_export(mparse *p, const kb_ynode *name, const char *keypath, kb_
     int rc = need_scalar(p, name, keypath);
     if (rc)
         return rc;
-    if (!kb_c_identifier_ok(name->value))
+    if (!kbi_c_identifier_ok(name->value))
         return fail(p, name, keypath, "'%s' is not a C identifier", name->value);
-    if (!(sig->name = kb_strdup(name->value)))
+    if (!(sig->name = kbi_strdup(name->value)))
         return oom(p);
     rc = push_unique(p, name, keypath, &p->m->exports);
     if (rc)
-        kb_export_sig_clear(sig);
+        kbi_export_sig_clear(sig);
     return rc;
 }
 
@@ -296,7 +296,7 @@ static int on_arg_name(mparse *p, const kb_ynode *v, const char *keypath, void *
 {
     kb_export_arg *a = target;
     int rc = take_string(p, v, keypath, &a->name);
-    if (!rc && !kb_c_identifier_ok(v->value))
+    if (!rc && !kbi_c_identifier_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not a C identifier", v->value);
     return rc;
 }
@@ -304,9 +304,9 @@ static int on_arg_name(mparse *p, const kb_ynode *v, const char *keypath, void *
 static int on_arg_type(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
     int rc = take_string(p, v, keypath, &((kb_export_arg *)target)->type);
-    if (!rc && !kb_sig_type_find(v->value))
+    if (!rc && !kbi_sig_type_find(v->value))
         rc = fail(p, v, keypath, "unknown type '%s' (expected one of: %s)", v->value,
-                  kb_sig_type_names());
+                  kbi_sig_type_names());
     return rc;
 }
 
@@ -328,7 +328,7 @@ static int on_arg_dir(mparse *p, const kb_ynode *v, const char *keypath, void *t
 static int on_shape_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
 {
     int rc = need_scalar(p, item, itempath);
-    return rc ? rc : kb_strv_push(target, item->value) ? oom(p) : 0;
+    return rc ? rc : kbi_strv_push(target, item->value) ? oom(p) : 0;
 }
 
 static int on_arg_shape(mparse *p, const kb_ynode *v, const char *keypath, void *target)
@@ -347,12 +347,12 @@ static const schema arg_schema = {arg_keys, KB_ARRAY_LEN(arg_keys), "name, type,
 /* What one argument needs as a whole: pointers have a dir and a pointee type, values none. */
 static int finish_arg(mparse *p, const kb_ynode *map, const char *itempath, const kb_export_arg *a)
 {
-    const kb_sig_type *t = kb_sig_type_find(a->type);
-    const kb_ynode *type = kb_ynode_get(map, "type");
+    const kb_sig_type *t = kbi_sig_type_find(a->type);
+    const kb_ynode *type = kbi_ynode_get(map, "type");
     if (strcmp(a->type, "stream") == 0 && (a->dir != KB_ARG_SCALAR || a->shape.len))
         return fail(p, type, itempath, "the stream argument takes no 'dir' or 'shape'");
     if (a->dir == KB_ARG_SCALAR && a->shape.len)
-        return fail(p, kb_ynode_get(map, "shape"), itempath,
+        return fail(p, kbi_ynode_get(map, "shape"), itempath,
                     "'shape' is for pointers: give '%s' a dir (in, out, inout)", a->name);
     if (a->dir == KB_ARG_SCALAR && !t->scalar_ok)
         return fail(p, type, itempath,
@@ -367,7 +367,7 @@ static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, vo
     kb_export_sig *sig = target;
     if (item->type != KB_YNODE_MAP)
         return fail(p, item, itempath, "expected a mapping {name, type, dir, shape}, got %s",
-                    kb_ynode_type_name(item->type));
+                    kbi_ynode_type_name(item->type));
     kb_export_arg *grown = realloc(sig->args, (sig->arg_count + 1) * sizeof(*grown));
     if (!grown)
         return oom(p);
@@ -379,7 +379,7 @@ static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, vo
         return rc;
     for (size_t i = 0; i + 1 < sig->arg_count; i++)
         if (strcmp(sig->args[i].name, a->name) == 0)
-            return fail(p, kb_ynode_get(item, "name"), itempath, "argument '%s' is listed twice",
+            return fail(p, kbi_ynode_get(item, "name"), itempath, "argument '%s' is listed twice",
                         a->name);
     return finish_arg(p, item, itempath, a);
 }
@@ -387,7 +387,7 @@ static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, vo
 static int on_sig_returns(mparse *p, const kb_ynode *v, const char *keypath, void *target)
 {
     int rc = take_string(p, v, keypath, &((kb_export_sig *)target)->returns);
-    if (!rc && !kb_sig_returns_ok(v->value))
+    if (!rc && !kbi_sig_returns_ok(v->value))
         rc =
             fail(p, v, keypath,
                  "'%s' is not a return type (status, void, or an integer or float type)", v->value);
@@ -417,14 +417,14 @@ static const schema sig_schema = {sig_keys, KB_ARRAY_LEN(sig_keys), "name, retur
 static int check_shapes(mparse *p, const kb_ynode *map, const char *itempath,
                         const kb_export_sig *sig)
 {
-    const kb_ynode *args = kb_ynode_get(map, "args");
+    const kb_ynode *args = kbi_ynode_get(map, "args");
     for (size_t i = 0; args && i < sig->arg_count; i++) {
-        const kb_ynode *shape = kb_ynode_get(args->items[i], "shape");
+        const kb_ynode *shape = kbi_ynode_get(args->items[i], "shape");
         for (size_t j = 0; shape && j < shape->len; j++) {
             char why[200];
-            if (kb_sig_shape_ok(sig, shape->items[j]->value, why, sizeof(why)))
+            if (kbi_sig_shape_ok(sig, shape->items[j]->value, why, sizeof(why)))
                 continue;
-            char *path = kb_asprintf("%s.args[%zu].shape[%zu]", itempath, i, j);
+            char *path = kbi_asprintf("%s.args[%zu].shape[%zu]", itempath, i, j);
             int rc = path ? fail(p, shape->items[j], path, "%s", why) : oom(p);
             free(path);
             return rc;
@@ -435,7 +435,7 @@ static int check_shapes(mparse *p, const kb_ynode *map, const char *itempath,
 
 static int on_typed_export(mparse *p, const kb_ynode *map, const char *itempath)
 {
-    const kb_ynode *name = kb_ynode_get(map, "name");
+    const kb_ynode *name = kbi_ynode_get(map, "name");
     if (!name)
         return fail(p, map, itempath, "missing required key 'name'");
     kb_export_sig *sig = next_export_sig(p);
@@ -447,7 +447,7 @@ static int on_typed_export(mparse *p, const kb_ynode *map, const char *itempath)
     if (rc)
         return rc;
     rc = apply_schema(p, map, itempath, &sig_schema, sig);
-    if (!rc && !sig->returns && !(sig->returns = kb_strdup("status")))
+    if (!rc && !sig->returns && !(sig->returns = kbi_strdup("status")))
         rc = oom(p);
     return rc ? rc : check_shapes(p, map, itempath, sig);
 }
@@ -475,9 +475,9 @@ static int on_arch_item(mparse *p, const kb_ynode *item, const char *itempath, v
     if (rc)
         return rc;
     char why[256] = "";
-    if (!kb_arch_valid(b->backend, item->value, why, sizeof(why)))
+    if (!kbi_arch_valid(b->backend, item->value, why, sizeof(why)))
         return fail(p, item, itempath, "'%s' is not a %s arch (%s)", item->value,
-                    kb_backend_display_name(b->backend), why);
+                    kbi_backend_display_name(b->backend), why);
     return push_unique(p, item, itempath, &b->archs);
 }
 
@@ -493,11 +493,11 @@ static int on_ptx(mparse *p, const kb_ynode *v, const char *keypath, void *targe
     if (rc)
         return rc;
     char canonical[32];
-    if (!kb_ptx_arch_canonical(v->value, canonical, sizeof(canonical)))
+    if (!kbi_ptx_arch_canonical(v->value, canonical, sizeof(canonical)))
         return fail(p, v, keypath,
                     "'%s' is not a PTX arch (sm_XY or compute_XY, 75 or newer, e.g. sm_80)",
                     v->value);
-    char *s = kb_strdup(canonical);
+    char *s = kbi_strdup(canonical);
     if (!s)
         return oom(p);
     free(b->ptx);
@@ -513,10 +513,10 @@ static int on_flag_item(mparse *p, const kb_ynode *item, const char *itempath, v
     if (rc)
         return rc;
     const char *why =
-        kb_flag_unportable(flags->len ? flags->items[flags->len - 1] : NULL, item->value);
+        kbi_flag_unportable(flags->len ? flags->items[flags->len - 1] : NULL, item->value);
     if (why)
         return fail(p, item, itempath, "'%s': %s", item->value, why);
-    return kb_strv_push(flags, item->value) ? oom(p) : 0;
+    return kbi_strv_push(flags, item->value) ? oom(p) : 0;
 }
 
 static int on_flags(mparse *p, const kb_ynode *v, const char *keypath, void *target)
@@ -546,8 +546,8 @@ static int on_define_item(mparse *p, const kb_ynode *item, const char *itempath,
     if (rc)
         return rc;
     size_t n = strcspn(item->value, "=");
-    char *name = kb_strndup(item->value, n);
-    bool ok = name && kb_c_identifier_ok(name);
+    char *name = kbi_strndup(item->value, n);
+    bool ok = name && kbi_c_identifier_ok(name);
     free(name);
     if (!ok)
         return fail(p, item, itempath, "'%s' is not NAME or NAME=VALUE (NAME a C identifier)",
@@ -572,7 +572,7 @@ static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void
             return oom(p);
         int rc = val->type == KB_YNODE_SEQ ? 0
                                            : fail(p, val, path, "expected a list of flags, got %s",
-                                                  kb_ynode_type_name(val->type));
+                                                  kbi_ynode_type_name(val->type));
         kb_arch_flags *grown =
             rc ? NULL : realloc(b->arch_flags, (b->arch_flag_count + 1) * sizeof(*grown));
         if (!rc && !grown)
@@ -581,7 +581,7 @@ static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void
             b->arch_flags = grown;
             kb_arch_flags *af = &grown[b->arch_flag_count++];
             memset(af, 0, sizeof(*af));
-            af->pattern = kb_strdup(key->value);
+            af->pattern = kbi_strdup(key->value);
             rc = af->pattern ? each_item(p, val, path, true, on_flag_item, &af->flags) : oom(p);
         }
         free(path);
@@ -609,7 +609,7 @@ static int on_source_url(mparse *p, const kb_ynode *v, const char *keypath, void
 {
     kb_source *s = target;
     int rc = take_string(p, v, keypath, &s->url);
-    if (!rc && !kb_source_url_ok(v->value))
+    if (!rc && !kbi_source_url_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not an https://, http:// or file:// URL", v->value);
     return rc;
 }
@@ -618,7 +618,7 @@ static int on_source_sha256(mparse *p, const kb_ynode *v, const char *keypath, v
 {
     kb_source *s = target;
     int rc = take_string(p, v, keypath, &s->sha256);
-    if (!rc && !kb_sha256_hex_ok(v->value))
+    if (!rc && !kbi_sha256_hex_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not a sha256 digest (64 lowercase hex digits)", v->value);
     return rc;
 }
@@ -638,11 +638,11 @@ static int on_source_define(mparse *p, const kb_ynode *item, const char *itempat
 {
     kb_strv names = KB_STRV_INIT;
     int rc = on_define_item(p, item, itempath, &names);
-    kb_strv_free(&names);
+    kbi_strv_free(&names);
     if (rc)
         return rc;
-    char *flag = kb_asprintf("-D%s", item->value);
-    return flag ? (kb_strv_push_owned(target, flag) ? oom(p) : 0) : oom(p);
+    char *flag = kbi_asprintf("-D%s", item->value);
+    return flag ? (kbi_strv_push_owned(target, flag) ? oom(p) : 0) : oom(p);
 }
 
 static int on_source_defines(mparse *p, const kb_ynode *v, const char *keypath, void *target)
@@ -670,16 +670,16 @@ static int finish_source(mparse *p, const kb_ynode *map, const char *itempath, k
     if (!s->url && !s->path)
         return fail(p, map, itempath, "a source needs 'path' or 'url'");
     if (s->url && !s->path) {
-        s->path = kb_url_file_name(s->url);
+        s->path = kbi_url_file_name(s->url);
         if (!s->path)
             return fail(p, map, itempath, "cannot name a file after '%s': add 'path'", s->url);
     }
     if (!s->url && p->check_files) {
-        char *full = kb_path_join(p->dir, s->path);
-        bool exists = full && kb_path_exists(full);
+        char *full = kbi_path_join(p->dir, s->path);
+        bool exists = full && kbi_path_exists(full);
         free(full);
         if (!exists) {
-            const kb_ynode *at = kb_ynode_get(map, "path");
+            const kb_ynode *at = kbi_ynode_get(map, "path");
             return fail(p, at ? at : map, itempath, "'%s' does not exist in %s", s->path, p->dir);
         }
     }
@@ -706,7 +706,7 @@ static int on_source_item(mparse *p, const kb_ynode *item, const char *itempath,
         return take_package_path(p, item, itempath, &s->path, true);
     if (item->type != KB_YNODE_MAP)
         return fail(p, item, itempath, "expected a path or a mapping {url, sha256, path}, got %s",
-                    kb_ynode_type_name(item->type));
+                    kbi_ynode_type_name(item->type));
     int rc = apply_schema(p, item, itempath, &source_schema, s);
     return rc ? rc : finish_source(p, item, itempath, s);
 }
@@ -776,7 +776,7 @@ static bool arch_declared(const kb_backend_spec *b, const char *pattern)
 static int check_arch_patterns(mparse *p, const kb_ynode *map, const char *keypath,
                                const kb_backend_spec *b)
 {
-    const kb_ynode *at = kb_ynode_get(map, "arch_flags");
+    const kb_ynode *at = kbi_ynode_get(map, "arch_flags");
     for (size_t i = 0; at && i < b->arch_flag_count; i++)
         if ((b->archs.len || b->ptx_target[0]) && !arch_declared(b, b->arch_flags[i].pattern))
             return fail(p, at->items[2 * i], keypath,
@@ -804,7 +804,7 @@ static int on_backend(mparse *p, const kb_ynode *key, const kb_ynode *v, const c
     spec->present = true;
     int rc = v->type == KB_YNODE_MAP
                  ? apply_schema(p, v, path, &bs->keys, spec)
-                 : fail(p, v, path, "expected a mapping, got %s", kb_ynode_type_name(v->type));
+                 : fail(p, v, path, "expected a mapping, got %s", kbi_ynode_type_name(v->type));
     if (!rc)
         rc = check_arch_patterns(p, v, path, spec);
     free(path);
@@ -843,7 +843,7 @@ static int on_file_item(mparse *p, const kb_ynode *item, const char *itempath, v
     int rc = need_scalar(p, item, itempath);
     if (rc)
         return rc;
-    if (!kb_package_path_ok(item->value))
+    if (!kbi_package_path_ok(item->value))
         return fail(p, item, itempath,
                     "'%s' must be a relative path inside the package (no leading '/', no '..')",
                     item->value);
@@ -859,7 +859,7 @@ static int on_dep_name(mparse *p, const kb_ynode *v, const char *keypath, void *
 {
     kb_dependency *d = target;
     int rc = take_string(p, v, keypath, &d->name);
-    if (!rc && !kb_c_identifier_ok(v->value) && !kb_package_path_ok(v->value))
+    if (!rc && !kbi_c_identifier_ok(v->value) && !kbi_package_path_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not a plain name", v->value);
     if (!rc && strchr(v->value, '/'))
         rc = fail(p, v, keypath, "'%s' must not contain '/'", v->value);
@@ -870,7 +870,7 @@ static int on_dep_url(mparse *p, const kb_ynode *v, const char *keypath, void *t
 {
     kb_dependency *d = target;
     int rc = take_string(p, v, keypath, &d->url);
-    if (!rc && !kb_source_url_ok(v->value))
+    if (!rc && !kbi_source_url_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not an https://, http:// or file:// URL", v->value);
     return rc;
 }
@@ -879,7 +879,7 @@ static int on_dep_sha256(mparse *p, const kb_ynode *v, const char *keypath, void
 {
     kb_dependency *d = target;
     int rc = take_string(p, v, keypath, &d->sha256);
-    if (!rc && !kb_sha256_hex_ok(v->value))
+    if (!rc && !kbi_sha256_hex_ok(v->value))
         rc = fail(p, v, keypath, "'%s' is not a sha256 digest (64 lowercase hex digits)", v->value);
     return rc;
 }
@@ -887,7 +887,7 @@ static int on_dep_sha256(mparse *p, const kb_ynode *v, const char *keypath, void
 static int on_dep_include_item(mparse *p, const kb_ynode *item, const char *itempath, void *target)
 {
     int rc = need_scalar(p, item, itempath);
-    if (!rc && strcmp(item->value, ".") != 0 && !kb_package_path_ok(item->value))
+    if (!rc && strcmp(item->value, ".") != 0 && !kbi_package_path_ok(item->value))
         rc = fail(p, item, itempath, "'%s' must be a relative folder of the dependency",
                   item->value);
     return rc ? rc : push_unique(p, item, itempath, target);
@@ -923,10 +923,10 @@ static bool url_is_archive(const char *url)
 {
     static const char *const exts[] = {".tar.gz",  ".tgz", ".tar.zst", ".tar.xz",
                                        ".tar.bz2", ".tar", ".zip"};
-    char *file = kb_url_file_name(url);
+    char *file = kbi_url_file_name(url);
     bool yes = false;
     for (size_t i = 0; file && i < KB_ARRAY_LEN(exts) && !yes; i++)
-        yes = kb_str_ends(file, exts[i]);
+        yes = kbi_str_ends(file, exts[i]);
     free(file);
     return yes;
 }
@@ -936,22 +936,22 @@ static int on_dep_item(mparse *p, const kb_ynode *item, const char *itempath, vo
     kb_manifest *m = target;
     if (item->type != KB_YNODE_MAP)
         return fail(p, item, itempath, "expected a mapping {name, url, sha256}, got %s",
-                    kb_ynode_type_name(item->type));
+                    kbi_ynode_type_name(item->type));
     kb_dependency *grown = realloc(m->deps, (m->dep_count + 1) * sizeof(*grown));
     if (!grown)
         return oom(p);
     m->deps = grown;
     kb_dependency *d = &grown[m->dep_count++];
     memset(d, 0, sizeof(*d));
-    const kb_ynode *url = kb_ynode_get(item, "url");
+    const kb_ynode *url = kbi_ynode_get(item, "url");
     d->archive = url && url->type == KB_YNODE_SCALAR && url_is_archive(url->value);
     int rc = apply_schema(p, item, itempath, &dep_schema, d);
     for (size_t i = 0; !rc && i + 1 < m->dep_count; i++)
         if (strcmp(m->deps[i].name, d->name) == 0)
             rc = fail(p, item, itempath, "dependency '%s' is listed twice", d->name);
-    if (!rc && !d->include.len && kb_strv_push(&d->include, "."))
+    if (!rc && !d->include.len && kbi_strv_push(&d->include, "."))
         rc = oom(p);
-    if (!rc && !d->archive && !(d->file = kb_url_file_name(d->url)))
+    if (!rc && !d->archive && !(d->file = kbi_url_file_name(d->url)))
         rc = fail(p, item, itempath, "cannot name a file after '%s'", d->url);
     return rc;
 }
@@ -996,7 +996,7 @@ static int on_requires(mparse *p, const kb_ynode *v, const char *keypath, void *
         kb_backend b = KB_BACKEND_CPU;
         bool known = false;
         for (unsigned k = KB_BACKEND_CUDA; k <= KB_BACKEND_CPU && !known; k++)
-            if (strcmp(kb_backend_name((kb_backend)k), key->value) == 0) {
+            if (strcmp(kbi_backend_name((kb_backend)k), key->value) == 0) {
                 b = (kb_backend)k;
                 known = true;
             }
@@ -1011,7 +1011,7 @@ static int on_requires(mparse *p, const kb_ynode *v, const char *keypath, void *
         int rc = val->type == KB_YNODE_MAP
                      ? apply_schema(p, val, path, &require_schema, &m->requires[b])
                      : fail(p, val, path, "expected a mapping {min: \"12.4\"}, got %s",
-                            kb_ynode_type_name(val->type));
+                            kbi_ynode_type_name(val->type));
         free(path);
         if (rc)
             return rc;
@@ -1055,19 +1055,19 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
     free(m->license);
     free(m->header);
     for (size_t i = 0; m->export_sigs && i < m->exports.len; i++)
-        kb_export_sig_clear(&m->export_sigs[i]);
+        kbi_export_sig_clear(&m->export_sigs[i]);
     free(m->export_sigs);
-    kb_strv_free(&m->exports);
+    kbi_strv_free(&m->exports);
     for (size_t b = 0; b < KB_ARRAY_LEN(m->backends); b++) {
         kb_backend_spec *s = &m->backends[b];
-        kb_strv_free(&s->archs);
-        kb_strv_free(&s->flags);
-        kb_strv_free(&s->includes);
-        kb_strv_free(&s->defines);
-        kb_strv_free(&s->export_patterns);
+        kbi_strv_free(&s->archs);
+        kbi_strv_free(&s->flags);
+        kbi_strv_free(&s->includes);
+        kbi_strv_free(&s->defines);
+        kbi_strv_free(&s->export_patterns);
         for (size_t i = 0; i < s->arch_flag_count; i++) {
             free(s->arch_flags[i].pattern);
-            kb_strv_free(&s->arch_flags[i].flags);
+            kbi_strv_free(&s->arch_flags[i].flags);
         }
         free(s->arch_flags);
         free(s->ptx);
@@ -1075,19 +1075,19 @@ KB_EXTERN void kb_manifest_free(kb_manifest *m)
             free(s->sources[i].path);
             free(s->sources[i].url);
             free(s->sources[i].sha256);
-            kb_strv_free(&s->sources[i].flags);
+            kbi_strv_free(&s->sources[i].flags);
         }
         free(s->sources);
     }
-    kb_strv_free(&m->includes);
-    kb_strv_free(&m->defines);
-    kb_strv_free(&m->files);
+    kbi_strv_free(&m->includes);
+    kbi_strv_free(&m->defines);
+    kbi_strv_free(&m->files);
     for (size_t i = 0; i < m->dep_count; i++) {
         free(m->deps[i].name);
         free(m->deps[i].url);
         free(m->deps[i].sha256);
         free(m->deps[i].file);
-        kb_strv_free(&m->deps[i].include);
+        kbi_strv_free(&m->deps[i].include);
     }
     free(m->deps);
     for (size_t i = 0; i < KB_ARRAY_LEN(m->requires); i++)
@@ -1110,11 +1110,11 @@ static bool export_selected(const kb_backend_spec *b, const char *name)
     return false;
 }
 
-int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out)
+int kbi_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out)
 {
     for (size_t i = 0; i < m->exports.len; i++)
         if (export_selected(&m->backends[b], m->exports.items[i]) &&
-            kb_strv_push(out, m->exports.items[i]))
+            kbi_strv_push(out, m->exports.items[i]))
             return KB_ERR_NOMEM;
     return 0;
 }
@@ -1122,7 +1122,7 @@ int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out
 /* Each backend's selection names only top-level exports: a pattern matching none is a typo. */
 static int check_export_selections(mparse *p, const kb_ynode *root)
 {
-    const kb_ynode *backends = kb_ynode_get(root, "backends");
+    const kb_ynode *backends = kbi_ynode_get(root, "backends");
     for (size_t b = 0; backends && b < KB_ARRAY_LEN(p->m->backends); b++) {
         const kb_backend_spec *spec = &p->m->backends[b];
         for (size_t i = 0; spec->present && i < spec->export_patterns.len; i++) {
@@ -1132,9 +1132,9 @@ static int check_export_selections(mparse *p, const kb_ynode *root)
                 hit = fnmatch(pat, p->m->exports.items[j], 0) == 0;
             if (hit)
                 continue;
-            const kb_ynode *bnode = kb_ynode_get(backends, kb_backend_name((kb_backend)b));
-            const kb_ynode *at = bnode ? kb_ynode_get(bnode, "exports") : NULL;
-            char *path = kb_asprintf("backends.%s.exports", kb_backend_name((kb_backend)b));
+            const kb_ynode *bnode = kbi_ynode_get(backends, kbi_backend_name((kb_backend)b));
+            const kb_ynode *at = bnode ? kbi_ynode_get(bnode, "exports") : NULL;
+            char *path = kbi_asprintf("backends.%s.exports", kbi_backend_name((kb_backend)b));
             int rc = path ? fail(p, at ? at : backends, path,
                                  "'%s' matches none of the top-level exports", pat)
                           : oom(p);
@@ -1145,16 +1145,16 @@ static int check_export_selections(mparse *p, const kb_ynode *root)
     return 0;
 }
 
-bool kb_source_is_cxx(const char *path)
+bool kbi_source_is_cxx(const char *path)
 {
     static const char *const exts[] = {".cpp", ".cc", ".cxx", ".C", ".c++"};
     for (size_t i = 0; i < KB_ARRAY_LEN(exts); i++)
-        if (kb_str_ends(path, exts[i]))
+        if (kbi_str_ends(path, exts[i]))
             return true;
     return false;
 }
 
-const char *kb_flag_unportable(const char *prev, const char *flag)
+const char *kbi_flag_unportable(const char *prev, const char *flag)
 {
     static const char *const path_flags[] = {"-I",         "-L",       "-isystem", "-iquote",
                                              "-idirafter", "-include", "-B"};
@@ -1170,7 +1170,7 @@ const char *kb_flag_unportable(const char *prev, const char *flag)
         if (path[0] == '/' || path[0] == '~')
             return "an absolute path is not reproducible on another machine (use a "
                    "package-relative folder, includes:, or a dependency)";
-        if (strcmp(path, "..") == 0 || kb_str_starts(path, "../") || strstr(path, "/../"))
+        if (strcmp(path, "..") == 0 || kbi_str_starts(path, "../") || strstr(path, "/../"))
             return "a path outside the package is not carried by the source artifact";
     }
     return NULL;
@@ -1186,7 +1186,7 @@ static int parse_tree(mparse *p, const kb_ynode *root)
     }
     if (root->type != KB_YNODE_MAP)
         return fail(p, root, "", "expected a mapping at the top level, got %s",
-                    kb_ynode_type_name(root->type));
+                    kbi_ynode_type_name(root->type));
     int rc = apply_schema(p, root, "", &top_schema, p->m);
     return rc ? rc : check_export_selections(p, root);
 }
@@ -1195,9 +1195,9 @@ static void find_license_file(kb_manifest *m)
 {
     static const char *names[] = {"LICENSE", "LICENSE.md", "LICENSE.txt", "COPYING"};
     for (size_t i = 0; i < KB_ARRAY_LEN(names) && !m->license_file; i++) {
-        char *full = kb_path_join(m->dir, names[i]);
-        if (full && kb_path_exists(full) && !kb_is_dir(full))
-            m->license_file = kb_strdup(names[i]);
+        char *full = kbi_path_join(m->dir, names[i]);
+        if (full && kbi_path_exists(full) && !kbi_is_dir(full))
+            m->license_file = kbi_strdup(names[i]);
         free(full);
     }
 }
@@ -1206,10 +1206,10 @@ static char *dir_of(const char *file)
 {
     const char *slash = strrchr(file, '/');
     if (!slash)
-        return kb_strdup(".");
+        return kbi_strdup(".");
     if (slash == file)
-        return kb_strdup("/");
-    return kb_strndup(file, (size_t)(slash - file));
+        return kbi_strdup("/");
+    return kbi_strndup(file, (size_t)(slash - file));
 }
 
 static int parse_common(kb_ctx *ctx, kb_manifest **out, const char *file, const char *text,
@@ -1218,19 +1218,19 @@ static int parse_common(kb_ctx *ctx, kb_manifest **out, const char *file, const 
     *out = NULL;
     kb_manifest *m = calloc(1, sizeof(*m));
     if (!m)
-        return kb_error_oom(ctx);
-    m->path = kb_strdup(file);
+        return kbi_error_oom(ctx);
+    m->path = kbi_strdup(file);
     m->dir = dir_of(file);
     if (!m->path || !m->dir) {
         kb_manifest_free(m);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     mparse p = {ctx, file, m->dir, check_files, m};
     kb_ynode *root = NULL;
-    int rc = kb_yaml_load(ctx, &root, file, text, len, KB_ERR_MANIFEST);
+    int rc = kbi_yaml_load(ctx, &root, file, text, len, KB_ERR_MANIFEST);
     if (!rc)
         rc = parse_tree(&p, root);
-    kb_ynode_free(root);
+    kbi_ynode_free(root);
     if (rc) {
         kb_manifest_free(m);
         return rc;
@@ -1240,27 +1240,27 @@ static int parse_common(kb_ctx *ctx, kb_manifest **out, const char *file, const 
     return 0;
 }
 
-int kb_manifest_parse(kb_ctx *ctx, kb_manifest **out, const char *name, const char *text,
-                      size_t len)
+int kbi_manifest_parse(kb_ctx *ctx, kb_manifest **out, const char *name, const char *text,
+                       size_t len)
 {
     if (!out || !name || !text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_manifest_parse: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kbi_manifest_parse: NULL argument");
     return parse_common(ctx, out, name, text, len, false);
 }
 
-int kb_manifest_load(kb_ctx *ctx, kb_manifest **out, const char *path, bool check_files)
+int kbi_manifest_load(kb_ctx *ctx, kb_manifest **out, const char *path, bool check_files)
 {
     if (!out || !path)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_manifest_load: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kbi_manifest_load: NULL argument");
     *out = NULL;
-    char *file = kb_is_dir(path) ? kb_path_join(path, "kernel.yaml") : kb_strdup(path);
+    char *file = kbi_is_dir(path) ? kbi_path_join(path, "kernel.yaml") : kbi_strdup(path);
     if (!file)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_buf text = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, file, &text);
+    int rc = kbi_read_file(ctx, file, &text);
     if (!rc)
         rc = parse_common(ctx, out, file, text.data, text.len, check_files);
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     free(file);
     return rc;
 }

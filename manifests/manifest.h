@@ -83,24 +83,24 @@ typedef struct kb_manifest {
 
 /* The exports one backend provides: the top-level exports its `exports:` selection matches
  * (all of them without one), in top-level order. */
-int kb_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out);
-/* Every target m declares, in the index's grammar (kb_declared_format): "cuda-sm_90a",
+int kbi_manifest_backend_exports(const kb_manifest *m, kb_backend b, kb_strv *out);
+/* Every target m declares, in the index's grammar (kbi_declared_format): "cuda-sm_90a",
  * "cuda-compute_80", "rocm-gfx942", "cpu" (no archs: any level). Comma-joined into *out
  * (owned); KB_ERR_NOMEM. */
-int kb_manifest_declared_targets(char **out, const kb_manifest *m);
+int kbi_manifest_declared_targets(char **out, const kb_manifest *m);
 /* The C++ sources decide the link: true when any source of the backend is C++. */
-bool kb_source_is_cxx(const char *path);
+bool kbi_source_is_cxx(const char *path);
 /* What a flag may not be: an absolute or escaping path (-I/x, -L/x, -isystem /x, -I../x) makes
  * a build that no other machine reproduces. prev: the flag before it (for "-I" "/x"). NULL when
  * fine, else a static reason. */
-const char *kb_flag_unportable(const char *prev, const char *flag);
+const char *kbi_flag_unportable(const char *prev, const char *flag);
 
 /* Parse and validate path (a kernel.yaml file or a folder holding one). Every error
  * names file:line:column and the key. check_files: also require sources/header/test to exist. */
-int kb_manifest_load(kb_ctx *ctx, kb_manifest **out, const char *path, bool check_files);
+int kbi_manifest_load(kb_ctx *ctx, kb_manifest **out, const char *path, bool check_files);
 /* Parse from memory; name is used in error messages. */
-int kb_manifest_parse(kb_ctx *ctx, kb_manifest **out, const char *name, const char *text,
-                      size_t len);
+int kbi_manifest_parse(kb_ctx *ctx, kb_manifest **out, const char *name, const char *text,
+                       size_t len);
 void kb_manifest_free(kb_manifest *m);
 
 #endif

@@ -7,8 +7,8 @@
 KB_EXTERN int kb_manifest_open(kb_manifest **out, kb_ctx *ctx, const char *path)
 {
     if (!out)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_manifest_open: NULL out");
-    return kb_manifest_load(ctx, out, path, true);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_manifest_open: NULL out");
+    return kbi_manifest_load(ctx, out, path, true);
 }
 
 KB_EXTERN const char *kb_manifest_name(const kb_manifest *m)
@@ -83,18 +83,18 @@ KB_EXTERN int kb_manifest_target(const char **backend_out, const char **arch_out
     return KB_ERR_NOT_FOUND;
 }
 
-int kb_manifest_declared_targets(char **out, const kb_manifest *m)
+int kbi_manifest_declared_targets(char **out, const kb_manifest *m)
 {
     kb_buf b = KB_BUF_INIT;
     const char *backend, *arch;
     char entry[96];
     for (size_t i = 0; kb_manifest_target(&backend, &arch, m, i) == 0; i++)
-        if (kb_declared_format(entry, sizeof(entry), kb_backend_from_name(backend), arch) &&
-            kb_buf_printf(&b, "%s%s", b.len ? "," : "", entry) != 0) {
-            kb_buf_free(&b);
+        if (kbi_declared_format(entry, sizeof(entry), kbi_backend_from_name(backend), arch) &&
+            kbi_buf_printf(&b, "%s%s", b.len ? "," : "", entry) != 0) {
+            kbi_buf_free(&b);
             return KB_ERR_NOMEM;
         }
-    *out = b.len ? kb_buf_detach(&b) : kb_strdup("");
+    *out = b.len ? kbi_buf_detach(&b) : kbi_strdup("");
     return *out ? 0 : KB_ERR_NOMEM;
 }
 
@@ -102,17 +102,17 @@ KB_EXTERN int kb_version_satisfies(int *out, kb_ctx *ctx, const char *version,
                                    const char *constraint)
 {
     if (!version || !constraint || !out)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_version_satisfies: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_version_satisfies: NULL argument");
     *out = 0;
     kb_semver v;
-    int rc = kb_semver_parse(ctx, &v, version);
+    int rc = kbi_semver_parse(ctx, &v, version);
     if (rc)
         return rc;
     kb_constraint *c = NULL;
-    rc = kb_constraint_parse(ctx, &c, constraint);
+    rc = kbi_constraint_parse(ctx, &c, constraint);
     if (rc)
         return rc;
-    *out = kb_constraint_match(c, &v) ? 1 : 0;
-    kb_constraint_free(c);
+    *out = kbi_constraint_match(c, &v) ? 1 : 0;
+    kbi_constraint_free(c);
     return 0;
 }

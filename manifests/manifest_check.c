@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool kb_package_path_ok(const char *path)
+bool kbi_package_path_ok(const char *path)
 {
     if (!*path || path[0] == '/')
         return false;
@@ -23,7 +23,7 @@ bool kb_package_path_ok(const char *path)
     return true;
 }
 
-bool kb_c_identifier_ok(const char *s)
+bool kbi_c_identifier_ok(const char *s)
 {
     if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
         return false;
@@ -33,16 +33,16 @@ bool kb_c_identifier_ok(const char *s)
     return true;
 }
 
-bool kb_source_url_ok(const char *url)
+bool kbi_source_url_ok(const char *url)
 {
     static const char *schemes[] = {"https://", "http://", "file://"};
     for (size_t i = 0; i < KB_ARRAY_LEN(schemes); i++)
-        if (kb_str_starts(url, schemes[i]) && url[strlen(schemes[i])] != '\0')
+        if (kbi_str_starts(url, schemes[i]) && url[strlen(schemes[i])] != '\0')
             return !strpbrk(url, " \t\r\n");
     return false;
 }
 
-bool kb_sha256_hex_ok(const char *s)
+bool kbi_sha256_hex_ok(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++)
@@ -51,23 +51,23 @@ bool kb_sha256_hex_ok(const char *s)
     return n == 64;
 }
 
-bool kb_ptx_arch_canonical(const char *arch, char *out, size_t size)
+bool kbi_ptx_arch_canonical(const char *arch, char *out, size_t size)
 {
     const char *digits;
-    if (kb_str_starts(arch, "sm_"))
+    if (kbi_str_starts(arch, "sm_"))
         digits = arch + 3;
-    else if (kb_str_starts(arch, "compute_"))
+    else if (kbi_str_starts(arch, "compute_"))
         digits = arch + 8;
     else
         return false;
     uint64_t n;
-    if (digits[0] == '0' || !kb_parse_u64(digits, &n) || n < 75 || n > 999)
+    if (digits[0] == '0' || !kbi_parse_u64(digits, &n) || n < 75 || n > 999)
         return false;
     snprintf(out, size, "sm_%llu", (unsigned long long)n);
     return true;
 }
 
-char *kb_url_file_name(const char *url)
+char *kbi_url_file_name(const char *url)
 {
     size_t end = strcspn(url, "?#");
     size_t start = end;
@@ -77,15 +77,15 @@ char *kb_url_file_name(const char *url)
     /* "https://host" has no path: the host is not a file name */
     if (start == end || (scheme_end && url + start <= scheme_end + 3))
         return NULL;
-    char *name = kb_strndup(url + start, end - start);
-    if (name && !kb_package_path_ok(name)) {
+    char *name = kbi_strndup(url + start, end - start);
+    if (name && !kbi_package_path_ok(name)) {
         free(name);
         return NULL;
     }
     return name;
 }
 
-const char *kb_backend_display_name(kb_backend b)
+const char *kbi_backend_display_name(kb_backend b)
 {
     switch (b) {
     case KB_BACKEND_CUDA:

@@ -7,16 +7,16 @@
 
 /* org/name: lowercase [a-z0-9._-] on both sides of exactly one '/'. */
 /* Relative, non-empty, no '..' component, no empty component. */
-bool kb_package_path_ok(const char *path);
-bool kb_c_identifier_ok(const char *s);
-bool kb_source_url_ok(const char *url);
+bool kbi_package_path_ok(const char *path);
+bool kbi_c_identifier_ok(const char *s);
+bool kbi_source_url_ok(const char *url);
 /* 64 lowercase hex digits. */
-bool kb_sha256_hex_ok(const char *s);
+bool kbi_sha256_hex_ok(const char *s);
 /* "sm_80" or "compute_80" (75 or newer, no arch-specific suffix) -> "sm_80" in out. */
-bool kb_ptx_arch_canonical(const char *arch, char *out, size_t size);
+bool kbi_ptx_arch_canonical(const char *arch, char *out, size_t size);
 /* The last path segment of a URL (no query or fragment), owned; NULL when there is none. */
-char *kb_url_file_name(const char *url);
+char *kbi_url_file_name(const char *url);
 /* "CUDA", "ROCm", "Metal", "CPU". */
-const char *kb_backend_display_name(kb_backend b);
+const char *kbi_backend_display_name(kb_backend b);
 
 #endif

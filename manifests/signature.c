@@ -21,7 +21,7 @@ static const kb_sig_type sig_types[] = {
     {"u64", "uint64_t", true, true},       {"stream", "void *", false, true},
 };
 
-const kb_sig_type *kb_sig_type_find(const char *name)
+const kb_sig_type *kbi_sig_type_find(const char *name)
 {
     for (size_t i = 0; name && i < KB_ARRAY_LEN(sig_types); i++)
         if (strcmp(sig_types[i].name, name) == 0)
@@ -29,17 +29,17 @@ const kb_sig_type *kb_sig_type_find(const char *name)
     return NULL;
 }
 
-const char *kb_sig_type_names(void)
+const char *kbi_sig_type_names(void)
 {
     return "f16, bf16, f32, f64, e4m3, e5m2, e4m3fnuz, e5m2fnuz, i8, u8, i16, i32, i64, u32, "
            "u64, stream";
 }
 
-bool kb_sig_returns_ok(const char *name)
+bool kbi_sig_returns_ok(const char *name)
 {
     if (strcmp(name, "status") == 0 || strcmp(name, "void") == 0)
         return true;
-    const kb_sig_type *t = kb_sig_type_find(name);
+    const kb_sig_type *t = kbi_sig_type_find(name);
     return t && t->scalar_ok && strcmp(name, "stream") != 0;
 }
 
@@ -66,7 +66,7 @@ static bool integer_arg(const kb_export_sig *sig, const char *name, size_t len)
 {
     for (size_t i = 0; i < sig->arg_count; i++) {
         const kb_export_arg *a = &sig->args[i];
-        const kb_sig_type *t = kb_sig_type_find(a->type);
+        const kb_sig_type *t = kbi_sig_type_find(a->type);
         if (strlen(a->name) == len && memcmp(a->name, name, len) == 0)
             return a->dir == KB_ARG_SCALAR && t && t->integer;
     }
@@ -139,7 +139,7 @@ static bool scan_expr(shape_scan *p)
     return scan_chain(p, scan_term, "+-");
 }
 
-bool kb_sig_shape_ok(const kb_export_sig *sig, const char *expr, char *why, size_t why_size)
+bool kbi_sig_shape_ok(const kb_export_sig *sig, const char *expr, char *why, size_t why_size)
 {
     shape_scan p = {sig, expr, why, why_size, 0};
     if (!scan_expr(&p))
@@ -155,12 +155,12 @@ bool kb_sig_shape_ok(const kb_export_sig *sig, const char *expr, char *why, size
     return true;
 }
 
-void kb_export_sig_clear(kb_export_sig *sig)
+void kbi_export_sig_clear(kb_export_sig *sig)
 {
     for (size_t i = 0; i < sig->arg_count; i++) {
         free(sig->args[i].name);
         free(sig->args[i].type);
-        kb_strv_free(&sig->args[i].shape);
+        kbi_strv_free(&sig->args[i].shape);
     }
     free(sig->args);
     free(sig->name);
@@ -172,7 +172,7 @@ void kb_export_sig_clear(kb_export_sig *sig)
 
 static const char *const dir_names[] = {NULL, "in", "out", "inout"};
 
-void *kb_export_sig_json(const kb_export_sig *sig)
+void *kbi_export_sig_json(const kb_export_sig *sig)
 {
     json_t *args = json_array();
     for (size_t i = 0; args && i < sig->arg_count; i++) {

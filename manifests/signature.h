@@ -36,19 +36,19 @@ typedef struct kb_sig_type {
 } kb_sig_type;
 
 /* The row for name, or NULL. "stream" and "status"/"void" (returns only) are in the table. */
-const kb_sig_type *kb_sig_type_find(const char *name);
+const kb_sig_type *kbi_sig_type_find(const char *name);
 /* "f16, bf16, f32, ..." for messages. */
-const char *kb_sig_type_names(void);
+const char *kbi_sig_type_names(void);
 /* returns: "status" | "void" | an integer or float type. */
-bool kb_sig_returns_ok(const char *name);
+bool kbi_sig_returns_ok(const char *name);
 
 /* Check a shape expression (names, integers, + - * / and parentheses) whose names must be
  * integer args of sig. Returns false with why (e.g. "'n' is not an integer argument"). */
-bool kb_sig_shape_ok(const kb_export_sig *sig, const char *expr, char *why, size_t why_size);
+bool kbi_sig_shape_ok(const kb_export_sig *sig, const char *expr, char *why, size_t why_size);
 
-void kb_export_sig_clear(kb_export_sig *sig);
+void kbi_export_sig_clear(kb_export_sig *sig);
 
 /* {"returns": ..., "args": [{"name", "type", "dir"?, "shape"?}...]} (jansson json_t *). */
-void *kb_export_sig_json(const kb_export_sig *sig);
+void *kbi_export_sig_json(const kb_export_sig *sig);
 
 #endif

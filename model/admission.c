@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kb_trust_admission_clear(kb_trust_admission *a)
+void kbi_trust_admission_clear(kb_trust_admission *a)
 {
     free(a->status);
     free(a->key_id);
@@ -13,14 +13,14 @@ void kb_trust_admission_clear(kb_trust_admission *a)
     memset(a, 0, sizeof(*a));
 }
 
-int kb_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *src)
+int kbi_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *src)
 {
     memset(dst, 0, sizeof(*dst));
     const char *from[] = {src->status, src->key_id, src->layer, src->registry_kind};
     char **to[] = {&dst->status, &dst->key_id, &dst->layer, &dst->registry_kind};
     for (size_t i = 0; i < KB_ARRAY_LEN(from); i++)
-        if (from[i] && !(*to[i] = kb_strdup(from[i]))) {
-            kb_trust_admission_clear(dst);
+        if (from[i] && !(*to[i] = kbi_strdup(from[i]))) {
+            kbi_trust_admission_clear(dst);
             return KB_ERR_NOMEM;
         }
     return 0;

@@ -9,13 +9,13 @@ typedef struct kb_trust_admission {
     char *status;        /* kb_trust_status_name, or "not-checked" (require_signatures=never) */
     char *key_id;        /* NULL when there was no signature */
     char *layer;         /* the signature layer JSON that verified; NULL when none */
-    char *registry_kind; /* kb_registry_kind of where it came from ("layout", "remote") */
+    char *registry_kind; /* kbi_registry_kind of where it came from ("layout", "remote") */
 } kb_trust_admission;
 
 #define KB_TRUST_NOT_CHECKED "not-checked"
 
-void kb_trust_admission_clear(kb_trust_admission *a);
+void kbi_trust_admission_clear(kb_trust_admission *a);
 /* A deep copy; KB_ERR_NOMEM (dst cleared) when out of memory. */
-int kb_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *src);
+int kbi_trust_admission_copy(kb_trust_admission *dst, const kb_trust_admission *src);
 
 #endif

@@ -117,7 +117,7 @@ static bool alias_maps(const char *aliases, const char *dev, const char *tgt)
     return false;
 }
 
-bool kb_rocm_aliases_valid(const char *aliases, char *why, size_t why_size)
+bool kbi_rocm_aliases_valid(const char *aliases, char *why, size_t why_size)
 {
     const char *p = aliases ? aliases : "";
     while (*p) {
@@ -140,7 +140,7 @@ bool kb_rocm_aliases_valid(const char *aliases, char *why, size_t why_size)
         *eq = '\0';
         const char *sides[2] = {entry, eq + 1};
         for (int i = 0; i < 2; i++)
-            if (!kb_arch_decode(&a, KB_BACKEND_ROCM, sides[i], true, sub, sizeof(sub))) {
+            if (!kbi_arch_decode(&a, KB_BACKEND_ROCM, sides[i], true, sub, sizeof(sub))) {
                 snprintf(why, why_size, "alias '%s=%s': %s", entry, eq + 1, sub);
                 return false;
             }
@@ -159,7 +159,7 @@ static void check_rocm_arch(kb_compat *out, const kb_arch_info *t, const kb_arch
 {
     const char *aliases = opts ? opts->rocm_aliases : NULL;
     if (t->rocm_generic) {
-        if (kb_rocm_generic_covers(t->gfx, d->gfx))
+        if (kbi_rocm_generic_covers(t->gfx, d->gfx))
             set_result(out, KB_FIT_GENERIC, 50,
                        "%s code runs on %s (a generic target covering it, code object v6)", t->gfx,
                        d->gfx);
@@ -263,22 +263,22 @@ static void check_cpu(kb_compat *out, const kb_arch_info *t, const kb_arch_info 
     }
 }
 
-void kb_compat_check(kb_compat *out, const kb_target *t, const kb_device *d,
-                     const kb_compat_opts *opts)
+void kbi_compat_check(kb_compat *out, const kb_target *t, const kb_device *d,
+                      const kb_compat_opts *opts)
 {
     memset(out, 0, sizeof(*out));
     kb_arch_info ta, da;
     char why[160];
     if (t->backend != d->backend) {
-        refuse(out, "a %s target does not run on a %s device (%s)", kb_backend_name(t->backend),
-               kb_backend_name(d->backend), d->arch);
+        refuse(out, "a %s target does not run on a %s device (%s)", kbi_backend_name(t->backend),
+               kbi_backend_name(d->backend), d->arch);
         return;
     }
-    if (!kb_arch_decode(&ta, t->backend, t->arch, false, why, sizeof(why))) {
+    if (!kbi_arch_decode(&ta, t->backend, t->arch, false, why, sizeof(why))) {
         refuse(out, "bad target arch: %s", why);
         return;
     }
-    if (!kb_arch_decode(&da, d->backend, d->arch, true, why, sizeof(why))) {
+    if (!kbi_arch_decode(&da, d->backend, d->arch, true, why, sizeof(why))) {
         refuse(out, "bad device arch: %s", why);
         return;
     }
@@ -330,7 +330,7 @@ static bool host_cpu_device(kb_device *cpu, const kb_host *host)
     for (size_t i = 0; !*level && i < host->device_count; i++)
         if (host->devices[i].backend == KB_BACKEND_CPU)
             level = host->devices[i].arch;
-    if (!*level && kb_host_arch_equal(host->cpu_arch, "aarch64"))
+    if (!*level && kbi_host_arch_equal(host->cpu_arch, "aarch64"))
         level = "aarch64";
     if (!*level)
         return false;
@@ -346,14 +346,14 @@ static void check_host_cpu_target(kb_compat *out, const kb_target *t, const kb_h
     kb_device cpu;
     if (gpu && !allow) {
         refuse(out, "CPU fallback is not used while a usable GPU is present (%s %s)",
-               kb_backend_name(gpu->backend), gpu->arch);
+               kbi_backend_name(gpu->backend), gpu->arch);
         return;
     }
     if (!host_cpu_device(&cpu, host)) {
         refuse(out, "the host's CPU level is unknown (name it, e.g. --device x86_64_v3)");
         return;
     }
-    kb_compat_check(out, t, &cpu, opts);
+    kbi_compat_check(out, t, &cpu, opts);
     if (out->fit != KB_FIT_NONE)
         append_reason(out, gpu ? "CPU fallback allowed next to the GPU" : "no usable GPU");
 }
@@ -367,7 +367,7 @@ static void check_host_gpu_target(kb_compat *out, const kb_target *t, const kb_h
         if (d->backend != t->backend)
             continue;
         kb_compat one;
-        kb_compat_check(&one, t, d, opts);
+        kbi_compat_check(&one, t, d, opts);
         /* The first refusal explains; a later fit or a better fit replaces it. */
         if (!seen || one.score > out->score)
             *out = one;
@@ -376,19 +376,19 @@ static void check_host_gpu_target(kb_compat *out, const kb_target *t, const kb_h
     if (!seen) {
         const kb_device *gpu = first_gpu(host);
         if (gpu)
-            refuse(out, "no %s device on this host (it has %s %s)", kb_backend_name(t->backend),
-                   kb_backend_name(gpu->backend), gpu->arch);
+            refuse(out, "no %s device on this host (it has %s %s)", kbi_backend_name(t->backend),
+                   kbi_backend_name(gpu->backend), gpu->arch);
         else
-            refuse(out, "no %s device on this host (no GPU)", kb_backend_name(t->backend));
+            refuse(out, "no %s device on this host (no GPU)", kbi_backend_name(t->backend));
     }
 }
 
-void kb_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *host,
-                          const kb_compat_opts *opts)
+void kbi_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *host,
+                           const kb_compat_opts *opts)
 {
     memset(out, 0, sizeof(*out));
     /* The host binary must load at all: same CPU arch and OS (unknown parts are not checked). */
-    bool arch_ok = !*host->cpu_arch || kb_host_arch_equal(t->host_arch, host->cpu_arch);
+    bool arch_ok = !*host->cpu_arch || kbi_host_arch_equal(t->host_arch, host->cpu_arch);
     bool os_ok = !*host->os || strcmp(t->host_os, host->os) == 0;
     if (!arch_ok || !os_ok) {
         refuse(out, "the target is built for %s-%s, this host is %s-%s", t->host_arch, t->host_os,
@@ -401,8 +401,8 @@ void kb_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *hos
         check_host_gpu_target(out, t, host, opts);
 }
 
-int kb_target_rank_cmp(const char *target_a, const kb_compat *a, const char *target_b,
-                       const kb_compat *b)
+int kbi_target_rank_cmp(const char *target_a, const kb_compat *a, const char *target_b,
+                        const kb_compat *b)
 {
     if (a->score != b->score)
         return (b->score > a->score) - (b->score < a->score);

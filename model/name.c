@@ -28,7 +28,7 @@ static bool component_valid(const char *s, size_t n)
     return true;
 }
 
-bool kb_repo_valid(const char *repo)
+bool kbi_repo_valid(const char *repo)
 {
     if (!repo || !*repo || strlen(repo) > KB_REPO_NAME_MAX)
         return false;
@@ -43,16 +43,16 @@ bool kb_repo_valid(const char *repo)
     }
 }
 
-bool kb_pkg_name_valid(const char *name)
+bool kbi_pkg_name_valid(const char *name)
 {
     const char *slash = name ? strchr(name, '/') : NULL;
-    return slash && !strchr(slash + 1, '/') && kb_repo_valid(name);
+    return slash && !strchr(slash + 1, '/') && kbi_repo_valid(name);
 }
 
-int kb_pkg_name_check(kb_ctx *ctx, const char *name)
+int kbi_pkg_name_check(kb_ctx *ctx, const char *name)
 {
-    if (kb_pkg_name_valid(name))
+    if (kbi_pkg_name_valid(name))
         return 0;
-    return kb_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (%s)", name ? name : "",
-                        KB_PKG_NAME_RULE);
+    return kbi_error_set(ctx, KB_ERR_INVALID, "'%s' is not a package name (%s)", name ? name : "",
+                         KB_PKG_NAME_RULE);
 }

@@ -37,7 +37,7 @@ static const char *parse_number(const char **p, uint64_t *out)
         return "number too large";
     memcpy(digits, s, n);
     digits[n] = '\0';
-    if (!kb_parse_u64(digits, out))
+    if (!kbi_parse_u64(digits, out))
         return "number too large";
     *p = s + n;
     return NULL;
@@ -114,19 +114,19 @@ static const char *semver_parse_span(kb_semver *out, const char *text, size_t le
     return NULL;
 }
 
-int kb_semver_parse(kb_ctx *ctx, kb_semver *out, const char *text)
+int kbi_semver_parse(kb_ctx *ctx, kb_semver *out, const char *text)
 {
     if (!out || !text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_semver_parse: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kbi_semver_parse: NULL argument");
     const char *why = semver_parse_span(out, text, strlen(text));
     if (why)
-        return kb_error_set(ctx, KB_ERR_VERSION,
-                            "'%s' is not a semantic version (MAJOR.MINOR.PATCH[-pre][+build]): %s",
-                            text, why);
+        return kbi_error_set(ctx, KB_ERR_VERSION,
+                             "'%s' is not a semantic version (MAJOR.MINOR.PATCH[-pre][+build]): %s",
+                             text, why);
     return 0;
 }
 
-void kb_semver_format(const kb_semver *v, char *buf, size_t size)
+void kbi_semver_format(const kb_semver *v, char *buf, size_t size)
 {
     snprintf(buf, size, "%llu.%llu.%llu%s%s%s%s", (unsigned long long)v->major,
              (unsigned long long)v->minor, (unsigned long long)v->patch, v->pre[0] ? "-" : "",
@@ -134,7 +134,7 @@ void kb_semver_format(const kb_semver *v, char *buf, size_t size)
 }
 
 /* The version as a tag and file-name part: build metadata dropped (OCI tags have no '+'). */
-void kb_pkg_version(const kb_semver *v, char *out, size_t size)
+void kbi_pkg_version(const kb_semver *v, char *out, size_t size)
 {
     snprintf(out, size, "%llu.%llu.%llu%s%s", (unsigned long long)v->major,
              (unsigned long long)v->minor, (unsigned long long)v->patch, v->pre[0] ? "-" : "",
@@ -180,7 +180,7 @@ static int cmp_pre(const char *a, const char *b)
     return *a ? 1 : *b ? -1 : 0; /* more identifiers rank higher */
 }
 
-int kb_semver_cmp(const kb_semver *a, const kb_semver *b)
+int kbi_semver_cmp(const kb_semver *a, const kb_semver *b)
 {
     int c = cmp_u64(a->major, b->major);
     if (!c)
@@ -397,7 +397,7 @@ static int parse_comparator(kb_ctx *ctx, kb_constraint *c, const char *text, con
     const char *op = "";
     size_t i = skip_spaces(s, 0, n);
     for (size_t k = 0; k < KB_ARRAY_LEN(ops); k++)
-        if (kb_str_starts(s + i, ops[k]) && i + strlen(ops[k]) <= n) {
+        if (kbi_str_starts(s + i, ops[k]) && i + strlen(ops[k]) <= n) {
             op = ops[k];
             i += strlen(op);
             break;
@@ -407,43 +407,43 @@ static int parse_comparator(kb_ctx *ctx, kb_constraint *c, const char *text, con
     while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
         end--;
     if (end == i)
-        return kb_error_set(ctx, KB_ERR_VERSION, "'%s' is not a version constraint: %s", text,
-                            *op ? "an operator needs a version" : "empty comparator");
+        return kbi_error_set(ctx, KB_ERR_VERSION, "'%s' is not a version constraint: %s", text,
+                             *op ? "an operator needs a version" : "empty comparator");
     partial p;
     const char *why = parse_partial(&p, s + i, end - i);
     if (why)
-        return kb_error_set(ctx, KB_ERR_VERSION, "'%s' is not a version constraint: '%.*s': %s",
-                            text, (int)(end - i), s + i, why);
+        return kbi_error_set(ctx, KB_ERR_VERSION, "'%s' is not a version constraint: '%.*s': %s",
+                             text, (int)(end - i), s + i, why);
     if ((*op == '^' || *op == '~') && p.parts == 0)
-        return kb_error_set(ctx, KB_ERR_VERSION,
-                            "'%s' is not a version constraint: '%s' needs a version, not '*'", text,
-                            op);
+        return kbi_error_set(ctx, KB_ERR_VERSION,
+                             "'%s' is not a version constraint: '%s' needs a version, not '*'",
+                             text, op);
     int rc = add_comparator(c, op, &p);
     if (rc == KB_ERR_VERSION)
-        return kb_error_set(ctx, KB_ERR_VERSION,
-                            "'%s' is not a version constraint: '%s*' "
-                            "matches nothing",
-                            text, op);
+        return kbi_error_set(ctx, KB_ERR_VERSION,
+                             "'%s' is not a version constraint: '%s*' "
+                             "matches nothing",
+                             text, op);
     if (!rc && p.v.pre[0])
         rc = remember_prerelease(c, &p.v);
-    return rc == KB_ERR_NOMEM ? kb_error_oom(ctx) : rc;
+    return rc == KB_ERR_NOMEM ? kbi_error_oom(ctx) : rc;
 }
 
-int kb_constraint_parse(kb_ctx *ctx, kb_constraint **out, const char *text)
+int kbi_constraint_parse(kb_ctx *ctx, kb_constraint **out, const char *text)
 {
     if (!out || !text)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_constraint_parse: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kbi_constraint_parse: NULL argument");
     *out = NULL;
     kb_constraint *c = calloc(1, sizeof(*c));
     if (!c)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     size_t start = 0, len = strlen(text);
     for (size_t i = 0; i <= len; i++) {
         if (i < len && text[i] != ',')
             continue;
         int rc = parse_comparator(ctx, c, text, text + start, i - start);
         if (rc) {
-            kb_constraint_free(c);
+            kbi_constraint_free(c);
             return rc;
         }
         start = i + 1;
@@ -454,7 +454,7 @@ int kb_constraint_parse(kb_ctx *ctx, kb_constraint **out, const char *text)
 
 static bool bound_holds(const bound *b, const kb_semver *v)
 {
-    int c = kb_semver_cmp(v, &b->v);
+    int c = kbi_semver_cmp(v, &b->v);
     switch (b->op) {
     case OP_EQ:
         return c == 0;
@@ -480,7 +480,7 @@ static bool prerelease_allowed(const kb_constraint *c, const kb_semver *v)
     return false;
 }
 
-bool kb_constraint_match(const kb_constraint *c, const kb_semver *v)
+bool kbi_constraint_match(const kb_constraint *c, const kb_semver *v)
 {
     if (!c || !v)
         return false;
@@ -492,7 +492,7 @@ bool kb_constraint_match(const kb_constraint *c, const kb_semver *v)
     return true;
 }
 
-void kb_constraint_free(kb_constraint *c)
+void kbi_constraint_free(kb_constraint *c)
 {
     if (!c)
         return;

@@ -11,17 +11,17 @@ typedef struct kb_semver {
     char build[64]; /* build metadata without '+', ignored in ordering */
 } kb_semver;
 
-int kb_semver_parse(kb_ctx *ctx, kb_semver *out, const char *text);
-void kb_semver_format(const kb_semver *v, char *buf, size_t size);
+int kbi_semver_parse(kb_ctx *ctx, kb_semver *out, const char *text);
+void kbi_semver_format(const kb_semver *v, char *buf, size_t size);
 /* "1.2.3" or "1.2.3-rc.1": no build metadata, which must not reach tags or file names. */
-void kb_pkg_version(const kb_semver *v, char *out, size_t size);
+void kbi_pkg_version(const kb_semver *v, char *out, size_t size);
 /* <0, 0, >0 per semver 2.0 precedence (pre-releases ordered by identifiers). */
-int kb_semver_cmp(const kb_semver *a, const kb_semver *b);
+int kbi_semver_cmp(const kb_semver *a, const kb_semver *b);
 
 typedef struct kb_constraint kb_constraint;
-int kb_constraint_parse(kb_ctx *ctx, kb_constraint **out, const char *text);
+int kbi_constraint_parse(kb_ctx *ctx, kb_constraint **out, const char *text);
 /* Pre-releases match only when the constraint names a pre-release of the same x.y.z. */
-bool kb_constraint_match(const kb_constraint *c, const kb_semver *v);
-void kb_constraint_free(kb_constraint *c);
+bool kbi_constraint_match(const kb_constraint *c, const kb_semver *v);
+void kbi_constraint_free(kb_constraint *c);
 
 #endif

@@ -15,8 +15,8 @@ static int text_arg(kb_buf *b, json_t *arg)
     if (!name || !type)
         return -1;
     if (strcmp(type, "stream") == 0)
-        return kb_buf_puts(b, name);
-    int rc = kb_buf_printf(b, "%s: %s%s%s", name, dir ? dir : "", dir ? " " : "", type);
+        return kbi_buf_puts(b, name);
+    int rc = kbi_buf_printf(b, "%s: %s%s%s", name, dir ? dir : "", dir ? " " : "", type);
     json_t *shape = json_object_get(arg, "shape");
     size_t i;
     json_t *e;
@@ -24,12 +24,12 @@ static int text_arg(kb_buf *b, json_t *arg)
     {
         if (!json_is_string(e))
             return -1;
-        rc = rc ? rc : kb_buf_printf(b, "%s%s", i ? ", " : "[", json_string_value(e));
+        rc = rc ? rc : kbi_buf_printf(b, "%s%s", i ? ", " : "[", json_string_value(e));
     }
-    return rc ? rc : json_array_size(shape) ? kb_buf_puts(b, "]") : 0;
+    return rc ? rc : json_array_size(shape) ? kbi_buf_puts(b, "]") : 0;
 }
 
-char *kb_export_sig_text_json(const char *name, const void *json_sig)
+char *kbi_export_sig_text_json(const char *name, const void *json_sig)
 {
     json_t *sig = (json_t *)json_sig;
     const char *returns = json_string_value(json_object_get(sig, "returns"));
@@ -37,17 +37,17 @@ char *kb_export_sig_text_json(const char *name, const void *json_sig)
     if (!returns || !json_is_array(args))
         return NULL;
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_buf_printf(&b, "%s(", name);
+    int rc = kbi_buf_printf(&b, "%s(", name);
     size_t i;
     json_t *arg;
     json_array_foreach(args, i, arg)
     {
-        rc = rc ? rc : i ? kb_buf_puts(&b, ", ") : 0;
+        rc = rc ? rc : i ? kbi_buf_puts(&b, ", ") : 0;
         rc = rc ? rc : text_arg(&b, arg);
     }
-    rc = rc ? rc : kb_buf_printf(&b, ") -> %s", returns);
+    rc = rc ? rc : kbi_buf_printf(&b, ") -> %s", returns);
     if (rc) {
-        kb_buf_free(&b);
+        kbi_buf_free(&b);
         return NULL;
     }
     return b.data;
@@ -62,12 +62,12 @@ KB_EXTERN int kb_signature_text(char **out, kb_ctx *ctx, const char *signatures_
     json_t *sig = json_object_get(root, export_name);
     int rc = 0;
     if (!root)
-        rc = kb_error_set(ctx, KB_ERR_PARSE, "signatures JSON, line %d: %s", err.line, err.text);
+        rc = kbi_error_set(ctx, KB_ERR_PARSE, "signatures JSON, line %d: %s", err.line, err.text);
     else if (!sig)
-        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "no signature for export '%s'", export_name);
-    else if (!(*out = kb_export_sig_text_json(export_name, sig)))
-        rc = kb_error_set(ctx, KB_ERR_PARSE, "the signature of export '%s' is malformed",
-                          export_name);
+        rc = kbi_error_set(ctx, KB_ERR_NOT_FOUND, "no signature for export '%s'", export_name);
+    else if (!(*out = kbi_export_sig_text_json(export_name, sig)))
+        rc = kbi_error_set(ctx, KB_ERR_PARSE, "the signature of export '%s' is malformed",
+                           export_name);
     json_decref(root);
     return rc;
 }

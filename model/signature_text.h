@@ -5,6 +5,6 @@
 
 /* "name(out: out bf16[rows, cols], rows: i64, stream) -> status" from one signature object
  * (a jansson json_t *); NULL when it is not one. Caller frees. */
-char *kb_export_sig_text_json(const char *name, const void *json_sig);
+char *kbi_export_sig_text_json(const char *name, const void *json_sig);
 
 #endif

@@ -117,9 +117,9 @@ static bool decode_cuda(kb_arch_info *out, const char *arch, bool is_device, cha
                         size_t why_size)
 {
     const char *digits;
-    if (kb_str_starts(arch, "sm_"))
+    if (kbi_str_starts(arch, "sm_"))
         digits = arch + 3;
-    else if (kb_str_starts(arch, "compute_")) {
+    else if (kbi_str_starts(arch, "compute_")) {
         if (is_device)
             return why_set(why, why_size,
                            "'%s' is a PTX virtual arch; a device is a real arch like sm_86", arch);
@@ -172,7 +172,7 @@ static const rocm_generic *find_generic(const char *name)
     return NULL;
 }
 
-bool kb_rocm_generic_covers(const char *generic, const char *gfx)
+bool kbi_rocm_generic_covers(const char *generic, const char *gfx)
 {
     const rocm_generic *g = find_generic(generic);
     for (size_t i = 0; g && i < KB_ARRAY_LEN(g->covers) && g->covers[i]; i++)
@@ -270,8 +270,8 @@ static bool decode_cpu(kb_arch_info *out, const char *arch, char *why, size_t wh
                    arch);
 }
 
-bool kb_arch_decode(kb_arch_info *out, kb_backend backend, const char *arch, bool is_device,
-                    char *why, size_t why_size)
+bool kbi_arch_decode(kb_arch_info *out, kb_backend backend, const char *arch, bool is_device,
+                     char *why, size_t why_size)
 {
     memset(out, 0, sizeof(*out));
     out->backend = backend;
@@ -296,7 +296,7 @@ static const char *feature_sign(kb_feature f)
     return f == KB_FEATURE_ON ? "+" : "-";
 }
 
-void kb_arch_format(const kb_arch_info *a, char *buf, size_t size)
+void kbi_arch_format(const kb_arch_info *a, char *buf, size_t size)
 {
     switch (a->backend) {
     case KB_BACKEND_CUDA:
@@ -327,22 +327,22 @@ void kb_arch_format(const kb_arch_info *a, char *buf, size_t size)
     }
 }
 
-bool kb_arch_valid(kb_backend backend, const char *arch, char *why, size_t why_size)
+bool kbi_arch_valid(kb_backend backend, const char *arch, char *why, size_t why_size)
 {
     kb_arch_info info;
-    return kb_arch_decode(&info, backend, arch, false, why, why_size);
+    return kbi_arch_decode(&info, backend, arch, false, why, why_size);
 }
 
 /* ---- backends and hosts ---- */
 
 static const char *const backend_names[] = {"none", "cuda", "rocm", "metal", "cpu"};
 
-const char *kb_backend_name(kb_backend b)
+const char *kbi_backend_name(kb_backend b)
 {
     return (size_t)b < KB_ARRAY_LEN(backend_names) ? backend_names[b] : "none";
 }
 
-kb_backend kb_backend_from_name(const char *name)
+kb_backend kbi_backend_from_name(const char *name)
 {
     for (size_t i = 1; name && i < KB_ARRAY_LEN(backend_names); i++)
         if (strcmp(name, backend_names[i]) == 0)
@@ -350,15 +350,15 @@ kb_backend kb_backend_from_name(const char *name)
     return KB_BACKEND_NONE;
 }
 
-bool kb_declared_format(char *out, size_t size, kb_backend backend, const char *arch)
+bool kbi_declared_format(char *out, size_t size, kb_backend backend, const char *arch)
 {
-    int n = snprintf(out, size, "%s%s%s", kb_backend_name(backend), arch && *arch ? "-" : "",
+    int n = snprintf(out, size, "%s%s%s", kbi_backend_name(backend), arch && *arch ? "-" : "",
                      arch ? arch : "");
     return n > 0 && (size_t)n < size;
 }
 
-bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
-                      size_t *pos)
+bool kbi_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
+                       size_t *pos)
 {
     while (list && list[*pos]) {
         const char *start = list + *pos;
@@ -372,7 +372,7 @@ bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const c
         char *dash = strchr(entry, '-'); /* backend names have none; archs may (gfx11-generic) */
         if (dash)
             *dash = '\0';
-        *backend = kb_backend_from_name(entry);
+        *backend = kbi_backend_from_name(entry);
         if (*backend == KB_BACKEND_NONE)
             continue;
         snprintf(arch, arch_size, "%s", dash ? dash + 1 : "");
@@ -381,7 +381,7 @@ bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const c
     return false;
 }
 
-bool kb_host_arch_equal(const char *a, const char *b)
+bool kbi_host_arch_equal(const char *a, const char *b)
 {
     bool a_arm = strcmp(a, "aarch64") == 0 || strcmp(a, "arm64") == 0;
     bool b_arm = strcmp(b, "aarch64") == 0 || strcmp(b, "arm64") == 0;
@@ -425,7 +425,7 @@ static const char *backend_host_problem(const kb_target *t, const kb_arch_info *
                    ? NULL
                    : "metal targets run on arm64-darwin hosts";
     case KB_BACKEND_CPU:
-        if (a->cpu_aarch64 != kb_host_arch_equal(t->host_arch, "aarch64"))
+        if (a->cpu_aarch64 != kbi_host_arch_equal(t->host_arch, "aarch64"))
             return "the CPU arch must be the host's arch";
         return NULL;
     default:
@@ -442,46 +442,46 @@ static int parse_runtime_token(kb_ctx *ctx, kb_target *out, const char *id, cons
         letters++;
     char name[16];
     if (letters == 0 || letters >= sizeof(name))
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': unknown backend '%.*s' (expected cuda, rocm, "
-                            "metal or cpu)",
-                            id, (int)len, tok);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': unknown backend '%.*s' (expected cuda, rocm, "
+                             "metal or cpu)",
+                             id, (int)len, tok);
     memcpy(name, tok, letters);
     name[letters] = '\0';
-    out->backend = kb_backend_from_name(name);
+    out->backend = kbi_backend_from_name(name);
     if (out->backend == KB_BACKEND_NONE)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': unknown backend '%s' (expected cuda, rocm, "
-                            "metal or cpu)",
-                            id, name);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': unknown backend '%s' (expected cuda, rocm, "
+                             "metal or cpu)",
+                             id, name);
     const char *digits = tok + letters;
     size_t ndigits = len - letters;
     if (out->backend == KB_BACKEND_CPU) {
         if (ndigits)
-            return kb_error_set(ctx, KB_ERR_TARGET,
-                                "bad target id '%s': backend 'cpu' takes no runtime version", id);
+            return kbi_error_set(ctx, KB_ERR_TARGET,
+                                 "bad target id '%s': backend 'cpu' takes no runtime version", id);
         return 0;
     }
     char num[8];
     uint64_t major = 0;
     if (ndigits == 0)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': backend '%s' needs a runtime major version, "
-                            "e.g. %s%s",
-                            id, name, name,
-                            out->backend == KB_BACKEND_CUDA   ? "13"
-                            : out->backend == KB_BACKEND_ROCM ? "6"
-                                                              : "3");
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': backend '%s' needs a runtime major version, "
+                             "e.g. %s%s",
+                             id, name, name,
+                             out->backend == KB_BACKEND_CUDA   ? "13"
+                             : out->backend == KB_BACKEND_ROCM ? "6"
+                                                               : "3");
     if (ndigits >= sizeof(num) || digits[0] == '0')
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': bad runtime version '%.*s' after '%s'", id,
-                            (int)ndigits, digits, name);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': bad runtime version '%.*s' after '%s'", id,
+                             (int)ndigits, digits, name);
     memcpy(num, digits, ndigits);
     num[ndigits] = '\0';
-    if (!kb_parse_u64(num, &major) || major > 99)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': bad runtime version '%s' after '%s'", id, num,
-                            name);
+    if (!kbi_parse_u64(num, &major) || major > 99)
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': bad runtime version '%s' after '%s'", id, num,
+                             name);
     out->runtime_major = (unsigned)major;
     return 0;
 }
@@ -491,10 +491,10 @@ static int copy_part(kb_ctx *ctx, char *dst, size_t dst_size, const char *s, siz
                      const char *id, const char *part)
 {
     if (len == 0)
-        return kb_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': empty %s", id, part);
+        return kbi_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': empty %s", id, part);
     if (len >= dst_size)
-        return kb_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s '%.*s' is too long", id,
-                            part, (int)len, s);
+        return kbi_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s '%.*s' is too long", id,
+                             part, (int)len, s);
     memcpy(dst, s, len);
     dst[len] = '\0';
     return 0;
@@ -504,32 +504,32 @@ static int check_target_meaning(kb_ctx *ctx, kb_target *out, const char *id)
 {
     char why[160];
     kb_arch_info a;
-    if (!kb_arch_decode(&a, out->backend, out->arch, false, why, sizeof(why)))
-        return kb_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s", id, why);
+    if (!kbi_arch_decode(&a, out->backend, out->arch, false, why, sizeof(why)))
+        return kbi_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s", id, why);
     if (a.rocm_generic && out->runtime_major < 6)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': generic target %s needs rocm6 or newer (generic "
-                            "targets are code object v6, loaded from ROCm 6.2 on)",
-                            id, a.gfx);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': generic target %s needs rocm6 or newer (generic "
+                             "targets are code object v6, loaded from ROCm 6.2 on)",
+                             id, a.gfx);
     if (!host_platform_known(out->host_arch, out->host_os))
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': unknown host '%s-%s' (expected x86_64-linux, "
-                            "aarch64-linux, arm64-darwin or x86_64-darwin)",
-                            id, out->host_arch, out->host_os);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': unknown host '%s-%s' (expected x86_64-linux, "
+                             "aarch64-linux, arm64-darwin or x86_64-darwin)",
+                             id, out->host_arch, out->host_os);
     const char *problem = backend_host_problem(out, &a);
     if (problem)
-        return kb_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s, not %s-%s", id, problem,
-                            out->host_arch, out->host_os);
+        return kbi_error_set(ctx, KB_ERR_TARGET, "bad target id '%s': %s, not %s-%s", id, problem,
+                             out->host_arch, out->host_os);
     /* Store the canonical spelling so ids compare with strcmp. */
-    kb_arch_format(&a, out->arch, sizeof(out->arch));
+    kbi_arch_format(&a, out->arch, sizeof(out->arch));
     return 0;
 }
 
-int kb_target_parse(kb_ctx *ctx, kb_target *out, const char *id)
+int kbi_target_parse(kb_ctx *ctx, kb_target *out, const char *id)
 {
     memset(out, 0, sizeof(*out));
     if (!id || !*id)
-        return kb_error_set(ctx, KB_ERR_TARGET, "empty target id");
+        return kbi_error_set(ctx, KB_ERR_TARGET, "empty target id");
     /* The arch may contain '-' (gfx11-generic): take the backend from the front and the
      * host arch and OS from the back; what is left in the middle is the arch. */
     const char *first = strchr(id, '-');
@@ -539,15 +539,15 @@ int kb_target_parse(kb_ctx *ctx, kb_target *out, const char *id)
         if (p[-1] == '-')
             before_last = p - 1;
     if (!first || !before_last)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "bad target id '%s': expected BACKEND+RUNTIME-ARCH-HOSTARCH-OS, "
-                            "e.g. cuda13-sm_90-x86_64-linux",
-                            id);
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "bad target id '%s': expected BACKEND+RUNTIME-ARCH-HOSTARCH-OS, "
+                             "e.g. cuda13-sm_90-x86_64-linux",
+                             id);
     for (const char *p = id; *p; p++)
         if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
-            return kb_error_set(ctx, KB_ERR_TARGET,
-                                "bad target id '%s': blank or non-ASCII character at offset %zu",
-                                id, (size_t)(p - id));
+            return kbi_error_set(ctx, KB_ERR_TARGET,
+                                 "bad target id '%s': blank or non-ASCII character at offset %zu",
+                                 id, (size_t)(p - id));
     int rc = parse_runtime_token(ctx, out, id, id, (size_t)(first - id));
     if (!rc)
         rc = copy_part(ctx, out->arch, sizeof(out->arch), first + 1,
@@ -565,13 +565,13 @@ int kb_target_parse(kb_ctx *ctx, kb_target *out, const char *id)
     return rc;
 }
 
-void kb_target_format(const kb_target *t, char *buf, size_t size)
+void kbi_target_format(const kb_target *t, char *buf, size_t size)
 {
     if (t->backend == KB_BACKEND_CPU)
         snprintf(buf, size, "cpu-%s-%s-%s", t->arch, t->host_arch, t->host_os);
     else
-        snprintf(buf, size, "%s%u-%s-%s-%s", kb_backend_name(t->backend), t->runtime_major, t->arch,
-                 t->host_arch, t->host_os);
+        snprintf(buf, size, "%s%u-%s-%s-%s", kbi_backend_name(t->backend), t->runtime_major,
+                 t->arch, t->host_arch, t->host_os);
 }
 
 /* ---- device override lists ---- */
@@ -579,13 +579,13 @@ void kb_target_format(const kb_target *t, char *buf, size_t size)
 /* Which backend a device arch belongs to, from its spelling. */
 static kb_backend backend_of_device_arch(const char *arch)
 {
-    if (kb_str_starts(arch, "sm_") || kb_str_starts(arch, "compute_"))
+    if (kbi_str_starts(arch, "sm_") || kbi_str_starts(arch, "compute_"))
         return KB_BACKEND_CUDA;
-    if (kb_str_starts(arch, "gfx"))
+    if (kbi_str_starts(arch, "gfx"))
         return KB_BACKEND_ROCM;
     if (strcmp(arch, "apple") == 0)
         return KB_BACKEND_METAL;
-    if (kb_str_starts(arch, "x86_64") || strcmp(arch, "aarch64") == 0)
+    if (kbi_str_starts(arch, "x86_64") || strcmp(arch, "aarch64") == 0)
         return KB_BACKEND_CPU;
     return KB_BACKEND_NONE;
 }
@@ -593,10 +593,10 @@ static kb_backend backend_of_device_arch(const char *arch)
 /* "cuda12.4", "rocm6", "metal3" for a device of backend b. */
 static bool parse_device_runtime(kb_device *d, const char *rt, char *why, size_t why_size)
 {
-    const char *name = kb_backend_name(d->backend);
+    const char *name = kbi_backend_name(d->backend);
     if (d->backend == KB_BACKEND_CPU)
         return why_set(why, why_size, "a CPU takes no runtime version");
-    if (!kb_str_starts(rt, name))
+    if (!kbi_str_starts(rt, name))
         return why_set(why, why_size, "runtime '%s' does not match a %s device (expected %sN[.M])",
                        rt, name, name);
     const char *ver = rt + strlen(name);
@@ -609,8 +609,8 @@ static bool parse_device_runtime(kb_device *d, const char *rt, char *why, size_t
                        name);
     memcpy(major_text, ver, major_len);
     major_text[major_len] = '\0';
-    if (!kb_parse_u64(major_text, &major) || major == 0 || major > 99 ||
-        (dot && (!kb_parse_u64(dot + 1, &minor) || minor > 99)))
+    if (!kbi_parse_u64(major_text, &major) || major == 0 || major > 99 ||
+        (dot && (!kbi_parse_u64(dot + 1, &minor) || minor > 99)))
         return why_set(why, why_size, "bad runtime version '%s' (expected %sN[.M])", rt, name);
     d->runtime_major = (unsigned)major;
     d->runtime_minor = (unsigned)minor;
@@ -635,9 +635,9 @@ static bool parse_device_item(kb_device *d, const char *item, char *why, size_t 
                        "not a device: expected an arch like sm_86, gfx1030, apple, x86_64_v3, "
                        "aarch64 or 'none'");
     kb_arch_info info;
-    if (!kb_arch_decode(&info, d->backend, d->arch, true, why, why_size))
+    if (!kbi_arch_decode(&info, d->backend, d->arch, true, why, why_size))
         return false;
-    kb_arch_format(&info, d->arch, sizeof(d->arch));
+    kbi_arch_format(&info, d->arch, sizeof(d->arch));
     if (at)
         return parse_device_runtime(d, at + 1, why, why_size);
     d->runtime_any = d->backend != KB_BACKEND_CPU;
@@ -666,8 +666,8 @@ static void trim(const char **s, size_t *len)
 static int device_item_error(kb_ctx *ctx, const char *spec, size_t index, const char *item,
                              size_t len, const char *why)
 {
-    return kb_error_set(ctx, KB_ERR_TARGET, "bad device list '%s': item %zu '%.*s': %s", spec,
-                        index + 1, (int)len, item, why);
+    return kbi_error_set(ctx, KB_ERR_TARGET, "bad device list '%s': item %zu '%.*s': %s", spec,
+                         index + 1, (int)len, item, why);
 }
 
 static int parse_device_list(kb_ctx *ctx, kb_device *devs, size_t *count, const char *spec)
@@ -701,23 +701,23 @@ static int parse_device_list(kb_ctx *ctx, kb_device *devs, size_t *count, const 
     return 0;
 }
 
-int kb_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *spec)
+int kbi_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *spec)
 {
     *out = NULL;
     *count = 0;
     if (!spec)
-        return kb_error_set(ctx, KB_ERR_TARGET, "no device list given");
+        return kbi_error_set(ctx, KB_ERR_TARGET, "no device list given");
     const char *s = spec;
     size_t len = strlen(spec);
     trim(&s, &len);
     if (len == 4 && memcmp(s, "none", 4) == 0)
         return 0;
     if (len == 0)
-        return kb_error_set(ctx, KB_ERR_TARGET,
-                            "empty device list (name devices like sm_86,gfx1030 or say 'none')");
+        return kbi_error_set(ctx, KB_ERR_TARGET,
+                             "empty device list (name devices like sm_86,gfx1030 or say 'none')");
     kb_device *devs = calloc(count_items(spec), sizeof(*devs));
     if (!devs)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = parse_device_list(ctx, devs, count, spec);
     if (rc) {
         free(devs);
@@ -728,12 +728,12 @@ int kb_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *sp
     return 0;
 }
 
-void kb_devices_free(kb_device *devices)
+void kbi_devices_free(kb_device *devices)
 {
     free(devices);
 }
 
-void kb_host_free(kb_host *host)
+void kbi_host_free(kb_host *host)
 {
     if (!host)
         return;

@@ -23,15 +23,15 @@ typedef struct kb_target {
 } kb_target;
 
 /* Parse/format target ids. Errors name the id and what is wrong with it. */
-int kb_target_parse(kb_ctx *ctx, kb_target *out, const char *id);
+int kbi_target_parse(kb_ctx *ctx, kb_target *out, const char *id);
 /* Writes the canonical id into buf (>= 96 bytes recommended). */
-void kb_target_format(const kb_target *t, char *buf, size_t size);
-const char *kb_backend_name(kb_backend b); /* "cuda", "rocm", "metal", "cpu" */
-kb_backend kb_backend_from_name(const char *name);
+void kbi_target_format(const kb_target *t, char *buf, size_t size);
+const char *kbi_backend_name(kb_backend b); /* "cuda", "rocm", "metal", "cpu" */
+kb_backend kbi_backend_from_name(const char *name);
 
 /* Validate an arch name for a backend as written in kernel.yaml (sm_80, gfx1030, ...).
  * Returns true, or false with a one-line reason in why. */
-bool kb_arch_valid(kb_backend backend, const char *arch, char *why, size_t why_size);
+bool kbi_arch_valid(kb_backend backend, const char *arch, char *why, size_t why_size);
 
 /* A device a target may run on, from the probe or an override (KBPKG_DEVICES). */
 typedef struct kb_device {
@@ -58,9 +58,9 @@ typedef struct kb_host {
 } kb_host;
 
 /* Parse an override list "sm_86,gfx1031@rocm5.2,sm_90@cuda12.4" or "none". */
-int kb_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *spec);
-/* Free what kb_devices_parse returned (NULL is fine). */
-void kb_devices_free(kb_device *devices);
+int kbi_devices_parse(kb_ctx *ctx, kb_device **out, size_t *count, const char *spec);
+/* Free what kbi_devices_parse returned (NULL is fine). */
+void kbi_devices_free(kb_device *devices);
 
 /* How well a target fits; higher is better. Values leave room between the ranks of DESIGN.md. */
 typedef enum kb_fit {
@@ -87,31 +87,31 @@ typedef struct kb_compat_opts {
 } kb_compat_opts;
 
 /* Can target t run on device d? Fills out->fit/score/reason. Pure. */
-void kb_compat_check(kb_compat *out, const kb_target *t, const kb_device *d,
-                     const kb_compat_opts *opts);
+void kbi_compat_check(kb_compat *out, const kb_target *t, const kb_device *d,
+                      const kb_compat_opts *opts);
 /* Can target t run on this host (any device, or the CPU)? Picks the best device. */
-void kb_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *host,
-                          const kb_compat_opts *opts);
+void kbi_compat_check_host(kb_compat *out, const kb_target *t, const kb_host *host,
+                           const kb_compat_opts *opts);
 
 /* Check an alias list "gfx1031=gfx1030,..." (kb_compat_opts.rocm_aliases, setting
  * rocm.aliases): each side a known concrete gfx. False with the bad entry named in why. */
-bool kb_rocm_aliases_valid(const char *aliases, char *why, size_t why_size);
+bool kbi_rocm_aliases_valid(const char *aliases, char *why, size_t why_size);
 
 /* The one ranking of fitting targets, used by install, sync and the loader alike: <0 when
  * target_a (with result a) ranks above target_b: the higher score first, then the smaller id. */
-int kb_target_rank_cmp(const char *target_a, const kb_compat *a, const char *target_b,
-                       const kb_compat *b);
+int kbi_target_rank_cmp(const char *target_a, const kb_compat *a, const char *target_b,
+                        const kb_compat *b);
 
-void kb_host_free(kb_host *host);
+void kbi_host_free(kb_host *host);
 
 /* A package's declared targets as its index records them (annotation
  * dev.kbpkg.declared-targets): a comma-separated list of "backend-arch" ("cuda-sm_90a",
  * "cuda-compute_80", "rocm-gfx942") or a bare backend ("cpu") for any arch of it. These two
  * are the grammar's one owner. Format one entry into out; false when it does not fit. */
-bool kb_declared_format(char *out, size_t size, kb_backend backend, const char *arch);
+bool kbi_declared_format(char *out, size_t size, kb_backend backend, const char *arch);
 /* Read the entry at *pos of list (advancing *pos past it and its comma). False at the end; an
  * entry naming no known backend is skipped. *arch is "" for a bare backend. */
-bool kb_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
-                      size_t *pos);
+bool kbi_declared_next(kb_backend *backend, char *arch, size_t arch_size, const char *list,
+                       size_t *pos);
 
 #endif

@@ -30,16 +30,16 @@ typedef struct kb_arch_info {
 /* Decode an arch for a backend. A device arch (is_device) is a concrete chip: no PTX,
  * no 'a' suffix, no generic target; older CUDA chips are allowed since they exist.
  * Returns false with a one-line reason in why. */
-bool kb_arch_decode(kb_arch_info *out, kb_backend backend, const char *arch, bool is_device,
-                    char *why, size_t why_size);
+bool kbi_arch_decode(kb_arch_info *out, kb_backend backend, const char *arch, bool is_device,
+                     char *why, size_t why_size);
 
 /* The canonical spelling of a decoded arch (ROCm features in alphabetical order). */
-void kb_arch_format(const kb_arch_info *a, char *buf, size_t size);
+void kbi_arch_format(const kb_arch_info *a, char *buf, size_t size);
 
 /* Does the generic ROCm target (gfx11-generic) cover the processor (gfx1100)? */
-bool kb_rocm_generic_covers(const char *generic, const char *gfx);
+bool kbi_rocm_generic_covers(const char *generic, const char *gfx);
 
 /* The host arch family: arm64 and aarch64 are the same CPU. */
-bool kb_host_arch_equal(const char *a, const char *b);
+bool kbi_host_arch_equal(const char *a, const char *b);
 
 #endif

@@ -11,7 +11,7 @@
 #define KB_HAVE_CPUID 1
 #endif
 
-int kb_x86_level(const kb_x86_features *f)
+int kbi_x86_level(const kb_x86_features *f)
 {
     bool v2 = f->cx16 && f->lahf && f->popcnt && f->sse3 && f->sse41 && f->sse42 && f->ssse3;
     bool v3 = v2 && f->avx && f->avx2 && f->bmi1 && f->bmi2 && f->f16c && f->fma && f->lzcnt &&
@@ -68,7 +68,7 @@ static void read_x86_features(kb_x86_features *f)
 }
 #endif
 
-void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size)
+void kbi_host_platform(char *arch, size_t arch_size, char *os, size_t os_size)
 {
     struct utsname u;
     if (uname(&u) != 0) {
@@ -91,16 +91,16 @@ void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size)
         os[i] = '\0';
 }
 
-void kb_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size)
+void kbi_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size)
 {
 #ifdef KB_HAVE_CPUID
     kb_x86_features f;
     read_x86_features(&f);
     snprintf(arch, arch_size, "x86_64");
-    snprintf(level, level_size, "x86_64_v%d", kb_x86_level(&f));
+    snprintf(level, level_size, "x86_64_v%d", kbi_x86_level(&f));
 #else
     char os[16];
-    kb_host_platform(arch, arch_size, os, sizeof(os));
+    kbi_host_platform(arch, arch_size, os, sizeof(os));
     snprintf(level, level_size, "%s", arch);
 #endif
 }
@@ -108,7 +108,7 @@ void kb_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size)
 static const char *const cpu_levels[] = {"x86_64_v1", "x86_64_v2", "x86_64_v3", "x86_64_v4",
                                          "aarch64"};
 
-bool kb_cpu_level_valid(const char *level)
+bool kbi_cpu_level_valid(const char *level)
 {
     for (size_t i = 0; level && i < sizeof(cpu_levels) / sizeof(cpu_levels[0]); i++)
         if (strcmp(level, cpu_levels[i]) == 0)
@@ -116,7 +116,7 @@ bool kb_cpu_level_valid(const char *level)
     return false;
 }
 
-const char *kb_cpu_level_arch(const char *level)
+const char *kbi_cpu_level_arch(const char *level)
 {
     return strncmp(level, "x86_64", 6) == 0 ? "x86_64" : "aarch64";
 }

@@ -13,20 +13,20 @@ typedef struct kb_x86_features {
 } kb_x86_features;
 
 /* 1..4: the highest x86-64 psABI level all of whose features are present. */
-int kb_x86_level(const kb_x86_features *f);
+int kbi_x86_level(const kb_x86_features *f);
 
 /* This machine's CPU as target ids spell it: arch "x86_64" and level "x86_64_v1".."x86_64_v4"
  * from cpuid (with the OS saving the wide registers); elsewhere arch = level = the machine
- * name of kb_host_platform. */
-void kb_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size);
+ * name of kbi_host_platform. */
+void kbi_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size);
 
 /* The one host triple: this machine's arch and OS as target ids spell them ("x86_64", "linux";
  * arm64 is aarch64, amd64 is x86_64). The probe, the builder and the resolver all use it. */
-void kb_host_platform(char *arch, size_t arch_size, char *os, size_t os_size);
+void kbi_host_platform(char *arch, size_t arch_size, char *os, size_t os_size);
 
 /* Is level a CPU level kbpkg knows: x86_64_v1..x86_64_v4 or aarch64? */
-bool kb_cpu_level_valid(const char *level);
+bool kbi_cpu_level_valid(const char *level);
 /* The arch a valid level belongs to: "x86_64" or "aarch64". */
-const char *kb_cpu_level_arch(const char *level);
+const char *kbi_cpu_level_arch(const char *level);
 
 #endif

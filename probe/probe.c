@@ -1,4 +1,4 @@
-/* kb_probe_run: overrides first, then the CUDA driver, the KFD topology, HIP and the CPU. */
+/* kbi_probe_run: overrides first, then the CUDA driver, the KFD topology, HIP and the CPU. */
 #include "probe/cpu.h"
 #include "probe/probe_internal.h"
 
@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kb_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const char *fmt, ...)
+int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const char *fmt, ...)
 {
     kb_probe_note *grown = realloc(r->notes, (r->note_count + 1) * sizeof(*grown));
     if (!grown)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     r->notes = grown;
     kb_probe_note *n = &r->notes[r->note_count++];
     snprintf(n->source, sizeof(n->source), "%s", source);
@@ -18,16 +18,16 @@ int kb_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const
     va_start(ap, fmt);
     vsnprintf(n->message, sizeof(n->message), fmt, ap);
     va_end(ap);
-    kb_log(ctx, KB_LOG_DEBUG, "probe: %s: %s", n->source, n->message);
+    kbi_log(ctx, KB_LOG_DEBUG, "probe: %s: %s", n->source, n->message);
     return 0;
 }
 
-int kb_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d)
+int kbi_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d)
 {
     kb_host *h = &r->host;
     kb_device *grown = realloc(h->devices, (h->device_count + 1) * sizeof(*grown));
     if (!grown)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     h->devices = grown;
     h->devices[h->device_count++] = *d;
     return 0;
@@ -45,7 +45,7 @@ static void take_cpu_from_devices(kb_host *h)
             continue;
         }
         snprintf(h->cpu_level, sizeof(h->cpu_level), "%.15s", d->arch);
-        snprintf(h->cpu_arch, sizeof(h->cpu_arch), "%s", kb_cpu_level_arch(d->arch));
+        snprintf(h->cpu_arch, sizeof(h->cpu_arch), "%s", kbi_cpu_level_arch(d->arch));
     }
     h->device_count = kept;
 }
@@ -55,54 +55,54 @@ static int apply_device_override(kb_ctx *ctx, kb_probe_report *r, const char *sp
 {
     kb_device *devices = NULL;
     size_t count = 0;
-    int rc = kb_devices_parse(ctx, &devices, &count, spec);
+    int rc = kbi_devices_parse(ctx, &devices, &count, spec);
     if (rc) {
-        kb_error_prefix(ctx, "probe.devices");
+        kbi_error_prefix(ctx, "probe.devices");
         return rc;
     }
     r->host.devices = devices;
     r->host.device_count = count;
     take_cpu_from_devices(&r->host);
     r->overridden = true;
-    return kb_probe_note_add(ctx, r, "override", "devices from probe.devices: %s", spec);
+    return kbi_probe_note_add(ctx, r, "override", "devices from probe.devices: %s", spec);
 }
 
 static unsigned probe_timeout_ms(const kb_ctx *ctx)
 {
-    long ms = kb_config_long(ctx, "probe.timeout_ms");
+    long ms = kbi_config_long(ctx, "probe.timeout_ms");
     return ms > 0 ? (unsigned)ms : 1; /* 0 would mean "wait forever": never block on a driver */
 }
 
 static int probe_gpus(kb_ctx *ctx, kb_probe_report *r)
 {
     unsigned timeout_ms = probe_timeout_ms(ctx);
-    int rc = kb_probe_cuda(ctx, r, kb_config_str(ctx, "probe.cuda_lib"), timeout_ms);
+    int rc = kbi_probe_cuda(ctx, r, kbi_config_str(ctx, "probe.cuda_lib"), timeout_ms);
     size_t amd_found = 0;
     if (!rc)
-        rc = kb_probe_kfd(ctx, r, kb_config_str(ctx, "probe.sysfs_root"), &amd_found);
+        rc = kbi_probe_kfd(ctx, r, kbi_config_str(ctx, "probe.sysfs_root"), &amd_found);
     /* HIP only refines what KFD found; loading it on a machine without AMD GPUs is waste. */
     if (!rc && amd_found)
-        rc = kb_probe_hip(ctx, r, kb_config_str(ctx, "probe.hip_lib"), timeout_ms);
+        rc = kbi_probe_hip(ctx, r, kbi_config_str(ctx, "probe.hip_lib"), timeout_ms);
     return rc;
 }
 
-int kb_probe_run(kb_ctx *ctx, kb_probe_report *out)
+int kbi_probe_run(kb_ctx *ctx, kb_probe_report *out)
 {
     memset(out, 0, sizeof(*out));
-    int rc = kb_probe_cpu(ctx, out, kb_config_str(ctx, "probe.cpu"));
-    const char *spec = kb_config_str(ctx, "probe.devices");
+    int rc = kbi_probe_cpu(ctx, out, kbi_config_str(ctx, "probe.cpu"));
+    const char *spec = kbi_config_str(ctx, "probe.devices");
     if (!rc)
         rc = *spec ? apply_device_override(ctx, out, spec) : probe_gpus(ctx, out);
     if (rc)
-        kb_probe_report_free(out);
+        kbi_probe_report_free(out);
     return rc;
 }
 
-void kb_probe_report_free(kb_probe_report *r)
+void kbi_probe_report_free(kb_probe_report *r)
 {
     if (!r)
         return;
-    kb_host_free(&r->host);
+    kbi_host_free(&r->host);
     free(r->notes);
     memset(r, 0, sizeof(*r));
 }

@@ -22,7 +22,7 @@ typedef struct kb_probe_report {
 
 /* Probe per the ctx settings (probe.devices, probe.cpu, probe.sysfs_root, probe.cuda_lib,
  * probe.hip_lib, probe.timeout_ms). Never fails for missing hardware: that is a note. */
-int kb_probe_run(kb_ctx *ctx, kb_probe_report *out);
-void kb_probe_report_free(kb_probe_report *r);
+int kbi_probe_run(kb_ctx *ctx, kb_probe_report *out);
+void kbi_probe_report_free(kb_probe_report *r);
 
 #endif

@@ -25,11 +25,11 @@ KB_EXTERN int kb_probe_new(kb_probe **out, kb_ctx *ctx)
     *out = NULL;
     kb_probe *p = calloc(1, sizeof(*p));
     if (!p)
-        return kb_error_oom(ctx);
-    int rc = kb_probe_run(ctx, &p->report);
+        return kbi_error_oom(ctx);
+    int rc = kbi_probe_run(ctx, &p->report);
     size_t n = p->report.host.device_count;
     if (!rc && n && !(p->runtimes = calloc(n, sizeof(*p->runtimes))))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     if (rc) {
         kb_probe_free(p);
         return rc;
@@ -44,7 +44,7 @@ KB_EXTERN void kb_probe_free(kb_probe *probe)
 {
     if (!probe)
         return;
-    kb_probe_report_free(&probe->report);
+    kbi_probe_report_free(&probe->report);
     free(probe->runtimes);
     free(probe);
 }
@@ -62,7 +62,7 @@ KB_EXTERN size_t kb_probe_device_count(const kb_probe *probe)
 KB_EXTERN const char *kb_probe_device_backend(const kb_probe *probe, size_t i)
 {
     const kb_device *d = device_at(probe, i);
-    return d ? kb_backend_name(d->backend) : NULL;
+    return d ? kbi_backend_name(d->backend) : NULL;
 }
 
 KB_EXTERN const char *kb_probe_device_arch(const kb_probe *probe, size_t i)

@@ -19,10 +19,10 @@ struct kb_probe_child_io {
     int fd;
 };
 
-void kb_probe_child_stage(kb_probe_child_io *io, char stage)
+void kbi_probe_child_stage(kb_probe_child_io *io, char stage)
 {
-    if (io) /* NULL when the probe runs in this process (see kb_probe_cuda) */
-        (void)kb_write_all(io->fd, &stage, 1);
+    if (io) /* NULL when the probe runs in this process (see kbi_probe_cuda) */
+        (void)kbi_write_all(io->fd, &stage, 1);
 }
 
 static long monotonic_ms(void)
@@ -42,8 +42,8 @@ static void run_child(int fd, kb_probe_child_fn fn, const void *arg, void *resul
     kb_probe_child_io io = {fd};
     fn(&io, result, arg);
     char mark = RESULT_MARK;
-    (void)kb_write_all(fd, &mark, 1);
-    (void)kb_write_all(fd, result, result_size);
+    (void)kbi_write_all(fd, &mark, 1);
+    (void)kbi_write_all(fd, result, result_size);
     _exit(0);
 }
 
@@ -66,7 +66,7 @@ static bool read_until_eof(int fd, kb_buf *got, long deadline)
             continue;
         if (r <= 0)
             return true;
-        if (kb_buf_append(got, chunk, (size_t)r))
+        if (kbi_buf_append(got, chunk, (size_t)r))
             return true; /* out of memory: treat what we have as all there is */
     }
 }
@@ -86,8 +86,8 @@ static bool parse_wire(const kb_buf *got, char *stage, void *result, size_t resu
     return false;
 }
 
-void kb_probe_in_child(kb_probe_child_outcome *out, kb_probe_child_fn fn, const void *arg,
-                       void *result, size_t result_size, unsigned timeout_ms)
+void kbi_probe_in_child(kb_probe_child_outcome *out, kb_probe_child_fn fn, const void *arg,
+                        void *result, size_t result_size, unsigned timeout_ms)
 {
     memset(out, 0, sizeof(*out));
     long start = monotonic_ms();
@@ -120,7 +120,7 @@ void kb_probe_in_child(kb_probe_child_outcome *out, kb_probe_child_fn fn, const 
         ;
     out->elapsed_ms = monotonic_ms() - start;
     bool complete = parse_wire(&got, &out->stage, result, result_size);
-    kb_buf_free(&got);
+    kbi_buf_free(&got);
     if (!finished)
         out->status = KB_PROBE_CHILD_TIMEOUT;
     else if (complete && WIFEXITED(status) && WEXITSTATUS(status) == 0)

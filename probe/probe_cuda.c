@@ -132,7 +132,7 @@ static void query_driver(const cuda_api *api, kb_probe_child_io *io, cuda_wire *
     /* cuDriverGetVersion needs no cuInit, so the version is known even when init fails. */
     if (api->driver_get_version(&w->driver_version) != CU_SUCCESS)
         w->driver_version = 0;
-    kb_probe_child_stage(io, STAGE_INIT);
+    kbi_probe_child_stage(io, STAGE_INIT);
     cu_result rc = api->init(0);
     if (rc != CU_SUCCESS) {
         describe_error(api, rc, why, sizeof(why));
@@ -141,7 +141,7 @@ static void query_driver(const cuda_api *api, kb_probe_child_io *io, cuda_wire *
                  cvd ? "; CUDA_VISIBLE_DEVICES='" : "", cvd ? cvd : "", cvd ? "'" : "");
         return;
     }
-    kb_probe_child_stage(io, STAGE_QUERY);
+    kbi_probe_child_stage(io, STAGE_QUERY);
     if ((rc = api->device_get_count(&w->device_count)) != CU_SUCCESS) {
         describe_error(api, rc, why, sizeof(why));
         snprintf(w->problem, sizeof(w->problem), "driver query failed (%s)", why);
@@ -157,7 +157,7 @@ static void cuda_child(kb_probe_child_io *io, void *result, const void *arg)
 {
     const char *lib_name = arg;
     cuda_wire *w = result;
-    kb_probe_child_stage(io, STAGE_DLOPEN);
+    kbi_probe_child_stage(io, STAGE_DLOPEN);
     void *lib = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *err = dlerror();
@@ -193,19 +193,19 @@ static int note_outcome(kb_ctx *ctx, kb_probe_report *r, const kb_probe_child_ou
     switch (o->status) {
     case KB_PROBE_CHILD_TIMEOUT:
         if (o->stage == STAGE_DLOPEN)
-            return kb_probe_note_add(ctx, r, "cuda", "dlopen(%s) did not return within %u ms", lib,
-                                     timeout_ms);
-        return kb_probe_note_add(ctx, r, "cuda", "%s did not return within %u ms",
-                                 stage_call(o->stage, lib), timeout_ms);
+            return kbi_probe_note_add(ctx, r, "cuda", "dlopen(%s) did not return within %u ms", lib,
+                                      timeout_ms);
+        return kbi_probe_note_add(ctx, r, "cuda", "%s did not return within %u ms",
+                                  stage_call(o->stage, lib), timeout_ms);
     case KB_PROBE_CHILD_CRASHED:
         if (o->signal)
-            return kb_probe_note_add(ctx, r, "cuda", "%s crashed the probe (signal %d)",
-                                     stage_call(o->stage, lib), o->signal);
-        return kb_probe_note_add(ctx, r, "cuda", "the probe exited early (status %d) in %s",
-                                 o->exit_code, stage_call(o->stage, lib));
+            return kbi_probe_note_add(ctx, r, "cuda", "%s crashed the probe (signal %d)",
+                                      stage_call(o->stage, lib), o->signal);
+        return kbi_probe_note_add(ctx, r, "cuda", "the probe exited early (status %d) in %s",
+                                  o->exit_code, stage_call(o->stage, lib));
     case KB_PROBE_CHILD_NO_FORK:
-        return kb_probe_note_add(ctx, r, "cuda", "cannot start the probe process: %s",
-                                 strerror(o->errno_out));
+        return kbi_probe_note_add(ctx, r, "cuda", "cannot start the probe process: %s",
+                                  strerror(o->errno_out));
     case KB_PROBE_CHILD_OK:
         break;
     }
@@ -224,8 +224,8 @@ static int add_devices(kb_ctx *ctx, kb_probe_report *r, const cuda_wire *w)
     unsigned major, minor;
     split_driver_version(w->driver_version, &major, &minor);
     if (w->device_count == 0)
-        return kb_probe_note_add(ctx, r, "cuda", "the CUDA %u.%u driver reports no devices", major,
-                                 minor);
+        return kbi_probe_note_add(ctx, r, "cuda", "the CUDA %u.%u driver reports no devices", major,
+                                  minor);
     for (int i = 0; i < w->reported; i++) {
         kb_device d;
         memset(&d, 0, sizeof(d));
@@ -237,21 +237,21 @@ static int add_devices(kb_ctx *ctx, kb_probe_report *r, const cuda_wire *w)
         snprintf(d.arch, sizeof(d.arch), "%s", w->devices[i].arch);
         snprintf(d.name, sizeof(d.name), "%s", w->devices[i].name);
         snprintf(d.pci_id, sizeof(d.pci_id), "%s", w->devices[i].pci_id);
-        int rc = kb_probe_device_add(ctx, r, &d);
+        int rc = kbi_probe_device_add(ctx, r, &d);
         if (rc)
             return rc;
     }
     if (w->device_count > CUDA_MAX_DEVICES)
-        return kb_probe_note_add(ctx, r, "cuda", "%d devices; only the first %d are reported",
-                                 w->device_count, CUDA_MAX_DEVICES);
+        return kbi_probe_note_add(ctx, r, "cuda", "%d devices; only the first %d are reported",
+                                  w->device_count, CUDA_MAX_DEVICES);
     return 0;
 }
 
-int kb_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms)
+int kbi_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms)
 {
     cuda_wire *w = calloc(1, sizeof(*w));
     if (!w)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     kb_probe_child_outcome o;
     memset(&o, 0, sizeof(o));
     /* A process that already uses the driver (PyTorch, a CUDA application) cannot probe it from
@@ -262,10 +262,10 @@ int kb_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned tim
     if (loaded) {
         cuda_child(NULL, w, lib);
         dlclose(loaded);
-        kb_log(ctx, KB_LOG_DEBUG, "%s already loaded in this process: probed in-process", lib);
+        kbi_log(ctx, KB_LOG_DEBUG, "%s already loaded in this process: probed in-process", lib);
     } else
-        kb_probe_in_child(&o, cuda_child, lib, w, sizeof(*w), timeout_ms);
-    kb_log(ctx, KB_LOG_DEBUG, "cuda probe of %s took %ld ms", lib, o.elapsed_ms);
+        kbi_probe_in_child(&o, cuda_child, lib, w, sizeof(*w), timeout_ms);
+    kbi_log(ctx, KB_LOG_DEBUG, "cuda probe of %s took %ld ms", lib, o.elapsed_ms);
     int rc = note_outcome(ctx, r, &o, lib, timeout_ms);
     if (!rc && o.status == KB_PROBE_CHILD_OK) {
         w->problem[sizeof(w->problem) - 1] = '\0';
@@ -278,7 +278,7 @@ int kb_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned tim
         if (w->reported > 0 || !w->problem[0])
             rc = add_devices(ctx, r, w);
         if (!rc && w->problem[0])
-            rc = kb_probe_note_add(ctx, r, "cuda", "%s", w->problem);
+            rc = kbi_probe_note_add(ctx, r, "cuda", "%s", w->problem);
     }
     free(w);
     return rc;

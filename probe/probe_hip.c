@@ -23,7 +23,7 @@ enum { STAGE_DLOPEN = 'o', STAGE_VERSION = 'v' };
 
 typedef int (*hip_version_fn)(int *version);
 
-void kb_probe_hip_version_split(int v, unsigned *major, unsigned *minor)
+void kbi_probe_hip_version_split(int v, unsigned *major, unsigned *minor)
 {
     /* HIP_VERSION = major * 10000000 + minor * 100000 + patch. */
     *major = v > 0 ? (unsigned)v / 10000000u : 0;
@@ -51,7 +51,7 @@ static void *open_hip(const char *lib, hip_wire *w)
 static void hip_child(kb_probe_child_io *io, void *result, const void *arg)
 {
     hip_wire *w = result;
-    kb_probe_child_stage(io, STAGE_DLOPEN);
+    kbi_probe_child_stage(io, STAGE_DLOPEN);
     void *h = open_hip(arg, w);
     if (!h)
         return;
@@ -63,7 +63,7 @@ static void hip_child(kb_probe_child_io *io, void *result, const void *arg)
     }
     hip_version_fn runtime_fn, driver_fn;
     memcpy(&runtime_fn, &rt, sizeof(rt));
-    kb_probe_child_stage(io, STAGE_VERSION);
+    kbi_probe_child_stage(io, STAGE_VERSION);
     int rc = runtime_fn(&w->runtime_version);
     if (rc != 0) {
         snprintf(w->problem, sizeof(w->problem), "hipRuntimeGetVersion failed (error %d)", rc);
@@ -87,39 +87,39 @@ static void set_rocm_runtime(kb_probe_report *r, unsigned major, unsigned minor)
         }
 }
 
-int kb_probe_hip(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms)
+int kbi_probe_hip(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms)
 {
     hip_wire w;
     memset(&w, 0, sizeof(w));
     kb_probe_child_outcome o;
-    kb_probe_in_child(&o, hip_child, lib, &w, sizeof(w), timeout_ms);
+    kbi_probe_in_child(&o, hip_child, lib, &w, sizeof(w), timeout_ms);
     w.problem[sizeof(w.problem) - 1] = '\0';
     w.loaded[sizeof(w.loaded) - 1] = '\0';
     switch (o.status) {
     case KB_PROBE_CHILD_TIMEOUT:
-        return kb_probe_note_add(ctx, r, "hip", "%s did not return within %u ms",
-                                 o.stage == STAGE_VERSION ? "hipRuntimeGetVersion" : "dlopen",
-                                 timeout_ms);
+        return kbi_probe_note_add(ctx, r, "hip", "%s did not return within %u ms",
+                                  o.stage == STAGE_VERSION ? "hipRuntimeGetVersion" : "dlopen",
+                                  timeout_ms);
     case KB_PROBE_CHILD_CRASHED:
-        return kb_probe_note_add(ctx, r, "hip", "the HIP probe of %s crashed (signal %d)", lib,
-                                 o.signal);
+        return kbi_probe_note_add(ctx, r, "hip", "the HIP probe of %s crashed (signal %d)", lib,
+                                  o.signal);
     case KB_PROBE_CHILD_NO_FORK:
-        return kb_probe_note_add(ctx, r, "hip", "cannot start the probe process: %s",
-                                 strerror(o.errno_out));
+        return kbi_probe_note_add(ctx, r, "hip", "cannot start the probe process: %s",
+                                  strerror(o.errno_out));
     case KB_PROBE_CHILD_OK:
         break;
     }
     if (w.problem[0])
-        return kb_probe_note_add(ctx, r, "hip", "%s", w.problem);
+        return kbi_probe_note_add(ctx, r, "hip", "%s", w.problem);
     unsigned major, minor;
-    kb_probe_hip_version_split(w.runtime_version, &major, &minor);
+    kbi_probe_hip_version_split(w.runtime_version, &major, &minor);
     snprintf(r->hip_runtime, sizeof(r->hip_runtime), "%u.%u", major, minor);
     set_rocm_runtime(r, major, minor);
     if (w.driver_version > 0) {
         unsigned dmajor, dminor;
-        kb_probe_hip_version_split(w.driver_version, &dmajor, &dminor);
+        kbi_probe_hip_version_split(w.driver_version, &dmajor, &dminor);
         snprintf(r->hip_driver, sizeof(r->hip_driver), "%u.%u", dmajor, dminor);
     }
-    kb_log(ctx, KB_LOG_DEBUG, "HIP runtime %s from %s", r->hip_runtime, w.loaded);
+    kbi_log(ctx, KB_LOG_DEBUG, "HIP runtime %s from %s", r->hip_runtime, w.loaded);
     return 0;
 }

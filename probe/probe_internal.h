@@ -5,17 +5,17 @@
 #include "probe/probe.h"
 
 /* Append a note; returns 0 or KB_ERR_NOMEM (with the error set). */
-int kb_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const char *fmt, ...)
+int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const char *fmt, ...)
     KB_PRINTF(4, 5);
 /* Append a copy of d to r->host.devices. */
-int kb_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d);
+int kbi_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d);
 
 /* ---- running a driver call in a forked child, bounded in time (probe_child.c) ---- */
 
 /* Filled by the child: stage markers say how far it got, result is copied back whole. */
 typedef struct kb_probe_child_io kb_probe_child_io;
 /* Called in the child before a call that may hang; a timeout then names the stage. */
-void kb_probe_child_stage(kb_probe_child_io *io, char stage);
+void kbi_probe_child_stage(kb_probe_child_io *io, char stage);
 typedef void (*kb_probe_child_fn)(kb_probe_child_io *io, void *result, const void *arg);
 
 typedef enum kb_probe_child_status {
@@ -35,22 +35,22 @@ typedef struct kb_probe_child_outcome {
 } kb_probe_child_outcome;
 
 /* Run fn(io, result, arg) in a child; result (result_size bytes) comes back over a pipe. */
-void kb_probe_in_child(kb_probe_child_outcome *out, kb_probe_child_fn fn, const void *arg,
-                       void *result, size_t result_size, unsigned timeout_ms);
+void kbi_probe_in_child(kb_probe_child_outcome *out, kb_probe_child_fn fn, const void *arg,
+                        void *result, size_t result_size, unsigned timeout_ms);
 
 /* ---- the probes; each adds devices and notes, and fails only on out-of-memory ---- */
-int kb_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms);
+int kbi_probe_cuda(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms);
 /* Reads <sysfs_root>/sys/class/kfd/kfd/topology. *found: GPUs it added. */
-int kb_probe_kfd(kb_ctx *ctx, kb_probe_report *r, const char *sysfs_root, size_t *found);
+int kbi_probe_kfd(kb_ctx *ctx, kb_probe_report *r, const char *sysfs_root, size_t *found);
 /* Fills r->hip_runtime and the runtime of ROCm devices; notes when absent. */
-int kb_probe_hip(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms);
+int kbi_probe_hip(kb_ctx *ctx, kb_probe_report *r, const char *lib, unsigned timeout_ms);
 /* CPU level, arch, OS, glibc; cpu_override ("" for none) is validated here. */
-int kb_probe_cpu(kb_ctx *ctx, kb_probe_report *r, const char *cpu_override);
+int kbi_probe_cpu(kb_ctx *ctx, kb_probe_report *r, const char *cpu_override);
 
 /* ---- pure helpers, exposed for tests ---- */
 /* gfx_target_version (90010) -> "gfx90a"; false when it does not decode. */
-bool kb_probe_gfx_name(char *buf, size_t size, uint64_t gfx_target_version);
+bool kbi_probe_gfx_name(char *buf, size_t size, uint64_t gfx_target_version);
 /* HIP_VERSION-style number 50221601 -> major 5, minor 2. */
-void kb_probe_hip_version_split(int v, unsigned *major, unsigned *minor);
+void kbi_probe_hip_version_split(int v, unsigned *major, unsigned *minor);
 
 #endif

@@ -30,7 +30,7 @@ static bool property(const char *text, const char *key, uint64_t *out)
             return false;
         memcpy(value, line + klen + 1, n);
         value[n] = '\0';
-        return kb_parse_u64(value, out);
+        return kbi_parse_u64(value, out);
     }
     return false;
 }
@@ -38,17 +38,17 @@ static bool property(const char *text, const char *key, uint64_t *out)
 /* Read a small sysfs file; NULL when it cannot be read (absence is not an error here). */
 static char *read_text(const char *dir, const char *leaf)
 {
-    char *path = kb_path_join(dir, leaf);
+    char *path = kbi_path_join(dir, leaf);
     kb_buf b = KB_BUF_INIT;
     char *text = NULL;
-    if (path && kb_read_file(NULL, path, &b) == 0)
-        text = kb_buf_detach(&b);
-    kb_buf_free(&b);
+    if (path && kbi_read_file(NULL, path, &b) == 0)
+        text = kbi_buf_detach(&b);
+    kbi_buf_free(&b);
     free(path);
     return text;
 }
 
-bool kb_probe_gfx_name(char *buf, size_t size, uint64_t v)
+bool kbi_probe_gfx_name(char *buf, size_t size, uint64_t v)
 {
     /* major*10000 + minor*100 + stepping; LLVM spells minor and stepping in hex (gfx90a). */
     unsigned major = (unsigned)(v / 10000), minor = (unsigned)(v / 100 % 100),
@@ -62,14 +62,14 @@ bool kb_probe_gfx_name(char *buf, size_t size, uint64_t v)
 /* Device memory: the sum of the frame-buffer banks, or of every bank when none says FB (APUs). */
 static uint64_t node_memory(const char *node_dir)
 {
-    char *banks_dir = kb_path_join(node_dir, "mem_banks");
+    char *banks_dir = kbi_path_join(node_dir, "mem_banks");
     DIR *d = banks_dir ? opendir(banks_dir) : NULL;
     uint64_t fb = 0, all = 0;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char *bank = kb_path_join(banks_dir, e->d_name);
+        char *bank = kbi_path_join(banks_dir, e->d_name);
         char *text = bank ? read_text(bank, "properties") : NULL;
         uint64_t size = 0, heap = 0;
         if (text && property(text, "size_in_bytes", &size)) {
@@ -122,9 +122,9 @@ static int probe_node(kb_ctx *ctx, kb_probe_report *r, const char *node_dir, siz
     memset(&d, 0, sizeof(d));
     d.backend = KB_BACKEND_ROCM;
     if (!property(props, "gfx_target_version", &gfx) ||
-        !kb_probe_gfx_name(d.arch, sizeof(d.arch), gfx)) {
-        rc = kb_probe_note_add(ctx, r, "kfd", "%s: GPU node without a usable gfx_target_version",
-                               node_dir);
+        !kbi_probe_gfx_name(d.arch, sizeof(d.arch), gfx)) {
+        rc = kbi_probe_note_add(ctx, r, "kfd", "%s: GPU node without a usable gfx_target_version",
+                                node_dir);
         goto out;
     }
     /* The arch carries no feature suffix: kfd_sysfs.h has no XNACK capability bit (XNACK is a
@@ -134,7 +134,7 @@ static int probe_node(kb_ctx *ctx, kb_probe_report *r, const char *node_dir, siz
     node_pci_id(props, d.pci_id, sizeof(d.pci_id));
     d.memory_bytes = node_memory(node_dir);
     d.index = (int)*found;
-    rc = kb_probe_device_add(ctx, r, &d);
+    rc = kbi_probe_device_add(ctx, r, &d);
     if (!rc)
         (*found)++;
 out:
@@ -156,9 +156,9 @@ static int list_nodes(kb_ctx *ctx, kb_strv *names, const char *nodes_dir)
     struct dirent *e;
     uint64_t ignored;
     while (d && (e = readdir(d)))
-        if (kb_parse_u64(e->d_name, &ignored) && kb_strv_push(names, e->d_name)) {
+        if (kbi_parse_u64(e->d_name, &ignored) && kbi_strv_push(names, e->d_name)) {
             closedir(d);
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         }
     if (d)
         closedir(d);
@@ -167,26 +167,27 @@ static int list_nodes(kb_ctx *ctx, kb_strv *names, const char *nodes_dir)
     return 0;
 }
 
-int kb_probe_kfd(kb_ctx *ctx, kb_probe_report *r, const char *sysfs_root, size_t *found)
+int kbi_probe_kfd(kb_ctx *ctx, kb_probe_report *r, const char *sysfs_root, size_t *found)
 {
     *found = 0;
-    char *nodes_dir = kb_path_join(sysfs_root, KFD_TOPOLOGY);
-    char *kfd_dir = kb_path_join(sysfs_root, "sys/class/kfd");
+    char *nodes_dir = kbi_path_join(sysfs_root, KFD_TOPOLOGY);
+    char *kfd_dir = kbi_path_join(sysfs_root, "sys/class/kfd");
     kb_strv names = KB_STRV_INIT;
-    int rc = nodes_dir && kfd_dir ? 0 : kb_error_oom(ctx);
-    if (!rc && !kb_is_dir(nodes_dir))
-        rc = kb_probe_note_add(ctx, r, "kfd", "no KFD topology at %s (amdgpu driver not loaded)",
-                               kfd_dir);
+    int rc = nodes_dir && kfd_dir ? 0 : kbi_error_oom(ctx);
+    if (!rc && !kbi_is_dir(nodes_dir))
+        rc = kbi_probe_note_add(ctx, r, "kfd", "no KFD topology at %s (amdgpu driver not loaded)",
+                                kfd_dir);
     else if (!rc && !(rc = list_nodes(ctx, &names, nodes_dir))) {
         for (size_t i = 0; i < names.len && !rc; i++) {
-            char *node_dir = kb_path_join(nodes_dir, names.items[i]);
-            rc = node_dir ? probe_node(ctx, r, node_dir, found) : kb_error_oom(ctx);
+            char *node_dir = kbi_path_join(nodes_dir, names.items[i]);
+            rc = node_dir ? probe_node(ctx, r, node_dir, found) : kbi_error_oom(ctx);
             free(node_dir);
         }
         if (!rc && *found == 0)
-            rc = kb_probe_note_add(ctx, r, "kfd", "the KFD topology at %s lists no GPU", nodes_dir);
+            rc =
+                kbi_probe_note_add(ctx, r, "kfd", "the KFD topology at %s lists no GPU", nodes_dir);
     }
-    kb_strv_free(&names);
+    kbi_strv_free(&names);
     free(nodes_dir);
     free(kfd_dir);
     return rc;

@@ -72,17 +72,17 @@ int kb_target_known(const char **id, const char **runs_on, size_t index)
 int kb_target_canonical(char *buf, size_t size, kb_ctx *ctx, const char *target_id)
 {
     kb_target t;
-    int rc = kb_target_parse(ctx, &t, target_id);
+    int rc = kbi_target_parse(ctx, &t, target_id);
     if (rc)
         return rc;
-    kb_target_format(&t, buf, size);
+    kbi_target_format(&t, buf, size);
     return 0;
 }
 
 /* This machine's platform in target-id spelling ("x86_64", "linux"). */
 static void this_platform(kb_host *host)
 {
-    kb_host_platform(host->cpu_arch, sizeof(host->cpu_arch), host->os, sizeof(host->os));
+    kbi_host_platform(host->cpu_arch, sizeof(host->cpu_arch), host->os, sizeof(host->os));
 }
 
 static int host_from_spec(kb_ctx *ctx, kb_host *host, const char *device_spec)
@@ -91,15 +91,15 @@ static int host_from_spec(kb_ctx *ctx, kb_host *host, const char *device_spec)
     this_platform(host);
     const char *spec = device_spec;
     if (!spec)
-        spec = kb_config_str(ctx, "probe.devices");
+        spec = kbi_config_str(ctx, "probe.devices");
     if (!spec || !*spec)
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "no device to check against (name one, e.g. --device sm_86 or "
-                            "--device none)");
-    int rc = kb_devices_parse(ctx, &host->devices, &host->device_count, spec);
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "no device to check against (name one, e.g. --device sm_86 or "
+                             "--device none)");
+    int rc = kbi_devices_parse(ctx, &host->devices, &host->device_count, spec);
     if (rc)
         return rc;
-    const char *cpu = kb_config_str(ctx, "probe.cpu");
+    const char *cpu = kbi_config_str(ctx, "probe.cpu");
     for (size_t i = 0; i < host->device_count; i++)
         if (host->devices[i].backend == KB_BACKEND_CPU)
             cpu = host->devices[i].arch;
@@ -116,22 +116,22 @@ int kb_target_check(int *fits, char *reason, size_t reason_size, kb_ctx *ctx, co
     if (reason && reason_size)
         reason[0] = '\0';
     kb_target t;
-    int rc = kb_target_parse(ctx, &t, target_id);
+    int rc = kbi_target_parse(ctx, &t, target_id);
     if (rc)
         return rc;
-    kb_compat_opts opts = {kb_config_str(ctx, "rocm.aliases"), false};
+    kb_compat_opts opts = {kbi_config_str(ctx, "rocm.aliases"), false};
     char why[192];
-    if (!kb_rocm_aliases_valid(opts.rocm_aliases, why, sizeof(why)))
-        return kb_error_set(ctx, KB_ERR_CONFIG, "rocm.aliases: %s", why);
+    if (!kbi_rocm_aliases_valid(opts.rocm_aliases, why, sizeof(why)))
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "rocm.aliases: %s", why);
     kb_host host;
     rc = host_from_spec(ctx, &host, device_spec);
     if (rc) {
-        kb_host_free(&host);
+        kbi_host_free(&host);
         return rc;
     }
     kb_compat result;
-    kb_compat_check_host(&result, &t, &host, &opts);
-    kb_host_free(&host);
+    kbi_compat_check_host(&result, &t, &host, &opts);
+    kbi_host_free(&host);
     if (fits)
         *fits = result.fit != KB_FIT_NONE;
     if (reason && reason_size)

@@ -21,7 +21,7 @@ struct kb_publish_report {
     kb_report_rows rows;
 };
 
-void kb_pub_artifact_clear(kb_pub_artifact *a)
+void kbi_pub_artifact_clear(kb_pub_artifact *a)
 {
     free(a->path);
     free(a->target);
@@ -33,18 +33,18 @@ void kb_pub_artifact_clear(kb_pub_artifact *a)
 
 static char *json_field(json_t *root, const char *key)
 {
-    return kb_strdup(json_string_value(json_object_get(root, key)));
+    return kbi_strdup(json_string_value(json_object_get(root, key)));
 }
 
-int kb_pub_artifact_load(kb_pub_artifact *a, kb_ctx *ctx, const char *path, const char *name,
-                         const char *version, const char *target)
+int kbi_pub_artifact_load(kb_pub_artifact *a, kb_ctx *ctx, const char *path, const char *name,
+                          const char *version, const char *target)
 {
     memset(a, 0, sizeof(*a));
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_extract_read_member(&b, ctx, path, "kbpkg.json", KB_KBPKG_JSON_MAX);
+    int rc = kbi_extract_read_member(&b, ctx, path, "kbpkg.json", KB_KBPKG_JSON_MAX);
     if (rc) {
-        kb_error_prefix(ctx, "%s", path);
-        kb_buf_free(&b);
+        kbi_error_prefix(ctx, "%s", path);
+        kbi_buf_free(&b);
         return rc;
     }
     json_error_t jerr;
@@ -53,45 +53,45 @@ int kb_pub_artifact_load(kb_pub_artifact *a, kb_ctx *ctx, const char *path, cons
     const char *jv = json_string_value(json_object_get(root, "version"));
     const char *jt = json_string_value(json_object_get(root, "target"));
     if (!root)
-        rc = kb_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
-                               "%s: kbpkg.json: %s", path, jerr.text);
+        rc = kbi_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line, (unsigned)jerr.column,
+                                "%s: kbpkg.json: %s", path, jerr.text);
     else if (!jn || !jv || !jt || strcmp(jn, name) || strcmp(jv, version) || strcmp(jt, target))
-        rc = kb_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0,
-                               "%s: kbpkg.json says %s@%s %s, expected %s@%s %s", path,
-                               jn ? jn : "?", jv ? jv : "?", jt ? jt : "?", name, version, target);
+        rc = kbi_error_set_path(ctx, KB_ERR_ARCHIVE, path, 0, 0,
+                                "%s: kbpkg.json says %s@%s %s, expected %s@%s %s", path,
+                                jn ? jn : "?", jv ? jv : "?", jt ? jt : "?", name, version, target);
     if (!rc) {
-        a->path = kb_strdup(path);
-        a->target = kb_strdup(target);
+        a->path = kbi_strdup(path);
+        a->target = kbi_strdup(target);
         a->build_key = json_field(root, "build_key");
         a->source_digest = json_field(root, "source_digest");
-        a->config_json = kb_buf_detach(&b);
+        a->config_json = kbi_buf_detach(&b);
         if (!a->path || !a->target || !a->config_json)
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
     }
     json_decref(root);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     if (rc)
-        kb_pub_artifact_clear(a);
+        kbi_pub_artifact_clear(a);
     return rc;
 }
 
-int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m,
-                           const char *version, const char *source_digest, const char *out_dir)
+int kbi_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m,
+                            const char *version, const char *source_digest, const char *out_dir)
 {
     memset(a, 0, sizeof(*a));
     char hex[65];
     uint64_t size = 0;
-    int rc = kb_mkdir_p(ctx, out_dir, 0755);
+    int rc = kbi_mkdir_p(ctx, out_dir, 0755);
     if (!rc)
-        rc = kb_write_source_artifact(ctx, &a->path, hex, &size, m, out_dir, source_digest,
-                                      (int64_t)kb_config_long(ctx, "source_date_epoch"));
+        rc = kbi_write_source_artifact(ctx, &a->path, hex, &size, m, out_dir, source_digest,
+                                       (int64_t)kbi_config_long(ctx, "source_date_epoch"));
     if (rc)
         return rc;
     /* The source has no kbpkg.json; its config blob says what it is, so a registry browser
      * (and kb_fetch_source) can tell without downloading the layer. */
     char *declared = NULL;
-    if (kb_manifest_declared_targets(&declared, m) != 0)
-        return kb_error_oom(ctx);
+    if (kbi_manifest_declared_targets(&declared, m) != 0)
+        return kbi_error_oom(ctx);
     /* declared_targets: the index records them (dev.kbpkg.declared-targets) so the resolver
      * plans a local build only for a target the package declares (docs/targets.md). */
     json_t *cfg =
@@ -100,14 +100,14 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
     free(declared);
     a->config_json = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(cfg);
-    a->target = kb_strdup(KB_SOURCE_TARGET);
-    a->source_digest = kb_strdup(source_digest);
+    a->target = kbi_strdup(KB_SOURCE_TARGET);
+    a->source_digest = kbi_strdup(source_digest);
     /* The source's key is its listing digest: the farm tells a changed source under a
      * published version from the index alone, before building anything. */
-    a->build_key = kb_strdup(source_digest);
+    a->build_key = kbi_strdup(source_digest);
     if (!a->config_json || !a->target || !a->source_digest || !a->build_key) {
-        kb_pub_artifact_clear(a);
-        return kb_error_oom(ctx);
+        kbi_pub_artifact_clear(a);
+        return kbi_error_oom(ctx);
     }
     return 0;
 }
@@ -123,14 +123,14 @@ static int report_add(kb_publish_report *r, const kb_manifest *m, const char *ve
                          .status = status,
                          .digest = digest,
                          .message = message};
-    return kb_report_rows_add(&r->rows, &row);
+    return kbi_report_rows_add(&r->rows, &row);
 }
 
 KB_EXTERN void kb_publish_report_free(kb_publish_report *r)
 {
     if (!r)
         return;
-    kb_report_rows_free(&r->rows);
+    kbi_report_rows_free(&r->rows);
     free(r->package);
     free(r->version);
     free(r->index_digest);
@@ -171,7 +171,7 @@ KB_EXTERN size_t kb_publish_report_count(const kb_publish_report *r)
 KB_EXTERN int kb_publish_report_row(const kb_report_row **row, const kb_publish_report *r,
                                     size_t index)
 {
-    return kb_report_rows_get(row, r ? &r->rows : NULL, index);
+    return kbi_report_rows_get(row, r ? &r->rows : NULL, index);
 }
 
 /* ---- finding or making the artifacts ---- */
@@ -189,7 +189,7 @@ typedef struct pub_run {
 static void pub_run_free(pub_run *p)
 {
     for (size_t i = 0; i < p->count; i++)
-        kb_pub_artifact_clear(&p->arts[i]);
+        kbi_pub_artifact_clear(&p->arts[i]);
     free(p->arts);
     free(p->out_dir);
     kb_manifest_free(p->m);
@@ -199,8 +199,8 @@ static int arts_push(kb_ctx *ctx, pub_run *p, kb_pub_artifact *a)
 {
     kb_pub_artifact *n = realloc(p->arts, (p->count + 1) * sizeof(*p->arts));
     if (!n) {
-        kb_pub_artifact_clear(a);
-        return kb_error_oom(ctx);
+        kbi_pub_artifact_clear(a);
+        return kbi_error_oom(ctx);
     }
     p->arts = n;
     p->arts[p->count++] = *a;
@@ -212,18 +212,18 @@ static int declared_targets(kb_ctx *ctx, kb_strv *out, const kb_manifest *m,
                             const kb_publish_options *o)
 {
     kb_toolchains none;
-    int rc = kb_toolchains_discover_some(ctx, &none, 0);
+    int rc = kbi_toolchains_discover_some(ctx, &none, 0);
     char arch[16], os[16], level[16];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
-    kb_host_cpu_level(ctx, level, sizeof(level));
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kbi_host_cpu_level(ctx, level, sizeof(level));
     kb_plan_host host = {arch, os, level};
     kb_plan plan = {0};
     if (!rc)
-        rc = kb_plan_make(ctx, &plan, m, &none, &host, o->targets, o->target_count);
+        rc = kbi_plan_make(ctx, &plan, m, &none, &host, o->targets, o->target_count);
     for (size_t i = 0; !rc && i < plan.count; i++)
-        rc = kb_strv_push(out, plan.items[i].target) ? kb_error_oom(ctx) : 0;
-    kb_plan_free(&plan);
-    kb_toolchains_free(&none);
+        rc = kbi_strv_push(out, plan.items[i].target) ? kbi_error_oom(ctx) : 0;
+    kbi_plan_free(&plan);
+    kbi_toolchains_free(&none);
     return rc;
 }
 
@@ -234,17 +234,17 @@ static int find_built(kb_ctx *ctx, pub_run *p, const kb_strv *targets, size_t *s
     *stale = 0;
     int rc = 0;
     for (size_t i = 0; !rc && i < targets->len; i++) {
-        char *name = kb_artifact_name(p->m, targets->items[i]);
-        char *path = name ? kb_path_join(p->out_dir, name) : NULL;
+        char *name = kbi_artifact_name(p->m, targets->items[i]);
+        char *path = name ? kbi_path_join(p->out_dir, name) : NULL;
         free(name);
         if (!path)
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         kb_pub_artifact a;
-        if (kb_path_exists(path)) {
-            rc = kb_pub_artifact_load(&a, ctx, path, p->m->name, p->version, targets->items[i]);
+        if (kbi_path_exists(path)) {
+            rc = kbi_pub_artifact_load(&a, ctx, path, p->m->name, p->version, targets->items[i]);
             if (!rc && (!a.source_digest || strcmp(a.source_digest, p->source_digest) != 0)) {
                 (*stale)++;
-                kb_pub_artifact_clear(&a);
+                kbi_pub_artifact_clear(&a);
             } else if (!rc)
                 rc = arts_push(ctx, p, &a);
         }
@@ -258,9 +258,9 @@ static int build_failed(kb_ctx *ctx, const kb_build_result *res)
     for (size_t i = 0; i < res->count; i++) {
         const kb_build_target_result *t = &res->targets[i];
         if (t->status == KB_BUILD_FAILED)
-            return kb_error_set(ctx, KB_ERR_BUILD,
-                                "%s@%s %s failed to build, nothing published: %s", res->package,
-                                res->version, t->target, t->message ? t->message : "");
+            return kbi_error_set(ctx, KB_ERR_BUILD,
+                                 "%s@%s %s failed to build, nothing published: %s", res->package,
+                                 res->version, t->target, t->message ? t->message : "");
     }
     return 0;
 }
@@ -283,10 +283,10 @@ static int build_now(kb_ctx *ctx, pub_run *p, kb_publish_report *rep, const char
         kb_pub_artifact a;
         if (t->status == KB_BUILD_SKIPPED)
             rc = report_add(rep, p->m, p->version, t->target, KB_STATUS_SKIPPED, NULL, t->message)
-                     ? kb_error_oom(ctx)
+                     ? kbi_error_oom(ctx)
                      : 0;
-        else if (!(rc = kb_pub_artifact_load(&a, ctx, t->artifact, p->m->name, p->version,
-                                             t->target)))
+        else if (!(rc = kbi_pub_artifact_load(&a, ctx, t->artifact, p->m->name, p->version,
+                                              t->target)))
             rc = arts_push(ctx, p, &a);
     }
     kb_build_result_free(res);
@@ -299,38 +299,38 @@ static int prepare(kb_ctx *ctx, pub_run *p, kb_publish_report *rep, const char *
     memset(p, 0, sizeof(*p));
     kb_strv targets = KB_STRV_INIT;
     size_t stale = 0;
-    int rc = kb_manifest_load(ctx, &p->m, dir, true);
+    int rc = kbi_manifest_load(ctx, &p->m, dir, true);
     if (!rc) {
-        kb_pkg_version(&p->m->version, p->version, sizeof(p->version));
-        p->out_dir = o->out_dir ? kb_strdup(o->out_dir) : kb_path_join(p->m->dir, "dist");
-        rc = p->out_dir ? 0 : kb_error_oom(ctx);
+        kbi_pkg_version(&p->m->version, p->version, sizeof(p->version));
+        p->out_dir = o->out_dir ? kbi_strdup(o->out_dir) : kbi_path_join(p->m->dir, "dist");
+        rc = p->out_dir ? 0 : kbi_error_oom(ctx);
     }
     if (!rc)
-        rc = kb_source_digest(ctx, p->source_digest, p->m);
+        rc = kbi_source_digest(ctx, p->source_digest, p->m);
     if (!rc)
         rc = declared_targets(ctx, &targets, p->m, o);
     if (!rc)
         rc = find_built(ctx, p, &targets, &stale);
     if (!rc && p->count)
-        kb_event_emit(ctx, KB_EVENT_NOTICE, p->m->name,
-                      "publishing %zu artifact(s) of %s already built in %s", p->count, p->version,
-                      p->out_dir);
+        kbi_event_emit(ctx, KB_EVENT_NOTICE, p->m->name,
+                       "publishing %zu artifact(s) of %s already built in %s", p->count, p->version,
+                       p->out_dir);
     else if (!rc) {
-        kb_event_emit(ctx, KB_EVENT_NOTICE, p->m->name,
-                      "no current artifacts of %s in %s%s; building", p->version, p->out_dir,
-                      stale ? " (the sources changed since they were built)" : "");
+        kbi_event_emit(ctx, KB_EVENT_NOTICE, p->m->name,
+                       "no current artifacts of %s in %s%s; building", p->version, p->out_dir,
+                       stale ? " (the sources changed since they were built)" : "");
         rep->built = true;
         rc = build_now(ctx, p, rep, dir, o);
     }
     if (!rc && p->count == 0)
-        rc = kb_error_set(ctx, KB_ERR_TOOLCHAIN,
-                          "%s@%s: no target could be built on this machine, nothing published",
-                          p->m->name, p->version);
+        rc = kbi_error_set(ctx, KB_ERR_TOOLCHAIN,
+                           "%s@%s: no target could be built on this machine, nothing published",
+                           p->m->name, p->version);
     kb_pub_artifact src;
     if (!rc &&
-        !(rc = kb_pub_source_artifact(&src, ctx, p->m, p->version, p->source_digest, p->out_dir)))
+        !(rc = kbi_pub_source_artifact(&src, ctx, p->m, p->version, p->source_digest, p->out_dir)))
         rc = arts_push(ctx, p, &src);
-    kb_strv_free(&targets);
+    kbi_strv_free(&targets);
     return rc;
 }
 
@@ -346,23 +346,23 @@ static kb_status row_status(kb_publish_status s)
     }
 }
 
-/* Same canonical manifest digest as kb_pkg_publish computes: read back from the index. */
+/* Same canonical manifest digest as kbi_pkg_publish computes: read back from the index. */
 static int fill_rows(kb_ctx *ctx, kb_publish_report *rep, kb_registry *r, const pub_run *p,
                      const kb_publish_status *st)
 {
     kb_pkg_index *idx = NULL;
-    int rc = kb_pkg_index_fetch(&idx, r, p->m->name, p->version, rep->index_digest);
+    int rc = kbi_pkg_index_fetch(&idx, r, p->m->name, p->version, rep->index_digest);
     for (size_t i = 0; !rc && i < p->count; i++) {
-        const kb_pkg_entry *e = kb_pkg_index_find(idx, p->arts[i].target);
+        const kb_pkg_entry *e = kbi_pkg_index_find(idx, p->arts[i].target);
         rc = report_add(rep, p->m, p->version, p->arts[i].target, row_status(st[i]),
                         e ? e->manifest_digest : NULL, NULL)
-                 ? kb_error_oom(ctx)
+                 ? kbi_error_oom(ctx)
                  : 0;
         if (!rc)
-            kb_event_emit(ctx, KB_EVENT_PUBLISHED, p->m->name, "%s %s %s", p->version,
-                          p->arts[i].target, kb_status_name(row_status(st[i])));
+            kbi_event_emit(ctx, KB_EVENT_PUBLISHED, p->m->name, "%s %s %s", p->version,
+                           p->arts[i].target, kb_status_name(row_status(st[i])));
     }
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     return rc;
 }
 
@@ -372,15 +372,15 @@ static int push_all(kb_ctx *ctx, kb_publish_report *rep, const pub_run *p, const
     kb_registry *r = NULL;
     kb_publish_item *items = calloc(p->count + 1, sizeof(*items));
     kb_publish_status *st = calloc(p->count + 1, sizeof(*st));
-    int rc = (!items || !st) ? kb_error_oom(ctx) : kb_trust_registry_open(&r, ctx, ref);
+    int rc = (!items || !st) ? kbi_error_oom(ctx) : kb_trust_registry_open(&r, ctx, ref);
     for (size_t i = 0; !rc && i < p->count; i++)
         items[i] = (kb_publish_item){p->arts[i].path, p->arts[i].target, p->arts[i].build_key,
                                      p->arts[i].config_json};
     if (!rc)
-        rc = kb_pkg_publish(r, p->m->name, p->version, p->m->summary, items, p->count, force, st,
-                            &rep->index_digest);
+        rc = kbi_pkg_publish(r, p->m->name, p->version, p->m->summary, items, p->count, force, st,
+                             &rep->index_digest);
     if (!rc)
-        rc = kb_publish_sign_index(ctx, r, p->m->name, p->version, rep->index_digest);
+        rc = kbi_publish_sign_index(ctx, r, p->m->name, p->version, rep->index_digest);
     if (!rc)
         rc = fill_rows(ctx, rep, r, p, st);
     kb_registry_free(r);
@@ -396,21 +396,21 @@ KB_EXTERN int kb_publish(kb_publish_report **out, kb_ctx *ctx, const char *dir,
     const kb_publish_options *o = options ? options : &defaults;
     *out = NULL;
     if (o->version != KB_PUBLISH_OPTIONS_VERSION)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_publish: options version %u, expected %u",
-                            o->version, KB_PUBLISH_OPTIONS_VERSION);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_publish: options version %u, expected %u",
+                             o->version, KB_PUBLISH_OPTIONS_VERSION);
     if (!dir)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_publish: no package folder");
-    const char *ref = o->registry ? o->registry : kb_config_str(ctx, "registry");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_publish: no package folder");
+    const char *ref = o->registry ? o->registry : kbi_config_str(ctx, "registry");
     kb_publish_report *rep = calloc(1, sizeof(*rep));
     if (!rep)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     pub_run p;
     int rc = prepare(ctx, &p, rep, dir, o);
     if (!rc) {
-        rep->package = kb_strdup(p.m->name);
-        rep->version = kb_strdup(p.version);
-        rep->registry = kb_strdup(ref);
-        rc = (!rep->package || !rep->version || !rep->registry) ? kb_error_oom(ctx) : 0;
+        rep->package = kbi_strdup(p.m->name);
+        rep->version = kbi_strdup(p.version);
+        rep->registry = kbi_strdup(ref);
+        rc = (!rep->package || !rep->version || !rep->registry) ? kbi_error_oom(ctx) : 0;
     }
     if (!rc)
         rc = push_all(ctx, rep, &p, ref, o->force != 0);

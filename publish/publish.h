@@ -7,7 +7,7 @@
 #include "kbpkg/publish.h"
 #include "registry/pkgindex.h"
 
-/* One file ready for kb_pkg_publish, with what its kbpkg.json says. */
+/* One file ready for kbi_pkg_publish, with what its kbpkg.json says. */
 typedef struct kb_pub_artifact {
     char *path;
     char *target;      /* target id or "source" */
@@ -16,14 +16,14 @@ typedef struct kb_pub_artifact {
     char *source_digest;
 } kb_pub_artifact;
 
-void kb_pub_artifact_clear(kb_pub_artifact *a);
+void kbi_pub_artifact_clear(kb_pub_artifact *a);
 
 /* Read kbpkg.json of a built artifact and check it is name@version target. */
-int kb_pub_artifact_load(kb_pub_artifact *a, kb_ctx *ctx, const char *path, const char *name,
-                         const char *version, const char *target);
+int kbi_pub_artifact_load(kb_pub_artifact *a, kb_ctx *ctx, const char *path, const char *name,
+                          const char *version, const char *target);
 /* Write <org>-<name>-<version>-source.tar.zst into out_dir (reproducible bytes) and describe it. */
-int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m,
-                           const char *version, const char *source_digest, const char *out_dir);
+int kbi_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m,
+                            const char *version, const char *source_digest, const char *out_dir);
 
 /*
  * Signing hook: called once per publish (and per farmed package) right after the index of
@@ -31,7 +31,7 @@ int kb_pub_source_artifact(kb_pub_artifact *a, kb_ctx *ctx, const kb_manifest *m
  * published. Today it signs nothing and returns 0; the trust module fills it in (the DESIGN's
  * `sha256-<index digest>.sig` tag). A non-zero return fails the publish with that error.
  */
-int kb_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const char *version,
-                          const char *index_digest);
+int kbi_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const char *version,
+                           const char *index_digest);
 
 #endif

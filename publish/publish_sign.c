@@ -21,26 +21,26 @@ static bool have_signing_key(kb_ctx *ctx)
     return found;
 }
 
-int kb_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const char *version,
-                          const char *index_digest)
+int kbi_publish_sign_index(kb_ctx *ctx, kb_registry *r, const char *name, const char *version,
+                           const char *index_digest)
 {
     if (!have_signing_key(ctx)) {
         /* Not an error: a layout folder for local use needs no signature. Say it loudly,
          * because installs from a remote registry require one by default. */
-        kb_event_emit(ctx, KB_EVENT_WARNING, name,
-                      "%s index %s published unsigned: no default signing key here "
-                      "(kbpkg key generate)",
-                      version, index_digest);
+        kbi_event_emit(ctx, KB_EVENT_WARNING, name,
+                       "%s index %s published unsigned: no default signing key here "
+                       "(kbpkg key generate)",
+                       version, index_digest);
         return 0;
     }
     char *sig = NULL;
     int rc = kb_trust_sign_index(&sig, ctx, r, name, version, index_digest, NULL);
     if (rc) {
-        kb_error_prefix(ctx, "%s@%s: signing index %s", name, version, index_digest);
+        kbi_error_prefix(ctx, "%s@%s: signing index %s", name, version, index_digest);
         return rc;
     }
-    kb_event_emit(ctx, KB_EVENT_NOTICE, name, "%s index %s signed (%s)", version, index_digest,
-                  sig);
+    kbi_event_emit(ctx, KB_EVENT_NOTICE, name, "%s index %s signed (%s)", version, index_digest,
+                   sig);
     kb_string_free(sig);
     return 0;
 }

@@ -54,36 +54,36 @@ static layout *L(kb_registry *r)
 
 static int io_fail(kb_ctx *ctx, const char *what, const char *path, int err)
 {
-    return kb_error_errno(ctx, err, what, path);
+    return kbi_error_errno(ctx, err, what, path);
 }
 
 static char *blob_path(kb_registry *r, const char *digest)
 {
-    return kb_asprintf("%s/%s", L(r)->blob_dir, kb_digest_hex(digest));
+    return kbi_asprintf("%s/%s", L(r)->blob_dir, kbi_digest_hex(digest));
 }
 
 /* The layout must say it is one, in the version we understand. */
 static int check_layout_file(kb_registry *r)
 {
-    char *path = kb_path_join(L(r)->root, LAYOUT_FILE);
+    char *path = kbi_path_join(L(r)->root, LAYOUT_FILE);
     if (!path)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_read_file(r->ctx, path, &b);
+    int rc = kbi_read_file(r->ctx, path, &b);
     if (!rc) {
         json_error_t jerr;
         json_t *j = json_loadb(b.data, b.len, 0, &jerr);
         const char *v = json_string_value(json_object_get(j, "imageLayoutVersion"));
         if (!j)
-            rc = kb_error_set_path(r->ctx, KB_ERR_PARSE, path, (unsigned)jerr.line,
-                                   (unsigned)jerr.column, "%s: %s", path, jerr.text);
+            rc = kbi_error_set_path(r->ctx, KB_ERR_PARSE, path, (unsigned)jerr.line,
+                                    (unsigned)jerr.column, "%s: %s", path, jerr.text);
         else if (!v || strcmp(v, "1.0.0") != 0)
-            rc = kb_error_set_path(r->ctx, KB_ERR_REGISTRY, path, 0, 0,
-                                   "%s: unsupported imageLayoutVersion '%s' (expected 1.0.0)", path,
-                                   v ? v : "");
+            rc = kbi_error_set_path(r->ctx, KB_ERR_REGISTRY, path, 0, 0,
+                                    "%s: unsupported imageLayoutVersion '%s' (expected 1.0.0)",
+                                    path, v ? v : "");
         json_decref(j);
     }
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(path);
     return rc;
 }
@@ -91,14 +91,14 @@ static int check_layout_file(kb_registry *r)
 /* Create the layout on first write; leave an existing one alone. */
 static int ensure_layout(kb_registry *r)
 {
-    int rc = kb_mkdir_p(r->ctx, L(r)->blob_dir, 0755);
+    int rc = kbi_mkdir_p(r->ctx, L(r)->blob_dir, 0755);
     if (rc)
         return rc;
-    char *path = kb_path_join(L(r)->root, LAYOUT_FILE);
+    char *path = kbi_path_join(L(r)->root, LAYOUT_FILE);
     if (!path)
-        return kb_error_oom(r->ctx);
-    if (!kb_path_exists(path))
-        rc = kb_write_file_atomic(r->ctx, path, LAYOUT_TEXT, strlen(LAYOUT_TEXT), 0644);
+        return kbi_error_oom(r->ctx);
+    if (!kbi_path_exists(path))
+        rc = kbi_write_file_atomic(r->ctx, path, LAYOUT_TEXT, strlen(LAYOUT_TEXT), 0644);
     else
         rc = check_layout_file(r);
     free(path);
@@ -107,9 +107,9 @@ static int ensure_layout(kb_registry *r)
 
 static int layout_ping(kb_registry *r)
 {
-    if (!kb_is_dir(L(r)->root))
-        return kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->root, 0, 0,
-                                 "no OCI layout folder at %s", L(r)->root);
+    if (!kbi_is_dir(L(r)->root))
+        return kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->root, 0, 0,
+                                  "no OCI layout folder at %s", L(r)->root);
     return check_layout_file(r);
 }
 
@@ -120,9 +120,9 @@ static int parse_index(json_t **out, kb_registry *r, const char *data, size_t le
     json_error_t jerr;
     json_t *j = json_loadb(data, len, 0, &jerr);
     if (!j)
-        return kb_error_set_path(r->ctx, KB_ERR_PARSE, L(r)->index_path, (unsigned)jerr.line,
-                                 (unsigned)jerr.column, "%s:%d:%d: %s", L(r)->index_path, jerr.line,
-                                 jerr.column, jerr.text);
+        return kbi_error_set_path(r->ctx, KB_ERR_PARSE, L(r)->index_path, (unsigned)jerr.line,
+                                  (unsigned)jerr.column, "%s:%d:%d: %s", L(r)->index_path,
+                                  jerr.line, jerr.column, jerr.text);
     json_t *manifests = json_object_get(j, "manifests");
     if (!manifests) {
         manifests = json_array();
@@ -130,9 +130,9 @@ static int parse_index(json_t **out, kb_registry *r, const char *data, size_t le
     }
     if (!json_is_object(j) || !json_is_array(manifests)) {
         json_decref(j);
-        return kb_error_set_path(r->ctx, KB_ERR_PARSE, L(r)->index_path, 0, 0,
-                                 "%s: not an OCI image index (no manifests array)",
-                                 L(r)->index_path);
+        return kbi_error_set_path(r->ctx, KB_ERR_PARSE, L(r)->index_path, 0, 0,
+                                  "%s: not an OCI image index (no manifests array)",
+                                  L(r)->index_path);
     }
     *out = j;
     return 0;
@@ -142,16 +142,16 @@ static int parse_index(json_t **out, kb_registry *r, const char *data, size_t le
 static int load_index(json_t **out, kb_registry *r)
 {
     *out = NULL;
-    if (!kb_path_exists(L(r)->index_path)) {
+    if (!kbi_path_exists(L(r)->index_path)) {
         *out = json_pack("{s:i, s:s, s:[]}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
                          "manifests");
-        return *out ? 0 : kb_error_oom(r->ctx);
+        return *out ? 0 : kbi_error_oom(r->ctx);
     }
     kb_buf b = KB_BUF_INIT;
-    int rc = kb_read_file(r->ctx, L(r)->index_path, &b);
+    int rc = kbi_read_file(r->ctx, L(r)->index_path, &b);
     if (!rc)
         rc = parse_index(out, r, b.data, b.len);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     return rc;
 }
 
@@ -391,7 +391,7 @@ static void memo_clear(index_memo *m)
 {
     if (m->fd >= 0)
         close(m->fd);
-    kb_buf_free(&m->text);
+    kbi_buf_free(&m->text);
     free(m->entries);
     json_decref(m->parsed);
     memset(m, 0, sizeof(*m));
@@ -429,11 +429,11 @@ static int memo_refresh(kb_registry *r, bool *absent)
         return io_fail(r->ctx, "open", L(r)->index_path, errno);
     }
     int rc = fstat(fd, &m->st) == 0 ? 0 : io_fail(r->ctx, "stat", L(r)->index_path, errno);
-    if (!rc && kb_buf_grow(&m->text, (size_t)m->st.st_size + 1))
-        rc = kb_error_oom(r->ctx);
+    if (!rc && kbi_buf_grow(&m->text, (size_t)m->st.st_size + 1))
+        rc = kbi_error_oom(r->ctx);
     while (!rc) {
-        if (m->text.cap - m->text.len < 2 && kb_buf_grow(&m->text, 65536)) {
-            rc = kb_error_oom(r->ctx);
+        if (m->text.cap - m->text.len < 2 && kbi_buf_grow(&m->text, 65536)) {
+            rc = kbi_error_oom(r->ctx);
             break;
         }
         ssize_t n = read(fd, m->text.data + m->text.len, m->text.cap - m->text.len - 1);
@@ -508,7 +508,7 @@ static int each_entry(kb_registry *r, const entry_key *key, entry_fn fn, void *a
         }
     }
     if (rc == KB_ERR_NOMEM)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     return rc < 0 ? rc : 0;
 }
 
@@ -563,7 +563,7 @@ static int collect_tag(json_t *entry, void *arg)
 {
     tags_query *q = arg;
     const char *tag = entry_tag_of(entry, q->repo);
-    if (tag && !kb_strv_contains(q->out, tag) && kb_strv_push(q->out, tag))
+    if (tag && !kbi_strv_contains(q->out, tag) && kbi_strv_push(q->out, tag))
         return KB_ERR_NOMEM;
     return 0;
 }
@@ -573,12 +573,12 @@ static int layout_blob_exists(uint64_t *size_out, kb_registry *r, const char *re
 {
     char *path = blob_path(r, digest);
     if (!path)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     struct stat st;
     int rc = 0;
     if (stat(path, &st) != 0)
-        rc = errno == ENOENT ? kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
-                                                 "blob %s not found in %s", digest, L(r)->root)
+        rc = errno == ENOENT ? kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
+                                                  "blob %s not found in %s", digest, L(r)->root)
                              : io_fail(r->ctx, "stat", path, errno);
     else
         *size_out = (uint64_t)st.st_size;
@@ -599,7 +599,7 @@ static int copy_fd_to_writer(kb_registry *r, int fd, const char *path, kb_blob_w
             return io_fail(r->ctx, "read", path, errno);
         if (n == 0)
             return 0;
-        int rc = kb_blob_writer_write(w, chunk, (size_t)n);
+        int rc = kbi_blob_writer_write(w, chunk, (size_t)n);
         if (rc)
             return rc;
     }
@@ -609,24 +609,24 @@ static int layout_blob_get(kb_registry *r, const char *repo, const char *digest,
 {
     char *path = blob_path(r, digest);
     if (!path)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     int rc;
     if (fd < 0) {
-        rc = errno == ENOENT ? kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
-                                                 "blob %s not found in %s", digest, L(r)->root)
+        rc = errno == ENOENT ? kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
+                                                  "blob %s not found in %s", digest, L(r)->root)
                              : io_fail(r->ctx, "open", path, errno);
     } else {
         struct stat st;
         rc = 0;
-        kb_log(r->ctx, KB_LOG_DEBUG, "read %s%s", path,
-               w->written ? " (resuming a partial download)" : "");
+        kbi_log(r->ctx, KB_LOG_DEBUG, "read %s%s", path,
+                w->written ? " (resuming a partial download)" : "");
         bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         if (sized && !w->expected)
             w->expected = (uint64_t)st.st_size;
         /* a resumed prefix longer than the blob cannot be part of it */
         if (sized && w->written > (uint64_t)st.st_size)
-            rc = kb_blob_writer_truncate(w);
+            rc = kbi_blob_writer_truncate(w);
         if (!rc)
             rc = copy_fd_to_writer(r, fd, path, w);
         close(fd);
@@ -640,20 +640,20 @@ static int store_file_blob(kb_registry *r, const char *digest, const char *src)
 {
     char *dest = blob_path(r, digest);
     if (!dest)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     int fd = open(src, O_RDONLY | O_CLOEXEC);
     int rc;
     if (fd < 0) {
         rc = io_fail(r->ctx, "open", src, errno);
     } else {
         kb_blob_writer w;
-        rc = kb_blob_writer_open(&w, r->ctx, dest, 0, false);
+        rc = kbi_blob_writer_open(&w, r->ctx, dest, 0, false);
         if (!rc) {
             rc = copy_fd_to_writer(r, fd, src, &w);
             if (!rc)
-                rc = kb_blob_writer_commit(&w, digest, src);
+                rc = kbi_blob_writer_commit(&w, digest, src);
             else
-                kb_blob_writer_close(&w, false);
+                kbi_blob_writer_close(&w, false);
         }
         close(fd);
     }
@@ -672,8 +672,8 @@ static int layout_blob_put(kb_registry *r, const char *repo, const char *digest,
         return store_file_blob(r, digest, path);
     char *dest = blob_path(r, digest);
     if (!dest)
-        return kb_error_oom(r->ctx);
-    rc = kb_write_file_atomic(r->ctx, dest, data, (size_t)size, 0644);
+        return kbi_error_oom(r->ctx);
+    rc = kbi_write_file_atomic(r->ctx, dest, data, (size_t)size, 0644);
     free(dest);
     return rc;
 }
@@ -682,34 +682,34 @@ static int read_manifest_blob(kb_registry_manifest *m, kb_registry *r, const cha
 {
     char *path = blob_path(r, digest);
     if (!path)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     struct stat st;
     int rc = 0;
     if (stat(path, &st) != 0)
-        rc = errno == ENOENT ? kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
-                                                 "manifest %s not found in %s", digest, L(r)->root)
+        rc = errno == ENOENT ? kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0,
+                                                  "manifest %s not found in %s", digest, L(r)->root)
                              : io_fail(r->ctx, "stat", path, errno);
     else if ((uint64_t)st.st_size > KB_MANIFEST_MAX)
-        rc = kb_error_set_path(r->ctx, KB_ERR_LIMIT, path, 0, 0,
-                               "manifest %s is %lld bytes, more than the %zu allowed", digest,
-                               (long long)st.st_size, KB_MANIFEST_MAX);
+        rc = kbi_error_set_path(r->ctx, KB_ERR_LIMIT, path, 0, 0,
+                                "manifest %s is %lld bytes, more than the %zu allowed", digest,
+                                (long long)st.st_size, KB_MANIFEST_MAX);
     kb_buf b = KB_BUF_INIT;
     if (!rc)
-        rc = kb_read_file(r->ctx, path, &b);
-    if (!rc && !kb_buf_grow(&b, 0)) {
+        rc = kbi_read_file(r->ctx, path, &b);
+    if (!rc && !kbi_buf_grow(&b, 0)) {
         m->len = b.len;
-        m->data = kb_buf_detach(&b);
+        m->data = kbi_buf_detach(&b);
     } else if (!rc) {
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     }
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     if (!rc) {
         char hex[65];
-        kb_sha256_hex(m->data, m->len, hex);
-        if (strcmp(hex, kb_digest_hex(digest)) != 0)
-            rc = kb_error_set_path(r->ctx, KB_ERR_DIGEST, path, 0, 0,
-                                   "digest mismatch for manifest %s: expected %s, got sha256:%s",
-                                   path, digest, hex);
+        kbi_sha256_hex(m->data, m->len, hex);
+        if (strcmp(hex, kbi_digest_hex(digest)) != 0)
+            rc = kbi_error_set_path(r->ctx, KB_ERR_DIGEST, path, 0, 0,
+                                    "digest mismatch for manifest %s: expected %s, got sha256:%s",
+                                    path, digest, hex);
     }
     free(path);
     return rc;
@@ -720,10 +720,10 @@ static char *manifest_media_type(json_t *entry, const kb_registry_manifest *m)
 {
     const char *mt = json_string_value(json_object_get(entry, "mediaType"));
     if (mt)
-        return kb_strdup(mt);
+        return kbi_strdup(mt);
     json_t *j = json_loadb(m->data, m->len, 0, NULL);
     mt = json_string_value(json_object_get(j, "mediaType"));
-    char *copy = kb_strdup(mt ? mt : KB_MT_OCI_MANIFEST);
+    char *copy = kbi_strdup(mt ? mt : KB_MT_OCI_MANIFEST);
     json_decref(j);
     return copy;
 }
@@ -734,20 +734,20 @@ static int layout_manifest_get(kb_registry_manifest **out, kb_registry *r, const
     json_t *entry = NULL;
     const char *digest = reference;
     int rc;
-    if (!kb_str_starts(reference, "sha256:")) {
-        char *prefix = kb_asprintf("%s:", repo);
+    if (!kbi_str_starts(reference, "sha256:")) {
+        char *prefix = kbi_asprintf("%s:", repo);
         entry_key key = {prefix, false};
         tag_query q = {repo, reference, NULL};
-        rc = prefix ? each_entry(r, &key, match_tag, &q) : kb_error_oom(r->ctx);
+        rc = prefix ? each_entry(r, &key, match_tag, &q) : kbi_error_oom(r->ctx);
         free(prefix);
         if (rc)
             return rc;
         entry = q.found;
         digest = json_string_value(json_object_get(entry, "digest"));
-        if (!entry || !kb_digest_valid(digest)) {
+        if (!entry || !kbi_digest_valid(digest)) {
             json_decref(entry);
-            return kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
-                                     "%s:%s not found in %s", repo, reference, L(r)->root);
+            return kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
+                                      "%s:%s not found in %s", repo, reference, L(r)->root);
         }
     } else {
         digest_query q = {reference, NULL};
@@ -758,12 +758,12 @@ static int layout_manifest_get(kb_registry_manifest **out, kb_registry *r, const
         entry = q.found;
     }
     kb_registry_manifest *m = calloc(1, sizeof(*m));
-    rc = m ? read_manifest_blob(m, r, digest) : kb_error_oom(r->ctx);
+    rc = m ? read_manifest_blob(m, r, digest) : kbi_error_oom(r->ctx);
     if (!rc && !(m->media_type = manifest_media_type(entry, m)))
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     json_decref(entry);
     if (rc) {
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
         return rc;
     }
     *out = m;
@@ -785,7 +785,7 @@ static void remove_tag(json_t *manifests, const char *repo, const char *tag)
 /* The index.json entry tagging a manifest "<repo>:<tag>". */
 static json_t *tag_entry(const char *repo, const kb_tag_put *put, const char *digest)
 {
-    char *name = kb_asprintf("%s:%s", repo, put->tag);
+    char *name = kbi_asprintf("%s:%s", repo, put->tag);
     json_t *entry =
         name ? json_pack("{s:s, s:s, s:I, s:{s:s}}", "mediaType", put->media_type, "digest", digest,
                          "size", (json_int_t)put->len, "annotations", KB_OCI_REF_NAME, name)
@@ -819,27 +819,27 @@ static int splice_tags(kb_buf *out, kb_registry *r, const char *repo, const kb_t
                        const char *const *digests, size_t n)
 {
     const index_memo *m = &L(r)->memo;
-    bool first = true, oom = kb_buf_append(out, m->text.data, m->list_open + 1) != 0;
+    bool first = true, oom = kbi_buf_append(out, m->text.data, m->list_open + 1) != 0;
     for (size_t i = 0; !oom && i < m->count; i++) {
         const memo_entry *e = &m->entries[i];
         if (entry_retagged(m, e, repo, puts, n))
             continue;
-        oom = (!first && kb_buf_append(out, ",", 1)) ||
-              kb_buf_append(out, m->text.data + e->whole.start, e->whole.end - e->whole.start);
+        oom = (!first && kbi_buf_append(out, ",", 1)) ||
+              kbi_buf_append(out, m->text.data + e->whole.start, e->whole.end - e->whole.start);
         first = false;
     }
     for (size_t i = 0; !oom && i < n; i++) {
         json_t *entry = tag_entry(repo, &puts[i], digests[i]);
         char *text = entry ? json_dumps(entry, JSON_COMPACT) : NULL;
-        oom = !text || (!first && kb_buf_append(out, ",", 1)) ||
-              kb_buf_append(out, text, strlen(text));
+        oom = !text || (!first && kbi_buf_append(out, ",", 1)) ||
+              kbi_buf_append(out, text, strlen(text));
         first = false;
         free(text);
         json_decref(entry);
     }
     if (!oom)
-        oom = kb_buf_append(out, m->text.data + m->list_close, m->text.len - m->list_close) != 0;
-    return oom ? kb_error_oom(r->ctx) : 0;
+        oom = kbi_buf_append(out, m->text.data + m->list_close, m->text.len - m->list_close) != 0;
+    return oom ? kbi_error_oom(r->ctx) : 0;
 }
 
 /* The same through jansson, for a text the scanner gave up on or a layout without index.json. */
@@ -854,11 +854,11 @@ static int rewrite_tags(kb_buf *out, kb_registry *r, const char *repo, const kb_
     for (size_t i = 0; !rc && i < n; i++) {
         json_t *entry = tag_entry(repo, &puts[i], digests[i]);
         if (!entry || json_array_append_new(manifests, entry) != 0)
-            rc = kb_error_oom(r->ctx);
+            rc = kbi_error_oom(r->ctx);
     }
     char *text = rc ? NULL : json_dumps(index, JSON_COMPACT);
-    if (!rc && (!text || kb_buf_append(out, text, strlen(text))))
-        rc = kb_error_oom(r->ctx);
+    if (!rc && (!text || kbi_buf_append(out, text, strlen(text))))
+        rc = kbi_error_oom(r->ctx);
     free(text);
     json_decref(index);
     return rc;
@@ -872,7 +872,7 @@ static int layout_tags_put(kb_registry *r, const char *repo, const kb_tag_put *p
     int rc = ensure_layout(r);
     kb_lock lock;
     if (!rc)
-        rc = kb_lock_acquire(r->ctx, &lock, L(r)->lock_path);
+        rc = kbi_lock_acquire(r->ctx, &lock, L(r)->lock_path);
     if (rc)
         return rc;
     /* Publishes killed mid-write left temp files: the first tag write of a handle, under the
@@ -880,8 +880,8 @@ static int layout_tags_put(kb_registry *r, const char *repo, const kb_tag_put *p
      * readdir of the blobs, measured at 46-57 ms per 10,000 blobs on the 2-core VM under load). */
     if (!L(r)->swept) {
         L(r)->swept = true;
-        kb_sweep_stale_tmp(r->ctx, L(r)->root, NULL);
-        kb_sweep_stale_tmp(r->ctx, L(r)->blob_dir, NULL);
+        kbi_sweep_stale_tmp(r->ctx, L(r)->root, NULL);
+        kbi_sweep_stale_tmp(r->ctx, L(r)->blob_dir, NULL);
     }
     bool absent = false;
     kb_buf text = KB_BUF_INIT;
@@ -891,10 +891,10 @@ static int layout_tags_put(kb_registry *r, const char *repo, const kb_tag_put *p
     else if (!rc)
         rc = rewrite_tags(&text, r, repo, puts, digests, n);
     if (!rc)
-        rc = kb_write_file_atomic(r->ctx, L(r)->index_path, text.data, text.len, 0644);
+        rc = kbi_write_file_atomic(r->ctx, L(r)->index_path, text.data, text.len, 0644);
     memo_clear(&L(r)->memo); /* replaced; the next lookup reads it again anyway */
-    kb_buf_free(&text);
-    kb_lock_release(&lock);
+    kbi_buf_free(&text);
+    kbi_lock_release(&lock);
     return rc;
 }
 
@@ -903,7 +903,7 @@ static int layout_manifest_put(kb_registry *r, const char *repo, const char *ref
                                const char *digest)
 {
     int rc = layout_blob_put(r, repo, digest, len, NULL, data, NULL);
-    if (rc || kb_str_starts(reference, "sha256:"))
+    if (rc || kbi_str_starts(reference, "sha256:"))
         return rc;
     kb_tag_put put = {reference, media_type, data, len};
     return layout_tags_put(r, repo, &put, &digest, 1);
@@ -911,14 +911,14 @@ static int layout_manifest_put(kb_registry *r, const char *repo, const char *ref
 
 static int layout_tags(kb_strv *out, kb_registry *r, const char *repo)
 {
-    char *prefix = kb_asprintf("%s:", repo);
+    char *prefix = kbi_asprintf("%s:", repo);
     entry_key key = {prefix, false};
     tags_query q = {repo, out};
-    int rc = prefix ? each_entry(r, &key, collect_tag, &q) : kb_error_oom(r->ctx);
+    int rc = prefix ? each_entry(r, &key, collect_tag, &q) : kbi_error_oom(r->ctx);
     free(prefix);
     if (!rc && out->len == 0)
-        rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
-                               "repository %s not found in %s", repo, L(r)->root);
+        rc = kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, L(r)->index_path, 0, 0,
+                                "repository %s not found in %s", repo, L(r)->root);
     return rc;
 }
 
@@ -931,21 +931,21 @@ static int catalog_add(kb_registry *r, kb_strv *out, const char *name, size_t le
             colon = name + i;
     if (!colon)
         return 0; /* other tools' untagged or oddly named entries */
-    char *repo = kb_strndup(name, (size_t)(colon - name));
+    char *repo = kbi_strndup(name, (size_t)(colon - name));
     if (!repo)
-        return kb_error_oom(r->ctx);
-    if (!kb_repo_valid(repo)) {
+        return kbi_error_oom(r->ctx);
+    if (!kbi_repo_valid(repo)) {
         free(repo);
         return 0;
     }
-    return kb_strv_push_owned(out, repo) ? kb_error_oom(r->ctx) : 0;
+    return kbi_strv_push_owned(out, repo) ? kbi_error_oom(r->ctx) : 0;
 }
 
 /* Sorted, then duplicates dropped in one pass: a check per name against the list so far made
  * `kbpkg search` on a 10,000-package layout quadratic. */
 static void strv_sort_unique(kb_strv *v)
 {
-    kb_strv_sort(v);
+    kbi_strv_sort(v);
     size_t kept = 0;
     for (size_t i = 0; i < v->len; i++) {
         if (kept && strcmp(v->items[kept - 1], v->items[i]) == 0)
@@ -1012,19 +1012,19 @@ static const kb_registry_ops layout_ops = {
     .free = layout_free,
 };
 
-int kb_layout_init(kb_registry *r)
+int kbi_layout_init(kb_registry *r)
 {
     layout *l = calloc(1, sizeof(*l));
     if (!l)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     l->memo.fd = -1;
     r->impl = l;
     r->ops = &layout_ops;
-    l->root = kb_strdup(r->url.path);
-    l->index_path = kb_path_join(r->url.path, "index.json");
-    l->lock_path = kb_path_join(r->url.path, "index.json.lock");
-    l->blob_dir = kb_path_join(r->url.path, "blobs/sha256");
+    l->root = kbi_strdup(r->url.path);
+    l->index_path = kbi_path_join(r->url.path, "index.json");
+    l->lock_path = kbi_path_join(r->url.path, "index.json.lock");
+    l->blob_dir = kbi_path_join(r->url.path, "blobs/sha256");
     if (!l->root || !l->index_path || !l->lock_path || !l->blob_dir)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     return 0;
 }

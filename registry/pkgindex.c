@@ -14,7 +14,7 @@
 
 static char *jstr(json_t *obj, const char *key)
 {
-    return kb_strdup(json_string_value(json_object_get(obj, key)));
+    return kbi_strdup(json_string_value(json_object_get(obj, key)));
 }
 
 static void entry_clear(kb_pkg_entry *e)
@@ -27,7 +27,7 @@ static void entry_clear(kb_pkg_entry *e)
     memset(e, 0, sizeof(*e));
 }
 
-void kb_pkg_index_free(kb_pkg_index *idx)
+void kbi_pkg_index_free(kb_pkg_index *idx)
 {
     if (!idx)
         return;
@@ -52,7 +52,7 @@ static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *w
     const char *kind = json_string_value(json_object_get(ann, KB_ANN_KIND));
     const char *target = json_string_value(json_object_get(ann, KB_ANN_TARGET));
     const char *digest = json_string_value(json_object_get(desc, "digest"));
-    if (!target || !digest || !kb_digest_valid(digest))
+    if (!target || !digest || !kbi_digest_valid(digest))
         return 1;
     bool source, artifact;
     if (type) {
@@ -67,16 +67,16 @@ static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *w
     memset(e, 0, sizeof(*e));
     char field[96];
     snprintf(field, sizeof(field), "manifests[%zu] (target %.48s)", pos, target);
-    int rc = kb_oci_descriptor_size(&e->manifest_size, ctx, desc, 1, KB_MANIFEST_MAX, what, field);
+    int rc = kbi_oci_descriptor_size(&e->manifest_size, ctx, desc, 1, KB_MANIFEST_MAX, what, field);
     if (rc)
         return rc;
     e->is_source = source;
-    e->target = kb_strdup(target);
-    e->manifest_digest = kb_strdup(digest);
+    e->target = kbi_strdup(target);
+    e->manifest_digest = kbi_strdup(digest);
     e->build_key = jstr(ann, KB_ANN_BUILD_KEY);
     if (!e->target || !e->manifest_digest) {
         entry_clear(e);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     return 0;
 }
@@ -85,33 +85,33 @@ static int parse_entry(kb_pkg_entry *e, kb_ctx *ctx, json_t *desc, const char *w
  * must not point them elsewhere with "..", '/' or other junk. */
 static int check_index_identity(kb_ctx *ctx, const char *what, const kb_pkg_index *idx)
 {
-    if (idx->name && !kb_pkg_name_valid(idx->name))
-        return kb_error_set(ctx, KB_ERR_PARSE,
-                            "%s: annotation dev.kbpkg.name '%s' is not a package name (org/name)",
-                            what, idx->name);
+    if (idx->name && !kbi_pkg_name_valid(idx->name))
+        return kbi_error_set(ctx, KB_ERR_PARSE,
+                             "%s: annotation dev.kbpkg.name '%s' is not a package name (org/name)",
+                             what, idx->name);
     kb_semver v;
-    if (idx->version && kb_semver_parse(NULL, &v, idx->version) != 0)
-        return kb_error_set(ctx, KB_ERR_PARSE,
-                            "%s: annotation dev.kbpkg.version '%s' is not a semantic version", what,
-                            idx->version);
+    if (idx->version && kbi_semver_parse(NULL, &v, idx->version) != 0)
+        return kbi_error_set(ctx, KB_ERR_PARSE,
+                             "%s: annotation dev.kbpkg.version '%s' is not a semantic version",
+                             what, idx->version);
     return 0;
 }
 
-int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
-                       size_t len)
+int kbi_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
+                        size_t len)
 {
     *out = NULL;
     json_error_t jerr;
     json_t *root = json_loadb(data, len, 0, &jerr);
     if (!root || !json_is_object(root)) {
         json_decref(root);
-        return kb_error_set(ctx, KB_ERR_PARSE, "%s: not a JSON index (%s, line %d)", what,
-                            root ? "not an object" : jerr.text, jerr.line);
+        return kbi_error_set(ctx, KB_ERR_PARSE, "%s: not a JSON index (%s, line %d)", what,
+                             root ? "not an object" : jerr.text, jerr.line);
     }
     json_t *manifests = json_object_get(root, "manifests");
     if (!json_is_array(manifests)) {
         json_decref(root);
-        return kb_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array", what);
+        return kbi_error_set(ctx, KB_ERR_PARSE, "%s: an OCI index needs a 'manifests' array", what);
     }
     kb_pkg_index *idx = calloc(1, sizeof(*idx));
     if (idx)
@@ -119,7 +119,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     if (!idx || !idx->entries) {
         free(idx);
         json_decref(root);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     json_t *ann = json_object_get(root, "annotations");
     idx->name = jstr(ann, "dev.kbpkg.name");
@@ -129,7 +129,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
     idx->declared = jstr(ann, KB_ANN_DECLARED);
     int rc = check_index_identity(ctx, what, idx);
     if (rc) {
-        kb_pkg_index_free(idx);
+        kbi_pkg_index_free(idx);
         json_decref(root);
         return rc;
     }
@@ -140,7 +140,7 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
         kb_pkg_entry e;
         int kept = json_is_object(desc) ? parse_entry(&e, ctx, desc, what, i) : 1;
         if (kept < 0) {
-            kb_pkg_index_free(idx);
+            kbi_pkg_index_free(idx);
             json_decref(root);
             return kept;
         }
@@ -156,12 +156,12 @@ int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const 
 static char *registry_where(const kb_registry *r)
 {
     if (r->url.layout)
-        return kb_strdup(r->url.path);
+        return kbi_strdup(r->url.path);
     const char *ns = r->url.namespace ? r->url.namespace : "";
-    return kb_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
+    return kbi_asprintf("%s%s%s", r->url.base, *ns ? "/" : "", ns);
 }
 
-const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *target)
+const kb_pkg_entry *kbi_pkg_index_find(const kb_pkg_index *idx, const char *target)
 {
     for (size_t i = 0; idx && i < idx->count; i++)
         if (strcmp(idx->entries[i].target, target) == 0)
@@ -174,9 +174,9 @@ const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *targe
 static int cmp_versions_desc(const void *a, const void *b)
 {
     kb_semver va, vb;
-    kb_semver_parse(NULL, &va, *(char *const *)a);
-    kb_semver_parse(NULL, &vb, *(char *const *)b);
-    return kb_semver_cmp(&vb, &va);
+    kbi_semver_parse(NULL, &va, *(char *const *)a);
+    kbi_semver_parse(NULL, &vb, *(char *const *)b);
+    return kbi_semver_cmp(&vb, &va);
 }
 
 /* A repository the registry does not know is a package it does not have: say so, keeping the
@@ -184,130 +184,131 @@ static int cmp_versions_desc(const void *a, const void *b)
 static int no_such_package(kb_registry *r, const char *name)
 {
     const kb_error *e = kb_ctx_last_error(r->ctx);
-    char *path = kb_strdup(e->path), *url = kb_strdup(e->url), *where = registry_where(r);
+    char *path = kbi_strdup(e->path), *url = kbi_strdup(e->url), *where = registry_where(r);
     int rc;
     if (!where)
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     else if (url)
-        rc = kb_error_set_url(r->ctx, KB_ERR_NOT_FOUND, url, "no package %s in %s", name, where);
-    else if (r->url.layout && !kb_path_exists(where))
-        rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, where, 0, 0,
+        rc = kbi_error_set_url(r->ctx, KB_ERR_NOT_FOUND, url, "no package %s in %s", name, where);
+    else if (r->url.layout && !kbi_path_exists(where))
+        rc =
+            kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, where, 0, 0,
                                "no package %s in %s: that registry folder does not exist (publish "
                                "there first, or point --registry or $KBPKG_REGISTRY at a registry)",
                                name, where);
     else
-        rc = kb_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0, "no package %s in %s", name,
-                               where);
+        rc = kbi_error_set_path(r->ctx, KB_ERR_NOT_FOUND, path, 0, 0, "no package %s in %s", name,
+                                where);
     free(path);
     free(url);
     free(where);
     return rc;
 }
 
-int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name)
+int kbi_pkg_versions(kb_strv *out, kb_registry *r, const char *name)
 {
     kb_strv tags = KB_STRV_INIT;
-    int rc = kb_registry_tags(&tags, r, name);
+    int rc = kbi_registry_tags(&tags, r, name);
     if (rc == KB_ERR_NOT_FOUND)
         rc = no_such_package(r, name);
     for (size_t i = 0; !rc && i < tags.len; i++) {
         kb_semver v;
-        if (kb_semver_parse(NULL, &v, tags.items[i]) == 0)
-            rc = kb_strv_push(out, tags.items[i]) ? kb_error_oom(r->ctx) : 0;
+        if (kbi_semver_parse(NULL, &v, tags.items[i]) == 0)
+            rc = kbi_strv_push(out, tags.items[i]) ? kbi_error_oom(r->ctx) : 0;
     }
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     if (!rc && out->len > 1)
         qsort(out->items, out->len, sizeof(char *), cmp_versions_desc);
     return rc;
 }
 
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text)
+int kbi_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text)
 {
     *out = NULL;
     kb_constraint *c = NULL;
-    int rc = kb_constraint_parse(r->ctx, &c, constraint_text);
+    int rc = kbi_constraint_parse(r->ctx, &c, constraint_text);
     if (rc)
         return rc;
     kb_strv versions = KB_STRV_INIT;
-    rc = kb_pkg_versions(&versions, r, name);
+    rc = kbi_pkg_versions(&versions, r, name);
     for (size_t i = 0; !rc && i < versions.len && !*out; i++) {
         kb_semver v;
-        kb_semver_parse(NULL, &v, versions.items[i]);
-        if (kb_constraint_match(c, &v))
-            *out = kb_strdup(versions.items[i]);
+        kbi_semver_parse(NULL, &v, versions.items[i]);
+        if (kbi_constraint_match(c, &v))
+            *out = kbi_strdup(versions.items[i]);
     }
     if (!rc && !*out) {
         kb_buf have = KB_BUF_INIT;
         for (size_t i = 0; i < versions.len && i < 10; i++)
-            kb_buf_printf(&have, "%s%s", i ? ", " : "", versions.items[i]);
-        rc = kb_error_set(r->ctx, KB_ERR_NOT_FOUND, "no version of %s matches '%s' (%s%s)", name,
-                          constraint_text, versions.len ? "the registry has " : "none published",
-                          have.data ? have.data : "");
-        kb_buf_free(&have);
+            kbi_buf_printf(&have, "%s%s", i ? ", " : "", versions.items[i]);
+        rc = kbi_error_set(r->ctx, KB_ERR_NOT_FOUND, "no version of %s matches '%s' (%s%s)", name,
+                           constraint_text, versions.len ? "the registry has " : "none published",
+                           have.data ? have.data : "");
+        kbi_buf_free(&have);
     }
-    kb_strv_free(&versions);
-    kb_constraint_free(c);
+    kbi_strv_free(&versions);
+    kbi_constraint_free(c);
     return rc;
 }
 
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
-                       const char *expect_digest)
+int kbi_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                        const char *expect_digest)
 {
     *out = NULL;
     kb_registry_manifest *m = NULL;
-    int rc = kb_registry_manifest_get(&m, r, name, expect_digest ? expect_digest : version);
+    int rc = kbi_registry_manifest_get(&m, r, name, expect_digest ? expect_digest : version);
     if (rc)
         return rc;
     char *where = registry_where(r);
-    char *what = where ? kb_asprintf("%s: %s@%s index %s", where, name, version, m->digest) : NULL;
+    char *what = where ? kbi_asprintf("%s: %s@%s index %s", where, name, version, m->digest) : NULL;
     free(where);
-    rc = what ? kb_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kb_error_oom(r->ctx);
+    rc = what ? kbi_pkg_index_parse(out, r->ctx, what, m->data, m->len) : kbi_error_oom(r->ctx);
     kb_semver tagged;
     /* Another package's or version's index under this tag is a substitution or a rollback: a
      * failed check of what was served (KB_ERR_DIGEST, exit 4), as a signature mismatch is. */
     if (!rc && (*out)->name && strcmp((*out)->name, name) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_DIGEST,
-                          "%s: the index names package '%s', not the one asked for (a "
-                          "substitution)",
-                          what, (*out)->name);
+        rc = kbi_error_set(r->ctx, KB_ERR_DIGEST,
+                           "%s: the index names package '%s', not the one asked for (a "
+                           "substitution)",
+                           what, (*out)->name);
     /* A version tag must hold that version's index ("latest" may hold any). */
-    else if (!rc && (*out)->version && kb_semver_parse(NULL, &tagged, version) == 0 &&
+    else if (!rc && (*out)->version && kbi_semver_parse(NULL, &tagged, version) == 0 &&
              strcmp((*out)->version, version) != 0)
-        rc = kb_error_set(r->ctx, KB_ERR_DIGEST,
-                          "%s: the index says version %s, not the tag's %s (a rollback or "
-                          "substitution)",
-                          what, (*out)->version, version);
+        rc = kbi_error_set(r->ctx, KB_ERR_DIGEST,
+                           "%s: the index says version %s, not the tag's %s (a rollback or "
+                           "substitution)",
+                           what, (*out)->version, version);
     if (rc && *out) {
-        kb_pkg_index_free(*out);
+        kbi_pkg_index_free(*out);
         *out = NULL;
     } else if (!rc) {
-        (*out)->digest = kb_strdup(m->digest);
+        (*out)->digest = kbi_strdup(m->digest);
         if (!(*out)->name)
-            (*out)->name = kb_strdup(name);
+            (*out)->name = kbi_strdup(name);
         if (!(*out)->version)
-            (*out)->version = kb_strdup(version);
+            (*out)->version = kbi_strdup(version);
     }
     free(what);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     return rc;
 }
 
-int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
+int kbi_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
 {
     if (e->layer_digest)
         return 0;
     kb_registry_manifest *m = NULL;
-    int rc = kb_registry_manifest_get(&m, r, name, e->manifest_digest);
+    int rc = kbi_registry_manifest_get(&m, r, name, e->manifest_digest);
     if (rc)
         return rc;
     char *where = registry_where(r);
     char *what =
-        where ? kb_asprintf("%s: %s %s manifest %s", where, name, e->target, e->manifest_digest)
+        where ? kbi_asprintf("%s: %s %s manifest %s", where, name, e->target, e->manifest_digest)
               : NULL;
     free(where);
     if (!what) {
-        kb_registry_manifest_free(m);
-        return kb_error_oom(r->ctx);
+        kbi_registry_manifest_free(m);
+        return kbi_error_oom(r->ctx);
     }
     json_error_t jerr;
     json_t *root = json_loadb(m->data, m->len, 0, &jerr);
@@ -329,27 +330,27 @@ int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name)
     char field[32];
     snprintf(field, sizeof(field), "layers[%zu]", layer_pos);
     if (!root)
-        rc = kb_error_set(r->ctx, KB_ERR_PARSE, "%s:%d:%d: %s", what, jerr.line, jerr.column,
-                          jerr.text);
-    else if (!layer || !ld || !kb_digest_valid(ld))
-        rc = kb_error_set(r->ctx, KB_ERR_REGISTRY, "%s: no %s layer", what, KB_MT_KBPKG_LAYER);
+        rc = kbi_error_set(r->ctx, KB_ERR_PARSE, "%s:%d:%d: %s", what, jerr.line, jerr.column,
+                           jerr.text);
+    else if (!layer || !ld || !kbi_digest_valid(ld))
+        rc = kbi_error_set(r->ctx, KB_ERR_REGISTRY, "%s: no %s layer", what, KB_MT_KBPKG_LAYER);
     else
-        rc = kb_oci_descriptor_size(&layer_size, r->ctx, layer, 1, KB_PKG_LAYER_SIZE_MAX, what,
-                                    field);
+        rc = kbi_oci_descriptor_size(&layer_size, r->ctx, layer, 1, KB_PKG_LAYER_SIZE_MAX, what,
+                                     field);
     if (!rc && config)
-        rc = kb_oci_descriptor_size(&config_size, r->ctx, config, 0, KB_PKG_CONFIG_SIZE_MAX, what,
-                                    "config");
+        rc = kbi_oci_descriptor_size(&config_size, r->ctx, config, 0, KB_PKG_CONFIG_SIZE_MAX, what,
+                                     "config");
     if (!rc) {
-        e->layer_digest = kb_strdup(ld);
+        e->layer_digest = kbi_strdup(ld);
         e->layer_size = layer_size;
         e->config_digest = jstr(config, "digest");
         e->config_size = config_size;
         if (!e->layer_digest)
-            rc = kb_error_oom(r->ctx);
+            rc = kbi_error_oom(r->ctx);
     }
     json_decref(root);
     free(what);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     return rc;
 }
 
@@ -376,13 +377,14 @@ static json_t *entry_annotations(const kb_publish_item *it)
     json_t *ann = json_pack("{s:s,s:s}", KB_ANN_TARGET, it->target, KB_ANN_KIND,
                             source ? "source" : "artifact");
     kb_target t;
-    if (strcmp(it->target, KB_SOURCE_TARGET) != 0 && kb_target_parse(NULL, &t, it->target) == 0) {
+    if (strcmp(it->target, KB_SOURCE_TARGET) != 0 && kbi_target_parse(NULL, &t, it->target) == 0) {
         char runtime[32];
         if (t.backend == KB_BACKEND_CPU)
             snprintf(runtime, sizeof(runtime), "cpu");
         else
-            snprintf(runtime, sizeof(runtime), "%s%u", kb_backend_name(t.backend), t.runtime_major);
-        json_object_set_new(ann, KB_ANN_BACKEND, json_string(kb_backend_name(t.backend)));
+            snprintf(runtime, sizeof(runtime), "%s%u", kbi_backend_name(t.backend),
+                     t.runtime_major);
+        json_object_set_new(ann, KB_ANN_BACKEND, json_string(kbi_backend_name(t.backend)));
         json_object_set_new(ann, KB_ANN_ARCH, json_string(t.arch));
         json_object_set_new(ann, KB_ANN_RUNTIME, json_string(runtime));
     }
@@ -406,7 +408,7 @@ static json_t *entry_annotations(const kb_publish_item *it)
 static json_t *entry_platform(const char *target)
 {
     kb_target t;
-    if (strcmp(target, KB_SOURCE_TARGET) == 0 || kb_target_parse(NULL, &t, target) != 0)
+    if (strcmp(target, KB_SOURCE_TARGET) == 0 || kbi_target_parse(NULL, &t, target) != 0)
         return NULL;
     return json_pack("{s:s,s:s}", "architecture", oci_arch(t.host_arch), "os", t.host_os);
 }
@@ -424,12 +426,12 @@ static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
 {
     memset(p, 0, sizeof(*p));
     char hex[65];
-    int rc = kb_sha256_file(ctx, it->path, hex, &p->layer_size);
+    int rc = kbi_sha256_file(ctx, it->path, hex, &p->layer_size);
     if (rc)
         return rc;
     snprintf(p->layer_digest, sizeof(p->layer_digest), "sha256:%s", hex);
     size_t clen = strlen(it->config_json);
-    kb_sha256_hex(it->config_json, clen, hex);
+    kbi_sha256_hex(it->config_json, clen, hex);
     snprintf(p->config_digest, sizeof(p->config_digest), "sha256:%s", hex);
     const char *slash = strrchr(it->path, '/');
     bool source = strcmp(it->target, KB_SOURCE_TARGET) == 0;
@@ -444,8 +446,8 @@ static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
     p->manifest = m ? canonical(m) : NULL;
     json_decref(m);
     if (!p->manifest)
-        return kb_error_oom(ctx);
-    kb_sha256_hex(p->manifest, strlen(p->manifest), hex);
+        return kbi_error_oom(ctx);
+    kbi_sha256_hex(p->manifest, strlen(p->manifest), hex);
     snprintf(p->manifest_digest, sizeof(p->manifest_digest), "sha256:%s", hex);
     p->descriptor = json_pack("{s:s,s:s,s:I,s:s,s:o}", "mediaType", KB_MT_OCI_MANIFEST, "digest",
                               p->manifest_digest, "size", (json_int_t)strlen(p->manifest),
@@ -453,7 +455,7 @@ static int prepare_item(prepared *p, kb_ctx *ctx, const kb_publish_item *it)
     json_t *platform = entry_platform(it->target);
     if (platform)
         json_object_set_new(p->descriptor, "platform", platform);
-    return p->descriptor ? 0 : kb_error_oom(ctx);
+    return p->descriptor ? 0 : kbi_error_oom(ctx);
 }
 
 static void prepared_clear(prepared *p)
@@ -465,12 +467,12 @@ static void prepared_clear(prepared *p)
 static int push_item_once(kb_registry *r, const char *name, const kb_publish_item *it,
                           const prepared *p)
 {
-    int rc = kb_registry_blob_put_file_for(NULL, r, name, it->path, it->target);
+    int rc = kbi_registry_blob_put_file_for(NULL, r, name, it->path, it->target);
     if (!rc)
-        rc = kb_registry_blob_put_mem(NULL, r, name, it->config_json, strlen(it->config_json));
+        rc = kbi_registry_blob_put_mem(NULL, r, name, it->config_json, strlen(it->config_json));
     if (!rc)
-        rc = kb_registry_manifest_put(NULL, r, name, p->manifest_digest, KB_MT_OCI_MANIFEST,
-                                      p->manifest, strlen(p->manifest));
+        rc = kbi_registry_manifest_put(NULL, r, name, p->manifest_digest, KB_MT_OCI_MANIFEST,
+                                       p->manifest, strlen(p->manifest));
     return rc;
 }
 
@@ -485,8 +487,8 @@ static int push_item(kb_registry *r, const char *name, const kb_publish_item *it
 {
     int rc = push_item_once(r, name, it, p);
     for (unsigned attempt = 1; transient(rc) && attempt < 6; attempt++) {
-        kb_log(r->ctx, KB_LOG_DEBUG, "push %s %s: %s; again", name, it->target,
-               kb_ctx_last_error(r->ctx)->message);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "push %s %s: %s; again", name, it->target,
+                kb_ctx_last_error(r->ctx)->message);
         merge_backoff(attempt + 2);
         rc = push_item_once(r, name, it, p);
     }
@@ -497,23 +499,23 @@ static int push_item(kb_registry *r, const char *name, const kb_publish_item *it
 static int load_existing(json_t **out, kb_registry *r, const char *name, const char *version)
 {
     kb_registry_manifest *m = NULL;
-    int rc = kb_registry_manifest_get(&m, r, name, version);
+    int rc = kbi_registry_manifest_get(&m, r, name, version);
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(r->ctx);
         *out = json_pack("{s:i,s:s,s:[]}", "schemaVersion", 2, "mediaType", KB_MT_OCI_INDEX,
                          "manifests");
-        return *out ? 0 : kb_error_oom(r->ctx);
+        return *out ? 0 : kbi_error_oom(r->ctx);
     }
     if (rc)
         return rc;
     json_error_t jerr;
     *out = json_loadb(m->data, m->len, 0, &jerr);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     if (!*out || !json_is_array(json_object_get(*out, "manifests"))) {
         json_decref(*out);
         *out = NULL;
-        return kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                            "%s@%s: the existing index is not an OCI index", name, version);
+        return kbi_error_set(r->ctx, KB_ERR_REGISTRY,
+                             "%s@%s: the existing index is not an OCI index", name, version);
     }
     return 0;
 }
@@ -576,16 +578,16 @@ static void sort_manifests(json_t *manifests)
 #define MERGE_ROUNDS_MAX 200
 #define ANN_STAGE "dev.kbpkg.stage"
 
-int kb_pkg_stage_tag(char *out, size_t size, const char *version, const char *target)
+int kbi_pkg_stage_tag(char *out, size_t size, const char *version, const char *target)
 {
     int n = snprintf(out, size, "%s%s--%s", STAGE_PREFIX, version, target ? target : "");
-    return n > 0 && (size_t)n < size && (!target || kb_tag_valid(out)) ? 0 : KB_ERR_INVALID;
+    return n > 0 && (size_t)n < size && (!target || kbi_tag_valid(out)) ? 0 : KB_ERR_INVALID;
 }
 
-void kb_pkg_merge_result_free(kb_pkg_merge_result *m)
+void kbi_pkg_merge_result_free(kb_pkg_merge_result *m)
 {
     free(m->index_digest);
-    kb_strv_free(&m->conflicts);
+    kbi_strv_free(&m->conflicts);
     memset(m, 0, sizeof(*m));
 }
 
@@ -630,7 +632,7 @@ static int read_stage(merge_view *v, kb_registry *r, const char *name, const cha
                       const char *tag)
 {
     kb_registry_manifest *m = NULL;
-    int rc = kb_registry_manifest_get(&m, r, name, tag);
+    int rc = kbi_registry_manifest_get(&m, r, name, tag);
     if (rc == KB_ERR_NOT_FOUND) { /* listed, then gone: nothing staged there */
         kb_ctx_clear_error(r->ctx);
         return 0;
@@ -647,13 +649,13 @@ static int read_stage(merge_view *v, kb_registry *r, const char *name, const cha
     const char *digest = json_string_value(json_object_get(d, "digest"));
     /* another version whose text extends ours ("1.0.0--x"), or not a stage at all */
     if (n && ver && strcmp(n, name) == 0 && strcmp(ver, version) == 0 && descriptor_target(d) &&
-        digest && kb_digest_valid(digest)) {
+        digest && kbi_digest_valid(digest)) {
         json_array_append(v->staged, d);
-        if (sum && !v->summary && !(v->summary = kb_strdup(sum)))
-            rc = kb_error_oom(r->ctx);
+        if (sum && !v->summary && !(v->summary = kbi_strdup(sum)))
+            rc = kbi_error_oom(r->ctx);
     }
     json_decref(doc);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     return rc;
 }
 
@@ -707,37 +709,37 @@ static int read_view(merge_view *v, kb_registry *r, const char *name, const char
     memset(v, 0, sizeof(*v));
     v->staged = json_array();
     kb_registry_manifest *m = NULL;
-    int rc = v->staged ? kb_registry_manifest_get(&m, r, name, version) : KB_ERR_NOMEM;
+    int rc = v->staged ? kbi_registry_manifest_get(&m, r, name, version) : KB_ERR_NOMEM;
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(r->ctx);
         rc = load_existing(&v->index, r, name, version);
     } else if (!rc) {
         json_error_t jerr;
         v->index = json_loadb(m->data, m->len, 0, &jerr);
-        v->digest = kb_strdup(m->digest);
+        v->digest = kbi_strdup(m->digest);
         if (!v->index || !json_is_array(json_object_get(v->index, "manifests")))
-            rc = kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                              "%s@%s: the existing index %s is not an OCI index", name, version,
-                              m->digest);
+            rc = kbi_error_set(r->ctx, KB_ERR_REGISTRY,
+                               "%s@%s: the existing index %s is not an OCI index", name, version,
+                               m->digest);
     }
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     char prefix[160];
     kb_strv tags = KB_STRV_INIT;
-    if (!rc && kb_pkg_stage_tag(prefix, sizeof(prefix), version, NULL) != 0)
-        rc =
-            kb_error_set(r->ctx, KB_ERR_INVALID, "%s@%s: version too long to stage", name, version);
+    if (!rc && kbi_pkg_stage_tag(prefix, sizeof(prefix), version, NULL) != 0)
+        rc = kbi_error_set(r->ctx, KB_ERR_INVALID, "%s@%s: version too long to stage", name,
+                           version);
     if (!rc) {
-        rc = kb_registry_tags(&tags, r, name);
+        rc = kbi_registry_tags(&tags, r, name);
         if (rc == KB_ERR_NOT_FOUND) {
             kb_ctx_clear_error(r->ctx);
             rc = 0;
         }
     }
     for (size_t i = 0; !rc && i < tags.len; i++)
-        if (kb_str_starts(tags.items[i], prefix))
+        if (kbi_str_starts(tags.items[i], prefix))
             rc = read_stage(v, r, name, version, tags.items[i]);
-    kb_strv_free(&tags);
-    return rc == KB_ERR_NOMEM ? kb_error_oom(r->ctx) : rc;
+    kbi_strv_free(&tags);
+    return rc == KB_ERR_NOMEM ? kbi_error_oom(r->ctx) : rc;
 }
 
 /* The highest released version of name (a pre-release never moves latest), as a tag. */
@@ -745,29 +747,29 @@ static int highest_version(char **out, kb_registry *r, const char *name, const c
 {
     *out = NULL;
     kb_strv versions = KB_STRV_INIT;
-    int rc = kb_pkg_versions(&versions, r, name);
+    int rc = kbi_pkg_versions(&versions, r, name);
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(r->ctx);
         rc = 0;
     }
     kb_semver best, v;
     bool have = false;
-    if (!rc && kb_semver_parse(NULL, &v, version) == 0 && !v.pre[0]) {
+    if (!rc && kbi_semver_parse(NULL, &v, version) == 0 && !v.pre[0]) {
         best = v;
         have = true;
-        *out = kb_strdup(version);
+        *out = kbi_strdup(version);
     }
     for (size_t i = 0; !rc && i < versions.len; i++) {
-        if (kb_semver_parse(NULL, &v, versions.items[i]) != 0 || v.pre[0])
+        if (kbi_semver_parse(NULL, &v, versions.items[i]) != 0 || v.pre[0])
             continue;
-        if (!have || kb_semver_cmp(&v, &best) > 0) {
+        if (!have || kbi_semver_cmp(&v, &best) > 0) {
             best = v;
             have = true;
             free(*out);
-            *out = kb_strdup(versions.items[i]);
+            *out = kbi_strdup(versions.items[i]);
         }
     }
-    kb_strv_free(&versions);
+    kbi_strv_free(&versions);
     return rc;
 }
 
@@ -784,7 +786,7 @@ static int latest_update(char **bytes, kb_registry *r, const char *name, const c
     kb_registry_manifest *want = NULL, *latest = NULL;
     const char *want_digest = ours_digest;
     if (strcmp(top, version) != 0 || !ours) {
-        rc = kb_registry_manifest_get(&want, r, name, top);
+        rc = kbi_registry_manifest_get(&want, r, name, top);
         if (rc == KB_ERR_NOT_FOUND && strcmp(top, version) == 0) { /* not written yet */
             kb_ctx_clear_error(r->ctx);
             rc = 0;
@@ -792,18 +794,18 @@ static int latest_update(char **bytes, kb_registry *r, const char *name, const c
         want_digest = want ? want->digest : NULL;
     }
     if (!rc && want_digest) {
-        rc = kb_registry_manifest_get(&latest, r, name, "latest");
+        rc = kbi_registry_manifest_get(&latest, r, name, "latest");
         if (rc == KB_ERR_NOT_FOUND) {
             kb_ctx_clear_error(r->ctx);
             rc = 0;
         }
     }
     if (!rc && want_digest && (!latest || strcmp(latest->digest, want_digest) != 0)) {
-        *bytes = kb_strdup(want ? want->data : ours);
-        rc = *bytes ? 0 : kb_error_oom(r->ctx);
+        *bytes = kbi_strdup(want ? want->data : ours);
+        rc = *bytes ? 0 : kbi_error_oom(r->ctx);
     }
-    kb_registry_manifest_free(want);
-    kb_registry_manifest_free(latest);
+    kbi_registry_manifest_free(want);
+    kbi_registry_manifest_free(latest);
     free(top);
     return rc;
 }
@@ -850,7 +852,7 @@ static int merge_union(kb_ctx *ctx, merge_view *v, const merge_own *own, const c
 {
     json_t *manifests = json_object_get(v->index, "manifests");
     *changed = false;
-    kb_strv_free(&out->conflicts);
+    kbi_strv_free(&out->conflicts);
     size_t i;
     json_t *d;
     json_array_foreach(v->staged, i, d)
@@ -863,12 +865,12 @@ static int merge_union(kb_ctx *ctx, merge_view *v, const merge_own *own, const c
             json_string_value(json_object_get(find_descriptor(manifests, target, &pos), "digest"));
         int f = fold(manifests, d, false);
         if (f == 2 &&
-            kb_strv_push_owned(&out->conflicts,
-                               kb_asprintf("%s@%s %s: staged %s, the index holds %s; "
-                                           "skipped (publish a new version)",
-                                           name, version, target,
-                                           json_string_value(json_object_get(d, "digest")), od)))
-            return kb_error_oom(ctx);
+            kbi_strv_push_owned(&out->conflicts,
+                                kbi_asprintf("%s@%s %s: staged %s, the index holds %s; "
+                                             "skipped (publish a new version)",
+                                             name, version, target,
+                                             json_string_value(json_object_get(d, "digest")), od)))
+            return kbi_error_oom(ctx);
         *changed |= f == 1;
     }
     for (size_t k = 0; own && k < own->count; k++) {
@@ -876,12 +878,12 @@ static int merge_union(kb_ctx *ctx, merge_view *v, const merge_own *own, const c
         if (f == 2) {
             size_t pos = 0;
             json_t *old = find_descriptor(manifests, own->items[k].target, &pos);
-            return kb_error_set(ctx, KB_ERR_EXISTS,
-                                "%s@%s %s is already published with different bytes (registry "
-                                "%s, yours %s); use --force to replace it",
-                                name, version, own->items[k].target,
-                                json_string_value(json_object_get(old, "digest")),
-                                own->prep[k].manifest_digest);
+            return kbi_error_set(ctx, KB_ERR_EXISTS,
+                                 "%s@%s %s is already published with different bytes (registry "
+                                 "%s, yours %s); use --force to replace it",
+                                 name, version, own->items[k].target,
+                                 json_string_value(json_object_get(old, "digest")),
+                                 own->prep[k].manifest_digest);
         }
         *changed |= f == 1;
     }
@@ -919,12 +921,12 @@ static int own_stage_puts(kb_ctx *ctx, kb_tag_put *puts, char **docs, char (*tag
                           const char *summary)
 {
     for (size_t i = 0; i < own->count; i++) {
-        if (kb_pkg_stage_tag(tags[i], sizeof(tags[i]), version, own->items[i].target) != 0)
-            return kb_error_set(ctx, KB_ERR_INVALID,
-                                "%s@%s %s: no staging tag fits in 128 characters", name, version,
-                                own->items[i].target);
+        if (kbi_pkg_stage_tag(tags[i], sizeof(tags[i]), version, own->items[i].target) != 0)
+            return kbi_error_set(ctx, KB_ERR_INVALID,
+                                 "%s@%s %s: no staging tag fits in 128 characters", name, version,
+                                 own->items[i].target);
         if (!(docs[i] = stage_document(name, version, summary, &own->prep[i])))
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
         puts[i] = (kb_tag_put){tags[i], KB_MT_OCI_INDEX, docs[i], strlen(docs[i])};
     }
     return 0;
@@ -942,7 +944,7 @@ static int merge_round(kb_registry *r, const char *name, const char *version, co
     char **docs = calloc(n_own + 1, sizeof(*docs));
     char(*tags)[160] = calloc(n_own + 1, sizeof(*tags));
     char *bytes = NULL, *latest = NULL, digest[72] = "";
-    int rc = (!puts || !docs || !tags) ? kb_error_oom(ctx) : read_view(&v, r, name, version);
+    int rc = (!puts || !docs || !tags) ? kbi_error_oom(ctx) : read_view(&v, r, name, version);
     if (!rc)
         rc = merge_union(ctx, &v, own, name, version, out, &changed);
     if (!rc && changed) {
@@ -951,9 +953,9 @@ static int merge_round(kb_registry *r, const char *name, const char *version, co
         bytes = canonical(v.index);
         char hex[65];
         if (bytes)
-            kb_sha256_hex(bytes, strlen(bytes), hex);
+            kbi_sha256_hex(bytes, strlen(bytes), hex);
         snprintf(digest, sizeof(digest), "sha256:%s", bytes ? hex : "");
-        rc = bytes ? 0 : kb_error_oom(ctx);
+        rc = bytes ? 0 : kbi_error_oom(ctx);
     }
     if (!rc)
         rc = latest_update(&latest, r, name, version, bytes, changed ? digest : v.digest);
@@ -972,14 +974,14 @@ static int merge_round(kb_registry *r, const char *name, const char *version, co
     if (!rc && n == 0 && !v.digest)
         out->empty_rounds++;
     if (!rc && n)
-        rc = kb_registry_tags_put(r, name, puts, n);
+        rc = kbi_registry_tags_put(r, name, puts, n);
     if (!rc && bytes) {
         out->written = true;
         free(out->index_digest);
-        out->index_digest = kb_strdup(digest);
+        out->index_digest = kbi_strdup(digest);
     } else if (!rc && *done) {
         free(out->index_digest);
-        out->index_digest = kb_strdup(v.digest);
+        out->index_digest = kbi_strdup(v.digest);
     }
     for (size_t i = 0; docs && i < n_own; i++)
         free(docs[i]);
@@ -1012,41 +1014,41 @@ static int merge_loop(kb_pkg_merge_result *out, kb_registry *r, const char *name
         out->rounds = round + 1;
         rc = merge_round(r, name, version, summary, own, own && !staged, out, &done);
         if (!rc && out->empty_rounds >= 5)
-            return kb_error_set(r->ctx, KB_ERR_NOT_FOUND,
-                                "%s@%s: nothing is published or staged for that version", name,
-                                version);
+            return kbi_error_set(r->ctx, KB_ERR_NOT_FOUND,
+                                 "%s@%s: nothing is published or staged for that version", name,
+                                 version);
         if (!rc)
             staged = true; /* the batch wrote our stages first */
         else if (transient(rc) && ++failures < 8)
-            kb_log(r->ctx, KB_LOG_DEBUG, "merge %s@%s round %u: %s; again", name, version,
-                   round + 1, kb_ctx_last_error(r->ctx)->message);
+            kbi_log(r->ctx, KB_LOG_DEBUG, "merge %s@%s round %u: %s; again", name, version,
+                    round + 1, kb_ctx_last_error(r->ctx)->message);
         else
             return rc;
     }
     if (!done)
-        return kb_error_set(r->ctx, KB_ERR_REGISTRY,
-                            "%s@%s: the index still lacked staged targets after %d merge rounds",
-                            name, version, MERGE_ROUNDS_MAX);
+        return kbi_error_set(r->ctx, KB_ERR_REGISTRY,
+                             "%s@%s: the index still lacked staged targets after %d merge rounds",
+                             name, version, MERGE_ROUNDS_MAX);
     kb_ctx_clear_error(r->ctx);
-    return out->index_digest ? 0 : kb_error_oom(r->ctx);
+    return out->index_digest ? 0 : kbi_error_oom(r->ctx);
 }
 
 static int check_publish_args(kb_ctx *ctx, const char *name, const char *version,
                               const kb_publish_item *items, size_t count)
 {
     kb_semver parsed;
-    if (kb_pkg_name_check(ctx, name))
+    if (kbi_pkg_name_check(ctx, name))
         return KB_ERR_INVALID;
-    if (kb_semver_parse(ctx, &parsed, version) != 0)
-        return kb_error_set(ctx, KB_ERR_VERSION, "%s: cannot publish version '%s': %s", name,
-                            version, kb_ctx_last_error(ctx)->message);
+    if (kbi_semver_parse(ctx, &parsed, version) != 0)
+        return kbi_error_set(ctx, KB_ERR_VERSION, "%s: cannot publish version '%s': %s", name,
+                             version, kb_ctx_last_error(ctx)->message);
     if (count == 0)
-        return kb_error_set(ctx, KB_ERR_INVALID, "%s@%s: nothing to publish", name, version);
+        return kbi_error_set(ctx, KB_ERR_INVALID, "%s@%s: nothing to publish", name, version);
     for (size_t i = 0; i < count; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(items[i].target, items[j].target) == 0)
-                return kb_error_set(ctx, KB_ERR_INVALID, "%s@%s: target %s given twice", name,
-                                    version, items[i].target);
+                return kbi_error_set(ctx, KB_ERR_INVALID, "%s@%s: target %s given twice", name,
+                                     version, items[i].target);
     return 0;
 }
 
@@ -1065,11 +1067,11 @@ static int decide(kb_registry *r, const char *name, const char *version, merge_o
         if (old_digest && strcmp(old_digest, own->prep[i].manifest_digest) == 0)
             own->st[i] = KB_PUBLISH_SAME;
         else if (old_digest && !own->force)
-            rc = kb_error_set(r->ctx, KB_ERR_EXISTS,
-                              "%s@%s %s is already published with different bytes (registry "
-                              "%s, yours %s); use --force to replace it",
-                              name, version, own->items[i].target, old_digest,
-                              own->prep[i].manifest_digest);
+            rc = kbi_error_set(r->ctx, KB_ERR_EXISTS,
+                               "%s@%s %s is already published with different bytes (registry "
+                               "%s, yours %s); use --force to replace it",
+                               name, version, own->items[i].target, old_digest,
+                               own->prep[i].manifest_digest);
         else if (old_digest)
             own->st[i] = KB_PUBLISH_REPLACED;
     }
@@ -1091,7 +1093,7 @@ static int own_open(merge_own *own, kb_registry *r, const char *name, const char
     own->prep = calloc(count + 1, sizeof(*own->prep));
     own->st = calloc(count + 1, sizeof(*own->st));
     if (!own->prep || !own->st)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     rc = decide(r, name, version, own);
     for (size_t i = 0; !rc && i < count; i++)
         if (own->st[i] != KB_PUBLISH_SAME)
@@ -1107,20 +1109,20 @@ static void own_close(merge_own *own)
     free(own->st);
 }
 
-int kb_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version)
+int kbi_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version)
 {
     memset(out, 0, sizeof(*out));
     kb_semver parsed;
-    if (!kb_repo_valid(name) || !strchr(name, '/'))
-        return kb_error_set(r->ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
-    if (kb_semver_parse(r->ctx, &parsed, version) != 0)
-        return kb_error_set(r->ctx, KB_ERR_VERSION, "%s: cannot merge version '%s': %s", name,
-                            version, kb_ctx_last_error(r->ctx)->message);
+    if (!kbi_repo_valid(name) || !strchr(name, '/'))
+        return kbi_error_set(r->ctx, KB_ERR_INVALID, "'%s' is not a package name (org/name)", name);
+    if (kbi_semver_parse(r->ctx, &parsed, version) != 0)
+        return kbi_error_set(r->ctx, KB_ERR_VERSION, "%s: cannot merge version '%s': %s", name,
+                             version, kb_ctx_last_error(r->ctx)->message);
     return merge_loop(out, r, name, version, NULL, NULL);
 }
 
-int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
-                 const kb_publish_item *items, size_t count, kb_publish_status *statuses)
+int kbi_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
+                  const kb_publish_item *items, size_t count, kb_publish_status *statuses)
 {
     merge_own own;
     int rc = own_open(&own, r, name, version, items, count, false);
@@ -1129,14 +1131,14 @@ int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const ch
     char **docs = rc ? NULL : calloc(count + 1, sizeof(*docs));
     char(*tags)[160] = rc ? NULL : calloc(count + 1, sizeof(*tags));
     if (!rc && (!puts || !docs || !tags))
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     if (!rc)
         rc = own_stage_puts(r->ctx, puts, docs, tags, &own, name, version, summary);
     for (size_t i = 0; !rc && i < count; i++) /* already in the index: nothing to stage */
         if (own.st[i] != KB_PUBLISH_SAME)
             puts[n++] = puts[i];
     if (!rc && n)
-        rc = kb_registry_tags_put(r, name, puts, n);
+        rc = kbi_registry_tags_put(r, name, puts, n);
     for (size_t i = 0; statuses && !rc && i < count; i++)
         statuses[i] = own.st[i];
     for (size_t i = 0; docs && i < count; i++)
@@ -1148,9 +1150,9 @@ int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const ch
     return rc;
 }
 
-int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
-                   const kb_publish_item *items, size_t count, bool force,
-                   kb_publish_status *statuses, char **index_digest_out)
+int kbi_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
+                    const kb_publish_item *items, size_t count, bool force,
+                    kb_publish_status *statuses, char **index_digest_out)
 {
     if (index_digest_out)
         *index_digest_out = NULL;
@@ -1165,7 +1167,7 @@ int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const 
         *index_digest_out = res.index_digest;
         res.index_digest = NULL;
     }
-    kb_pkg_merge_result_free(&res);
+    kbi_pkg_merge_result_free(&res);
     own_close(&own);
     return rc;
 }

@@ -13,7 +13,7 @@
 #define KB_ANN_TARGET "dev.kbpkg.target"
 #define KB_ANN_SIGNATURES "dev.kbpkg.signatures" /* on the index: typed exports, JSON */
 /* On the source's descriptor and the index: the targets the package declares, in the grammar of
- * kb_declared_next (model/target.h); the resolver builds only those locally. */
+ * kbi_declared_next (model/target.h); the resolver builds only those locally. */
 #define KB_ANN_DECLARED "dev.kbpkg.declared-targets"
 #define KB_ANN_BACKEND "dev.kbpkg.backend"
 #define KB_ANN_ARCH "dev.kbpkg.arch"
@@ -39,7 +39,7 @@ typedef struct kb_pkg_entry {
     uint64_t manifest_size;
     char *build_key; /* may be NULL */
     bool is_source;
-    /* Filled by kb_pkg_entry_resolve (one GET of the per-target manifest): */
+    /* Filled by kbi_pkg_entry_resolve (one GET of the per-target manifest): */
     char *layer_digest;
     uint64_t layer_size;
     char *config_digest;
@@ -60,23 +60,23 @@ typedef struct kb_pkg_index {
 /* Parse an index's bytes. Entries that are not kbpkg artifacts (other tools' manifests,
  * unknown media types) are skipped, not errors; a kbpkg entry without a valid size (an integer,
  * 1 to KB_MANIFEST_MAX) is KB_ERR_PARSE naming what, the entry and its digest. */
-int kb_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
-                       size_t len);
-void kb_pkg_index_free(kb_pkg_index *idx);
-const kb_pkg_entry *kb_pkg_index_find(const kb_pkg_index *idx, const char *target);
+int kbi_pkg_index_parse(kb_pkg_index **out, kb_ctx *ctx, const char *what, const char *data,
+                        size_t len);
+void kbi_pkg_index_free(kb_pkg_index *idx);
+const kb_pkg_entry *kbi_pkg_index_find(const kb_pkg_index *idx, const char *target);
 
 /* Versions of name in the registry: tags that parse as semver, highest first. */
-int kb_pkg_versions(kb_strv *out, kb_registry *r, const char *name);
+int kbi_pkg_versions(kb_strv *out, kb_registry *r, const char *name);
 /* The highest version matching constraint_text ("*" for any). KB_ERR_NOT_FOUND naming what the
  * registry has when none matches. */
-int kb_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text);
+int kbi_pkg_pick_version(char **out, kb_registry *r, const char *name, const char *constraint_text);
 /* GET the index of name@version (verifying its digest when one is given). */
-int kb_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
-                       const char *expect_digest);
+int kbi_pkg_index_fetch(kb_pkg_index **out, kb_registry *r, const char *name, const char *version,
+                        const char *expect_digest);
 /* GET an entry's manifest by digest and fill its layer/config descriptors. A layer size outside
  * 1..KB_PKG_LAYER_SIZE_MAX or a config size over KB_PKG_CONFIG_SIZE_MAX (or not an integer) is
  * KB_ERR_PARSE naming the registry, package, target and digests. */
-int kb_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name);
+int kbi_pkg_entry_resolve(kb_pkg_entry *e, kb_registry *r, const char *name);
 
 /* Publishing. An artifact file is <org>-<name>-<version>-<target>.tar.zst holding kbpkg.json. */
 typedef struct kb_publish_item {
@@ -93,13 +93,13 @@ typedef enum kb_publish_status {
 } kb_publish_status;
 
 /* Push items for name@version, stage them and merge them into the version's index (creating
- * it), `latest` following the highest version: kb_pkg_merge with these items as our own, so
+ * it), `latest` following the highest version: kbi_pkg_merge with these items as our own, so
  * concurrent publishers of one version lose nothing. Different bytes for a target that already
  * exists are refused (KB_ERR_EXISTS naming the target and both digests; nothing pushed) unless
  * force. statuses (may be NULL) receives one status per item. */
-int kb_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
-                   const kb_publish_item *items, size_t count, bool force,
-                   kb_publish_status *statuses, char **index_digest_out);
+int kbi_pkg_publish(kb_registry *r, const char *name, const char *version, const char *summary,
+                    const kb_publish_item *items, size_t count, bool force,
+                    kb_publish_status *statuses, char **index_digest_out);
 
 /* What one merge did. */
 typedef struct kb_pkg_merge_result {
@@ -109,22 +109,22 @@ typedef struct kb_pkg_merge_result {
     unsigned empty_rounds; /* rounds that found neither an index nor a stage */
     kb_strv conflicts; /* a line per staged target whose bytes differ from the index's: skipped */
 } kb_pkg_merge_result;
-void kb_pkg_merge_result_free(kb_pkg_merge_result *m);
+void kbi_pkg_merge_result_free(kb_pkg_merge_result *m);
 
 /* The staging tag of target of version ("kbstage-<version>--<target>"); target NULL gives the
  * prefix every staging tag of version starts with. KB_ERR_INVALID when it is not a valid tag. */
-int kb_pkg_stage_tag(char *out, size_t size, const char *version, const char *target);
+int kbi_pkg_stage_tag(char *out, size_t size, const char *version, const char *target);
 
 /* Push items (blobs, manifests by digest) and point each one's staging tag at it; never the
  * version tag or `latest`. Items the index already holds with these bytes are not staged
- * (statuses KB_PUBLISH_SAME); different bytes are refused as kb_pkg_publish does. */
-int kb_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
-                 const kb_publish_item *items, size_t count, kb_publish_status *statuses);
+ * (statuses KB_PUBLISH_SAME); different bytes are refused as kbi_pkg_publish does. */
+int kbi_pkg_stage(kb_registry *r, const char *name, const char *version, const char *summary,
+                  const kb_publish_item *items, size_t count, kb_publish_status *statuses);
 
 /* The union of name@version's index and its staged targets, written only when it changed, then
  * `latest` pointed at the highest version; read again and repeated until a round finds nothing
  * to write. Correct with any number of concurrent merges and no lock. A staged target whose
  * bytes differ from the index's is a conflict: skipped, listed in out->conflicts, not an error. */
-int kb_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version);
+int kbi_pkg_merge(kb_pkg_merge_result *out, kb_registry *r, const char *name, const char *version);
 
 #endif

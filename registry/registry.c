@@ -10,17 +10,17 @@ KB_EXTERN int kb_registry_open(kb_registry **out, kb_ctx *ctx, const char *ref)
     *out = NULL;
     kb_registry *r = calloc(1, sizeof(*r));
     if (!r)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     r->ctx = ctx;
     r->chunk_size = KB_UPLOAD_CHUNK_DEFAULT;
-    int rc = kb_registry_url_parse(&r->url, ctx, ref, kb_config_bool(ctx, "insecure"));
+    int rc = kbi_registry_url_parse(&r->url, ctx, ref, kbi_config_bool(ctx, "insecure"));
     if (rc) {
         free(r);
         return rc;
     }
-    if (!r->url.layout && kb_config_bool(ctx, "offline")) {
-        rc = kb_error_set_url(ctx, KB_ERR_OFFLINE, r->url.base,
-                              "registry %s needs the network but offline mode is on", ref);
+    if (!r->url.layout && kbi_config_bool(ctx, "offline")) {
+        rc = kbi_error_set_url(ctx, KB_ERR_OFFLINE, r->url.base,
+                               "registry %s needs the network but offline mode is on", ref);
         kb_registry_free(r);
         return rc;
     }
@@ -29,7 +29,7 @@ KB_EXTERN int kb_registry_open(kb_registry **out, kb_ctx *ctx, const char *ref)
     if (user && *user)
         rc = kb_registry_set_credentials(r, user, password ? password : "");
     if (!rc)
-        rc = r->url.layout ? kb_layout_init(r) : kb_remote_init(r);
+        rc = r->url.layout ? kbi_layout_init(r) : kbi_remote_init(r);
     if (rc) {
         kb_registry_free(r);
         return rc;
@@ -44,7 +44,7 @@ KB_EXTERN void kb_registry_free(kb_registry *r)
         return;
     if (r->ops && r->ops->free)
         r->ops->free(r);
-    kb_registry_url_free(&r->url);
+    kbi_registry_url_free(&r->url);
     free(r->user);
     if (r->password)
         memset(r->password, 0, strlen(r->password)); /* do not leave it in freed memory */
@@ -54,12 +54,12 @@ KB_EXTERN void kb_registry_free(kb_registry *r)
 
 KB_EXTERN int kb_registry_set_credentials(kb_registry *r, const char *user, const char *password)
 {
-    char *u = user ? kb_strdup(user) : NULL;
-    char *p = password ? kb_strdup(password) : NULL;
+    char *u = user ? kbi_strdup(user) : NULL;
+    char *p = password ? kbi_strdup(password) : NULL;
     if ((user && !u) || (password && !p)) {
         free(u);
         free(p);
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     }
     free(r->user);
     if (r->password)
@@ -70,22 +70,22 @@ KB_EXTERN int kb_registry_set_credentials(kb_registry *r, const char *user, cons
     return 0;
 }
 
-const char *kb_registry_kind(const kb_registry *r)
+const char *kbi_registry_kind(const kb_registry *r)
 {
     return r->ops->kind;
 }
 
-const char *kb_registry_base(const kb_registry *r)
+const char *kbi_registry_base(const kb_registry *r)
 {
     return r->url.layout ? r->url.path : r->url.base;
 }
 
-void kb_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size)
+void kbi_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size)
 {
     r->chunk_size = chunk_size ? chunk_size : KB_UPLOAD_CHUNK_DEFAULT;
 }
 
-void kb_registry_manifest_free(kb_registry_manifest *m)
+void kbi_registry_manifest_free(kb_registry_manifest *m)
 {
     if (!m)
         return;
@@ -97,29 +97,30 @@ void kb_registry_manifest_free(kb_registry_manifest *m)
 
 static int check_repo(kb_registry *r, const char *repo)
 {
-    if (!kb_repo_valid(repo))
-        return kb_error_set(r->ctx, KB_ERR_INVALID,
-                            "invalid repository name '%s' (lowercase components "
-                            "separated by '/')",
-                            repo ? repo : "");
+    if (!kbi_repo_valid(repo))
+        return kbi_error_set(r->ctx, KB_ERR_INVALID,
+                             "invalid repository name '%s' (lowercase components "
+                             "separated by '/')",
+                             repo ? repo : "");
     return 0;
 }
 
 static int check_digest(kb_registry *r, const char *digest)
 {
-    if (!kb_digest_valid(digest))
-        return kb_error_set(r->ctx, KB_ERR_INVALID,
-                            "invalid digest '%s' (expected sha256:<64 lowercase hex>)",
-                            digest ? digest : "");
+    if (!kbi_digest_valid(digest))
+        return kbi_error_set(r->ctx, KB_ERR_INVALID,
+                             "invalid digest '%s' (expected sha256:<64 lowercase hex>)",
+                             digest ? digest : "");
     return 0;
 }
 
 static int check_reference(kb_registry *r, const char *reference)
 {
-    if (kb_str_starts(reference ? reference : "", "sha256:"))
+    if (kbi_str_starts(reference ? reference : "", "sha256:"))
         return check_digest(r, reference);
-    if (!kb_tag_valid(reference))
-        return kb_error_set(r->ctx, KB_ERR_INVALID, "invalid tag '%s'", reference ? reference : "");
+    if (!kbi_tag_valid(reference))
+        return kbi_error_set(r->ctx, KB_ERR_INVALID, "invalid tag '%s'",
+                             reference ? reference : "");
     return 0;
 }
 
@@ -128,8 +129,8 @@ KB_EXTERN int kb_registry_check(kb_registry *r)
     return r->ops->ping(r);
 }
 
-int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
-                            const char *digest)
+int kbi_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
+                             const char *digest)
 {
     uint64_t size = 0;
     int rc = check_repo(r, repo);
@@ -142,10 +143,10 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
     return rc;
 }
 
-char *kb_registry_progress_label(const char *repo, const char *digest, const char *what)
+char *kbi_registry_progress_label(const char *repo, const char *digest, const char *what)
 {
-    return what ? kb_asprintf("%s %s", repo, what)
-                : kb_asprintf("%s sha256:%.12s", repo, kb_digest_hex(digest));
+    return what ? kbi_asprintf("%s %s", repo, what)
+                : kbi_asprintf("%s sha256:%.12s", repo, kbi_digest_hex(digest));
 }
 
 /* One download into <dest>.part, resuming what it holds; *resumed says whether it held any. */
@@ -153,36 +154,36 @@ static int fetch_into_part(bool *resumed, kb_registry *r, const char *repo, cons
                            const char *dest, uint64_t max_size, const char *what)
 {
     kb_blob_writer w;
-    int rc = kb_blob_writer_open(&w, r->ctx, dest, max_size, true);
+    int rc = kbi_blob_writer_open(&w, r->ctx, dest, max_size, true);
     if (rc)
         return rc;
     *resumed = w.written > 0;
     w.item = digest;
-    char *label = kb_registry_progress_label(repo, digest, what);
-    rc = label ? kb_blob_writer_track(&w, label, max_size) : kb_error_oom(r->ctx);
+    char *label = kbi_registry_progress_label(repo, digest, what);
+    rc = label ? kbi_blob_writer_track(&w, label, max_size) : kbi_error_oom(r->ctx);
     if (!rc)
         rc = r->ops->blob_get(r, repo, digest, &w);
     if (!rc) {
-        rc = kb_blob_writer_commit(&w, digest, digest);
+        rc = kbi_blob_writer_commit(&w, digest, digest);
     } else {
         /* a cut or a cap leaves a valid prefix worth resuming; anything else does not */
         bool resumable = rc == KB_ERR_LIMIT || rc == KB_ERR_NETWORK || rc == KB_ERR_TIMEOUT ||
                          rc == KB_ERR_CANCELLED;
-        kb_blob_writer_close(&w, resumable);
+        kbi_blob_writer_close(&w, resumable);
     }
-    kb_blob_writer_report(&w, true, rc); /* the outcome: its cancel request comes too late */
+    kbi_blob_writer_report(&w, true, rc); /* the outcome: its cancel request comes too late */
     free(label);
     return rc;
 }
 
-int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
-                              const char *dest, uint64_t max_size)
+int kbi_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
+                               const char *dest, uint64_t max_size)
 {
-    return kb_registry_blob_get_file_for(r, repo, digest, dest, max_size, NULL);
+    return kbi_registry_blob_get_file_for(r, repo, digest, dest, max_size, NULL);
 }
 
-int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
-                                  const char *dest, uint64_t max_size, const char *what)
+int kbi_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
+                                   const char *dest, uint64_t max_size, const char *what)
 {
     int rc = check_repo(r, repo);
     if (!rc)
@@ -194,38 +195,38 @@ int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *
     if (rc == KB_ERR_DIGEST && resumed) {
         /* the kept prefix was never verified: it may be what went wrong, so fetch it all once
          * more (the mismatch deleted the part) */
-        kb_log(r->ctx, KB_LOG_DEBUG, "%s: resumed download did not verify; fetching it whole",
-               digest);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "%s: resumed download did not verify; fetching it whole",
+                digest);
         kb_ctx_clear_error(r->ctx);
         rc = fetch_into_part(&resumed, r, repo, digest, dest, max_size, what);
     }
     return rc;
 }
 
-int kb_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
-                             size_t max_size)
+int kbi_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
+                              size_t max_size)
 {
     int rc = check_repo(r, repo);
     if (!rc)
         rc = check_digest(r, digest);
     if (!rc && max_size == 0)
-        rc = kb_error_set(r->ctx, KB_ERR_INVALID, "a size cap is required to read %s into memory",
-                          digest);
+        rc = kbi_error_set(r->ctx, KB_ERR_INVALID, "a size cap is required to read %s into memory",
+                           digest);
     if (rc)
         return rc;
     kb_blob_writer w;
     out->len = 0;
-    rc = kb_blob_writer_open_mem(&w, r->ctx, out, max_size);
+    rc = kbi_blob_writer_open_mem(&w, r->ctx, out, max_size);
     if (rc)
         return rc;
     w.item = digest;
     rc = r->ops->blob_get(r, repo, digest, &w);
     if (!rc)
-        rc = kb_blob_writer_commit(&w, digest, digest);
+        rc = kbi_blob_writer_commit(&w, digest, digest);
     else
-        kb_blob_writer_close(&w, false);
+        kbi_blob_writer_close(&w, false);
     if (!rc)
-        rc = kb_buf_grow(out, 0) ? kb_error_oom(r->ctx) : 0;
+        rc = kbi_buf_grow(out, 0) ? kbi_error_oom(r->ctx) : 0;
     if (rc)
         out->len = 0;
     return rc;
@@ -237,8 +238,8 @@ static int finish_put(char **digest_out, kb_registry *r, const char *digest, int
         *digest_out = NULL;
     if (rc || !digest_out)
         return rc;
-    *digest_out = kb_strdup(digest);
-    return *digest_out ? 0 : kb_error_oom(r->ctx);
+    *digest_out = kbi_strdup(digest);
+    return *digest_out ? 0 : kbi_error_oom(r->ctx);
 }
 
 static int put_blob(char **digest_out, kb_registry *r, const char *repo, const char *digest,
@@ -247,7 +248,7 @@ static int put_blob(char **digest_out, kb_registry *r, const char *repo, const c
     uint64_t have = 0;
     int rc = r->ops->blob_exists(&have, r, repo, digest);
     if (rc == 0) {
-        kb_log(r->ctx, KB_LOG_DEBUG, "blob %s already in %s", digest, repo);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "blob %s already in %s", digest, repo);
         return finish_put(digest_out, r, digest, 0);
     }
     if (rc != KB_ERR_NOT_FOUND)
@@ -257,13 +258,14 @@ static int put_blob(char **digest_out, kb_registry *r, const char *repo, const c
     return finish_put(digest_out, r, digest, rc);
 }
 
-int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo, const char *path)
+int kbi_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo,
+                               const char *path)
 {
-    return kb_registry_blob_put_file_for(digest_out, r, repo, path, NULL);
+    return kbi_registry_blob_put_file_for(digest_out, r, repo, path, NULL);
 }
 
-int kb_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
-                                  const char *path, const char *what)
+int kbi_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
+                                   const char *path, const char *what)
 {
     if (digest_out)
         *digest_out = NULL;
@@ -272,15 +274,15 @@ int kb_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char 
         return rc;
     char hex[65], digest[72];
     uint64_t size = 0;
-    rc = kb_sha256_file(r->ctx, path, hex, &size);
+    rc = kbi_sha256_file(r->ctx, path, hex, &size);
     if (rc)
         return rc;
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
     return put_blob(digest_out, r, repo, digest, size, path, NULL, what);
 }
 
-int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
-                             size_t len)
+int kbi_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
+                              size_t len)
 {
     if (digest_out)
         *digest_out = NULL;
@@ -288,7 +290,7 @@ int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo
     if (rc)
         return rc;
     char hex[65], digest[72];
-    kb_sha256_hex(data, len, hex);
+    kbi_sha256_hex(data, len, hex);
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
     return put_blob(digest_out, r, repo, digest, len, NULL, data ? data : "", NULL);
 }
@@ -297,14 +299,14 @@ int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo
 static int settle_manifest_digest(kb_registry *r, kb_registry_manifest *m, const char *reference)
 {
     char hex[65];
-    kb_sha256_hex(m->data, m->len, hex);
-    char *computed = kb_asprintf("sha256:%s", hex);
+    kbi_sha256_hex(m->data, m->len, hex);
+    char *computed = kbi_asprintf("sha256:%s", hex);
     if (!computed)
-        return kb_error_oom(r->ctx);
-    if (kb_str_starts(reference, "sha256:") && strcmp(reference, computed) != 0) {
-        int rc = kb_error_set(r->ctx, KB_ERR_DIGEST,
-                              "digest mismatch for manifest %s: expected %s, got %s", reference,
-                              reference, computed);
+        return kbi_error_oom(r->ctx);
+    if (kbi_str_starts(reference, "sha256:") && strcmp(reference, computed) != 0) {
+        int rc = kbi_error_set(r->ctx, KB_ERR_DIGEST,
+                               "digest mismatch for manifest %s: expected %s, got %s", reference,
+                               reference, computed);
         free(computed);
         return rc;
     }
@@ -313,8 +315,8 @@ static int settle_manifest_digest(kb_registry *r, kb_registry_manifest *m, const
     return 0;
 }
 
-int kb_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
-                             const char *reference)
+int kbi_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
+                              const char *reference)
 {
     *out = NULL;
     int rc = check_repo(r, repo);
@@ -326,16 +328,16 @@ int kb_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const c
     if (!rc)
         rc = settle_manifest_digest(r, m, reference);
     if (rc) {
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
         return rc;
     }
     *out = m;
     return 0;
 }
 
-int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo,
-                             const char *reference, const char *media_type, const void *data,
-                             size_t len)
+int kbi_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo,
+                              const char *reference, const char *media_type, const void *data,
+                              size_t len)
 {
     if (digest_out)
         *digest_out = NULL;
@@ -345,18 +347,18 @@ int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo
     if (rc)
         return rc;
     if (!media_type || !*media_type)
-        return kb_error_set(r->ctx, KB_ERR_INVALID, "manifest for %s:%s has no media type", repo,
-                            reference);
+        return kbi_error_set(r->ctx, KB_ERR_INVALID, "manifest for %s:%s has no media type", repo,
+                             reference);
     if (len > KB_MANIFEST_MAX)
-        return kb_error_set(r->ctx, KB_ERR_LIMIT,
-                            "manifest for %s:%s is %zu bytes; registries refuse more than %zu",
-                            repo, reference, len, KB_MANIFEST_MAX);
+        return kbi_error_set(r->ctx, KB_ERR_LIMIT,
+                             "manifest for %s:%s is %zu bytes; registries refuse more than %zu",
+                             repo, reference, len, KB_MANIFEST_MAX);
     char hex[65], digest[72];
-    kb_sha256_hex(data, len, hex);
+    kbi_sha256_hex(data, len, hex);
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
-    if (kb_str_starts(reference, "sha256:") && strcmp(reference, digest) != 0)
-        return kb_error_set(r->ctx, KB_ERR_DIGEST, "manifest pushed as %s but its bytes hash to %s",
-                            reference, digest);
+    if (kbi_str_starts(reference, "sha256:") && strcmp(reference, digest) != 0)
+        return kbi_error_set(r->ctx, KB_ERR_DIGEST,
+                             "manifest pushed as %s but its bytes hash to %s", reference, digest);
     rc = r->ops->manifest_put(r, repo, reference, media_type, data, len, digest);
     return finish_put(digest_out, r, digest, rc);
 }
@@ -368,36 +370,36 @@ static int check_tag_puts(kb_registry *r, const char *repo, const kb_tag_put *pu
     int rc = check_repo(r, repo);
     for (size_t i = 0; !rc && i < n; i++) {
         rc = check_reference(r, puts[i].tag);
-        if (!rc && kb_str_starts(puts[i].tag, "sha256:"))
-            rc = kb_error_set(r->ctx, KB_ERR_INVALID, "%s: '%s' is a digest, not a tag", repo,
-                              puts[i].tag);
+        if (!rc && kbi_str_starts(puts[i].tag, "sha256:"))
+            rc = kbi_error_set(r->ctx, KB_ERR_INVALID, "%s: '%s' is a digest, not a tag", repo,
+                               puts[i].tag);
         if (!rc && puts[i].len > KB_MANIFEST_MAX)
-            rc = kb_error_set(r->ctx, KB_ERR_LIMIT,
-                              "manifest for %s:%s is %zu bytes; registries refuse more than %zu",
-                              repo, puts[i].tag, puts[i].len, KB_MANIFEST_MAX);
+            rc = kbi_error_set(r->ctx, KB_ERR_LIMIT,
+                               "manifest for %s:%s is %zu bytes; registries refuse more than %zu",
+                               repo, puts[i].tag, puts[i].len, KB_MANIFEST_MAX);
         char hex[65];
-        kb_sha256_hex(puts[i].data, puts[i].len, hex);
+        kbi_sha256_hex(puts[i].data, puts[i].len, hex);
         snprintf(digests[i], sizeof(digests[i]), "sha256:%s", hex);
     }
     return rc;
 }
 
-int kb_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n)
+int kbi_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n)
 {
     if (!r->ops->tags_put) {
         int rc = 0;
         for (size_t i = 0; !rc && i < n; i++)
-            rc = kb_registry_manifest_put(NULL, r, repo, puts[i].tag, puts[i].media_type,
-                                          puts[i].data, puts[i].len);
+            rc = kbi_registry_manifest_put(NULL, r, repo, puts[i].tag, puts[i].media_type,
+                                           puts[i].data, puts[i].len);
         return rc;
     }
     char(*digests)[72] = calloc(n + 1, sizeof(*digests));
     const char **dv = calloc(n + 1, sizeof(*dv));
-    int rc = (!digests || !dv) ? kb_error_oom(r->ctx) : check_tag_puts(r, repo, puts, n, digests);
+    int rc = (!digests || !dv) ? kbi_error_oom(r->ctx) : check_tag_puts(r, repo, puts, n, digests);
     for (size_t i = 0; !rc && i < n; i++) {
         dv[i] = digests[i];
-        rc = kb_registry_manifest_put(NULL, r, repo, digests[i], puts[i].media_type, puts[i].data,
-                                      puts[i].len);
+        rc = kbi_registry_manifest_put(NULL, r, repo, digests[i], puts[i].media_type, puts[i].data,
+                                       puts[i].len);
     }
     if (!rc)
         rc = r->ops->tags_put(r, repo, puts, dv, n);
@@ -406,21 +408,21 @@ int kb_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *put
     return rc;
 }
 
-int kb_registry_tags(kb_strv *out, kb_registry *r, const char *repo)
+int kbi_registry_tags(kb_strv *out, kb_registry *r, const char *repo)
 {
     int rc = check_repo(r, repo);
     if (!rc)
         rc = r->ops->tags(out, r, repo);
     if (!rc)
-        kb_strv_sort(out);
+        kbi_strv_sort(out);
     return rc;
 }
 
-int kb_registry_catalog(kb_strv *out, kb_registry *r)
+int kbi_registry_catalog(kb_strv *out, kb_registry *r)
 {
     int rc = r->ops->catalog(out, r);
     if (!rc)
-        kb_strv_sort(out);
+        kbi_strv_sort(out);
     return rc;
 }
 
@@ -439,9 +441,9 @@ KB_EXTERN int kb_registry_list_tags(char ***out, size_t *count_out, kb_registry 
     *out = NULL;
     *count_out = 0;
     kb_strv v = KB_STRV_INIT;
-    int rc = kb_registry_tags(&v, r, repository);
+    int rc = kbi_registry_tags(&v, r, repository);
     if (rc) {
-        kb_strv_free(&v);
+        kbi_strv_free(&v);
         return rc;
     }
     return strv_to_list(out, count_out, &v);
@@ -452,9 +454,9 @@ KB_EXTERN int kb_registry_list_repositories(char ***out, size_t *count_out, kb_r
     *out = NULL;
     *count_out = 0;
     kb_strv v = KB_STRV_INIT;
-    int rc = kb_registry_catalog(&v, r);
+    int rc = kbi_registry_catalog(&v, r);
     if (rc) {
-        kb_strv_free(&v);
+        kbi_strv_free(&v);
         return rc;
     }
     return strv_to_list(out, count_out, &v);

@@ -35,15 +35,15 @@ typedef struct kb_registry_manifest {
     char *digest;     /* "sha256:<hex>" of data */
 } kb_registry_manifest;
 
-void kb_registry_manifest_free(kb_registry_manifest *m);
+void kbi_registry_manifest_free(kb_registry_manifest *m);
 
 /* Which transport serves r ("layout" or "remote") and its base ("/path", "http://h:p"). */
-const char *kb_registry_kind(const kb_registry *r);
-const char *kb_registry_base(const kb_registry *r);
+const char *kbi_registry_kind(const kb_registry *r);
+const char *kbi_registry_base(const kb_registry *r);
 
 /* Is the blob there? KB_ERR_NOT_FOUND (error set, naming the URL/path) when not. */
-int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
-                            const char *digest);
+int kbi_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
+                             const char *digest);
 
 /*
  * Download a blob to dest: stream into "<dest>.part" while hashing, resume
@@ -53,40 +53,40 @@ int kb_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo
  * KB_ERR_LIMIT returned. A mismatch deletes the .part: KB_ERR_DIGEST.
  * Two processes must not download to the same dest at once (lock per blob).
  */
-int kb_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
-                              const char *dest, uint64_t max_size);
+int kbi_registry_blob_get_file(kb_registry *r, const char *repo, const char *digest,
+                               const char *dest, uint64_t max_size);
 /* How progress names a blob transfer: "<repo> <what>" (the target the blob holds), or
  * "<repo> sha256:<12 hex>" when what is NULL. Owned by the caller; NULL when out of memory. */
-char *kb_registry_progress_label(const char *repo, const char *digest, const char *what);
-/* The same as kb_registry_blob_get_file; its progress is named by
- * kb_registry_progress_label(repo, digest, what). */
-int kb_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
-                                  const char *dest, uint64_t max_size, const char *what);
+char *kbi_registry_progress_label(const char *repo, const char *digest, const char *what);
+/* The same as kbi_registry_blob_get_file; its progress is named by
+ * kbi_registry_progress_label(repo, digest, what). */
+int kbi_registry_blob_get_file_for(kb_registry *r, const char *repo, const char *digest,
+                                   const char *dest, uint64_t max_size, const char *what);
 /* Fetch a small blob into memory (verified); max_size must be given. */
-int kb_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
-                             size_t max_size);
+int kbi_registry_blob_get_mem(kb_buf *out, kb_registry *r, const char *repo, const char *digest,
+                              size_t max_size);
 
 /* Upload; skipped when the blob already exists. *digest_out ("sha256:...") may be NULL. */
-int kb_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo,
-                              const char *path);
+int kbi_registry_blob_put_file(char **digest_out, kb_registry *r, const char *repo,
+                               const char *path);
 /* The same; its progress names the upload "<repo> <what>" (the target the blob holds) rather
  * than "<repo> sha256:<12 hex>" (what = NULL). */
-int kb_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
-                                  const char *path, const char *what);
-int kb_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
-                             size_t len);
+int kbi_registry_blob_put_file_for(char **digest_out, kb_registry *r, const char *repo,
+                                   const char *path, const char *what);
+int kbi_registry_blob_put_mem(char **digest_out, kb_registry *r, const char *repo, const void *data,
+                              size_t len);
 /* Blobs above this size use the chunked (PATCH) upload; 0 restores the default. */
-void kb_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size);
+void kbi_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size);
 
 /* Fetch by tag or "sha256:..." digest; a digest reference is verified. */
-int kb_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
-                             const char *reference);
+int kbi_registry_manifest_get(kb_registry_manifest **out, kb_registry *r, const char *repo,
+                              const char *reference);
 /* Store under a tag or its digest. *digest_out may be NULL. */
-int kb_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo,
-                             const char *reference, const char *media_type, const void *data,
-                             size_t len);
+int kbi_registry_manifest_put(char **digest_out, kb_registry *r, const char *repo,
+                              const char *reference, const char *media_type, const void *data,
+                              size_t len);
 
-/* One tag to point at a manifest, for kb_registry_tags_put. */
+/* One tag to point at a manifest, for kbi_registry_tags_put. */
 typedef struct kb_tag_put {
     const char *tag;
     const char *media_type;
@@ -98,19 +98,19 @@ typedef struct kb_tag_put {
  * does it in one read-modify-write of index.json (so a publish costs one, whatever the hub's
  * size); a remote registry with one PUT per tag. Either way a tag is written only after the tags
  * before it: callers order a batch so that a crash between two PUTs loses nothing. */
-int kb_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n);
+int kbi_registry_tags_put(kb_registry *r, const char *repo, const kb_tag_put *puts, size_t n);
 
 /* Tags of repo (sorted); repositories ("org/name", sorted). */
-int kb_registry_tags(kb_strv *out, kb_registry *r, const char *repo);
-int kb_registry_catalog(kb_strv *out, kb_registry *r);
+int kbi_registry_tags(kb_strv *out, kb_registry *r, const char *repo);
+int kbi_registry_catalog(kb_strv *out, kb_registry *r);
 
 /* ---- helpers shared by the transports (registry/util.c) ---- */
 
 /* "sha256:<64 hex>" -> points at the hex; NULL when malformed. */
-const char *kb_digest_hex(const char *digest);
-bool kb_digest_valid(const char *digest);
+const char *kbi_digest_hex(const char *digest);
+bool kbi_digest_valid(const char *digest);
 /* A tag per the distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]{0,127}. */
-bool kb_tag_valid(const char *tag);
+bool kbi_tag_valid(const char *tag);
 
 /* The parsed registry reference (kb_registry_open). */
 typedef struct kb_registry_url {
@@ -122,11 +122,11 @@ typedef struct kb_registry_url {
 } kb_registry_url;
 /* GET url (http, https, file) into dest, which appears only when its sha256 matches:
  * KB_ERR_DIGEST naming both digests otherwise, KB_ERR_OFFLINE when offline is set. */
-int kb_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest);
+int kbi_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest);
 
-int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure);
-void kb_registry_url_free(kb_registry_url *u);
-bool kb_host_is_loopback(const char *host);
+int kbi_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure);
+void kbi_registry_url_free(kb_registry_url *u);
+bool kbi_host_is_loopback(const char *host);
 
 /* WWW-Authenticate: Bearer realm="...",service="...",scope="..." */
 typedef struct kb_auth_challenge {
@@ -135,11 +135,11 @@ typedef struct kb_auth_challenge {
     char *service;
     char *scope;
 } kb_auth_challenge;
-int kb_auth_challenge_parse(kb_auth_challenge *out, const char *header);
-void kb_auth_challenge_free(kb_auth_challenge *c);
+int kbi_auth_challenge_parse(kb_auth_challenge *out, const char *header);
+void kbi_auth_challenge_free(kb_auth_challenge *c);
 
 /* OCI error body -> "CODE: message" of the first error; NULL when not one. Owned. */
-char *kb_oci_error_summary(const char *body, size_t len);
+char *kbi_oci_error_summary(const char *body, size_t len);
 
 /* Verifying writer: a .part file hashed as it grows (registry/blobfile.c). */
 typedef struct kb_blob_writer {
@@ -155,34 +155,34 @@ typedef struct kb_blob_writer {
     int error;              /* first write error */
     kb_buf *mem;            /* set: write into memory instead of a file */
     uint64_t writeback_off; /* data before this offset was handed to the disk (a hint) */
-    /* progress: reported on every write when job is set (kb_blob_writer_track) */
+    /* progress: reported on every write when job is set (kbi_blob_writer_track) */
     uint64_t job;
     const char *label; /* borrowed: what the user sees, "org/name sha256:<12 hex>" */
     uint64_t expected; /* the blob's size when known (the index's, or the transport's) */
 } kb_blob_writer;
-int kb_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
+int kbi_blob_writer_open_mem(kb_blob_writer *w, kb_ctx *ctx, kb_buf *mem, uint64_t max_size);
 /*
  * resume: open <dest>.part, hash what it holds and append (callers serialize
  * downloads to one dest: the cache locks per blob). Otherwise a private
  * <dest>.tmp-XXXXXX, so concurrent writers of the same blob never collide.
  */
-int kb_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64_t max_size,
-                        bool resume);
+int kbi_blob_writer_open(kb_blob_writer *w, kb_ctx *ctx, const char *dest, uint64_t max_size,
+                         bool resume);
 /* Report this download's progress as a new job of w->ctx named label (borrowed: it must
  * outlive the writer's last report); reports the start at once. Returns KB_ERR_CANCELLED
  * when the callback cancels. */
-int kb_blob_writer_track(kb_blob_writer *w, const char *label, uint64_t expected);
+int kbi_blob_writer_track(kb_blob_writer *w, const char *label, uint64_t expected);
 /* Report where a tracked download stands (no-op when untracked); finished with status. Valid
  * after commit or close too: they keep written, job and label. */
-int kb_blob_writer_report(kb_blob_writer *w, bool finished, int status);
+int kbi_blob_writer_report(kb_blob_writer *w, bool finished, int status);
 /* Start over (the server ignored the Range). */
-int kb_blob_writer_truncate(kb_blob_writer *w);
+int kbi_blob_writer_truncate(kb_blob_writer *w);
 /* Returns 0, KB_ERR_LIMIT (the part holds exactly max_size bytes), or an IO error. */
-int kb_blob_writer_write(kb_blob_writer *w, const void *data, size_t len);
+int kbi_blob_writer_write(kb_blob_writer *w, const void *data, size_t len);
 /* Verify against digest; rename into place, or delete the part on mismatch. */
-int kb_blob_writer_commit(kb_blob_writer *w, const char *digest, const char *what);
+int kbi_blob_writer_commit(kb_blob_writer *w, const char *digest, const char *what);
 /* Close; keep_part: leave the .part for a resume, else delete it. */
-void kb_blob_writer_close(kb_blob_writer *w, bool keep_part);
+void kbi_blob_writer_close(kb_blob_writer *w, bool keep_part);
 
 /* ---- transports ---- */
 typedef struct kb_registry_ops {
@@ -190,7 +190,7 @@ typedef struct kb_registry_ops {
     int (*blob_exists)(uint64_t *size_out, kb_registry *r, const char *repo, const char *digest);
     int (*blob_get)(kb_registry *r, const char *repo, const char *digest, kb_blob_writer *w);
     /* exactly one of path / data is set; digest and size already computed */
-    /* what: how progress names the upload (see kb_registry_blob_put_file_for); may be NULL */
+    /* what: how progress names the upload (see kbi_registry_blob_put_file_for); may be NULL */
     int (*blob_put)(kb_registry *r, const char *repo, const char *digest, uint64_t size,
                     const char *path, const void *data, const char *what);
     int (*manifest_get)(kb_registry_manifest **out, kb_registry *r, const char *repo,
@@ -217,7 +217,7 @@ struct kb_registry {
     void *impl; /* transport state */
 };
 
-int kb_layout_init(kb_registry *r);
-int kb_remote_init(kb_registry *r);
+int kbi_layout_init(kb_registry *r);
+int kbi_remote_init(kb_registry *r);
 
 #endif

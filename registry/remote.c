@@ -110,7 +110,7 @@ static double seconds_idle(const transfer *t)
 static void resp_free(http_resp *resp)
 {
     free(resp->reason);
-    kb_buf_free(&resp->body);
+    kbi_buf_free(&resp->body);
     free(resp->location);
     free(resp->content_type);
     free(resp->www_authenticate);
@@ -124,9 +124,9 @@ static void resp_free(http_resp *resp)
 static char *repo_url(kb_registry *r, const char *repo, const char *fmt_tail, const char *arg)
 {
     const char *ns = r->url.namespace;
-    char *tail = kb_asprintf(fmt_tail, arg ? arg : "");
+    char *tail = kbi_asprintf(fmt_tail, arg ? arg : "");
     char *url =
-        tail ? kb_asprintf("%s/v2/%s%s%s/%s", r->url.base, ns, *ns ? "/" : "", repo, tail) : NULL;
+        tail ? kbi_asprintf("%s/v2/%s%s%s/%s", r->url.base, ns, *ns ? "/" : "", repo, tail) : NULL;
     free(tail);
     return url;
 }
@@ -142,7 +142,7 @@ static char *header_value(const char *line, size_t len, const char *name)
         v++;
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
         end--;
-    return kb_strndup(v, (size_t)(end - v));
+    return kbi_strndup(v, (size_t)(end - v));
 }
 
 static void keep_header(char **slot, char *value)
@@ -170,7 +170,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
             const char *end = line + len;
             while (end > reason + 1 && (end[-1] == '\r' || end[-1] == '\n'))
                 end--;
-            resp->reason = kb_strndup(reason + 1, (size_t)(end - reason - 1));
+            resp->reason = kbi_strndup(reason + 1, (size_t)(end - reason - 1));
         }
         resp->have_length = false;
         return len;
@@ -183,7 +183,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     keep_header(&resp->docker_digest, header_value(line, len, "Docker-Content-Digest"));
     char *length = header_value(line, len, "Content-Length");
     if (length) {
-        resp->have_length = kb_parse_u64(length, &resp->content_length);
+        resp->have_length = kbi_parse_u64(length, &resp->content_length);
         free(length);
     }
     return len;
@@ -204,22 +204,22 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
             t->sink_checked = true;
             /* the server ignored our Range: start the file over */
             if (t->resp->status != 206 && w->written > 0 &&
-                (t->sink_rc = kb_blob_writer_truncate(w)) != 0)
+                (t->sink_rc = kbi_blob_writer_truncate(w)) != 0)
                 return 0;
             if (!w->expected && t->resp->have_length)
                 w->expected = w->written + t->resp->content_length;
         }
-        t->sink_rc = kb_blob_writer_write(w, data, len);
+        t->sink_rc = kbi_blob_writer_write(w, data, len);
         return t->sink_rc ? 0 : len;
     }
     size_t cap = t->req->max_body && status_ok(t->resp->status) ? t->req->max_body : SMALL_BODY_MAX;
     if (t->resp->body.len + len > cap) {
-        t->sink_rc = kb_error_set_url(t->r->ctx, KB_ERR_LIMIT, t->req->url,
-                                      "%s %s: response larger than %zu bytes", t->req->method,
-                                      t->req->url, cap);
+        t->sink_rc = kbi_error_set_url(t->r->ctx, KB_ERR_LIMIT, t->req->url,
+                                       "%s %s: response larger than %zu bytes", t->req->method,
+                                       t->req->url, cap);
         return 0;
     }
-    return kb_buf_append(&t->resp->body, data, len) ? 0 : len;
+    return kbi_buf_append(&t->resp->body, data, len) ? 0 : len;
 }
 
 static size_t on_read(char *buf, size_t size, size_t nmemb, void *userdata)
@@ -260,7 +260,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
         /* the sink reports each write; while nothing arrives, this keeps the time going and
          * lets the callback cancel a stalled download */
         if (!moved)
-            rc = kb_blob_writer_report(req->sink, false, 0);
+            rc = kbi_blob_writer_report(req->sink, false, 0);
     } else if (req->progress_task) {
         kb_progress p = {req->progress_task,
                          req->progress_item,
@@ -271,7 +271,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
                          req->progress_label,
                          "bytes",
                          0};
-        rc = kb_progress_emit(t->r->ctx, &p);
+        rc = kbi_progress_emit(t->r->ctx, &p);
     }
     if (rc) {
         t->progress_rc = KB_ERR_CANCELLED;
@@ -326,7 +326,7 @@ static struct curl_slist *request_headers(kb_registry *r, const http_req *req, u
         h = curl_slist_append(h, line);
     }
     if (req->auth == AUTH_REGISTRY && R(r)->token && same_origin(r, req->url)) {
-        char *auth = kb_asprintf("Authorization: Bearer %s", R(r)->token);
+        char *auth = kbi_asprintf("Authorization: Bearer %s", R(r)->token);
         if (auth)
             h = curl_slist_append(h, auth);
         free(auth);
@@ -360,7 +360,7 @@ static void setup_curl(CURL *c, kb_registry *r, const http_req *req, transfer *t
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     /* no redirect from https down to http: what travels (a token, a manifest) stays encrypted */
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
-                     kb_str_starts(r->url.base, "https:") ? "https" : "http,https");
+                     kbi_str_starts(r->url.base, "https:") ? "https" : "http,https");
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, R(r)->timeout_s);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, R(r)->timeout_s);
@@ -401,17 +401,18 @@ static char *auth_hint(const kb_registry *r, long status)
 {
     const char *how = "kbpkg login oci://%s (or set KBPKG_REGISTRY_USER and "
                       "KBPKG_REGISTRY_PASSWORD)";
-    char *login = kb_asprintf(how, r->url.host);
+    char *login = kbi_asprintf(how, r->url.host);
     char *hint = NULL;
     if (!login)
         return NULL;
     if (!r->user)
-        hint = kb_asprintf("not logged in: log in with: %s", login);
+        hint = kbi_asprintf("not logged in: log in with: %s", login);
     else if (status == 401)
-        hint = kb_asprintf("the registry refused user '%s': log in again with: %s", r->user, login);
+        hint =
+            kbi_asprintf("the registry refused user '%s': log in again with: %s", r->user, login);
     else
-        hint = kb_asprintf("user '%s' may not do this here: log in as one who may, with: %s",
-                           r->user, login);
+        hint = kbi_asprintf("user '%s' may not do this here: log in as one who may, with: %s",
+                            r->user, login);
     free(login);
     return hint;
 }
@@ -419,7 +420,7 @@ static char *auth_hint(const kb_registry *r, long status)
 /* "GET url: 404 NAME_UNKNOWN: repository name not known to registry" */
 static int http_error(kb_registry *r, const http_req *req, const http_resp *resp)
 {
-    char *oci = kb_oci_error_summary(resp->body.data, resp->body.len);
+    char *oci = kbi_oci_error_summary(resp->body.data, resp->body.len);
     char *hint = NULL;
     int code = KB_ERR_HTTP;
     if (resp->status == 401 || resp->status == 403) {
@@ -430,8 +431,9 @@ static int http_error(kb_registry *r, const http_req *req, const http_resp *resp
     else if (oci)
         code = KB_ERR_REGISTRY;
     const char *reason = resp->reason && *resp->reason ? resp->reason : "";
-    int rc = kb_error_set_url(r->ctx, code, req->url, "%s %s: %ld %s%s%s", req->method, req->url,
-                              resp->status, oci ? oci : reason, hint ? "; " : "", hint ? hint : "");
+    int rc =
+        kbi_error_set_url(r->ctx, code, req->url, "%s %s: %ld %s%s%s", req->method, req->url,
+                          resp->status, oci ? oci : reason, hint ? "; " : "", hint ? hint : "");
     free(hint);
     free(oci);
     return rc;
@@ -440,7 +442,7 @@ static int http_error(kb_registry *r, const http_req *req, const http_resp *resp
 static unsigned backoff_ms(const http_resp *resp, long attempt)
 {
     uint64_t seconds;
-    if (resp->retry_after && kb_parse_u64(resp->retry_after, &seconds))
+    if (resp->retry_after && kbi_parse_u64(resp->retry_after, &seconds))
         return (unsigned)(seconds > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : seconds) * 1000u;
     unsigned ms = 250u << (attempt > 5 ? 5 : attempt);
     return ms > 8000 ? 8000 : ms;
@@ -461,10 +463,10 @@ static int gave_up(kb_registry *r, int rc, long attempts)
     if (attempts < 2)
         return rc;
     const kb_error *e = kb_ctx_last_error(r->ctx);
-    char *last = kb_strdup(e->message);
-    char *url = kb_strdup(e->url);
+    char *last = kbi_strdup(e->message);
+    char *url = kbi_strdup(e->url);
     if (last)
-        rc = kb_error_set_url(r->ctx, rc, url, "%s (gave up after %ld attempts)", last, attempts);
+        rc = kbi_error_set_url(r->ctx, rc, url, "%s (gave up after %ld attempts)", last, attempts);
     free(last);
     free(url);
     return rc;
@@ -482,28 +484,28 @@ static int perform_once(kb_registry *r, const http_req *req, http_resp *resp, CU
     *cc = curl_easy_perform(R(r)->curl);
     curl_slist_free_all(headers);
     if (range_from)
-        kb_log(r->ctx, KB_LOG_DEBUG, "%s %s (Range: bytes=%llu-) -> %ld", req->method, req->url,
-               (unsigned long long)range_from, resp->status);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "%s %s (Range: bytes=%llu-) -> %ld", req->method, req->url,
+                (unsigned long long)range_from, resp->status);
     else
-        kb_log(r->ctx, KB_LOG_DEBUG, "%s %s -> %ld", req->method, req->url, resp->status);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "%s %s -> %ld", req->method, req->url, resp->status);
     if (t.stalled)
-        return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
-                                "%s %s: no data for %ld s (net.timeout_s)", req->method, req->url,
-                                R(r)->timeout_s);
+        return kbi_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
+                                 "%s %s: no data for %ld s (net.timeout_s)", req->method, req->url,
+                                 R(r)->timeout_s);
     if (*cc == CURLE_OPERATION_TIMEDOUT && R(r)->deadline_s > 0)
-        return kb_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
-                                "%s %s: not done within %.1f s (net.deadline_s, plus 1 s per "
-                                "256 KiB of a blob)",
-                                req->method, req->url, request_deadline_ms(r, req) / 1000.0);
+        return kbi_error_set_url(r->ctx, KB_ERR_TIMEOUT, req->url,
+                                 "%s %s: not done within %.1f s (net.deadline_s, plus 1 s per "
+                                 "256 KiB of a blob)",
+                                 req->method, req->url, request_deadline_ms(r, req) / 1000.0);
     if (t.progress_rc)
-        return kb_error_set_url(r->ctx, KB_ERR_CANCELLED, req->url, "%s %s: cancelled", req->method,
-                                req->url);
+        return kbi_error_set_url(r->ctx, KB_ERR_CANCELLED, req->url, "%s %s: cancelled",
+                                 req->method, req->url);
     if (t.sink_rc)
         return t.sink_rc;
     if (*cc != CURLE_OK) {
         int code = *cc == CURLE_OPERATION_TIMEDOUT ? KB_ERR_TIMEOUT : KB_ERR_NETWORK;
-        return kb_error_set_url(r->ctx, code, req->url, "%s %s: %s", req->method, req->url,
-                                curl_easy_strerror(*cc));
+        return kbi_error_set_url(r->ctx, code, req->url, "%s %s: %s", req->method, req->url,
+                                 curl_easy_strerror(*cc));
     }
     return 0;
 }
@@ -540,8 +542,8 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
         if (!rc && last)
             return gave_up(r, http_error(r, req, resp), attempt + 1);
         unsigned ms = backoff_ms(resp, attempt);
-        kb_log(r->ctx, KB_LOG_DEBUG, "%s %s: retrying in %u ms (%ld of %ld)", req->method, req->url,
-               ms, attempt + 1, R(r)->retries);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "%s %s: retrying in %u ms (%ld of %ld)", req->method,
+                req->url, ms, attempt + 1, R(r)->retries);
         kb_ctx_clear_error(r->ctx);
         sleep_ms(ms);
     }
@@ -551,12 +553,12 @@ static int http_do(kb_registry *r, const http_req *req, http_resp *resp)
 static int fetch_token(kb_registry *r, const char *challenge_header)
 {
     kb_auth_challenge ch;
-    if (kb_auth_challenge_parse(&ch, challenge_header) != 0 || !ch.realm)
-        return kb_error_set_url(r->ctx, KB_ERR_AUTH, r->url.base,
-                                "%s: unreadable WWW-Authenticate challenge '%s'", r->url.base,
-                                challenge_header);
+    if (kbi_auth_challenge_parse(&ch, challenge_header) != 0 || !ch.realm)
+        return kbi_error_set_url(r->ctx, KB_ERR_AUTH, r->url.base,
+                                 "%s: unreadable WWW-Authenticate challenge '%s'", r->url.base,
+                                 challenge_header);
     kb_buf url = KB_BUF_INIT;
-    kb_buf_puts(&url, ch.realm);
+    kbi_buf_puts(&url, ch.realm);
     char sep = strchr(ch.realm, '?') ? '&' : '?';
     const char *names[] = {"service", "scope"};
     const char *values[] = {ch.service, ch.scope};
@@ -564,7 +566,7 @@ static int fetch_token(kb_registry *r, const char *challenge_header)
         if (!values[i])
             continue;
         char *esc = curl_easy_escape(R(r)->curl, values[i], 0);
-        kb_buf_printf(&url, "%c%s=%s", sep, names[i], esc ? esc : "");
+        kbi_buf_printf(&url, "%c%s=%s", sep, names[i], esc ? esc : "");
         curl_free(esc);
         sep = '&';
     }
@@ -574,7 +576,7 @@ static int fetch_token(kb_registry *r, const char *challenge_header)
                     .auth = AUTH_TOKEN_SERVICE,
                     .max_body = SMALL_BODY_MAX};
     http_resp resp = {0};
-    int rc = url.data ? http_do(r, &req, &resp) : kb_error_oom(r->ctx);
+    int rc = url.data ? http_do(r, &req, &resp) : kbi_error_oom(r->ctx);
     if (!rc) {
         json_t *j = json_loadb(resp.body.data, resp.body.len, 0, NULL);
         const char *token = json_string_value(json_object_get(j, "token"));
@@ -582,18 +584,18 @@ static int fetch_token(kb_registry *r, const char *challenge_header)
             token = json_string_value(json_object_get(j, "access_token"));
         if (token) {
             free(R(r)->token);
-            R(r)->token = kb_strdup(token);
+            R(r)->token = kbi_strdup(token);
         } else {
-            rc = kb_error_set_url(r->ctx, KB_ERR_AUTH, url.data,
-                                  "GET %s: the token service answered without a token", url.data);
+            rc = kbi_error_set_url(r->ctx, KB_ERR_AUTH, url.data,
+                                   "GET %s: the token service answered without a token", url.data);
         }
         json_decref(j);
     } else if (rc == KB_ERR_AUTH) {
-        kb_error_prefix(r->ctx, "token request refused");
+        kbi_error_prefix(r->ctx, "token request refused");
     }
     resp_free(&resp);
-    kb_buf_free(&url);
-    kb_auth_challenge_free(&ch);
+    kbi_buf_free(&url);
+    kbi_auth_challenge_free(&ch);
     return rc;
 }
 
@@ -606,9 +608,9 @@ static int expect_status(kb_registry *r, const http_req *req, http_resp *resp, l
 
 static int remote_ping(kb_registry *r)
 {
-    char *url = kb_asprintf("%s/v2/", r->url.base);
+    char *url = kbi_asprintf("%s/v2/", r->url.base);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "GET", .url = url, .fd = -1, .max_body = SMALL_BODY_MAX};
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
@@ -624,7 +626,7 @@ static int remote_blob_exists(uint64_t *size_out, kb_registry *r, const char *re
 {
     char *url = repo_url(r, repo, "blobs/%s", digest);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "HEAD", .url = url, .fd = -1};
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
@@ -641,13 +643,13 @@ static int remote_blob_get(kb_registry *r, const char *repo, const char *digest,
 {
     char *url = repo_url(r, repo, "blobs/%s", digest);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "GET", .url = url, .fd = -1, .sink = w};
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
     if (!rc && resp.status == 416) {
         /* our partial file is not a prefix the server can continue: start over */
-        rc = kb_blob_writer_truncate(w);
+        rc = kbi_blob_writer_truncate(w);
         if (!rc)
             rc = http_do(r, &req, &resp);
     }
@@ -663,14 +665,14 @@ static char *absolute_location(kb_registry *r, const char *location)
 {
     if (!location)
         return NULL;
-    if (kb_str_starts(location, "http://") || kb_str_starts(location, "https://"))
-        return kb_strdup(location);
-    return kb_asprintf("%s%s%s", r->url.base, location[0] == '/' ? "" : "/", location);
+    if (kbi_str_starts(location, "http://") || kbi_str_starts(location, "https://"))
+        return kbi_strdup(location);
+    return kbi_asprintf("%s%s%s", r->url.base, location[0] == '/' ? "" : "/", location);
 }
 
 static char *with_digest(const char *location, const char *digest)
 {
-    return kb_asprintf("%s%cdigest=%s", location, strchr(location, '?') ? '&' : '?', digest);
+    return kbi_asprintf("%s%cdigest=%s", location, strchr(location, '?') ? '&' : '?', digest);
 }
 
 /* POST for an upload session; its Location is where the bytes go. */
@@ -679,15 +681,15 @@ static int start_upload(char **location, kb_registry *r, const char *repo)
     *location = NULL;
     char *url = repo_url(r, repo, "blobs/uploads/", NULL);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "POST", .url = url, .fd = -1};
     http_resp resp = {0};
     int rc = http_do(r, &req, &resp);
     if (!rc)
         rc = expect_status(r, &req, &resp, 202);
     if (!rc && !(*location = absolute_location(r, resp.location)))
-        rc = kb_error_set_url(r->ctx, KB_ERR_REGISTRY, url,
-                              "POST %s: 202 without a Location for the upload", url);
+        rc = kbi_error_set_url(r->ctx, KB_ERR_REGISTRY, url,
+                               "POST %s: 202 without a Location for the upload", url);
     resp_free(&resp);
     free(url);
     return rc;
@@ -708,7 +710,7 @@ static void upload_report(kb_registry *r, const char *digest, const upload_progr
         return;
     kb_progress p = {"upload", digest,    done,    up->size, finished ? 1 : 0,
                      up->job,  up->label, "bytes", status};
-    kb_progress_emit(r->ctx, &p);
+    kbi_progress_emit(r->ctx, &p);
 }
 
 static int send_chunk(char **location, kb_registry *r, const char *method, const char *url,
@@ -767,7 +769,7 @@ static int upload_once(kb_registry *r, const char *repo, const char *digest, uin
     }
     char *final = !rc ? with_digest(location, digest) : NULL;
     if (!rc && !final)
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     if (!rc)
         rc = send_chunk(NULL, r, "PUT", final, digest, fd, data, sent, size - sent, 201, up);
     free(final);
@@ -786,12 +788,12 @@ static bool upload_restartable(int rc)
 static bool blob_arrived(kb_registry *r, const char *repo, const char *digest, uint64_t size)
 {
     kb_error saved = *kb_ctx_last_error(r->ctx);
-    char *message = kb_strdup(saved.message);
-    char *url = kb_strdup(saved.url);
+    char *message = kbi_strdup(saved.message);
+    char *url = kbi_strdup(saved.url);
     uint64_t have = 0;
     bool there = remote_blob_exists(&have, r, repo, digest) == 0 && have == size;
     if (!there && message) /* keep the upload's own failure as the error */
-        kb_error_set_url(r->ctx, saved.code, url, "%s", message);
+        kbi_error_set_url(r->ctx, saved.code, url, "%s", message);
     free(message);
     free(url);
     return there;
@@ -808,31 +810,31 @@ static int remote_blob_put(kb_registry *r, const char *repo, const char *digest,
 {
     int fd = -1;
     if (path && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return kb_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
-                                 strerror(errno));
+        return kbi_error_set_path(r->ctx, KB_ERR_IO, path, 0, 0, "cannot open %s: %s", path,
+                                  strerror(errno));
     long restarts = R(r)->retries < 2 ? R(r)->retries : 2;
     /* artifacts and sources come from files; what comes from memory is small JSON */
     upload_progress up = {0, NULL, size, 0};
     char *label = NULL;
     if (path) {
-        label = kb_registry_progress_label(repo, digest, what);
-        up.job = label ? kb_progress_job_new(r->ctx) : 0;
+        label = kbi_registry_progress_label(repo, digest, what);
+        up.job = label ? kbi_progress_job_new(r->ctx) : 0;
         up.label = label;
     }
     upload_report(r, digest, &up, 0, false, 0);
     int rc = upload_once(r, repo, digest, size, fd, data, &up);
     for (long i = 0; rc && upload_restartable(rc); i++) {
         if (blob_arrived(r, repo, digest, size)) {
-            kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: the registry has it; its answer was lost",
-                   digest);
+            kbi_log(r->ctx, KB_LOG_DEBUG, "blob %s: the registry has it; its answer was lost",
+                    digest);
             kb_ctx_clear_error(r->ctx);
             rc = 0;
             break;
         }
         if (i >= restarts)
             break;
-        kb_log(r->ctx, KB_LOG_DEBUG, "blob %s: upload failed (%s); starting a new session", digest,
-               kb_ctx_last_error(r->ctx)->message);
+        kbi_log(r->ctx, KB_LOG_DEBUG, "blob %s: upload failed (%s); starting a new session", digest,
+                kb_ctx_last_error(r->ctx)->message);
         kb_ctx_clear_error(r->ctx);
         rc = upload_once(r, repo, digest, size, fd, data, &up);
     }
@@ -848,7 +850,7 @@ static int remote_manifest_get(kb_registry_manifest **out, kb_registry *r, const
 {
     char *url = repo_url(r, repo, "manifests/%s", reference);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "GET",
                     .url = url,
                     .fd = -1,
@@ -859,39 +861,39 @@ static int remote_manifest_get(kb_registry_manifest **out, kb_registry *r, const
     if (!rc)
         rc = expect_status(r, &req, &resp, 200);
     kb_registry_manifest *m = NULL;
-    if (!rc && (!(m = calloc(1, sizeof(*m))) || kb_buf_grow(&resp.body, 0)))
-        rc = kb_error_oom(r->ctx);
+    if (!rc && (!(m = calloc(1, sizeof(*m))) || kbi_buf_grow(&resp.body, 0)))
+        rc = kbi_error_oom(r->ctx);
     if (!rc && resp.docker_digest) {
         /* the registry's word on the digest must match the bytes it sent */
         char hex[65];
-        kb_sha256_hex(resp.body.data, resp.body.len, hex);
-        if (!kb_str_starts(resp.docker_digest, "sha256:") ||
+        kbi_sha256_hex(resp.body.data, resp.body.len, hex);
+        if (!kbi_str_starts(resp.docker_digest, "sha256:") ||
             strcmp(resp.docker_digest + 7, hex) != 0)
-            rc = kb_error_set_url(r->ctx, KB_ERR_DIGEST, url,
-                                  "GET %s: digest mismatch: the registry says %s, got sha256:%s",
-                                  url, resp.docker_digest, hex);
+            rc = kbi_error_set_url(r->ctx, KB_ERR_DIGEST, url,
+                                   "GET %s: digest mismatch: the registry says %s, got sha256:%s",
+                                   url, resp.docker_digest, hex);
     }
     if (!rc) {
         m->len = resp.body.len;
-        m->data = kb_buf_detach(&resp.body);
+        m->data = kbi_buf_detach(&resp.body);
         char *mt = resp.content_type;
         char *semi = mt ? strchr(mt, ';') : NULL;
         if (semi)
             *semi = '\0';
         if (!mt || !*mt || strcmp(mt, "application/json") == 0) {
             json_t *j = json_loadb(m->data, m->len, 0, NULL);
-            m->media_type = kb_strdup(json_string_value(json_object_get(j, "mediaType")));
+            m->media_type = kbi_strdup(json_string_value(json_object_get(j, "mediaType")));
             json_decref(j);
         } else {
-            m->media_type = kb_strdup(mt);
+            m->media_type = kbi_strdup(mt);
         }
         if (!m->media_type)
-            m->media_type = kb_strdup(KB_MT_OCI_MANIFEST);
+            m->media_type = kbi_strdup(KB_MT_OCI_MANIFEST);
     }
     resp_free(&resp);
     free(url);
     if (rc) {
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
         return rc;
     }
     *out = m;
@@ -904,7 +906,7 @@ static int remote_manifest_put(kb_registry *r, const char *repo, const char *ref
 {
     char *url = repo_url(r, repo, "manifests/%s", reference);
     if (!url)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     http_req req = {.method = "PUT",
                     .url = url,
                     .fd = -1,
@@ -917,9 +919,9 @@ static int remote_manifest_put(kb_registry *r, const char *repo, const char *ref
     if (!rc)
         rc = expect_status(r, &req, &resp, 201);
     if (!rc && resp.docker_digest && strcmp(resp.docker_digest, digest) != 0)
-        rc = kb_error_set_url(r->ctx, KB_ERR_DIGEST, url,
-                              "PUT %s: the registry stored digest %s, expected %s", url,
-                              resp.docker_digest, digest);
+        rc = kbi_error_set_url(r->ctx, KB_ERR_DIGEST, url,
+                               "PUT %s: the registry stored digest %s, expected %s", url,
+                               resp.docker_digest, digest);
     resp_free(&resp);
     free(url);
     return rc;
@@ -934,7 +936,7 @@ static char *next_link(kb_registry *r, const char *link)
     const char *gt = lt ? strchr(lt, '>') : NULL;
     if (!gt)
         return NULL;
-    char *rel = kb_strndup(lt + 1, (size_t)(gt - lt - 1));
+    char *rel = kbi_strndup(lt + 1, (size_t)(gt - lt - 1));
     char *abs = absolute_location(r, rel);
     free(rel);
     return abs;
@@ -951,10 +953,11 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
     for (size_t i = 0; have && i < out->len; i++)
         json_object_set_new(have, out->items[i], json_true());
     if (!have)
-        rc = kb_error_oom(r->ctx);
+        rc = kbi_error_oom(r->ctx);
     while (!rc && url) {
         if (++pages > LIST_PAGES_MAX) {
-            rc = kb_error_set_url(r->ctx, KB_ERR_LIMIT, url,
+            rc =
+                kbi_error_set_url(r->ctx, KB_ERR_LIMIT, url,
                                   "GET %s: more than %d pages (a registry whose Link headers never "
                                   "end)",
                                   url, LIST_PAGES_MAX);
@@ -968,8 +971,8 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
         json_error_t jerr;
         json_t *j = rc ? NULL : json_loadb(resp.body.data, resp.body.len, 0, &jerr);
         if (!rc && !j)
-            rc = kb_error_set_url(r->ctx, KB_ERR_REGISTRY, url, "GET %s: invalid JSON: %s", url,
-                                  jerr.text);
+            rc = kbi_error_set_url(r->ctx, KB_ERR_REGISTRY, url, "GET %s: invalid JSON: %s", url,
+                                   jerr.text);
         size_t i;
         json_t *item;
         json_array_foreach(json_object_get(j, field), i, item)
@@ -978,20 +981,20 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
             if (rc || !s)
                 continue;
             if (strip_prefix && *strip_prefix) {
-                if (!kb_str_starts(s, strip_prefix))
+                if (!kbi_str_starts(s, strip_prefix))
                     continue;
                 s += strlen(strip_prefix);
             }
             if (json_object_get(have, s))
                 continue;
-            if (json_object_set_new(have, s, json_true()) || kb_strv_push(out, s))
-                rc = kb_error_oom(r->ctx);
+            if (json_object_set_new(have, s, json_true()) || kbi_strv_push(out, s))
+                rc = kbi_error_oom(r->ctx);
         }
         json_decref(j);
         char *next = rc ? NULL : next_link(r, resp.link);
         if (next && strcmp(next, url) == 0) {
-            rc = kb_error_set_url(r->ctx, KB_ERR_REGISTRY, url,
-                                  "GET %s: the next page's Link points at the same page", url);
+            rc = kbi_error_set_url(r->ctx, KB_ERR_REGISTRY, url,
+                                   "GET %s: the next page's Link points at the same page", url);
             free(next);
             next = NULL;
         }
@@ -1007,14 +1010,14 @@ static int get_list(kb_strv *out, kb_registry *r, char *url, const char *field,
 static int remote_tags(kb_strv *out, kb_registry *r, const char *repo)
 {
     char *url = repo_url(r, repo, "tags/list?n=%s", "100");
-    return url ? get_list(out, r, url, "tags", NULL) : kb_error_oom(r->ctx);
+    return url ? get_list(out, r, url, "tags", NULL) : kbi_error_oom(r->ctx);
 }
 
 static int remote_catalog(kb_strv *out, kb_registry *r)
 {
-    char *url = kb_asprintf("%s/v2/_catalog?n=100", r->url.base);
-    char *prefix = *r->url.namespace ? kb_asprintf("%s/", r->url.namespace) : kb_strdup("");
-    int rc = url && prefix ? get_list(out, r, url, "repositories", prefix) : kb_error_oom(r->ctx);
+    char *url = kbi_asprintf("%s/v2/_catalog?n=100", r->url.base);
+    char *prefix = *r->url.namespace ? kbi_asprintf("%s/", r->url.namespace) : kbi_strdup("");
+    int rc = url && prefix ? get_list(out, r, url, "repositories", prefix) : kbi_error_oom(r->ctx);
     if (!url || !prefix)
         free(url);
     free(prefix);
@@ -1046,19 +1049,19 @@ static const kb_registry_ops remote_ops = {
     .free = remote_free,
 };
 
-int kb_remote_init(kb_registry *r)
+int kbi_remote_init(kb_registry *r)
 {
     remote *rm = calloc(1, sizeof(*rm));
     if (!rm)
-        return kb_error_oom(r->ctx);
+        return kbi_error_oom(r->ctx);
     r->impl = rm;
     r->ops = &remote_ops;
     rm->curl = curl_easy_init();
     if (!rm->curl)
-        return kb_error_set(r->ctx, KB_ERR_NETWORK, "cannot initialise libcurl");
-    rm->timeout_s = kb_config_long(r->ctx, "net.timeout_s");
-    rm->retries = kb_config_long(r->ctx, "net.retries");
-    rm->deadline_s = kb_config_long(r->ctx, "net.deadline_s");
+        return kbi_error_set(r->ctx, KB_ERR_NETWORK, "cannot initialise libcurl");
+    rm->timeout_s = kbi_config_long(r->ctx, "net.timeout_s");
+    rm->retries = kbi_config_long(r->ctx, "net.retries");
+    rm->deadline_s = kbi_config_long(r->ctx, "net.deadline_s");
     if (rm->timeout_s <= 0)
         rm->timeout_s = 30;
     if (rm->retries < 0)

@@ -15,12 +15,12 @@ static int fetch_to(kb_ctx *ctx, const char *url, const char *part)
 {
     FILE *f = fopen(part, "wb");
     if (!f)
-        return kb_error_set_path(ctx, KB_ERR_IO, part, 0, 0, "cannot write %s: %s", part,
-                                 strerror(errno));
+        return kbi_error_set_path(ctx, KB_ERR_IO, part, 0, 0, "cannot write %s: %s", part,
+                                  strerror(errno));
     CURL *c = curl_easy_init();
     if (!c) {
         fclose(f);
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     char err[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -39,33 +39,33 @@ static int fetch_to(kb_ctx *ctx, const char *url, const char *part)
     curl_easy_cleanup(c);
     bool closed = fclose(f) == 0;
     if (cc == CURLE_HTTP_RETURNED_ERROR)
-        return kb_error_set(ctx, KB_ERR_HTTP, "GET %s: HTTP %ld", url, status);
+        return kbi_error_set(ctx, KB_ERR_HTTP, "GET %s: HTTP %ld", url, status);
     if (cc != CURLE_OK)
-        return kb_error_set(ctx, KB_ERR_NETWORK, "GET %s: %s", url,
-                            err[0] ? err : curl_easy_strerror(cc));
+        return kbi_error_set(ctx, KB_ERR_NETWORK, "GET %s: %s", url,
+                             err[0] ? err : curl_easy_strerror(cc));
     if (!closed)
-        return kb_error_set_path(ctx, KB_ERR_IO, part, 0, 0, "cannot write %s", part);
+        return kbi_error_set_path(ctx, KB_ERR_IO, part, 0, 0, "cannot write %s", part);
     return 0;
 }
 
-int kb_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest)
+int kbi_url_fetch_verified(kb_ctx *ctx, const char *url, const char *sha256, const char *dest)
 {
-    if (kb_config_bool(ctx, "offline"))
-        return kb_error_set(ctx, KB_ERR_OFFLINE, "offline: cannot download %s (sha256:%s)", url,
-                            sha256);
-    char *part = kb_asprintf("%s.part", dest);
+    if (kbi_config_bool(ctx, "offline"))
+        return kbi_error_set(ctx, KB_ERR_OFFLINE, "offline: cannot download %s (sha256:%s)", url,
+                             sha256);
+    char *part = kbi_asprintf("%s.part", dest);
     if (!part)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     int rc = fetch_to(ctx, url, part);
     char got[65] = "";
     if (!rc)
-        rc = kb_sha256_file(ctx, part, got, NULL);
+        rc = kbi_sha256_file(ctx, part, got, NULL);
     if (!rc && strcmp(got, sha256) != 0)
-        rc = kb_error_set(ctx, KB_ERR_DIGEST, "sha256 mismatch for %s: expected %s, got %s", url,
-                          sha256, got);
+        rc = kbi_error_set(ctx, KB_ERR_DIGEST, "sha256 mismatch for %s: expected %s, got %s", url,
+                           sha256, got);
     if (!rc && rename(part, dest) != 0)
-        rc = kb_error_set_path(ctx, KB_ERR_IO, dest, 0, 0, "cannot rename %s to %s: %s", part, dest,
-                               strerror(errno));
+        rc = kbi_error_set_path(ctx, KB_ERR_IO, dest, 0, 0, "cannot rename %s to %s: %s", part,
+                                dest, strerror(errno));
     if (rc)
         unlink(part);
     free(part);

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-const char *kb_digest_hex(const char *digest)
+const char *kbi_digest_hex(const char *digest)
 {
-    if (!digest || !kb_str_starts(digest, "sha256:"))
+    if (!digest || !kbi_str_starts(digest, "sha256:"))
         return NULL;
     const char *hex = digest + 7;
     size_t n = 0;
@@ -19,12 +19,12 @@ const char *kb_digest_hex(const char *digest)
     return n == 64 ? hex : NULL;
 }
 
-bool kb_digest_valid(const char *digest)
+bool kbi_digest_valid(const char *digest)
 {
-    return kb_digest_hex(digest) != NULL;
+    return kbi_digest_hex(digest) != NULL;
 }
 
-bool kb_tag_valid(const char *tag)
+bool kbi_tag_valid(const char *tag)
 {
     if (!tag || !*tag || strlen(tag) > 128)
         return false;
@@ -36,7 +36,7 @@ bool kb_tag_valid(const char *tag)
     return true;
 }
 
-bool kb_host_is_loopback(const char *host)
+bool kbi_host_is_loopback(const char *host)
 {
     /* host may carry a port: compare the name part */
     size_t n = strlen(host);
@@ -52,7 +52,7 @@ bool kb_host_is_loopback(const char *host)
     return n >= 4 && strncmp(host, "127.", 4) == 0;
 }
 
-void kb_registry_url_free(kb_registry_url *u)
+void kbi_registry_url_free(kb_registry_url *u)
 {
     free(u->path);
     free(u->base);
@@ -64,22 +64,22 @@ void kb_registry_url_free(kb_registry_url *u)
 static int parse_layout(kb_registry_url *out, kb_ctx *ctx, const char *path)
 {
     if (!*path)
-        return kb_error_set(ctx, KB_ERR_CONFIG, "registry: empty layout folder path");
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "registry: empty layout folder path");
     out->layout = true;
-    out->path = kb_strdup(path);
+    out->path = kbi_strdup(path);
     /* a trailing slash would make joined paths look different for the same folder */
     size_t n = out->path ? strlen(out->path) : 0;
     while (n > 1 && out->path[n - 1] == '/')
         out->path[--n] = '\0';
-    return out->path ? 0 : kb_error_oom(ctx);
+    return out->path ? 0 : kbi_error_oom(ctx);
 }
 
-int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure)
+int kbi_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure)
 {
     memset(out, 0, sizeof(*out));
     if (!ref || !*ref)
-        return kb_error_set(ctx, KB_ERR_CONFIG, "registry: no registry given");
-    if (kb_str_starts(ref, "file://"))
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "registry: no registry given");
+    if (kbi_str_starts(ref, "file://"))
         return parse_layout(out, ctx, ref + 7);
     const char *sep = strstr(ref, "://");
     if (!sep)
@@ -94,20 +94,20 @@ int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bo
     if (at) {
         /* Never echoed: the part before '@' may be a password. */
         size_t rest = strlen(at + 1);
-        return kb_error_set(ctx, KB_ERR_CONFIG,
-                            "registry '%.*s://***@%.*s': a user name or password in the registry "
-                            "URL is refused (it would end up in logs, errors and install "
-                            "records); log in instead: kbpkg login %.*s://%.*s --username USER "
-                            "--password-stdin",
-                            (int)scheme_len, ref, (int)rest, at + 1, (int)scheme_len, ref,
-                            (int)rest, at + 1);
+        return kbi_error_set(ctx, KB_ERR_CONFIG,
+                             "registry '%.*s://***@%.*s': a user name or password in the registry "
+                             "URL is refused (it would end up in logs, errors and install "
+                             "records); log in instead: kbpkg login %.*s://%.*s --username USER "
+                             "--password-stdin",
+                             (int)scheme_len, ref, (int)rest, at + 1, (int)scheme_len, ref,
+                             (int)rest, at + 1);
     }
     if (host_len == 0)
-        return kb_error_set(ctx, KB_ERR_CONFIG, "registry '%s': no host", ref);
-    char *host = kb_strndup(hostp, host_len);
+        return kbi_error_set(ctx, KB_ERR_CONFIG, "registry '%s': no host", ref);
+    char *host = kbi_strndup(hostp, host_len);
     if (!host)
-        return kb_error_oom(ctx);
-    bool loopback = kb_host_is_loopback(host);
+        return kbi_error_oom(ctx);
+    bool loopback = kbi_host_is_loopback(host);
     const char *scheme;
     if (scheme_len == 3 && strncmp(ref, "oci", 3) == 0) {
         scheme = loopback || insecure ? "http" : "https";
@@ -116,40 +116,40 @@ int kb_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bo
     } else if (scheme_len == 4 && strncmp(ref, "http", 4) == 0) {
         if (!loopback && !insecure) {
             free(host);
-            return kb_error_set(ctx, KB_ERR_CONFIG,
-                                "registry '%s': plain http is only allowed to loopback "
-                                "(set insecure=true to allow it)",
-                                ref);
+            return kbi_error_set(ctx, KB_ERR_CONFIG,
+                                 "registry '%s': plain http is only allowed to loopback "
+                                 "(set insecure=true to allow it)",
+                                 ref);
         }
         scheme = "http";
     } else {
         free(host);
-        return kb_error_set(ctx, KB_ERR_CONFIG,
-                            "registry '%s': unknown scheme (use a folder, file://, oci://, "
-                            "https:// or http://)",
-                            ref);
+        return kbi_error_set(ctx, KB_ERR_CONFIG,
+                             "registry '%s': unknown scheme (use a folder, file://, oci://, "
+                             "https:// or http://)",
+                             ref);
     }
     const char *ns = slash ? slash + 1 : "";
     size_t ns_len = strlen(ns);
     while (ns_len && ns[ns_len - 1] == '/')
         ns_len--;
     out->host = host;
-    out->base = kb_asprintf("%s://%s", scheme, host);
-    out->namespace = kb_strndup(ns, ns_len);
+    out->base = kbi_asprintf("%s://%s", scheme, host);
+    out->namespace = kbi_strndup(ns, ns_len);
     if (!out->base || !out->namespace) {
-        kb_registry_url_free(out);
-        return kb_error_oom(ctx);
+        kbi_registry_url_free(out);
+        return kbi_error_oom(ctx);
     }
-    if (ns_len && !kb_repo_valid(out->namespace)) {
-        int rc = kb_error_set(ctx, KB_ERR_CONFIG, "registry '%s': invalid namespace '%s'", ref,
-                              out->namespace);
-        kb_registry_url_free(out);
+    if (ns_len && !kbi_repo_valid(out->namespace)) {
+        int rc = kbi_error_set(ctx, KB_ERR_CONFIG, "registry '%s': invalid namespace '%s'", ref,
+                               out->namespace);
+        kbi_registry_url_free(out);
         return rc;
     }
     return 0;
 }
 
-void kb_auth_challenge_free(kb_auth_challenge *c)
+void kbi_auth_challenge_free(kb_auth_challenge *c)
 {
     free(c->scheme);
     free(c->realm);
@@ -171,7 +171,7 @@ static int next_param(const char **p, char **name, char **value)
         eq++;
     if (*eq != '=')
         return -1;
-    *name = kb_strndup(s, (size_t)(eq - s));
+    *name = kbi_strndup(s, (size_t)(eq - s));
     const char *v = eq + 1;
     kb_buf b = KB_BUF_INIT;
     if (*v == '"') {
@@ -179,11 +179,11 @@ static int next_param(const char **p, char **name, char **value)
         while (*v && *v != '"') {
             if (*v == '\\' && v[1])
                 v++;
-            kb_buf_append(&b, v, 1);
+            kbi_buf_append(&b, v, 1);
             v++;
         }
         if (*v != '"') {
-            kb_buf_free(&b);
+            kbi_buf_free(&b);
             free(*name);
             return -1;
         }
@@ -192,16 +192,16 @@ static int next_param(const char **p, char **name, char **value)
         const char *end = v;
         while (*end && *end != ',' && *end != ' ')
             end++;
-        kb_buf_append(&b, v, (size_t)(end - v));
+        kbi_buf_append(&b, v, (size_t)(end - v));
         v = end;
     }
-    kb_buf_grow(&b, 0);
-    *value = kb_buf_detach(&b);
+    kbi_buf_grow(&b, 0);
+    *value = kbi_buf_detach(&b);
     *p = v;
     return 1;
 }
 
-int kb_auth_challenge_parse(kb_auth_challenge *out, const char *header)
+int kbi_auth_challenge_parse(kb_auth_challenge *out, const char *header)
 {
     memset(out, 0, sizeof(*out));
     const char *s = header;
@@ -212,13 +212,13 @@ int kb_auth_challenge_parse(kb_auth_challenge *out, const char *header)
         end++;
     if (end == s)
         return KB_ERR_PARSE;
-    out->scheme = kb_strndup(s, (size_t)(end - s));
+    out->scheme = kbi_strndup(s, (size_t)(end - s));
     const char *p = end;
     for (;;) {
         char *name = NULL, *value = NULL;
         int got = next_param(&p, &name, &value);
         if (got < 0) {
-            kb_auth_challenge_free(out);
+            kbi_auth_challenge_free(out);
             return KB_ERR_PARSE;
         }
         if (got == 0)
@@ -241,7 +241,7 @@ int kb_auth_challenge_parse(kb_auth_challenge *out, const char *header)
     return 0;
 }
 
-char *kb_oci_error_summary(const char *body, size_t len)
+char *kbi_oci_error_summary(const char *body, size_t len)
 {
     if (!body || !len)
         return NULL;
@@ -252,7 +252,7 @@ char *kb_oci_error_summary(const char *body, size_t len)
     const char *message = json_string_value(json_object_get(first, "message"));
     char *summary = NULL;
     if (code && *code) /* an empty code says nothing: the caller falls back to the status */
-        summary = message && *message ? kb_asprintf("%s: %s", code, message) : kb_strdup(code);
+        summary = message && *message ? kbi_asprintf("%s: %s", code, message) : kbi_strdup(code);
     json_decref(root);
     return summary;
 }

@@ -5,17 +5,17 @@
 
 static void free_report(void *p)
 {
-    kb_probe_report_free(p);
+    kbi_probe_report_free(p);
     free(p);
 }
 
-int kb_host_get(const kb_probe_report **out, kb_ctx *ctx)
+int kbi_host_get(const kb_probe_report **out, kb_ctx *ctx)
 {
     if (!ctx->probe_cache) {
         kb_probe_report *r = calloc(1, sizeof(*r));
         if (!r)
-            return kb_error_oom(ctx);
-        int rc = kb_probe_run(ctx, r);
+            return kbi_error_oom(ctx);
+        int rc = kbi_probe_run(ctx, r);
         if (rc) {
             free(r);
             return rc;
@@ -27,9 +27,9 @@ int kb_host_get(const kb_probe_report **out, kb_ctx *ctx)
     return 0;
 }
 
-void kb_host_compat_opts(kb_compat_opts *out, const kb_ctx *ctx)
+void kbi_host_compat_opts(kb_compat_opts *out, const kb_ctx *ctx)
 {
-    const char *aliases = kb_config_str(ctx, "rocm.aliases");
+    const char *aliases = kbi_config_str(ctx, "rocm.aliases");
     out->rocm_aliases = aliases && *aliases ? aliases : NULL;
     out->allow_cpu_with_gpu = false;
 }

@@ -6,8 +6,8 @@
 #include "probe/probe.h"
 
 /* The ctx's probe report (probing on first use). Borrowed from ctx. */
-int kb_host_get(const kb_probe_report **out, kb_ctx *ctx);
+int kbi_host_get(const kb_probe_report **out, kb_ctx *ctx);
 /* Compatibility options from the ctx settings (rocm.aliases). */
-void kb_host_compat_opts(kb_compat_opts *out, const kb_ctx *ctx);
+void kbi_host_compat_opts(kb_compat_opts *out, const kb_ctx *ctx);
 
 #endif

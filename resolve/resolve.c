@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *kb_fit_name(kb_fit fit)
+const char *kbi_fit_name(kb_fit fit)
 {
     switch (fit) {
     case KB_FIT_EXACT:
@@ -32,8 +32,8 @@ const char *kb_fit_name(kb_fit fit)
     }
 }
 
-int kb_resolve_candidate_push(kb_install_result *res, const char *target, const kb_compat *c,
-                              bool local_build)
+int kbi_resolve_candidate_push(kb_install_result *res, const char *target, const kb_compat *c,
+                               bool local_build)
 {
     kb_candidate *n =
         realloc(res->candidates, (res->candidate_count + 1) * sizeof(*res->candidates));
@@ -42,7 +42,7 @@ int kb_resolve_candidate_push(kb_install_result *res, const char *target, const 
     res->candidates = n;
     kb_candidate *slot = &n[res->candidate_count++];
     memset(slot, 0, sizeof(*slot));
-    slot->target = kb_strdup(target);
+    slot->target = kbi_strdup(target);
     slot->compat = *c;
     slot->local_build = local_build;
     return slot->target ? 0 : KB_ERR_NOMEM;
@@ -51,15 +51,15 @@ int kb_resolve_candidate_push(kb_install_result *res, const char *target, const 
 static int cmp_candidates(const void *a, const void *b)
 {
     const kb_candidate *x = a, *y = b;
-    return kb_target_rank_cmp(x->target, &x->compat, y->target, &y->compat);
+    return kbi_target_rank_cmp(x->target, &x->compat, y->target, &y->compat);
 }
 
 /* Weigh every artifact of the index, plus a local build when a source exists. */
-int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
-                     const kb_host *host, const kb_install_options *o)
+int kbi_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
+                      const kb_host *host, const kb_install_options *o)
 {
     kb_compat_opts copts;
-    kb_host_compat_opts(&copts, ctx);
+    kbi_host_compat_opts(&copts, ctx);
     const kb_pkg_entry *source = NULL;
     for (size_t i = 0; i < idx->count; i++) {
         const kb_pkg_entry *e = &idx->entries[i];
@@ -69,7 +69,7 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
         }
         kb_compat c = {0};
         kb_target t;
-        if (kb_target_parse(NULL, &t, e->target) != 0)
+        if (kbi_target_parse(NULL, &t, e->target) != 0)
             snprintf(c.reason, sizeof(c.reason), "unknown target id '%s'", e->target);
         else if (o->target && strcmp(o->target, e->target) != 0)
             snprintf(c.reason, sizeof(c.reason), "not the requested target %s", o->target);
@@ -78,9 +78,9 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
             c.score = KB_FIT_EXACT * 100;
             snprintf(c.reason, sizeof(c.reason), "requested with --target");
         } else
-            kb_compat_check_host(&c, &t, host, &copts);
-        if (kb_resolve_candidate_push(res, e->target, &c, false))
-            return kb_error_oom(ctx);
+            kbi_compat_check_host(&c, &t, host, &copts);
+        if (kbi_resolve_candidate_push(res, e->target, &c, false))
+            return kbi_error_oom(ctx);
     }
     int best_score = 0;
     for (size_t i = 0; i < res->candidate_count; i++)
@@ -99,44 +99,44 @@ int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *id
             /* With no GPU a local build is a CPU build, ranked under any fitting CPU artifact. */
             snprintf(c.reason, sizeof(c.reason),
                      "not needed: a CPU artifact fits and there is no GPU to build for");
-        else if (!o->allow_build || !kb_config_bool(ctx, "build.allow"))
+        else if (!o->allow_build || !kbi_config_bool(ctx, "build.allow"))
             snprintf(c.reason, sizeof(c.reason), "building from source is turned off");
-        else if (kb_local_build_target(&target, why, sizeof(why), ctx, host, idx->declared) != 0)
+        else if (kbi_local_build_target(&target, why, sizeof(why), ctx, host, idx->declared) != 0)
             snprintf(c.reason, sizeof(c.reason), "cannot build here: %s", why);
         else {
             kb_target t;
-            kb_target_parse(NULL, &t, target);
+            kbi_target_parse(NULL, &t, target);
             c.fit = t.backend == KB_BACKEND_CPU ? KB_FIT_CPU : KB_FIT_LOCAL_BUILD;
             /* A CPU build from source still ranks under a CPU artifact. */
             c.score = c.fit * 100 - (t.backend == KB_BACKEND_CPU ? 50 : 0);
             snprintf(c.reason, sizeof(c.reason), "build %s from source on this machine", target);
         }
-        int rc = kb_resolve_candidate_push(res, target ? target : "source", &c, true);
+        int rc = kbi_resolve_candidate_push(res, target ? target : "source", &c, true);
         free(target);
         if (rc)
-            return kb_error_oom(ctx);
+            return kbi_error_oom(ctx);
     }
     if (res->candidate_count > 1)
         qsort(res->candidates, res->candidate_count, sizeof(*res->candidates), cmp_candidates);
     return 0;
 }
 
-int kb_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host)
+int kbi_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host)
 {
     kb_buf b = KB_BUF_INIT;
-    kb_buf_printf(&b, "nothing in %s@%s fits this machine (", res->name, res->version);
+    kbi_buf_printf(&b, "nothing in %s@%s fits this machine (", res->name, res->version);
     if (host->device_count == 0)
-        kb_buf_printf(&b, "no GPU, CPU %s", host->cpu_level);
+        kbi_buf_printf(&b, "no GPU, CPU %s", host->cpu_level);
     for (size_t i = 0; i < host->device_count; i++)
-        kb_buf_printf(&b, "%s%s", i ? ", " : "", host->devices[i].arch);
-    kb_buf_puts(&b, "); the registry has:");
+        kbi_buf_printf(&b, "%s%s", i ? ", " : "", host->devices[i].arch);
+    kbi_buf_puts(&b, "); the registry has:");
     for (size_t i = 0; i < res->candidate_count; i++)
-        kb_buf_printf(&b, "\n  %s: %s", res->candidates[i].target,
-                      res->candidates[i].compat.reason);
+        kbi_buf_printf(&b, "\n  %s: %s", res->candidates[i].target,
+                       res->candidates[i].compat.reason);
     if (res->candidate_count == 0)
-        kb_buf_puts(&b, " no artifacts");
-    int rc = kb_error_set(ctx, KB_ERR_INCOMPATIBLE, "%s", b.data ? b.data : "no fit");
-    kb_buf_free(&b);
+        kbi_buf_puts(&b, " no artifacts");
+    int rc = kbi_error_set(ctx, KB_ERR_INCOMPATIBLE, "%s", b.data ? b.data : "no fit");
+    kbi_buf_free(&b);
     return rc;
 }
 
@@ -148,7 +148,7 @@ static unsigned version_major(const char *version)
     char *dot = strchr(buf, '.');
     if (dot)
         *dot = '\0';
-    kb_parse_u64(buf, &major);
+    kbi_parse_u64(buf, &major);
     return (unsigned)major;
 }
 
@@ -160,7 +160,7 @@ static const kb_toolchain *rocm_toolchain(const kb_device *d, const kb_toolchain
     const kb_toolchain *hipcc = &tcs->tc[KB_BACKEND_ROCM], *clang = &tcs->hip_clang;
     if (d->runtime_major)
         return d->runtime_major == clang->hip_major ? clang : hipcc;
-    return kb_toolchain_can_build(hipcc, d->arch) || !kb_toolchain_can_build(clang, d->arch)
+    return kbi_toolchain_can_build(hipcc, d->arch) || !kbi_toolchain_can_build(clang, d->arch)
                ? hipcc
                : clang;
 }
@@ -176,7 +176,7 @@ static bool declared_arch(char *arch, size_t size, const char *declared, const k
     char a[48];
     size_t pos = 0;
     int best = 0;
-    while (kb_declared_next(&b, a, sizeof(a), declared, &pos)) {
+    while (kbi_declared_next(&b, a, sizeof(a), declared, &pos)) {
         if (b != d->backend)
             continue;
         char id[160];
@@ -185,11 +185,11 @@ static bool declared_arch(char *arch, size_t size, const char *declared, const k
         char rt[16] = ""; /* cpu ids have no runtime number */
         if (b != KB_BACKEND_CPU)
             snprintf(rt, sizeof(rt), "%u", runtime);
-        snprintf(id, sizeof(id), "%s%s-%s-%s-%s", kb_backend_name(b), rt, *a ? a : d->arch,
+        snprintf(id, sizeof(id), "%s%s-%s-%s-%s", kbi_backend_name(b), rt, *a ? a : d->arch,
                  host_arch, os);
-        if (kb_target_parse(NULL, &t, id) != 0)
+        if (kbi_target_parse(NULL, &t, id) != 0)
             continue;
-        kb_compat_check(&c, &t, d, copts);
+        kbi_compat_check(&c, &t, d, copts);
         if (c.fit != KB_FIT_NONE && c.score > best) {
             best = c.score;
             snprintf(arch, size, "%s", t.arch);
@@ -205,11 +205,11 @@ static void declared_list(char *out, size_t size, const char *declared)
     kb_backend be;
     char a[48], entry[96];
     size_t pos = 0;
-    while (kb_declared_next(&be, a, sizeof(a), declared, &pos))
-        if (kb_declared_format(entry, sizeof(entry), be, a))
-            kb_buf_printf(&b, "%s%s", b.len ? ", " : "", entry);
+    while (kbi_declared_next(&be, a, sizeof(a), declared, &pos))
+        if (kbi_declared_format(entry, sizeof(entry), be, a))
+            kbi_buf_printf(&b, "%s%s", b.len ? ", " : "", entry);
     snprintf(out, size, "%s", b.len ? b.data : "nothing");
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
 }
 
 /* The target a device would be built for with the toolchain found here, or why not. declared
@@ -221,9 +221,9 @@ static bool device_target(char *out, size_t size, char *why, size_t why_size, co
     const kb_toolchain *tc =
         d->backend == KB_BACKEND_ROCM ? rocm_toolchain(d, tcs) : &tcs->tc[d->backend];
     char host_arch[16], os[16], arch[48], list[160];
-    kb_host_platform(host_arch, sizeof(host_arch), os, sizeof(os));
+    kbi_host_platform(host_arch, sizeof(host_arch), os, sizeof(os));
     if (d->backend != KB_BACKEND_CUDA && d->backend != KB_BACKEND_ROCM) {
-        snprintf(why, why_size, "no local builds for %s devices", kb_backend_name(d->backend));
+        snprintf(why, why_size, "no local builds for %s devices", kbi_backend_name(d->backend));
         return false;
     }
     unsigned runtime = !tc->found                      ? d->runtime_major
@@ -241,13 +241,14 @@ static bool device_target(char *out, size_t size, char *why, size_t why_size, co
                  tc->note ? tc->note : "not found in PATH");
         return false;
     }
-    if (!kb_toolchain_can_build(tc, arch)) {
-        char *reason = kb_toolchain_cannot_build(tc, arch);
+    if (!kbi_toolchain_can_build(tc, arch)) {
+        char *reason = kbi_toolchain_cannot_build(tc, arch);
         snprintf(why, why_size, "%s", reason ? reason : "cannot build it");
         free(reason);
         return false;
     }
-    snprintf(out, size, "%s%u-%s-%s-%s", kb_backend_name(d->backend), runtime, arch, host_arch, os);
+    snprintf(out, size, "%s%u-%s-%s-%s", kbi_backend_name(d->backend), runtime, arch, host_arch,
+             os);
     return true;
 }
 
@@ -269,20 +270,20 @@ static bool cpu_level(char *out, size_t size, char *why, size_t why_size, const 
     return false;
 }
 
-int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
-                          const kb_host *host, const char *declared)
+int kbi_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
+                           const kb_host *host, const char *declared)
 {
     *target_out = NULL;
     kb_toolchains tcs;
-    int rc = kb_toolchains_discover(ctx, &tcs);
+    int rc = kbi_toolchains_discover(ctx, &tcs);
     if (rc) {
         snprintf(why, why_size, "%s", kb_ctx_last_error(ctx)->message);
         return KB_ERR_TOOLCHAIN;
     }
     kb_compat_opts copts;
-    kb_host_compat_opts(&copts, ctx);
+    kbi_host_compat_opts(&copts, ctx);
     char arch[16], os[16], target[160], level[48];
-    kb_host_platform(arch, sizeof(arch), os, sizeof(os));
+    kbi_host_platform(arch, sizeof(arch), os, sizeof(os));
     bool ok = false;
     for (size_t i = 0; !ok && i < host->device_count; i++)
         ok = device_target(target, sizeof(target), why, why_size, &host->devices[i], &tcs, declared,
@@ -296,9 +297,9 @@ int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx 
             ok = true;
         }
     }
-    kb_toolchains_free(&tcs);
+    kbi_toolchains_free(&tcs);
     if (!ok)
         return KB_ERR_TOOLCHAIN;
-    *target_out = kb_strdup(target);
+    *target_out = kbi_strdup(target);
     return *target_out ? 0 : KB_ERR_NOMEM;
 }

@@ -31,22 +31,22 @@ struct kb_install_result {
     size_t candidate_count;
 };
 
-const char *kb_fit_name(kb_fit fit);
+const char *kbi_fit_name(kb_fit fit);
 /* Append a candidate to res (KB_ERR_NOMEM). */
-int kb_resolve_candidate_push(kb_install_result *res, const char *target, const kb_compat *c,
-                              bool local_build);
+int kbi_resolve_candidate_push(kb_install_result *res, const char *target, const kb_compat *c,
+                               bool local_build);
 
 /* Resolution (resolve/resolve.c): weigh every artifact of idx for host, plus a local build when
  * the index has a source, into res->candidates, best first. */
-int kb_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
-                     const kb_host *host, const kb_install_options *o);
+int kbi_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *idx,
+                      const kb_host *host, const kb_install_options *o);
 /* The error for "nothing here runs on this host", naming every candidate's reason. */
-int kb_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host);
+int kbi_resolve_no_fit_error(kb_ctx *ctx, const kb_install_result *res, const kb_host *host);
 
 /* The target this host would build for itself (its best GPU with a toolchain, else its CPU);
  * KB_ERR_TOOLCHAIN with why when nothing can build. declared (the index's declared targets, NULL
  * when it does not record them) limits it to an arch the package declares that runs on the
  * device by the compatibility rules; why then names what is declared. */
-int kb_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
-                          const kb_host *host, const char *declared);
+int kbi_local_build_target(char **target_out, char *why, size_t why_size, kb_ctx *ctx,
+                           const kb_host *host, const char *declared);
 #endif

@@ -35,26 +35,26 @@ typedef struct candidate {
 /* Highest version first, then the target ranking install and sync use. */
 static bool better(const candidate *a, const candidate *b)
 {
-    int v = kb_semver_cmp(&a->version, &b->version);
+    int v = kbi_semver_cmp(&a->version, &b->version);
     if (v != 0)
         return v > 0;
-    return kb_target_rank_cmp(a->p->target, &a->compat, b->p->target, &b->compat) < 0;
+    return kbi_target_rank_cmp(a->p->target, &a->compat, b->p->target, &b->compat) < 0;
 }
 
 static int pick_installed(candidate *best, kb_ctx *ctx, const kb_installed *list, size_t n,
                           const kb_pkgref *ref, const kb_host *host)
 {
     kb_compat_opts opts;
-    kb_host_compat_opts(&opts, ctx);
+    kbi_host_compat_opts(&opts, ctx);
     best->p = NULL;
     for (size_t i = 0; i < n; i++) {
         candidate c = {&list[i], {0}, {0}};
         kb_target t;
-        if (kb_semver_parse(NULL, &c.version, list[i].version) != 0 ||
-            !kb_constraint_match(ref->constraint, &c.version) ||
-            kb_target_parse(NULL, &t, list[i].target) != 0)
+        if (kbi_semver_parse(NULL, &c.version, list[i].version) != 0 ||
+            !kbi_constraint_match(ref->constraint, &c.version) ||
+            kbi_target_parse(NULL, &t, list[i].target) != 0)
             continue;
-        kb_compat_check_host(&c.compat, &t, host, &opts);
+        kbi_compat_check_host(&c.compat, &t, host, &opts);
         if (c.compat.fit == KB_FIT_NONE)
             continue;
         if (!best->p || better(&c, best))
@@ -142,21 +142,21 @@ static void *dlopen_fd(kb_ctx *ctx, int fd, const char *path, int *rc)
                 close(use);
             use = next;
             if (use < 0)
-                *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: dup: %s",
-                                        path, strerror(errno));
+                *rc = kbi_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: dup: %s",
+                                         path, strerror(errno));
             continue;
         }
         if (!h && !(h = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-            *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: %s", path,
-                                    dlerror());
+            *rc = kbi_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0, "cannot load %s: %s", path,
+                                     dlerror());
     }
     if (use != fd && use >= 0)
         close(use);
     if (!h && !*rc)
-        *rc = kb_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0,
-                                "cannot load %s: every /proc/self/fd name tried is taken by "
-                                "another loaded object",
-                                path);
+        *rc = kbi_error_set_path(ctx, KB_ERR_LOAD, path, 0, 0,
+                                 "cannot load %s: every /proc/self/fd name tried is taken by "
+                                 "another loaded object",
+                                 path);
     return h;
 }
 
@@ -166,26 +166,26 @@ static int check_library(kb_ctx *ctx, kb_kernel *k)
     const kbpkg_kernel_info_t *(*info_fn)(void) = NULL;
     *(void **)&info_fn = dlsym(k->handle, "kbpkg_kernel_info");
     if (!info_fn)
-        return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
-                                 "%s does not export kbpkg_kernel_info()", p->library);
+        return kbi_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                  "%s does not export kbpkg_kernel_info()", p->library);
     const kbpkg_kernel_info_t *info = info_fn();
     if (!info || info->abi != KBPKG_KERNEL_ABI)
-        return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
-                                 "%s: kernel ABI %d, this kbpkg loads ABI %d", p->library,
-                                 info ? info->abi : -1, KBPKG_KERNEL_ABI);
+        return kbi_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                  "%s: kernel ABI %d, this kbpkg loads ABI %d", p->library,
+                                  info ? info->abi : -1, KBPKG_KERNEL_ABI);
     const char *fields[][3] = {{"name", info->name, p->name},
                                {"version", info->version, p->version},
                                {"target", info->target, p->target}};
     for (size_t i = 0; i < KB_ARRAY_LEN(fields); i++)
         if (!fields[i][1] || strcmp(fields[i][1], fields[i][2]) != 0)
-            return kb_error_set_path(
+            return kbi_error_set_path(
                 ctx, KB_ERR_ABI, p->library, 0, 0, "%s reports %s '%s', the install says '%s'",
                 p->library, fields[i][0], fields[i][1] ? fields[i][1] : "(null)", fields[i][2]);
     for (size_t i = 0; i < p->exports.len; i++)
         if (!own_symbol(k, p->exports.items[i]))
-            return kb_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
-                                     "%s does not export %s, which %s@%s declares", p->library,
-                                     p->exports.items[i], p->name, p->version);
+            return kbi_error_set_path(ctx, KB_ERR_ABI, p->library, 0, 0,
+                                      "%s does not export %s, which %s@%s declares", p->library,
+                                      p->exports.items[i], p->name, p->version);
     return 0;
 }
 
@@ -197,29 +197,29 @@ static int load_record(kb_kernel **out, kb_ctx *ctx, kb_installed *rec, const ch
 {
     kb_kernel *k = calloc(1, sizeof(*k));
     if (!k) {
-        kb_installed_clear(rec);
-        return kb_error_oom(ctx);
+        kbi_installed_clear(rec);
+        return kbi_error_oom(ctx);
     }
     k->install = *rec;
     memset(rec, 0, sizeof(*rec));
-    k->reason = kb_strdup(reason);
+    k->reason = kbi_strdup(reason);
     kb_installed *p = &k->install;
     int rc = check_policy
-                 ? kb_trust_check_installed(ctx, &p->admission, p->name, p->version,
-                                            p->index_digest, (flags & KB_OPEN_ALLOW_UNSIGNED) != 0)
+                 ? kbi_trust_check_installed(ctx, &p->admission, p->name, p->version,
+                                             p->index_digest, (flags & KB_OPEN_ALLOW_UNSIGNED) != 0)
                  : 0;
-    int fd = rc ? -1 : kb_cache_open_library(p, ctx);
+    int fd = rc ? -1 : kbi_cache_open_library(p, ctx);
     if (fd < 0 && !rc)
-        rc = fd == KB_ERR_LOAD ? kb_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0,
-                                                   "%s holds no lib/lib*.so", p->dir)
+        rc = fd == KB_ERR_LOAD ? kbi_error_set_path(ctx, KB_ERR_LOAD, p->dir, 0, 0,
+                                                    "%s holds no lib/lib*.so", p->dir)
                                : fd;
     if (!rc)
         k->handle = dlopen_fd(ctx, fd, p->library, &rc);
     if (fd >= 0)
         close(fd);
     if (!rc && (dlinfo(k->handle, RTLD_DI_LINKMAP, &k->map) != 0 || !k->map))
-        rc = kb_error_set_path(ctx, KB_ERR_LOAD, p->library, 0, 0, "cannot load %s: %s", p->library,
-                               dlerror());
+        rc = kbi_error_set_path(ctx, KB_ERR_LOAD, p->library, 0, 0, "cannot load %s: %s",
+                                p->library, dlerror());
     if (!rc)
         rc = check_library(ctx, k);
     if (rc) {
@@ -235,19 +235,19 @@ static int open_installed(kb_kernel **out, kb_ctx *ctx, kb_cache *cache, const k
 {
     kb_installed *list = NULL;
     size_t n = 0;
-    int rc = kb_cache_list(&list, &n, cache, ref->name);
+    int rc = kbi_cache_list(&list, &n, cache, ref->name);
     if (rc)
         return rc;
     candidate best;
     rc = pick_installed(&best, ctx, list, n, ref, host);
     if (rc)
-        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND,
-                          n ? "no installed target of %s@%s fits this machine (%zu installed)"
-                            : "%s@%s is not installed",
-                          ref->name, ref->constraint_text, n);
+        rc = kbi_error_set(ctx, KB_ERR_NOT_FOUND,
+                           n ? "no installed target of %s@%s fits this machine (%zu installed)"
+                             : "%s@%s is not installed",
+                           ref->name, ref->constraint_text, n);
     else /* the list forgets the record it hands over */
         rc = load_record(out, ctx, (kb_installed *)best.p, best.compat.reason, true, flags);
-    kb_installed_list_free(list, n);
+    kbi_installed_list_free(list, n);
     return rc;
 }
 
@@ -286,7 +286,7 @@ static void memo_clear(open_memo *m)
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].ref) {
             free(m->slots[i].ref);
-            kb_installed_clear(&m->slots[i].chosen);
+            kbi_installed_clear(&m->slots[i].chosen);
             free(m->slots[i].reason);
         }
     free(m->slots);
@@ -307,7 +307,8 @@ static open_memo *memo_of(kb_ctx *ctx)
     if (ctx->open_memo)
         return ctx->open_memo;
     open_memo *m = calloc(1, sizeof(*m));
-    if (!m || !(m->gen_path = kb_path_join(kb_config_str(ctx, "cache.dir"), KB_CACHE_GENERATION))) {
+    if (!m ||
+        !(m->gen_path = kbi_path_join(kbi_config_str(ctx, "cache.dir"), KB_CACHE_GENERATION))) {
         free(m);
         return NULL;
     }
@@ -332,7 +333,7 @@ static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, cons
     open_memo *m = memo_of(ctx);
     if (!m)
         return;
-    if (!kb_cache_generation_equal(&m->gen, gen) || m->len >= MEMO_MAX_ENTRIES) {
+    if (!kbi_cache_generation_equal(&m->gen, gen) || m->len >= MEMO_MAX_ENTRIES) {
         memo_clear(m);
         m->gen = *gen;
     }
@@ -351,8 +352,8 @@ static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, cons
     memo_entry *e = memo_slot(m->slots, m->cap, ref);
     if (e->ref)
         return; /* already there (from the same generation) */
-    memo_entry n = {kb_strdup(ref), {0}, kb_strdup(k->reason), flags};
-    if (!n.ref || !n.reason || kb_installed_copy(&n.chosen, &k->install) != 0) {
+    memo_entry n = {kbi_strdup(ref), {0}, kbi_strdup(k->reason), flags};
+    if (!n.ref || !n.reason || kbi_installed_copy(&n.chosen, &k->install) != 0) {
         free(n.ref);
         free(n.reason);
         return;
@@ -363,8 +364,8 @@ static void memo_put(kb_ctx *ctx, const char *ref, const kb_cache_gen *gen, cons
 
 static void read_generation(kb_cache_gen *out, const kb_cache *cache)
 {
-    char *path = kb_path_join(cache->root, KB_CACHE_GENERATION);
-    kb_cache_generation_read(out, path ? path : "");
+    char *path = kbi_path_join(cache->root, KB_CACHE_GENERATION);
+    kbi_cache_generation_read(out, path ? path : "");
     free(path);
 }
 
@@ -377,8 +378,8 @@ static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref, unsigne
     if (!m || !m->len)
         return false;
     kb_cache_gen now;
-    kb_cache_generation_read(&now, m->gen_path);
-    if (!kb_cache_generation_equal(&now, &m->gen)) {
+    kbi_cache_generation_read(&now, m->gen_path);
+    if (!kbi_cache_generation_equal(&now, &m->gen)) {
         memo_clear(m);
         return false;
     }
@@ -386,7 +387,7 @@ static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref, unsigne
     if (!e->ref || ((e->flags & KB_OPEN_ALLOW_UNSIGNED) && !(flags & KB_OPEN_ALLOW_UNSIGNED)))
         return false;
     kb_installed rec;
-    if (kb_installed_copy(&rec, &e->chosen) == 0 &&
+    if (kbi_installed_copy(&rec, &e->chosen) == 0 &&
         load_record(out, ctx, &rec, e->reason, false, flags) == 0) {
         /* a re-hash (same bytes, new identity) updated the copy: keep the next check cheap */
         e->chosen.lib_id = (*out)->install.lib_id;
@@ -401,20 +402,20 @@ static bool open_memoized(kb_kernel **out, kb_ctx *ctx, const char *ref, unsigne
 KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text, unsigned flags)
 {
     if (!ctx || !ref_text || !out)
-        return kb_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "kb_kernel_open: NULL argument");
     *out = NULL;
     if (open_memoized(out, ctx, ref_text, flags))
         return 0;
     kb_pkgref ref;
-    int rc = kb_pkgref_parse(ctx, &ref, ref_text);
+    int rc = kbi_pkgref_parse(ctx, &ref, ref_text);
     if (rc)
         return rc;
     const kb_probe_report *probe = NULL;
     kb_cache *cache = NULL;
     kb_cache_gen gen = {0};
-    rc = kb_host_get(&probe, ctx);
+    rc = kbi_host_get(&probe, ctx);
     if (!rc)
-        rc = kb_cache_open(&cache, ctx);
+        rc = kbi_cache_open(&cache, ctx);
     if (!rc) {
         read_generation(&gen, cache); /* before the listing: a later change shows */
         rc = open_installed(out, ctx, cache, &ref, &probe->host, flags);
@@ -433,14 +434,14 @@ KB_EXTERN int kb_kernel_open(kb_kernel **out, kb_ctx *ctx, const char *ref_text,
     }
     if (!rc)
         memo_put(ctx, ref_text, &gen, *out, flags);
-    kb_cache_close(cache);
-    kb_pkgref_clear(&ref);
+    kbi_cache_close(cache);
+    kbi_pkgref_clear(&ref);
     return rc;
 }
 
 KB_EXTERN void *kb_kernel_sym(const kb_kernel *k, const char *symbol)
 {
-    if (!k || !symbol || !kb_strv_contains(&k->install.exports, symbol))
+    if (!k || !symbol || !kbi_strv_contains(&k->install.exports, symbol))
         return NULL;
     return own_symbol(k, symbol);
 }
@@ -476,7 +477,7 @@ KB_EXTERN void kb_kernel_close(kb_kernel *k)
         return;
     if (k->handle)
         dlclose(k->handle);
-    kb_installed_clear(&k->install);
+    kbi_installed_clear(&k->install);
     free(k->reason);
     free(k);
 }

@@ -9,7 +9,7 @@
 
 static char *credentials_path(const kb_ctx *ctx)
 {
-    return kb_path_join(kb_config_str(ctx, "config.dir"), "credentials.json");
+    return kbi_path_join(kbi_config_str(ctx, "config.dir"), "credentials.json");
 }
 
 /* The host ("host:port") credentials are stored under; layout folders have none. */
@@ -17,15 +17,15 @@ static int host_of(char **out, kb_ctx *ctx, const char *registry_ref)
 {
     *out = NULL;
     kb_registry_url u = {0};
-    int rc = kb_registry_url_parse(&u, ctx, registry_ref ? registry_ref : "", true);
+    int rc = kbi_registry_url_parse(&u, ctx, registry_ref ? registry_ref : "", true);
     if (rc)
         return rc;
     if (u.layout)
-        rc = kb_error_set(ctx, KB_ERR_INVALID, "%s is a layout folder: it needs no credentials",
-                          registry_ref);
-    else if (!(*out = kb_strdup(u.host)))
-        rc = kb_error_oom(ctx);
-    kb_registry_url_free(&u);
+        rc = kbi_error_set(ctx, KB_ERR_INVALID, "%s is a layout folder: it needs no credentials",
+                           registry_ref);
+    else if (!(*out = kbi_strdup(u.host)))
+        rc = kbi_error_oom(ctx);
+    kbi_registry_url_free(&u);
     return rc;
 }
 
@@ -33,28 +33,28 @@ static int host_of(char **out, kb_ctx *ctx, const char *registry_ref)
 static int load_credentials(json_t **out, kb_ctx *ctx, const char *path)
 {
     *out = NULL;
-    if (!kb_path_exists(path)) {
+    if (!kbi_path_exists(path)) {
         *out = json_object();
-        return *out ? 0 : kb_error_oom(ctx);
+        return *out ? 0 : kbi_error_oom(ctx);
     }
     kb_buf text = KB_BUF_INIT;
-    int rc = kb_read_file(ctx, path, &text);
+    int rc = kbi_read_file(ctx, path, &text);
     if (rc)
         return rc;
     json_error_t jerr;
     json_t *root = json_loadb(text.data ? text.data : "", text.len, JSON_REJECT_DUPLICATES, &jerr);
     if (text.data)
         OPENSSL_cleanse(text.data, text.len);
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     if (!root)
         /* jerr.text may quote the file's content, so only the position is reported */
-        return kb_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line,
-                                 (unsigned)jerr.column, "%s:%d:%d: not valid JSON", path, jerr.line,
-                                 jerr.column);
+        return kbi_error_set_path(ctx, KB_ERR_PARSE, path, (unsigned)jerr.line,
+                                  (unsigned)jerr.column, "%s:%d:%d: not valid JSON", path,
+                                  jerr.line, jerr.column);
     if (!json_is_object(root)) {
         json_decref(root);
-        return kb_error_set_path(ctx, KB_ERR_PARSE, path, 1, 1, "%s: expected an object of hosts",
-                                 path);
+        return kbi_error_set_path(ctx, KB_ERR_PARSE, path, 1, 1, "%s: expected an object of hosts",
+                                  path);
     }
     *out = root;
     return 0;
@@ -62,14 +62,14 @@ static int load_credentials(json_t **out, kb_ctx *ctx, const char *path)
 
 static int save_credentials(kb_ctx *ctx, const char *path, const json_t *root)
 {
-    int rc = kb_mkdir_p(ctx, kb_config_str(ctx, "config.dir"), 0700);
+    int rc = kbi_mkdir_p(ctx, kbi_config_str(ctx, "config.dir"), 0700);
     if (rc)
         return rc;
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     if (!text)
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     size_t len = strlen(text);
-    rc = kb_write_file_atomic(ctx, path, text, len, 0600);
+    rc = kbi_write_file_atomic(ctx, path, text, len, 0600);
     OPENSSL_cleanse(text, len);
     free(text);
     return rc;
@@ -81,8 +81,8 @@ static int from_environment(char **user, char **password)
     if (!u || !*u)
         return 0;
     const char *p = getenv("KBPKG_REGISTRY_PASSWORD");
-    *user = kb_strdup(u);
-    *password = kb_strdup(p ? p : "");
+    *user = kbi_strdup(u);
+    *password = kbi_strdup(p ? p : "");
     return *user && *password ? 1 : -1;
 }
 
@@ -97,28 +97,28 @@ KB_EXTERN int kb_trust_credentials_for(char **user, char **password, kb_ctx *ctx
     if (env < 0) {
         kb_trust_credentials_free(*user, *password);
         *user = *password = NULL;
-        return kb_error_oom(ctx);
+        return kbi_error_oom(ctx);
     }
     kb_registry_url u = {0};
-    int rc = kb_registry_url_parse(&u, ctx, registry_ref ? registry_ref : "", true);
+    int rc = kbi_registry_url_parse(&u, ctx, registry_ref ? registry_ref : "", true);
     bool layout = !rc && u.layout;
-    char *host = !rc && !layout ? kb_strdup(u.host) : NULL;
-    kb_registry_url_free(&u);
+    char *host = !rc && !layout ? kbi_strdup(u.host) : NULL;
+    kbi_registry_url_free(&u);
     if (rc || layout)
         return rc; /* a layout folder needs none */
     char *path = credentials_path(ctx);
     json_t *root = NULL;
-    rc = host && path ? load_credentials(&root, ctx, path) : kb_error_oom(ctx);
+    rc = host && path ? load_credentials(&root, ctx, path) : kbi_error_oom(ctx);
     json_t *entry = rc ? NULL : json_object_get(root, host);
     const char *u_s = json_string_value(json_object_get(entry, "user"));
     const char *p_s = json_string_value(json_object_get(entry, "password"));
     if (u_s && p_s) {
-        *user = kb_strdup(u_s);
-        *password = kb_strdup(p_s);
+        *user = kbi_strdup(u_s);
+        *password = kbi_strdup(p_s);
         if (!*user || !*password) {
             kb_trust_credentials_free(*user, *password);
             *user = *password = NULL;
-            rc = kb_error_oom(ctx);
+            rc = kbi_error_oom(ctx);
         }
     }
     json_decref(root);
@@ -131,16 +131,16 @@ KB_EXTERN int kb_trust_credentials_store(kb_ctx *ctx, const char *registry_ref, 
                                          const char *password)
 {
     if (!user || !*user || !password)
-        return kb_error_set(ctx, KB_ERR_INVALID, "a login needs a user name and a password");
+        return kbi_error_set(ctx, KB_ERR_INVALID, "a login needs a user name and a password");
     char *host = NULL, *path = NULL;
     json_t *root = NULL;
     int rc = host_of(&host, ctx, registry_ref);
     if (!rc)
-        rc =
-            (path = credentials_path(ctx)) ? load_credentials(&root, ctx, path) : kb_error_oom(ctx);
+        rc = (path = credentials_path(ctx)) ? load_credentials(&root, ctx, path)
+                                            : kbi_error_oom(ctx);
     if (!rc) {
         json_t *entry = json_pack("{s:s,s:s}", "user", user, "password", password);
-        rc = entry && json_object_set_new(root, host, entry) == 0 ? 0 : kb_error_oom(ctx);
+        rc = entry && json_object_set_new(root, host, entry) == 0 ? 0 : kbi_error_oom(ctx);
     }
     if (!rc)
         rc = save_credentials(ctx, path, root);
@@ -156,10 +156,10 @@ KB_EXTERN int kb_trust_credentials_remove(kb_ctx *ctx, const char *registry_ref)
     json_t *root = NULL;
     int rc = host_of(&host, ctx, registry_ref);
     if (!rc)
-        rc =
-            (path = credentials_path(ctx)) ? load_credentials(&root, ctx, path) : kb_error_oom(ctx);
+        rc = (path = credentials_path(ctx)) ? load_credentials(&root, ctx, path)
+                                            : kbi_error_oom(ctx);
     if (!rc && json_object_del(root, host) != 0)
-        rc = kb_error_set(ctx, KB_ERR_NOT_FOUND, "no credentials stored for %s", host);
+        rc = kbi_error_set(ctx, KB_ERR_NOT_FOUND, "no credentials stored for %s", host);
     if (!rc)
         rc = save_credentials(ctx, path, root);
     json_decref(root);
@@ -178,7 +178,7 @@ KB_EXTERN void kb_trust_credentials_free(char *user, char *password)
 
 KB_EXTERN int kb_trust_registry_open(kb_registry **out, kb_ctx *ctx, const char *registry_ref)
 {
-    const char *url = registry_ref ? registry_ref : kb_config_str(ctx, "registry");
+    const char *url = registry_ref ? registry_ref : kbi_config_str(ctx, "registry");
     int rc = kb_registry_open(out, ctx, url);
     if (rc)
         return rc;

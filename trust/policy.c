@@ -13,13 +13,13 @@ typedef enum { REQUIRE_NEVER, REQUIRE_REMOTE, REQUIRE_ALWAYS } require_mode;
 static int read_mode(kb_ctx *ctx, require_mode *out)
 {
     static const char *const names[] = {"never", "remote", "always"};
-    const char *value = kb_config_str(ctx, "trust.require_signatures");
+    const char *value = kbi_config_str(ctx, "trust.require_signatures");
     for (size_t i = 0; i < KB_ARRAY_LEN(names); i++)
         if (strcmp(value, names[i]) == 0)
             return *out = (require_mode)i, 0;
-    return kb_error_set(ctx, KB_ERR_CONFIG,
-                        "trust.require_signatures: '%s' is not one of never, remote, always",
-                        value);
+    return kbi_error_set(ctx, KB_ERR_CONFIG,
+                         "trust.require_signatures: '%s' is not one of never, remote, always",
+                         value);
 }
 
 /* Refuse: "<pkg>@<ver> (index <digest>) <what>". */
@@ -30,13 +30,13 @@ static int refuse(kb_ctx *ctx, const char *package, const char *version, const c
     kb_buf what = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(&what, fmt, ap);
+    int rc = kbi_buf_vprintf(&what, fmt, ap);
     va_end(ap);
     if (rc)
-        return kb_error_oom(ctx);
-    rc = kb_error_set(ctx, KB_ERR_SIGNATURE, "%s@%s (index %s) %s", package, version, index_digest,
-                      what.data);
-    kb_buf_free(&what);
+        return kbi_error_oom(ctx);
+    rc = kbi_error_set(ctx, KB_ERR_SIGNATURE, "%s@%s (index %s) %s", package, version, index_digest,
+                       what.data);
+    kbi_buf_free(&what);
     return rc;
 }
 
@@ -78,7 +78,7 @@ static int refuse_signed(kb_ctx *ctx, const char *package, const char *version,
 
 static char *seen_path(kb_ctx *ctx, const char *package)
 {
-    return kb_asprintf("%s/trust/%s.json", kb_config_str(ctx, "cache.dir"), package);
+    return kbi_asprintf("%s/trust/%s.json", kbi_config_str(ctx, "cache.dir"), package);
 }
 
 /* The key id of a signature seen earlier on any version of package, or NULL. */
@@ -86,9 +86,9 @@ static char *seen_signer(kb_ctx *ctx, const char *package)
 {
     char *path = seen_path(ctx, package);
     json_t *seen = path ? json_load_file(path, 0, NULL) : NULL;
-    char *key = kb_strdup(json_string_value(json_object_get(seen, "key_id")));
+    char *key = kbi_strdup(json_string_value(json_object_get(seen, "key_id")));
     if (seen && !key)
-        key = kb_strdup("(unknown)");
+        key = kbi_strdup("(unknown)");
     json_decref(seen);
     free(path);
     return key;
@@ -100,7 +100,7 @@ static void remember_signature(kb_ctx *ctx, const char *package, const char *ver
                                const char *index_digest, const kb_trust_verdict *v)
 {
     char *path = seen_path(ctx, package);
-    char *dir = path ? kb_path_join(path, "..") : NULL;
+    char *dir = path ? kbi_path_join(path, "..") : NULL;
     json_t *seen = path ? json_load_file(path, 0, NULL) : NULL;
     if (!json_is_object(seen)) {
         json_decref(seen);
@@ -116,12 +116,12 @@ static void remember_signature(kb_ctx *ctx, const char *package, const char *ver
                         json_pack("{s:s,s:s}", "index_digest", index_digest, "status",
                                   kb_trust_status_name(v->status)));
     char *text = json_dumps(seen, JSON_INDENT(2) | JSON_SORT_KEYS);
-    int rc = text && dir ? kb_mkdir_p(ctx, dir, 0755) : KB_ERR_NOMEM;
+    int rc = text && dir ? kbi_mkdir_p(ctx, dir, 0755) : KB_ERR_NOMEM;
     if (!rc)
-        rc = kb_write_file_atomic(ctx, path, text, strlen(text), 0644);
+        rc = kbi_write_file_atomic(ctx, path, text, strlen(text), 0644);
     if (rc) {
-        kb_log(ctx, KB_LOG_WARN, "cannot remember the signature of %s@%s: %s", package, version,
-               kb_ctx_last_error(ctx)->message);
+        kbi_log(ctx, KB_LOG_WARN, "cannot remember the signature of %s@%s: %s", package, version,
+                kb_ctx_last_error(ctx)->message);
         kb_ctx_clear_error(ctx);
     }
     free(text);
@@ -137,8 +137,8 @@ static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, co
 {
     switch (v->status) {
     case KB_TRUST_SIGNED_TRUSTED:
-        kb_log(ctx, KB_LOG_DEBUG, "%s@%s (index %s): signed by trusted key %s", package, version,
-               index_digest, v->key_id);
+        kbi_log(ctx, KB_LOG_DEBUG, "%s@%s (index %s): signed by trusted key %s", package, version,
+                index_digest, v->key_id);
         return 0;
     case KB_TRUST_UNSIGNED: {
         char *signer = seen_signer(ctx, package);
@@ -148,17 +148,17 @@ static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, co
                 "is not signed now, but this cache saw %s signed by key %s before: a "
                 "removed signature is not an absent one (--allow-unsigned does not "
                 "admit it; if the publisher really stopped signing, delete %s/trust/%s.json)",
-                package, signer, kb_config_str(ctx, "cache.dir"), package);
+                package, signer, kbi_config_str(ctx, "cache.dir"), package);
             free(signer);
             return rc;
         }
         if (!required)
             return 0;
         if (allow_unsigned) {
-            kb_event_emit(ctx, KB_EVENT_WARNING, package,
-                          "%s@%s (index %s) is not signed; admitted because unsigned packages "
-                          "are allowed for this operation",
-                          package, version, index_digest);
+            kbi_event_emit(ctx, KB_EVENT_WARNING, package,
+                           "%s@%s (index %s) is not signed; admitted because unsigned packages "
+                           "are allowed for this operation",
+                           package, version, index_digest);
             return 0;
         }
         return refuse(ctx, package, version, index_digest,
@@ -166,14 +166,14 @@ static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, co
                       "this registry (publishers sign with a key from 'kbpkg key generate'; "
                       "'kbpkg key trust FILE' trusts their public key here; --allow-unsigned "
                       "takes it unsigned)",
-                      kb_config_str(ctx, "trust.require_signatures"));
+                      kbi_config_str(ctx, "trust.require_signatures"));
     }
     case KB_TRUST_UNTRUSTED_KEY:
         /* where signatures are optional, a stranger's signature is no worse than none */
         if (!required) {
-            kb_event_emit(ctx, KB_EVENT_WARNING, package,
-                          "%s@%s (index %s) is signed by key %s, which is not trusted here",
-                          package, version, index_digest, v->key_id);
+            kbi_event_emit(ctx, KB_EVENT_WARNING, package,
+                           "%s@%s (index %s) is signed by key %s, which is not trusted here",
+                           package, version, index_digest, v->key_id);
             return 0;
         }
         return refuse_signed(ctx, package, version, index_digest, v);
@@ -185,21 +185,22 @@ static int judge(kb_ctx *ctx, const kb_trust_verdict *v, const char *package, co
 static int fill_admission(kb_trust_admission *out, kb_ctx *ctx, const char *status,
                           const kb_trust_verdict *v, char **layer, const char *kind)
 {
-    out->status = kb_strdup(status);
-    out->key_id = v && v->key_id ? kb_strdup(v->key_id) : NULL;
+    out->status = kbi_strdup(status);
+    out->key_id = v && v->key_id ? kbi_strdup(v->key_id) : NULL;
     out->layer = layer ? *layer : NULL;
     if (layer)
         *layer = NULL;
-    out->registry_kind = kb_strdup(kind);
+    out->registry_kind = kbi_strdup(kind);
     if (!out->status || !out->registry_kind || (v && v->key_id && !out->key_id)) {
-        kb_trust_admission_clear(out);
-        return kb_error_oom(ctx);
+        kbi_trust_admission_clear(out);
+        return kbi_error_oom(ctx);
     }
     return 0;
 }
 
-int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, const char *package,
-                   const char *version, const char *index_digest, bool allow_unsigned)
+int kbi_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry,
+                    const char *package, const char *version, const char *index_digest,
+                    bool allow_unsigned)
 {
     kb_trust_admission scratch;
     if (!out)
@@ -209,16 +210,17 @@ int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, 
     int rc = read_mode(ctx, &mode);
     if (rc)
         return rc;
-    const char *kind = kb_registry_kind(registry);
+    const char *kind = kbi_registry_kind(registry);
     if (mode == REQUIRE_NEVER) {
-        kb_log(ctx, KB_LOG_DEBUG, "%s@%s: signatures not checked (trust.require_signatures=never)",
-               package, version);
+        kbi_log(ctx, KB_LOG_DEBUG, "%s@%s: signatures not checked (trust.require_signatures=never)",
+                package, version);
         rc = fill_admission(out, ctx, KB_TRUST_NOT_CHECKED, NULL, NULL, kind);
     } else {
         bool required = mode == REQUIRE_ALWAYS || strcmp(kind, "layout") != 0;
         kb_trust_verdict v = {0};
         char *layer = NULL;
-        rc = kb_trust_verify_index_layer(&v, &layer, ctx, registry, package, version, index_digest);
+        rc =
+            kbi_trust_verify_index_layer(&v, &layer, ctx, registry, package, version, index_digest);
         if (!rc && v.status != KB_TRUST_UNSIGNED)
             remember_signature(ctx, package, version, index_digest, &v);
         if (!rc)
@@ -229,18 +231,18 @@ int kb_trust_admit(kb_trust_admission *out, kb_ctx *ctx, kb_registry *registry, 
         kb_trust_verdict_clear(&v);
     }
     if (out == &scratch)
-        kb_trust_admission_clear(out);
+        kbi_trust_admission_clear(out);
     return rc;
 }
 
 KB_EXTERN int kb_trust_check(kb_ctx *ctx, kb_registry *registry, const char *package,
                              const char *version, const char *index_digest, bool allow_unsigned)
 {
-    return kb_trust_admit(NULL, ctx, registry, package, version, index_digest, allow_unsigned);
+    return kbi_trust_admit(NULL, ctx, registry, package, version, index_digest, allow_unsigned);
 }
 
-int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const char *package,
-                             const char *version, const char *index_digest, bool allow_unsigned)
+int kbi_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const char *package,
+                              const char *version, const char *index_digest, bool allow_unsigned)
 {
     require_mode mode = REQUIRE_ALWAYS;
     int rc = read_mode(ctx, &mode);
@@ -251,19 +253,19 @@ int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const cha
         mode == REQUIRE_ALWAYS || !a->registry_kind || strcmp(a->registry_kind, "layout") != 0;
     kb_trust_verdict v = {0};
     if (a->layer) {
-        rc = kb_trust_judge_stored(&v, ctx, a->layer, package, version, digest);
+        rc = kbi_trust_judge_stored(&v, ctx, a->layer, package, version, digest);
         if (!rc)
             rc = judge(ctx, &v, package, version, digest, required, false);
         /* Expiry guards what a registry serves; these bytes were fetched while the signature
          * was valid. Refusing them at a date would stop working installs on a timer, so it is
          * said (the payload is already parsed: one comparison), not enforced. */
         if (!rc && v.status == KB_TRUST_SIGNED_TRUSTED && (int64_t)time(NULL) > v.expires)
-            kb_event_emit(ctx, KB_EVENT_WARNING, package,
-                          "%s@%s (index %s): its signature by key %s expired %lld days ago; the "
-                          "installed files are unchanged, but a fresh install would be refused "
-                          "until the publisher signs it again",
-                          package, version, digest, v.key_id ? v.key_id : "?",
-                          (long long)(((int64_t)time(NULL) - v.expires) / 86400));
+            kbi_event_emit(ctx, KB_EVENT_WARNING, package,
+                           "%s@%s (index %s): its signature by key %s expired %lld days ago; the "
+                           "installed files are unchanged, but a fresh install would be refused "
+                           "until the publisher signs it again",
+                           package, version, digest, v.key_id ? v.key_id : "?",
+                           (long long)(((int64_t)time(NULL) - v.expires) / 86400));
         kb_trust_verdict_clear(&v);
         return rc;
     }
@@ -278,5 +280,5 @@ int kb_trust_check_installed(kb_ctx *ctx, const kb_trust_admission *a, const cha
                   "trust.require_signatures=%s requires one before it is loaded: install it again "
                   "under this policy",
                   a->status ? a->status : "an install record from an older kbpkg",
-                  kb_config_str(ctx, "trust.require_signatures"));
+                  kbi_config_str(ctx, "trust.require_signatures"));
 }

@@ -31,35 +31,35 @@ KB_EXTERN const char *kb_trust_status_name(kb_trust_status status)
 static int check_subject(kb_ctx *ctx, const char *package, const char *version,
                          const char *index_digest)
 {
-    if (kb_pkg_name_check(ctx, package))
+    if (kbi_pkg_name_check(ctx, package))
         return KB_ERR_INVALID;
-    if (!kb_tag_valid(version))
-        return kb_error_set(ctx, KB_ERR_INVALID, "invalid version '%s' for %s",
-                            version ? version : "", package);
-    if (!kb_digest_valid(index_digest))
-        return kb_error_set(ctx, KB_ERR_INVALID,
-                            "invalid index digest '%s' for %s@%s (expected sha256:<64 hex>)",
-                            index_digest ? index_digest : "", package, version);
+    if (!kbi_tag_valid(version))
+        return kbi_error_set(ctx, KB_ERR_INVALID, "invalid version '%s' for %s",
+                             version ? version : "", package);
+    if (!kbi_digest_valid(index_digest))
+        return kbi_error_set(ctx, KB_ERR_INVALID,
+                             "invalid index digest '%s' for %s@%s (expected sha256:<64 hex>)",
+                             index_digest ? index_digest : "", package, version);
     return 0;
 }
 
 /* "sha256-<hex>.sig": distribution 2.8 has no referrers API, so the tag finds the signature. */
 static char *signature_tag(const char *index_digest)
 {
-    return kb_asprintf("sha256-%s.sig", kb_digest_hex(index_digest));
+    return kbi_asprintf("sha256-%s.sig", kbi_digest_hex(index_digest));
 }
 
 /* trust.signature_days: a signed integer (negative only makes sense in tests of expiry). */
 static int signature_days(kb_ctx *ctx, long *out)
 {
-    const char *text = kb_config_str(ctx, "trust.signature_days");
+    const char *text = kbi_config_str(ctx, "trust.signature_days");
     char *end = NULL;
     errno = 0;
     long days = strtol(text, &end, 10);
     if (!*text || *end || errno || days < -SIGNATURE_DAYS_MAX || days > SIGNATURE_DAYS_MAX)
-        return kb_error_set(ctx, KB_ERR_CONFIG,
-                            "trust.signature_days: '%s' is not a whole number of days (-%d..%d)",
-                            text, SIGNATURE_DAYS_MAX, SIGNATURE_DAYS_MAX);
+        return kbi_error_set(ctx, KB_ERR_CONFIG,
+                             "trust.signature_days: '%s' is not a whole number of days (-%d..%d)",
+                             text, SIGNATURE_DAYS_MAX, SIGNATURE_DAYS_MAX);
     *out = days;
     return 0;
 }
@@ -107,7 +107,7 @@ static int ed25519_sign(kb_ctx *ctx, EVP_PKEY *key, const char *msg, unsigned ch
              len == ED25519_SIG_LEN;
     EVP_MD_CTX_free(md);
     ERR_clear_error();
-    return ok ? 0 : kb_error_set(ctx, KB_ERR_SIGNATURE, "OpenSSL could not sign with ed25519");
+    return ok ? 0 : kbi_error_set(ctx, KB_ERR_SIGNATURE, "OpenSSL could not sign with ed25519");
 }
 
 static bool ed25519_verify(EVP_PKEY *key, const char *msg, const unsigned char *sig)
@@ -125,24 +125,25 @@ static bool ed25519_verify(EVP_PKEY *key, const char *msg, const unsigned char *
 static int signing_key(EVP_PKEY **out, kb_ctx *ctx, const char *key_id,
                        char id[KB_TRUST_KEY_ID_LEN + 1])
 {
-    if (key_id && !kb_trust_key_id_valid(key_id))
-        return kb_error_set(ctx, KB_ERR_INVALID, "invalid key id '%s' (expected %d lowercase hex)",
-                            key_id, KB_TRUST_KEY_ID_LEN);
+    if (key_id && !kbi_trust_key_id_valid(key_id))
+        return kbi_error_set(ctx, KB_ERR_INVALID, "invalid key id '%s' (expected %d lowercase hex)",
+                             key_id, KB_TRUST_KEY_ID_LEN);
     int rc = 0;
     if (key_id)
         memcpy(id, key_id, KB_TRUST_KEY_ID_LEN + 1);
     else
-        rc = kb_trust_default_id(ctx, id);
+        rc = kbi_trust_default_id(ctx, id);
     if (rc)
         return rc;
     char *reason = NULL;
-    if (kb_trust_is_revoked(ctx, id, &reason)) {
-        rc = kb_error_set(ctx, KB_ERR_SIGNATURE, "key %s is revoked (%s); refusing to sign with it",
+    if (kbi_trust_is_revoked(ctx, id, &reason)) {
+        rc =
+            kbi_error_set(ctx, KB_ERR_SIGNATURE, "key %s is revoked (%s); refusing to sign with it",
                           id, reason && *reason ? reason : "no reason given");
         free(reason);
         return rc;
     }
-    return kb_trust_load_private(out, ctx, id);
+    return kbi_trust_load_private(out, ctx, id);
 }
 
 static json_t *signed_payload(const char *package, const char *version, const char *index_digest,
@@ -158,12 +159,12 @@ static int signature_layer(char **out, kb_ctx *ctx, EVP_PKEY *key, json_t *paylo
 {
     char *msg = canonical_json(payload);
     unsigned char sig[ED25519_SIG_LEN];
-    int rc = msg ? ed25519_sign(ctx, key, msg, sig) : kb_error_oom(ctx);
+    int rc = msg ? ed25519_sign(ctx, key, msg, sig) : kbi_error_oom(ctx);
     char *b64 = rc ? NULL : base64_encode(sig, sizeof(sig));
     json_t *layer = b64 ? json_pack("{s:O,s:s}", "payload", payload, "signature", b64) : NULL;
     *out = layer ? canonical_json(layer) : NULL;
     if (!rc && !*out)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     json_decref(layer);
     free(b64);
     free(msg);
@@ -176,27 +177,27 @@ static int signature_manifest(kb_buf *out, kb_ctx *ctx, const char *layer_digest
 {
     kb_oci_manifest m = {0};
     kb_oci_descriptor layer = {0};
-    m.artifact_type = kb_strdup(KB_SIG_ARTIFACT_TYPE);
+    m.artifact_type = kbi_strdup(KB_SIG_ARTIFACT_TYPE);
     m.subject = calloc(1, sizeof(*m.subject));
-    int rc = m.artifact_type && m.subject ? 0 : kb_error_oom(ctx);
+    int rc = m.artifact_type && m.subject ? 0 : kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_oci_descriptor_empty_config(&m.config);
+        rc = kbi_oci_descriptor_empty_config(&m.config);
     if (!rc)
-        rc = kb_oci_descriptor_set(&layer, KB_SIG_LAYER_TYPE, layer_digest, layer_len);
+        rc = kbi_oci_descriptor_set(&layer, KB_SIG_LAYER_TYPE, layer_digest, layer_len);
     if (!rc)
-        rc = kb_oci_manifest_add_layer(&m, &layer);
+        rc = kbi_oci_manifest_add_layer(&m, &layer);
     if (!rc)
-        rc = kb_oci_descriptor_set(m.subject,
-                                   index->media_type ? index->media_type : KB_MT_OCI_INDEX,
-                                   index->digest, index->len);
+        rc = kbi_oci_descriptor_set(m.subject,
+                                    index->media_type ? index->media_type : KB_MT_OCI_INDEX,
+                                    index->digest, index->len);
     if (!rc)
-        rc = kb_oci_annotate(&m.annotations, "dev.kbpkg.key-id", key_id);
+        rc = kbi_oci_annotate(&m.annotations, "dev.kbpkg.key-id", key_id);
     if (rc == KB_ERR_NOMEM)
-        kb_error_oom(ctx);
+        kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_oci_manifest_serialize(out, ctx, &m);
-    kb_oci_descriptor_clear(&layer);
-    kb_oci_manifest_clear(&m);
+        rc = kbi_oci_manifest_serialize(out, ctx, &m);
+    kbi_oci_descriptor_clear(&layer);
+    kbi_oci_manifest_clear(&m);
     return rc;
 }
 
@@ -208,17 +209,17 @@ static int push_signature(char **digest_out, kb_registry *r, const char *package
     char *layer_digest = NULL, *tag = signature_tag(index_digest);
     kb_buf manifest = KB_BUF_INIT;
     kb_ctx *ctx = r->ctx;
-    int rc = tag ? 0 : kb_error_oom(ctx);
+    int rc = tag ? 0 : kbi_error_oom(ctx);
     if (!rc)
-        rc = kb_registry_blob_put_mem(&layer_digest, r, package, layer_text, strlen(layer_text));
+        rc = kbi_registry_blob_put_mem(&layer_digest, r, package, layer_text, strlen(layer_text));
     if (!rc)
-        rc = kb_registry_blob_put_mem(NULL, r, package, "{}", 2);
+        rc = kbi_registry_blob_put_mem(NULL, r, package, "{}", 2);
     if (!rc)
         rc = signature_manifest(&manifest, ctx, layer_digest, strlen(layer_text), index, key_id);
     if (!rc)
-        rc = kb_registry_manifest_put(digest_out, r, package, tag, KB_MT_OCI_MANIFEST,
-                                      manifest.data, manifest.len);
-    kb_buf_free(&manifest);
+        rc = kbi_registry_manifest_put(digest_out, r, package, tag, KB_MT_OCI_MANIFEST,
+                                       manifest.data, manifest.len);
+    kbi_buf_free(&manifest);
     free(layer_digest);
     free(tag);
     return rc;
@@ -243,24 +244,24 @@ KB_EXTERN int kb_trust_sign_index(char **sig_digest_out, kb_ctx *ctx, kb_registr
         rc = signing_key(&key, ctx, key_id, id);
     /* sign only an index the registry really holds, and describe it as the subject */
     if (!rc)
-        rc = kb_registry_manifest_get(&index, registry, package, index_digest);
+        rc = kbi_registry_manifest_get(&index, registry, package, index_digest);
     if (!rc) {
         int64_t now = (int64_t)time(NULL);
         payload = signed_payload(package, version, index_digest, id, now, now + days * 86400);
-        rc = payload ? signature_layer(&layer, ctx, key, payload) : kb_error_oom(ctx);
+        rc = payload ? signature_layer(&layer, ctx, key, payload) : kbi_error_oom(ctx);
     }
     if (!rc)
         rc = push_signature(&digest, registry, package, index_digest, layer, index, id);
     if (!rc) {
-        kb_log(ctx, KB_LOG_INFO, "signed %s@%s (index %s) with key %s: %s", package, version,
-               index_digest, id, digest);
+        kbi_log(ctx, KB_LOG_INFO, "signed %s@%s (index %s) with key %s: %s", package, version,
+                index_digest, id, digest);
         if (sig_digest_out)
             *sig_digest_out = digest, digest = NULL;
     } else {
-        kb_error_prefix(ctx, "signing %s@%s", package ? package : "", version ? version : "");
+        kbi_error_prefix(ctx, "signing %s@%s", package ? package : "", version ? version : "");
     }
     EVP_PKEY_free(key);
-    kb_registry_manifest_free(index);
+    kbi_registry_manifest_free(index);
     json_decref(payload);
     free(layer);
     free(digest);
@@ -287,11 +288,11 @@ static int verdict(kb_trust_verdict *v, kb_trust_status status, const char *fmt,
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = kb_buf_vprintf(&b, fmt, ap);
+    int rc = kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     free(v->detail);
-    v->detail = rc ? NULL : kb_buf_detach(&b);
-    kb_buf_free(&b);
+    v->detail = rc ? NULL : kbi_buf_detach(&b);
+    kbi_buf_free(&b);
     return v->detail ? 0 : KB_ERR_NOMEM;
 }
 
@@ -304,7 +305,7 @@ static int read_signature_layer(json_t **out, char **subject_out, kb_registry *r
     *out = NULL;
     kb_ctx *ctx = r->ctx;
     kb_oci_manifest m = {0};
-    if (kb_oci_manifest_parse(&m, ctx, sig->data, sig->len, sig->digest) != 0) {
+    if (kbi_oci_manifest_parse(&m, ctx, sig->data, sig->len, sig->digest) != 0) {
         kb_ctx_clear_error(ctx);
         return verdict(v, KB_TRUST_UNKNOWN_TYPE, "signature manifest %s is not an OCI manifest",
                        sig->digest);
@@ -322,7 +323,7 @@ static int read_signature_layer(json_t **out, char **subject_out, kb_registry *r
         rc = verdict(v, KB_TRUST_BAD_SIGNATURE, "signature layer of %s is too large", sig->digest);
     else {
         kb_buf layer = KB_BUF_INIT;
-        rc = kb_registry_blob_get_mem(&layer, r, package, m.layers[0].digest, KB_SIG_LAYER_MAX);
+        rc = kbi_registry_blob_get_mem(&layer, r, package, m.layers[0].digest, KB_SIG_LAYER_MAX);
         if (rc == KB_ERR_DIGEST || rc == KB_ERR_NOT_FOUND || rc == KB_ERR_LIMIT) {
             rc = verdict(v, KB_TRUST_BAD_SIGNATURE, "signature layer %s: %s", m.layers[0].digest,
                          kb_ctx_last_error(ctx)->message);
@@ -333,11 +334,11 @@ static int read_signature_layer(json_t **out, char **subject_out, kb_registry *r
                 rc = verdict(v, KB_TRUST_BAD_SIGNATURE, "signature layer %s is not JSON",
                              m.layers[0].digest);
         }
-        kb_buf_free(&layer);
+        kbi_buf_free(&layer);
     }
     if (*out && m.subject && m.subject->digest)
-        *subject_out = kb_strdup(m.subject->digest);
-    kb_oci_manifest_clear(&m);
+        *subject_out = kbi_strdup(m.subject->digest);
+    kbi_oci_manifest_clear(&m);
     return rc;
 }
 
@@ -366,22 +367,22 @@ static int judge_layer(kb_ctx *ctx, const json_t *layer, const char *package, co
     const char *p_package = json_string_value(json_object_get(payload, "package"));
     const char *p_version = json_string_value(json_object_get(payload, "version"));
     const char *p_digest = json_string_value(json_object_get(payload, "index_digest"));
-    if (!kb_trust_key_id_valid(key_id) || !p_package || !p_version || !p_digest || !sig_b64 ||
+    if (!kbi_trust_key_id_valid(key_id) || !p_package || !p_version || !p_digest || !sig_b64 ||
         !get_int(payload, "signed_at", &v->signed_at) || !get_int(payload, "expires", &v->expires))
         return verdict(v, KB_TRUST_BAD_SIGNATURE, "signature payload lacks a required field");
     free(v->key_id);
-    if (!(v->key_id = kb_strdup(key_id)))
+    if (!(v->key_id = kbi_strdup(key_id)))
         return KB_ERR_NOMEM;
 
     char *reason = NULL;
-    if (kb_trust_is_revoked(ctx, key_id, &reason)) {
+    if (kbi_trust_is_revoked(ctx, key_id, &reason)) {
         int vr = verdict(v, KB_TRUST_REVOKED_KEY, "key %s is revoked (%s)", key_id,
                          reason && *reason ? reason : "no reason given");
         free(reason);
         return vr;
     }
     EVP_PKEY *pub = NULL;
-    int rc = kb_trust_load_public(&pub, ctx, key_id);
+    int rc = kbi_trust_load_public(&pub, ctx, key_id);
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(ctx);
         return verdict(v, KB_TRUST_UNTRUSTED_KEY, "key %s is not trusted here", key_id);
@@ -408,8 +409,8 @@ static int judge_layer(kb_ctx *ctx, const json_t *layer, const char *package, co
     return verdict(v, KB_TRUST_SIGNED_TRUSTED, "signed by trusted key %s", key_id);
 }
 
-int kb_trust_judge_stored(kb_trust_verdict *out, kb_ctx *ctx, const char *layer_json,
-                          const char *package, const char *version, const char *index_digest)
+int kbi_trust_judge_stored(kb_trust_verdict *out, kb_ctx *ctx, const char *layer_json,
+                           const char *package, const char *version, const char *index_digest)
 {
     memset(out, 0, sizeof(*out));
     json_t *layer = layer_json ? json_loads(layer_json, JSON_REJECT_DUPLICATES, NULL) : NULL;
@@ -424,12 +425,12 @@ KB_EXTERN int kb_trust_verify_index(kb_trust_verdict *out, kb_ctx *ctx, kb_regis
                                     const char *package, const char *version,
                                     const char *index_digest)
 {
-    return kb_trust_verify_index_layer(out, NULL, ctx, registry, package, version, index_digest);
+    return kbi_trust_verify_index_layer(out, NULL, ctx, registry, package, version, index_digest);
 }
 
-int kb_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx *ctx,
-                                kb_registry *registry, const char *package, const char *version,
-                                const char *index_digest)
+int kbi_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx *ctx,
+                                 kb_registry *registry, const char *package, const char *version,
+                                 const char *index_digest)
 {
     if (layer_out)
         *layer_out = NULL;
@@ -437,23 +438,23 @@ int kb_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx 
     int rc = check_subject(ctx, package, version, index_digest);
     char *tag = rc ? NULL : signature_tag(index_digest);
     if (!rc && !tag)
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     kb_registry_manifest *sig = NULL;
     if (!rc)
-        rc = kb_registry_manifest_get(&sig, registry, package, tag);
+        rc = kbi_registry_manifest_get(&sig, registry, package, tag);
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(ctx);
         rc = verdict(out, KB_TRUST_UNSIGNED, "no signature manifest tagged %s", tag);
         free(tag);
-        return rc ? kb_error_oom(ctx) : 0;
+        return rc ? kbi_error_oom(ctx) : 0;
     }
     json_t *layer = NULL;
     char *subject = NULL;
     if (!rc) {
-        out->signature_digest = kb_strdup(sig->digest);
+        out->signature_digest = kbi_strdup(sig->digest);
         rc = out->signature_digest
                  ? read_signature_layer(&layer, &subject, registry, package, sig, out)
-                 : kb_error_oom(ctx);
+                 : kbi_error_oom(ctx);
     }
     if (!rc && layer)
         rc = judge_layer(ctx, layer, package, version, index_digest, true, out);
@@ -463,10 +464,10 @@ int kb_trust_verify_index_layer(kb_trust_verdict *out, char **layer_out, kb_ctx 
         rc = verdict(out, KB_TRUST_MISMATCH, "the signature manifest's subject is %s", subject);
     if (!rc && layer && layer_out &&
         !(*layer_out = json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS)))
-        rc = kb_error_oom(ctx);
+        rc = kbi_error_oom(ctx);
     json_decref(layer);
     free(subject);
-    kb_registry_manifest_free(sig);
+    kbi_registry_manifest_free(sig);
     free(tag);
     return rc;
 }

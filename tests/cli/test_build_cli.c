@@ -8,7 +8,7 @@ Test(cli_build, builds_cpu_target_and_prints_table)
 {
     char *tmp = kbt_mkdtemp();
     char *src = kbt_data("builder/vadd");
-    char *cache = kb_asprintf("%s/cache", tmp), *out = kb_asprintf("%s/out", tmp);
+    char *cache = kbi_asprintf("%s/cache", tmp), *out = kbi_asprintf("%s/out", tmp);
     const char *args[] = {"--cache", cache, "build", src, "--target", "cpu-x86_64_v2",
                           "--out",   out,   "-j",    "1", NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
@@ -63,7 +63,7 @@ Test(cli_build, toolchains_lists_cc)
 Test(cli_build, new_then_build_then_test_on_cpu)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/pkg", tmp), *cache = kb_asprintf("%s/cache", tmp);
+    char *dir = kbi_asprintf("%s/pkg", tmp), *cache = kbi_asprintf("%s/cache", tmp);
     const char *new_args[] = {"new", "acme/fast-add", dir, NULL};
     kbt_run r = kbt_kbpkg(NULL, new_args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
@@ -102,14 +102,14 @@ Test(cli_build, new_rejects_bad_names)
 Test(cli_build, failing_test_reports_output_tail)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/pkg", tmp), *cache = kb_asprintf("%s/cache", tmp);
+    char *dir = kbi_asprintf("%s/pkg", tmp), *cache = kbi_asprintf("%s/cache", tmp);
     const char *new_args[] = {"new", "acme/bad", dir, NULL};
     kbt_run r = kbt_kbpkg(NULL, new_args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
-    char *src = kb_asprintf("%s/src/bad_cpu.c", dir);
+    char *src = kbi_asprintf("%s/src/bad_cpu.c", dir);
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, src, &b), 0);
+    cr_assert_eq(kbi_read_file(NULL, src, &b), 0);
     char *p = strstr(b.data, "out[i] = a[i] + b[i];");
     cr_assert_not_null(p);
     memcpy(p, "out[i] = a[i] - b[i];", strlen("out[i] = a[i] - b[i];"));
@@ -120,7 +120,7 @@ Test(cli_build, failing_test_reports_output_tail)
     cr_expect(strstr(r.out, "the test exited 1"), "%s", r.out);
     cr_expect(strstr(r.out, "mismatch at"), "%s", r.out);
     kbt_run_free(&r);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(src);
     kbt_rmtree(tmp);
     free(tmp);

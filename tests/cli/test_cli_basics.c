@@ -80,9 +80,9 @@ static void expect_usage_error(const char *const *args, const char *first_line)
 {
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_eq(r.exit_code, 2, "%s", r.err);
-    char *want = kb_asprintf("kbpkg: %s\nusage: kbpkg %s ", first_line, args[0]);
+    char *want = kbi_asprintf("kbpkg: %s\nusage: kbpkg %s ", first_line, args[0]);
     /* the message, then the usage line: nothing of getopt's own "unrecognized option" */
-    cr_expect(kb_str_starts(r.err, want), "want '%s', got: %s", want, r.err);
+    cr_expect(kbi_str_starts(r.err, want), "want '%s', got: %s", want, r.err);
     cr_expect_str_eq(r.out, "");
     free(want);
     kbt_run_free(&r);
@@ -129,7 +129,7 @@ Test(cli, unknown_option_with_json_is_the_error_document)
     json_t *err = json_object_get(doc, "error");
     cr_expect_str_eq(json_string_value(json_object_get(err, "message")),
                      "unknown option '--allow-unsgined'; did you mean --allow-unsigned?");
-    cr_expect(kb_str_starts(json_string_value(json_object_get(err, "usage")), "kbpkg install "),
+    cr_expect(kbi_str_starts(json_string_value(json_object_get(err, "usage")), "kbpkg install "),
               "%s", r.out);
     json_decref(doc);
     kbt_run_free(&r);

@@ -16,9 +16,9 @@ static sandbox make_sandbox(void)
 {
     sandbox s;
     s.root = kbt_mkdtemp();
-    s.user_dir = kb_path_join(s.root, "user");
-    s.env_system = kb_asprintf("KBPKG_SYSTEM_CONFIG=%s/system.yaml", s.root);
-    s.env_user = kb_asprintf("KBPKG_CONFIG_DIR=%s", s.user_dir);
+    s.user_dir = kbi_path_join(s.root, "user");
+    s.env_system = kbi_asprintf("KBPKG_SYSTEM_CONFIG=%s/system.yaml", s.root);
+    s.env_user = kbi_asprintf("KBPKG_CONFIG_DIR=%s", s.user_dir);
     s.env[0] = s.env_system;
     s.env[1] = s.env_user;
     s.env[2] = NULL;
@@ -58,7 +58,7 @@ Test(cli_config, set_then_get_and_list_with_origin)
     cr_expect_eq(r.exit_code, 0);
     json_t *arr = json_loads(r.out, 0, NULL);
     cr_assert(json_is_array(arr), "%s", r.out);
-    char *user_file = kb_path_join(s.user_dir, "config.yaml");
+    char *user_file = kbi_path_join(s.user_dir, "config.yaml");
     int seen = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *e = json_array_get(arr, i);
@@ -72,7 +72,7 @@ Test(cli_config, set_then_get_and_list_with_origin)
         } else if (strcmp(key, "build.jobs") == 0) {
             seen++;
             cr_expect_str_eq(origin, "project");
-            cr_expect(kb_str_ends(path, "/kbpkg.yaml"), "%s", path);
+            cr_expect(kbi_str_ends(path, "/kbpkg.yaml"), "%s", path);
         }
     }
     cr_expect_eq(seen, 2);
@@ -81,7 +81,7 @@ Test(cli_config, set_then_get_and_list_with_origin)
 
     const char *text_list[] = {"config", "list", NULL};
     r = kbt_kbpkg(s.env, text_list);
-    char *line = kb_asprintf("(user: %s)", user_file);
+    char *line = kbi_asprintf("(user: %s)", user_file);
     cr_expect(strstr(r.out, line), "%s", r.out);
     free(line);
     kbt_run_free(&r);
@@ -112,12 +112,12 @@ Test(cli_config, refused_values_and_keys)
 Test(cli_config, bad_config_file_stops_with_its_position)
 {
     sandbox s = make_sandbox();
-    char *system = kb_asprintf("%s/system.yaml", s.root);
+    char *system = kbi_asprintf("%s/system.yaml", s.root);
     kbt_write(system, "offline: false\n\nnet: {retries: x}\n");
     const char *args[] = {"config", "list", NULL};
     kbt_run r = kbt_kbpkg(s.env, args);
     cr_expect_neq(r.exit_code, 0);
-    char *want = kb_asprintf("%s:3:16: net.retries: 'x' is not a non-negative integer", system);
+    char *want = kbi_asprintf("%s:3:16: net.retries: 'x' is not a non-negative integer", system);
     cr_expect(strstr(r.err, want), "%s", r.err);
     free(want);
     kbt_run_free(&r);
@@ -128,7 +128,7 @@ Test(cli_config, bad_config_file_stops_with_its_position)
 Test(cli_config, set_warns_when_a_higher_layer_still_overrides_and_bare_config_lists)
 {
     sandbox s = make_sandbox();
-    char *env_retries = kb_strdup("KBPKG_RETRIES=9");
+    char *env_retries = kbi_strdup("KBPKG_RETRIES=9");
     const char *env[] = {s.env_system, s.env_user, env_retries, NULL};
     /* the variable is the env layer of net.retries */
     const char *get[] = {"--json", "config", "get", "net.retries", NULL};
@@ -142,8 +142,8 @@ Test(cli_config, set_warns_when_a_higher_layer_still_overrides_and_bare_config_l
     const char *set[] = {"config", "set", "net.retries", "7", NULL};
     r = kbt_kbpkg(env, set);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
-    char *user_file = kb_path_join(s.user_dir, "config.yaml");
-    char *said = kb_asprintf("net.retries = 7 (user: %s)\n", user_file);
+    char *user_file = kbi_path_join(s.user_dir, "config.yaml");
+    char *said = kbi_asprintf("net.retries = 7 (user: %s)\n", user_file);
     cr_expect_str_eq(r.out, said);
     cr_expect_str_eq(r.err, "kbpkg: warning: net.retries stays 9 here: the env setting "
                             "(KBPKG_RETRIES) overrides the user file\n");

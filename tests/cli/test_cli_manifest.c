@@ -10,15 +10,15 @@ static char *package_from_fixture(const char *rel)
 {
     char *src = kbt_data(rel);
     kb_buf text = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, src, &text), 0, "%s", src);
+    cr_assert_eq(kbi_read_file(NULL, src, &text), 0, "%s", src);
     char *dir = kbt_mkdtemp();
-    char *yaml = kb_path_join(dir, "kernel.yaml");
-    char *header = kb_path_join(dir, "include/rf_gemm.h");
-    char *source = kb_path_join(dir, "src/gemm.cu");
+    char *yaml = kbi_path_join(dir, "kernel.yaml");
+    char *header = kbi_path_join(dir, "include/rf_gemm.h");
+    char *source = kbi_path_join(dir, "src/gemm.cu");
     kbt_write(yaml, text.data);
     kbt_write(header, "");
     kbt_write(source, "");
-    kb_buf_free(&text);
+    kbi_buf_free(&text);
     free(src);
     free(yaml);
     free(header);
@@ -37,9 +37,9 @@ Test(cli_manifest, valid_manifests_print_ok_lines)
     const char *args[] = {"manifest", "check", full, minimal, NULL};
     kbt_run r = kbt_kbpkg(clean_env, args);
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
-    char *want = kb_asprintf("ok  radeonflow/gemm 1.0.0 (%s)\nok  acme/axpy 0.1.0-rc.1+build.7 "
-                             "(%s)\n",
-                             full, minimal);
+    char *want = kbi_asprintf("ok  radeonflow/gemm 1.0.0 (%s)\nok  acme/axpy 0.1.0-rc.1+build.7 "
+                              "(%s)\n",
+                              full, minimal);
     cr_expect_str_eq(r.out, want);
     free(want);
     kbt_run_free(&r);
@@ -55,11 +55,11 @@ Test(cli_manifest, invalid_manifest_reports_position_and_goes_on)
     kbt_run r = kbt_kbpkg(clean_env, args);
     cr_expect_eq(r.exit_code, 5);
     char *want_err =
-        kb_asprintf("kbpkg: %s/kernel.yaml:8:27: backends.cuda.archs[2]: 'sm_8x' is not a CUDA "
-                    "arch (",
-                    bad);
-    cr_expect(kb_str_starts(r.err, want_err), "stderr: %s", r.err);
-    char *want_out = kb_asprintf("ok  acme/fft.v2 2.3.4 (%s)\n", good);
+        kbi_asprintf("kbpkg: %s/kernel.yaml:8:27: backends.cuda.archs[2]: 'sm_8x' is not a CUDA "
+                     "arch (",
+                     bad);
+    cr_expect(kbi_str_starts(r.err, want_err), "stderr: %s", r.err);
+    char *want_out = kbi_asprintf("ok  acme/fft.v2 2.3.4 (%s)\n", good);
     cr_expect_str_eq(r.out, want_out);
     free(want_err);
     free(want_out);
@@ -73,7 +73,7 @@ Test(cli_manifest, json_lists_each_result)
 {
     char *good = kbt_data("manifests/good/full/kernel.yaml");
     char *dir = package_from_fixture("manifests/bad/missing_abi.yaml");
-    char *bad = kb_path_join(dir, "kernel.yaml");
+    char *bad = kbi_path_join(dir, "kernel.yaml");
     const char *args[] = {"--json", "manifest", "check", good, bad, NULL};
     kbt_run r = kbt_kbpkg(clean_env, args);
     cr_expect_eq(r.exit_code, 5);

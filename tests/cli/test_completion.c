@@ -14,17 +14,17 @@ static char *complete_bash(const char *words)
 {
     const char *bin = getenv("KBPKG_BIN");
     cr_assert_not_null(bin, "KBPKG_BIN is not set");
-    char *script = kb_asprintf("source <(\"%s\" completion bash) || exit 9\n"
-                               "COMP_WORDS=(%s%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
-                               "_kbpkg; printf '%%s\\n' \"${COMPREPLY[@]}\" | sort",
-                               bin, words, kb_str_ends(words, " ") ? "\"\"" : "");
+    char *script = kbi_asprintf("source <(\"%s\" completion bash) || exit 9\n"
+                                "COMP_WORDS=(%s%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+                                "_kbpkg; printf '%%s\\n' \"${COMPREPLY[@]}\" | sort",
+                                bin, words, kbi_str_ends(words, " ") ? "\"\"" : "");
     const char *argv[] = {"bash", "-c", script, NULL};
     kb_proc_result res = {0};
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, NULL, 30000), 0);
     cr_assert_eq(res.exit_code, 0, "bash said: %s", res.output.data);
-    char *out = kb_buf_detach(&res.output);
-    kb_proc_result_free(&res);
+    char *out = kbi_buf_detach(&res.output);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(script);
     return out;
@@ -69,15 +69,15 @@ typedef struct installed_world {
 static installed_world install_one_package(void)
 {
     installed_world w = {kbt_mkdtemp(), NULL};
-    char *env_cache = kb_asprintf("KBPKG_CACHE=%s/cache", w.tmp);
-    char *env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", w.tmp);
-    char *env_registry = kb_asprintf("KBPKG_REGISTRY=%s/hub", w.tmp);
+    char *env_cache = kbi_asprintf("KBPKG_CACHE=%s/cache", w.tmp);
+    char *env_config = kbi_asprintf("XDG_CONFIG_HOME=%s/config", w.tmp);
+    char *env_registry = kbi_asprintf("KBPKG_REGISTRY=%s/hub", w.tmp);
     const char *env[] = {
         env_cache, env_config, env_registry, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v3", NULL};
     char *src = kbt_data("publish/cpu-add");
-    char *publish_dir = kb_asprintf("%s/cpu-add", w.tmp);
-    char *cmd = kb_asprintf("cp -r '%s' '%s' && mkdir '%s/bin' && ln -s '%s' '%s/bin/kbpkg'", src,
-                            publish_dir, w.tmp, getenv("KBPKG_BIN"), w.tmp);
+    char *publish_dir = kbi_asprintf("%s/cpu-add", w.tmp);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s' && mkdir '%s/bin' && ln -s '%s' '%s/bin/kbpkg'", src,
+                             publish_dir, w.tmp, getenv("KBPKG_BIN"), w.tmp);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     kbt_run r = kbt_kbpkg(env, (const char *const[]){"-q", "publish", publish_dir, NULL});
     cr_assert_eq(r.exit_code, 0, "publish: %s", r.err);
@@ -85,8 +85,8 @@ static installed_world install_one_package(void)
     r = kbt_kbpkg(env, (const char *const[]){"-q", "install", "kbtest/cpu-add", NULL});
     cr_assert_eq(r.exit_code, 0, "install: %s", r.err);
     kbt_run_free(&r);
-    w.exports = kb_asprintf("export %s %s %s KBPKG_DEVICES=none PATH='%s/bin':\"$PATH\"\n",
-                            env_cache, env_config, env_registry, w.tmp);
+    w.exports = kbi_asprintf("export %s %s %s KBPKG_DEVICES=none PATH='%s/bin':\"$PATH\"\n",
+                             env_cache, env_config, env_registry, w.tmp);
     free(cmd);
     free(publish_dir);
     free(src);
@@ -109,10 +109,10 @@ static char *run_shell(const char *shell, const char *script)
     const char *argv[] = {shell, strcmp(shell, "zsh") == 0 ? "-fc" : "-c", script, NULL};
     kb_proc_result res = {0};
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, NULL, 30000), 0);
     cr_assert_eq(res.exit_code, 0, "%s said: %s", shell, res.output.data);
-    char *out = res.output.data ? kb_buf_detach(&res.output) : kb_strdup("");
-    kb_proc_result_free(&res);
+    char *out = res.output.data ? kbi_buf_detach(&res.output) : kbi_strdup("");
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     return out;
 }
@@ -121,18 +121,18 @@ Test(completion, bash_completes_installed_packages_and_tolerates_no_list)
 {
     /* The real `kbpkg list --json` of a cache holding one install. */
     installed_world w = install_one_package();
-    char *script = kb_asprintf("%ssource <(kbpkg completion bash) || exit 9\n"
-                               "COMP_WORDS=(kbpkg uninstall \"\"); COMP_CWORD=2\n"
-                               "_kbpkg; printf '%%s\\n' \"${COMPREPLY[@]}\" | sort\n",
-                               w.exports);
+    char *script = kbi_asprintf("%ssource <(kbpkg completion bash) || exit 9\n"
+                                "COMP_WORDS=(kbpkg uninstall \"\"); COMP_CWORD=2\n"
+                                "_kbpkg; printf '%%s\\n' \"${COMPREPLY[@]}\" | sort\n",
+                                w.exports);
     char *got = run_shell("bash", script);
     cr_expect_str_eq(got, "kbtest/cpu-add\n", "completing 'kbpkg uninstall '");
     free(got);
     free(script);
     /* Without a list command (or without kbpkg at all) the helper prints nothing. */
-    char *fake = kb_asprintf("%s/bin/kbpkg", w.tmp);
+    char *fake = kbi_asprintf("%s/bin/kbpkg", w.tmp);
     const char *bin = getenv("KBPKG_BIN");
-    script = kb_asprintf("source <(\"%s\" completion bash); %s_kbpkg_packages", bin, w.exports);
+    script = kbi_asprintf("source <(\"%s\" completion bash); %s_kbpkg_packages", bin, w.exports);
     cr_assert_eq(unlink(fake), 0);
     kbt_write(fake, "#!/bin/sh\necho \"kbpkg: unknown command '$1'\" >&2\nexit 2\n");
     cr_assert_eq(chmod(fake, 0755), 0);
@@ -150,7 +150,7 @@ Test(completion, bash_completes_installed_packages_and_tolerates_no_list)
  * offered words sorted, one per line, with a leading newline to match "\nword\n". */
 static char *complete_zsh(const char *exports, const char *words)
 {
-    char *script = kb_asprintf(
+    char *script = kbi_asprintf(
         "%s"
         "compadd() { while (($#)) && [[ $1 != -- ]]; do shift; done; shift; print -rl -- \"$@\"; "
         "}\n"
@@ -160,7 +160,7 @@ static char *complete_zsh(const char *exports, const char *words)
         "source <(kbpkg completion zsh) || exit 9\n"
         "words=(%s%s); CURRENT=${#words}; PREFIX=${words[CURRENT]}\n"
         "{ print; _kbpkg | sort -u }\n",
-        exports, words, kb_str_ends(words, " ") ? "''" : "");
+        exports, words, kbi_str_ends(words, " ") ? "''" : "");
     char *out = run_shell("zsh", script);
     free(script);
     return out;
@@ -201,14 +201,14 @@ Test(completion, zsh_script_parses_and_lists_commands)
     cr_expect(strstr(r.out, "hub) cwords=( 'render' '--out')") != NULL, "%s", r.out);
     if (access("/usr/bin/zsh", X_OK) == 0) {
         char *dir = kbt_mkdtemp();
-        char *path = kb_asprintf("%s/_kbpkg", dir);
+        char *path = kbi_asprintf("%s/_kbpkg", dir);
         kbt_write(path, r.out);
         const char *argv[] = {"/usr/bin/zsh", "-n", path, NULL};
         kb_proc_result res = {0};
         kb_ctx *ctx = kbt_ctx();
-        cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
+        cr_assert_eq(kbi_proc_run(ctx, &res, argv, NULL, 30000), 0);
         cr_expect_eq(res.exit_code, 0, "zsh -n: %s", res.output.data);
-        kb_proc_result_free(&res);
+        kbi_proc_result_free(&res);
         kb_ctx_free(ctx);
         kbt_rmtree(dir);
         free(dir);

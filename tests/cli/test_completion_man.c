@@ -9,18 +9,18 @@
 static char *groff_ascii(const char *page_path, char **warnings)
 {
     char *script =
-        kb_asprintf("groff -man -Tascii -ww %s 2>%s.err | col -bx", page_path, page_path);
+        kbi_asprintf("groff -man -Tascii -ww %s 2>%s.err | col -bx", page_path, page_path);
     const char *argv[] = {"sh", "-c", script, NULL};
     kb_proc_result res = {0};
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 30000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, NULL, 30000), 0);
     cr_assert_eq(res.exit_code, 0, "%s", res.output.data);
-    char *err_path = kb_asprintf("%s.err", page_path);
+    char *err_path = kbi_asprintf("%s.err", page_path);
     kb_buf err = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, err_path, &err), 0);
-    *warnings = err.data ? kb_buf_detach(&err) : kb_strdup("");
-    char *text = kb_buf_detach(&res.output);
-    kb_proc_result_free(&res);
+    cr_assert_eq(kbi_read_file(ctx, err_path, &err), 0);
+    *warnings = err.data ? kbi_buf_detach(&err) : kbi_strdup("");
+    char *text = kbi_buf_detach(&res.output);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(err_path);
     free(script);
@@ -38,7 +38,7 @@ Test(man, doctor_page_renders_with_groff)
         kbt_skip_missing("groff is not installed");
     }
     char *dir = kbt_mkdtemp();
-    char *page = kb_asprintf("%s/kbpkg-doctor.1", dir);
+    char *page = kbi_asprintf("%s/kbpkg-doctor.1", dir);
     kbt_write(page, r.out);
     char *warnings = NULL;
     char *text = groff_ascii(page, &warnings);
@@ -66,18 +66,18 @@ Test(man, build_generated_a_page_per_command)
     size_t pages = 0;
     for (const char *p = strstr(r.out, "\"name\": \""); p; p = strstr(p + 1, "\"name\": \"")) {
         const char *name = p + 9, *end = strchr(name, '"');
-        char *path = kb_asprintf("%s/man/kbpkg-%.*s.1", build, (int)(end - name), name);
-        cr_expect(kb_path_exists(path), "missing %s (the man target did not run?)", path);
+        char *path = kbi_asprintf("%s/man/kbpkg-%.*s.1", build, (int)(end - name), name);
+        cr_expect(kbi_path_exists(path), "missing %s (the man target did not run?)", path);
         free(path);
         pages++;
     }
     cr_expect_geq(pages, 10);
-    char *index = kb_asprintf("%s/man/kbpkg.1", build);
+    char *index = kbi_asprintf("%s/man/kbpkg.1", build);
     kb_buf b = KB_BUF_INIT;
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_read_file(ctx, index, &b), 0);
+    cr_assert_eq(kbi_read_file(ctx, index, &b), 0);
     cr_expect(strstr(b.data, ".BR kbpkg\\-hub (1)") != NULL, "%s", b.data);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     kb_ctx_free(ctx);
     free(index);
     kbt_run_free(&r);
@@ -107,13 +107,14 @@ static char *global_options_in_help(const char *help)
         for (const char *w = p + 2; w < end;) {
             size_t n = strcspn(w, ", ");
             if (*w == '-')
-                cr_assert(kb_buf_append(&names, w, n) == 0 && kb_buf_append(&names, "\n", 1) == 0);
+                cr_assert(kbi_buf_append(&names, w, n) == 0 &&
+                          kbi_buf_append(&names, "\n", 1) == 0);
             w += n;
             w += strspn(w, ", ");
         }
         p = strchr(p, '\n') + 1;
     }
-    return kb_buf_detach(&names);
+    return kbi_buf_detach(&names);
 }
 
 /* word occurs in text between separators: "--set" is not found in "--settings". */
@@ -132,7 +133,7 @@ static char *script_line(const char *script, const char *prefix)
     for (const char *p = script; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         const char *s = p + strspn(p, " ");
         if (strncmp(s, prefix, strlen(prefix)) == 0)
-            return kb_strndup(s, strcspn(s, "\n"));
+            return kbi_strndup(s, strcspn(s, "\n"));
     }
     cr_assert_fail("no line starting with %s in:\n%s", prefix, script);
     return NULL;
@@ -148,8 +149,8 @@ Test(man, every_global_option_is_in_help_the_man_page_and_both_completions)
         "--json",   "-q",      "--quiet",   "-v",         "--verbose", "--no-color", "--registry",
         "--device", "--cache", "--offline", "--insecure", "--set",     "--version",  "--help"};
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-        char *line = kb_asprintf("\n%s\n", known[i]);
-        char *all = kb_asprintf("\n%s", names);
+        char *line = kbi_asprintf("\n%s\n", known[i]);
+        char *all = kbi_asprintf("\n%s", names);
         cr_expect(strstr(all, line) != NULL, "%s is not in kbpkg help:\n%s", known[i], help.out);
         free(all);
         free(line);
@@ -157,13 +158,13 @@ Test(man, every_global_option_is_in_help_the_man_page_and_both_completions)
 
     const char *build = getenv("KB_BUILD_DIR");
     cr_assert_not_null(build);
-    char *index = kb_asprintf("%s/man/kbpkg.1", build);
+    char *index = kbi_asprintf("%s/man/kbpkg.1", build);
     kb_buf man = KB_BUF_INIT;
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_read_file(ctx, index, &man), 0, "%s (the man target did not run?)", index);
+    cr_assert_eq(kbi_read_file(ctx, index, &man), 0, "%s (the man target did not run?)", index);
     const char *options = strstr(man.data, "\n.SH OPTIONS\n");
     cr_assert_not_null(options, "kbpkg.1 has no OPTIONS section:\n%s", man.data);
-    char *section = kb_strndup(options, (size_t)(strstr(options + 1, "\n.SH ") - options));
+    char *section = kbi_strndup(options, (size_t)(strstr(options + 1, "\n.SH ") - options));
 
     kbt_run bash = kbt_kbpkg(NULL, (const char *const[]){"completion", "bash", NULL});
     kbt_run zsh = kbt_kbpkg(NULL, (const char *const[]){"completion", "zsh", NULL});
@@ -175,14 +176,14 @@ Test(man, every_global_option_is_in_help_the_man_page_and_both_completions)
         *nl = '\0';
         kb_buf roff = KB_BUF_INIT; /* "--no-color" is written \-\-no\-color in roff */
         for (const char *c = name; *c; c++)
-            cr_assert_eq(*c == '-' ? kb_buf_append(&roff, "\\-", 2) : kb_buf_append(&roff, c, 1),
+            cr_assert_eq(*c == '-' ? kbi_buf_append(&roff, "\\-", 2) : kbi_buf_append(&roff, c, 1),
                          0);
         cr_expect(has_word(section, roff.data, " \"\n", " \",\n"), "%s not in kbpkg(1):\n%s", name,
                   section);
         cr_expect(has_word(bash_globals, name, "\" ", "\" "), "%s not in bash's %s", name,
                   bash_globals);
         cr_expect(has_word(zsh_globals, name, "( ", ") "), "%s not in zsh's %s", name, zsh_globals);
-        kb_buf_free(&roff);
+        kbi_buf_free(&roff);
     }
     cr_expect_geq(count, sizeof(known) / sizeof(known[0]));
     free(zsh_globals);
@@ -190,7 +191,7 @@ Test(man, every_global_option_is_in_help_the_man_page_and_both_completions)
     kbt_run_free(&zsh);
     kbt_run_free(&bash);
     free(section);
-    kb_buf_free(&man);
+    kbi_buf_free(&man);
     kb_ctx_free(ctx);
     free(index);
     free(names);

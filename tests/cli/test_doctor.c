@@ -19,13 +19,13 @@ typedef struct doctor_env {
 static doctor_env env_new(void)
 {
     doctor_env e = {.dir = kbt_mkdtemp()};
-    e.cache = kb_asprintf("%s/cache", e.dir);
-    e.registry = kb_asprintf("%s/hub", e.dir);
-    e.config = kb_asprintf("%s/config", e.dir);
-    e.env[0] = kb_asprintf("KBPKG_CACHE=%s", e.cache);
-    e.env[1] = kb_asprintf("KBPKG_REGISTRY=%s", e.registry);
-    e.env[2] = kb_asprintf("KBPKG_CONFIG_DIR=%s", e.config);
-    e.env[3] = kb_strdup("KBPKG_DEVICES=none");
+    e.cache = kbi_asprintf("%s/cache", e.dir);
+    e.registry = kbi_asprintf("%s/hub", e.dir);
+    e.config = kbi_asprintf("%s/config", e.dir);
+    e.env[0] = kbi_asprintf("KBPKG_CACHE=%s", e.cache);
+    e.env[1] = kbi_asprintf("KBPKG_REGISTRY=%s", e.registry);
+    e.env[2] = kbi_asprintf("KBPKG_CONFIG_DIR=%s", e.config);
+    e.env[3] = kbi_strdup("KBPKG_DEVICES=none");
     return e;
 }
 
@@ -96,7 +96,7 @@ Test(doctor, fresh_setup_warns_with_fixes_and_exits_zero)
     cr_expect(json_is_null(json_object_get(cache, "fix")));
     json_t *gpu = find_check(doc, "gpu", "warn");
     cr_assert_not_null(gpu, "KBPKG_DEVICES=none: no GPU");
-    cr_expect(kb_str_starts(field(gpu, "fix"), "the device list is set to none (probe.devices"),
+    cr_expect(kbi_str_starts(field(gpu, "fix"), "the device list is set to none (probe.devices"),
               "not 'install a driver': %s", field(gpu, "fix"));
     json_t *cc = find_check(doc, "toolchain", "pass");
     cr_expect_not_null(cc, "at least the C compiler is found");
@@ -112,8 +112,8 @@ static char *install_package(const doctor_env *e)
     cr_assert_eq(kb_ctx_set(ctx, "cache.dir", e->cache), 0);
     cr_assert_eq(kb_ctx_set(ctx, "registry", e->registry), 0);
     cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "none"), 0);
-    char *pkg = kb_asprintf("%s/vadd", e->dir);
-    char *dist = kb_asprintf("%s/dist", e->dir);
+    char *pkg = kbi_asprintf("%s/vadd", e->dir);
+    char *dist = kbi_asprintf("%s/dist", e->dir);
     cr_assert_eq(kb_package_new(ctx, "kbtest/vadd", pkg), 0);
     const char *cpu[] = {"cpu"};
     kb_build_options bo = KB_BUILD_OPTIONS_INIT;
@@ -132,13 +132,13 @@ static char *install_package(const doctor_env *e)
                                            br->targets[i].build_key, "{}"};
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, e->registry), 0);
-    cr_assert_eq(kb_pkg_publish(reg, "kbtest/vadd", "0.1.0", NULL, items, n, false, NULL, NULL), 0,
+    cr_assert_eq(kbi_pkg_publish(reg, "kbtest/vadd", "0.1.0", NULL, items, n, false, NULL, NULL), 0,
                  "%s", kb_ctx_last_error(ctx)->message);
     kb_install_result *ir = NULL;
     kb_install_options io = KB_INSTALL_OPTIONS_INIT;
     cr_assert_eq(kb_install_package(&ir, ctx, "kbtest/vadd", &io), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    char *dir = kb_strdup(kb_install_result_dir(ir));
+    char *dir = kbi_strdup(kb_install_result_dir(ir));
     kb_install_result_free(ir);
     kb_registry_free(reg);
     kb_build_result_free(br);
@@ -178,8 +178,8 @@ Test(doctor, tampered_install_fails_with_the_file_and_a_fix)
 {
     doctor_env e = env_new();
     char *dir = install_package(&e);
-    char *meta = kb_asprintf("%s/kbpkg.json", dir);
-    cr_assert(kb_path_exists(meta), "%s", meta);
+    char *meta = kbi_asprintf("%s/kbpkg.json", dir);
+    cr_assert(kbi_path_exists(meta), "%s", meta);
     kbt_write(meta, "{\"tampered\": true}\n");
     int code = -1;
     json_t *doc = doctor_json(&e, NULL, NULL, &code);
@@ -210,7 +210,7 @@ Test(doctor, tampered_install_fails_with_the_file_and_a_fix)
 Test(doctor, unreachable_registry_fails_naming_it)
 {
     doctor_env e = env_new();
-    char *url = kb_asprintf("http://127.0.0.1:%d/kbpkg", kbt_free_port());
+    char *url = kbi_asprintf("http://127.0.0.1:%d/kbpkg", kbt_free_port());
     int code = -1;
     json_t *doc = doctor_json(&e, "--registry", url, &code);
     cr_expect_eq(code, 1);
@@ -276,7 +276,7 @@ static fake_gpu fake_gpu_env(const char *mode)
 {
     const char *path = getenv("KB_FAKE_CUDA");
     cr_assert(path && *path, "KB_FAKE_CUDA is not set (run the tests through ctest)");
-    fake_gpu g = {.lib = kb_asprintf("KBPKG_CUDA_LIB=%s", path)};
+    fake_gpu g = {.lib = kbi_asprintf("KBPKG_CUDA_LIB=%s", path)};
     const char *env[] = {g.lib,
                          "KBPKG_HIP_LIB=/nonexistent/libamdhip64.so",
                          "KBPKG_SYSFS_ROOT=/nonexistent-kbpkg-sysfs",
@@ -327,7 +327,7 @@ Test(doctor, a_driver_without_devices_gets_an_accurate_fix)
                        "%s", field(gpu, "message"));
     const char *fix = field(gpu, "fix");
     cr_expect_null(strstr(fix, "install the NVIDIA driver"), "%s", fix);
-    cr_expect(kb_str_starts(fix, "the NVIDIA driver is loaded but shows no devices"), "%s", fix);
+    cr_expect(kbi_str_starts(fix, "the NVIDIA driver is loaded but shows no devices"), "%s", fix);
     cr_expect_not_null(strstr(fix, "CUDA_VISIBLE_DEVICES"), "%s", fix);
     cr_expect_not_null(strstr(fix, "/dev/nvidia*"), "%s", fix);
     cr_expect_not_null(strstr(fix, "nvidia-smi"), "%s", fix);
@@ -344,8 +344,8 @@ Test(doctor, a_driver_without_devices_gets_an_accurate_fix)
     doc = doctor_json_env(&e, none, &code, &text);
     gpu = find_check(doc, "gpu", "warn");
     cr_assert_not_null(gpu, "%s", text);
-    cr_expect(kb_str_starts(field(gpu, "fix"), "install the NVIDIA driver (libcuda) or ROCm"), "%s",
-              field(gpu, "fix"));
+    cr_expect(kbi_str_starts(field(gpu, "fix"), "install the NVIDIA driver (libcuda) or ROCm"),
+              "%s", field(gpu, "fix"));
     cr_expect_null(find_check(doc, "driver", "pass"), "%s", text);
     json_decref(doc);
     free(text);
@@ -355,16 +355,16 @@ Test(doctor, a_driver_without_devices_gets_an_accurate_fix)
 Test(doctor, toolchains_show_their_version_and_a_missing_one_its_fix)
 {
     doctor_env e = env_new();
-    char *cc = kb_asprintf("%s/bin/cc", e.dir);
+    char *cc = kbi_asprintf("%s/bin/cc", e.dir);
     kbt_write(cc, "#!/bin/sh\necho 'cc (Fake 9.8.7-1) 9.8.7'\n");
     cr_assert_eq(chmod(cc, 0755), 0);
-    char *cc_env = kb_asprintf("KBPKG_CC=%s", cc);
+    char *cc_env = kbi_asprintf("KBPKG_CC=%s", cc);
     const char *extra[] = {cc_env, "KBPKG_NVCC=/nonexistent/nvcc", "KBPKG_DEVICES=none", NULL};
     int code = -1;
     char *text = NULL;
     json_t *doc = doctor_json_env(&e, extra, &code, &text);
     cr_expect_eq(code, 0, "a missing nvcc is a warning: %s", text);
-    char *want = kb_asprintf("cc 9.8.7 (%s)", cc);
+    char *want = kbi_asprintf("cc 9.8.7 (%s)", cc);
     size_t i;
     json_t *c;
     bool cc_seen = false;
@@ -379,7 +379,7 @@ Test(doctor, toolchains_show_their_version_and_a_missing_one_its_fix)
                      "nvcc not found: build.nvcc is /nonexistent/nvcc, which is not an executable");
     cr_expect_str_eq(field(nvcc, "fix"), "install the CUDA toolkit (nvcc) or set build.nvcc; only "
                                          "needed to build CUDA targets");
-    char *line = kb_asprintf("pass  toolchain  %s\n", want);
+    char *line = kbi_asprintf("pass  toolchain  %s\n", want);
     cr_expect_not_null(strstr(text, line), "%s", text);
     cr_expect_not_null(strstr(text, "warn  toolchain  nvcc not found: build.nvcc is "
                                     "/nonexistent/nvcc, which is not an executable\n"
@@ -398,7 +398,7 @@ Test(doctor, toolchains_show_their_version_and_a_missing_one_its_fix)
     cr_assert_not_null(fail, "%s", text);
     cr_expect_str_eq(field(fail, "message"),
                      "cc not found: build.cc is /nonexistent/cc, which is not an executable");
-    cr_expect(kb_str_starts(field(fail, "fix"), "install a C compiler"), "%s", field(fail, "fix"));
+    cr_expect(kbi_str_starts(field(fail, "fix"), "install a C compiler"), "%s", field(fail, "fix"));
     json_decref(doc);
     free(text);
     free(cc_env);

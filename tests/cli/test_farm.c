@@ -19,17 +19,17 @@ typedef struct fixture {
 static void copy_package(const char *to, const char *name)
 {
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, to);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, to);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     if (name) {
-        char *yaml = kb_asprintf("%s/kernel.yaml", to);
+        char *yaml = kbi_asprintf("%s/kernel.yaml", to);
         kb_buf b = KB_BUF_INIT;
-        cr_assert_eq(kb_read_file(NULL, yaml, &b), 0);
+        cr_assert_eq(kbi_read_file(NULL, yaml, &b), 0);
         char *rest = strchr(b.data, '\n');
-        char *text = kb_asprintf("name: %s%s", name, rest);
+        char *text = kbi_asprintf("name: %s%s", name, rest);
         kbt_write(yaml, text);
         free(text);
-        kb_buf_free(&b);
+        kbi_buf_free(&b);
         free(yaml);
     }
     free(cmd);
@@ -40,17 +40,17 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.tmp = kbt_mkdtemp();
-    f.pkgs = kb_asprintf("%s/pkgs", f.tmp);
-    f.hub = kb_asprintf("%s/hub", f.tmp);
-    f.env_cache = kb_asprintf("KBPKG_CACHE=%s/cache", f.tmp);
-    f.env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    f.pkgs = kbi_asprintf("%s/pkgs", f.tmp);
+    f.hub = kbi_asprintf("%s/hub", f.tmp);
+    f.env_cache = kbi_asprintf("KBPKG_CACHE=%s/cache", f.tmp);
+    f.env_config = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
     f.env[0] = f.env_cache;
     f.env[1] = f.env_config;
     f.env[2] = "KBPKG_DEVICES=none";
     f.env[3] = "KBPKG_CPU=x86_64_v3";
-    char *one = kb_asprintf("%s/team/one", f.pkgs), *two = kb_asprintf("%s/two", f.pkgs);
-    char *team = kb_asprintf("%s/team", f.pkgs);
-    cr_assert_eq(kb_mkdir_p(NULL, team, 0755), 0);
+    char *one = kbi_asprintf("%s/team/one", f.pkgs), *two = kbi_asprintf("%s/two", f.pkgs);
+    char *team = kbi_asprintf("%s/team", f.pkgs);
+    cr_assert_eq(kbi_mkdir_p(NULL, team, 0755), 0);
     copy_package(one, NULL);
     copy_package(two, "kbtest/cpu-add-two");
     free(one);
@@ -76,9 +76,9 @@ static char *index_digest(const fixture *f, const char *name)
     kb_pkg_index *idx = NULL;
     char *digest = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, f->hub), 0);
-    if (kb_pkg_index_fetch(&idx, r, name, "0.1.0", NULL) == 0)
-        digest = kb_strdup(idx->digest);
-    kb_pkg_index_free(idx);
+    if (kbi_pkg_index_fetch(&idx, r, name, "0.1.0", NULL) == 0)
+        digest = kbi_strdup(idx->digest);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     return digest;
@@ -116,12 +116,12 @@ Test(cli_farm, second_run_publishes_nothing)
     kb_registry *reg = NULL;
     kb_pkg_index *idx = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
-    cr_assert_eq(kb_pkg_index_fetch(&idx, reg, "kbtest/cpu-add", "0.1.0", NULL), 0);
-    const kb_pkg_entry *e = kb_pkg_index_find(idx, "cpu-x86_64_v2-x86_64-linux");
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, reg, "kbtest/cpu-add", "0.1.0", NULL), 0);
+    const kb_pkg_entry *e = kbi_pkg_index_find(idx, "cpu-x86_64_v2-x86_64-linux");
     cr_assert_not_null(e);
     cr_expect(e->build_key && strlen(e->build_key) == 64, "build key annotation present");
-    cr_expect_not_null(kb_pkg_index_find(idx, "source"), "the source is published too");
-    kb_pkg_index_free(idx);
+    cr_expect_not_null(kbi_pkg_index_find(idx, "source"), "the source is published too");
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     free(a1);
@@ -134,10 +134,10 @@ Test(cli_farm, second_run_publishes_nothing)
 Test(cli_farm, broken_manifest_fails_alone)
 {
     fixture f = setup();
-    char *broken = kb_asprintf("%s/team/broken/kernel.yaml", f.pkgs);
+    char *broken = kbi_asprintf("%s/team/broken/kernel.yaml", f.pkgs);
     kbt_write(broken, "name: kbtest/broken\nversion: 1.0.0\nbackends: [cpu]\n");
     /* Hidden and build folders are not searched: this would fail too if it were. */
-    char *hidden = kb_asprintf("%s/.git/kernel.yaml", f.pkgs);
+    char *hidden = kbi_asprintf("%s/.git/kernel.yaml", f.pkgs);
     kbt_write(hidden, "not: a manifest\n");
     const char *args[] = {"farm", f.pkgs, "--registry", f.hub, NULL};
     kbt_run r = kbt_kbpkg(f.env, args);
@@ -157,11 +157,11 @@ Test(cli_farm, broken_manifest_fails_alone)
 Test(cli_farm, missing_folder_is_an_error)
 {
     fixture f = setup();
-    char *nowhere = kb_asprintf("%s/nowhere", f.tmp);
+    char *nowhere = kbi_asprintf("%s/nowhere", f.tmp);
     const char *args[] = {"farm", nowhere, "--registry", f.hub, NULL};
     kbt_run r = kbt_kbpkg(f.env, args);
     cr_expect_eq(r.exit_code, 3, "%s", r.err);
-    char *msg = kb_asprintf("kbpkg: %s: not a package or a folder of packages\n", nowhere);
+    char *msg = kbi_asprintf("kbpkg: %s: not a package or a folder of packages\n", nowhere);
     cr_expect_str_eq(r.err, msg);
     kbt_run_free(&r);
     free(msg);
@@ -231,7 +231,7 @@ Test(cli_farm, plan_stage_merge_equals_one_machine_farm)
     p = kbt_kbpkg(f.env, plan_args);
     cr_expect(strstr(p.out, "\"items\": []"), "%s", p.out);
     kbt_run_free(&p);
-    char *one = kb_asprintf("%s/team/one", f.pkgs);
+    char *one = kbi_asprintf("%s/team/one", f.pkgs);
     const char *again[] = {"farm",    "build",      one,   "--target", "cpu-x86_64_v2-x86_64-linux",
                            "--stage", "--registry", f.hub, NULL};
     p = kbt_kbpkg(f.env, again);
@@ -239,7 +239,7 @@ Test(cli_farm, plan_stage_merge_equals_one_machine_farm)
     kbt_run_free(&p);
 
     char *hub = f.hub;
-    f.hub = kb_asprintf("%s/hub-one-machine", f.tmp);
+    f.hub = kbi_asprintf("%s/hub-one-machine", f.tmp);
     kbt_run r = farm(&f);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
@@ -263,7 +263,7 @@ Test(cli_farm, github_format_chunks_the_matrix)
     const char *args[] = {"farm", "plan", f.pkgs, "--registry", f.hub, "--format", "github", NULL};
     kbt_run r = kbt_kbpkg(f.env, args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cr_expect(kb_str_starts(r.out, "chunks=1\nchunk0={\"include\":[{"), "%s", r.out);
+    cr_expect(kbi_str_starts(r.out, "chunks=1\nchunk0={\"include\":[{"), "%s", r.out);
     cr_expect(strstr(r.out, "\nmerges={\"include\":[{"), "%s", r.out);
     kbt_run_free(&r);
     const char *bad[] = {"farm", "plan", f.pkgs, "--format", "gitlab", NULL};
@@ -282,7 +282,7 @@ Test(cli_farm, readme_edit_rebuilds_nothing_and_is_reported_once)
     kbt_run r = farm(&f);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
-    char *readme = kb_asprintf("%s/two/README.md", f.pkgs);
+    char *readme = kbi_asprintf("%s/two/README.md", f.pkgs);
     kbt_write(readme, "# now with a README\n");
     r = farm(&f);
     cr_expect_eq(r.exit_code, 1, "%s", r.err);
@@ -306,7 +306,7 @@ Test(cli_farm, merge_bad_input)
     cr_expect_neq(r.exit_code, 0);
     cr_expect(strstr(r.err, "org/name@version"), "%s", r.err);
     kbt_run_free(&r);
-    cr_expect_not(kb_path_exists(f.hub), "nothing written");
+    cr_expect_not(kbi_path_exists(f.hub), "nothing written");
     const char *never[] = {"farm", "merge", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
     r = kbt_kbpkg(f.env, never);
     cr_expect_neq(r.exit_code, 0);
@@ -321,7 +321,7 @@ Test(cli_farm, merge_bad_input)
 Test(cli_farm, stage_and_merge_summaries_and_a_conflict_exits_1)
 {
     fixture f = setup();
-    char *one = kb_asprintf("%s/team/one", f.pkgs);
+    char *one = kbi_asprintf("%s/team/one", f.pkgs);
     const char *stage[] = {"farm",    "build",      one,   "--target", "cpu-x86_64_v2-x86_64-linux",
                            "--stage", "--registry", f.hub, NULL};
     kbt_run r = kbt_kbpkg(f.env, stage);
@@ -338,20 +338,20 @@ Test(cli_farm, stage_and_merge_summaries_and_a_conflict_exits_1)
 
     /* A worker with another compiler identity (another build key, other bytes) that checked
      * the index before that merge and tags its stage after it: the race a conflict is. */
-    char *cc = kb_asprintf("%s/cc-other", f.tmp);
+    char *cc = kbi_asprintf("%s/cc-other", f.tmp);
     kbt_write(cc, "#!/bin/sh\n[ \"$1\" = --version ] && echo 'other cc 1.0' && exit 0\n"
                   "exec cc \"$@\"\n");
     cr_assert_eq(chmod(cc, 0755), 0);
-    char *env_cc = kb_asprintf("KBPKG_CC=%s", cc);
+    char *env_cc = kbi_asprintf("KBPKG_CC=%s", cc);
     const char *env[] = {f.env[0], f.env[1], f.env[2], f.env[3], env_cc, NULL};
-    char *hub2 = kb_asprintf("%s/hub-other", f.tmp);
+    char *hub2 = kbi_asprintf("%s/hub-other", f.tmp);
     const char *stage2[] = {"farm",    "build",      one,  "--target", "cpu-x86_64_v2-x86_64-linux",
                             "--stage", "--registry", hub2, NULL};
     r = kbt_kbpkg(env, stage2);
     cr_assert_eq(r.exit_code, 0, "%s%s", r.out, r.err);
     kbt_run_free(&r);
     /* Its blobs reach the hub, then its stage tag (layout folders: blobs are files). */
-    char *copy = kb_asprintf("cp -n '%s'/blobs/sha256/* '%s'/blobs/sha256/", hub2, f.hub);
+    char *copy = kbi_asprintf("cp -n '%s'/blobs/sha256/* '%s'/blobs/sha256/", hub2, f.hub);
     cr_assert_eq(system(copy), 0, "%s", copy);
     const char *tag = "kbstage-0.1.0--cpu-x86_64_v2-x86_64-linux";
     kb_ctx *ctx = kbt_ctx();
@@ -359,11 +359,11 @@ Test(cli_farm, stage_and_merge_summaries_and_a_conflict_exits_1)
     kb_registry_manifest *m = NULL;
     cr_assert_eq(kb_registry_open(&from, ctx, hub2), 0);
     cr_assert_eq(kb_registry_open(&to, ctx, f.hub), 0);
-    cr_assert_eq(kb_registry_manifest_get(&m, from, "kbtest/cpu-add", tag), 0);
+    cr_assert_eq(kbi_registry_manifest_get(&m, from, "kbtest/cpu-add", tag), 0);
     cr_assert_eq(
-        kb_registry_manifest_put(NULL, to, "kbtest/cpu-add", tag, m->media_type, m->data, m->len),
+        kbi_registry_manifest_put(NULL, to, "kbtest/cpu-add", tag, m->media_type, m->data, m->len),
         0, "%s", kb_ctx_last_error(ctx)->message);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     kb_registry_free(from);
     kb_registry_free(to);
     kb_ctx_free(ctx);

@@ -24,15 +24,15 @@ static void publish_with_config(kb_registry *reg, const char *dir, const char *n
                                 const char *version, const char *summary, const char *config,
                                 char **digest_out)
 {
-    char *cuda = kb_asprintf("%s/%s-cuda.tar.zst", dir, version);
-    char *cpu = kb_asprintf("%s/%s-cpu.tar.zst", dir, version);
+    char *cuda = kbi_asprintf("%s/%s-cuda.tar.zst", dir, version);
+    char *cpu = kbi_asprintf("%s/%s-cpu.tar.zst", dir, version);
     kbt_write(cuda, "cuda archive bytes, longer than the cpu one");
     kbt_write(cpu, "cpu archive");
     kb_publish_item items[] = {
         {cuda, "cuda13-sm_90-x86_64-linux", "buildkey-sm90", config},
         {cpu, "cpu-x86_64_v2-x86_64-linux", "buildkey-cpu", config},
     };
-    cr_assert_eq(kb_pkg_publish(reg, name, version, summary, items, 2, false, NULL, digest_out), 0,
+    cr_assert_eq(kbi_pkg_publish(reg, name, version, summary, items, 2, false, NULL, digest_out), 0,
                  "%s", kb_ctx_last_error(reg->ctx)->message);
     free(cuda);
     free(cpu);
@@ -48,23 +48,23 @@ static void publish(kb_registry *reg, const char *dir, const char *name, const c
 static hub_fixture setup(void)
 {
     hub_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL};
-    f.hub = kb_asprintf("%s/hub", f.dir);
-    f.out = kb_asprintf("%s/site", f.dir);
+    f.hub = kbi_asprintf("%s/hub", f.dir);
+    f.out = kbi_asprintf("%s/site", f.dir);
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
     publish(reg, f.dir, "radeonflow/gemm", "1.0.0", "Tiled GEMM & friends", &f.signed_digest);
     publish(reg, f.dir, "radeonflow/gemm", "1.1.0", "Tiled GEMM & friends", NULL);
     publish(reg, f.dir, "evil/xss", "0.1.0", "<script>alert('x')</script>", NULL);
-    char *sig_tag = kb_asprintf("sha256-%s.sig", kb_digest_hex(f.signed_digest));
+    char *sig_tag = kbi_asprintf("sha256-%s.sig", kbi_digest_hex(f.signed_digest));
     const char *sig = "{\"schemaVersion\":2,\"mediaType\":\"application/"
                       "vnd.oci.image.manifest.v1+json\",\"config\":{\"mediaType\":\"application/"
                       "vnd.oci.empty.v1+json\",\"digest\":\"sha256:"
                       "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a\",\"size\":"
                       "2},\"layers\":[]}";
-    cr_assert_eq(kb_registry_blob_put_mem(NULL, reg, "radeonflow/gemm", "{}", 2), 0);
-    cr_assert_eq(kb_registry_manifest_put(NULL, reg, "radeonflow/gemm", sig_tag, KB_MT_OCI_MANIFEST,
-                                          sig, strlen(sig)),
+    cr_assert_eq(kbi_registry_blob_put_mem(NULL, reg, "radeonflow/gemm", "{}", 2), 0);
+    cr_assert_eq(kbi_registry_manifest_put(NULL, reg, "radeonflow/gemm", sig_tag,
+                                           KB_MT_OCI_MANIFEST, sig, strlen(sig)),
                  0, "%s", kb_ctx_last_error(ctx)->message);
     free(sig_tag);
     kb_registry_free(reg);
@@ -85,9 +85,9 @@ static char *slurp(const char *path)
 {
     kb_buf b = KB_BUF_INIT;
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_read_file(ctx, path, &b), 0, "cannot read %s", path);
+    cr_assert_eq(kbi_read_file(ctx, path, &b), 0, "cannot read %s", path);
     kb_ctx_free(ctx);
-    return kb_buf_detach(&b);
+    return kbi_buf_detach(&b);
 }
 
 static void render(hub_fixture *f)
@@ -103,7 +103,7 @@ Test(hub, renders_index_and_package_pages)
 {
     hub_fixture f = setup();
     render(&f);
-    char *path = kb_asprintf("%s/index.html", f.out);
+    char *path = kbi_asprintf("%s/index.html", f.out);
     char *index = slurp(path);
     cr_expect(strstr(index, "data-name=\"radeonflow/gemm\"") != NULL);
     cr_expect(strstr(index, "href=\"radeonflow/gemm.html\"") != NULL);
@@ -112,7 +112,7 @@ Test(hub, renders_index_and_package_pages)
     cr_expect(strstr(index, "<input id=\"search\"") != NULL);
     cr_expect(strstr(index, "http") == NULL, "no remote resources");
     free(path);
-    path = kb_asprintf("%s/radeonflow/gemm.html", f.out);
+    path = kbi_asprintf("%s/radeonflow/gemm.html", f.out);
     char *page = slurp(path);
     char *v11 = strstr(page, "id=\"v1.1.0\""), *v10 = strstr(page, "id=\"v1.0.0\"");
     cr_assert(v11 && v10 && v11 < v10, "versions highest first");
@@ -142,12 +142,12 @@ Test(hub, escapes_registry_strings)
 {
     hub_fixture f = setup();
     render(&f);
-    char *path = kb_asprintf("%s/evil/xss.html", f.out);
+    char *path = kbi_asprintf("%s/evil/xss.html", f.out);
     char *page = slurp(path);
     cr_expect(strstr(page, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;") != NULL, "%s", page);
     cr_expect(strstr(page, "<script>") == NULL, "a package page has no script at all");
     free(path);
-    path = kb_asprintf("%s/index.html", f.out);
+    path = kbi_asprintf("%s/index.html", f.out);
     char *index = slurp(path);
     char *first = strstr(index, "<script>");
     cr_assert_not_null(first);
@@ -162,7 +162,7 @@ Test(hub, escapes_registry_strings)
 Test(hub, html_escape_every_special_character)
 {
     hub_buf b = HUB_BUF_INIT;
-    cr_assert_eq(kb_html_escape(&b, "a<b>&\"c'd"), 0);
+    cr_assert_eq(kbi_html_escape(&b, "a<b>&\"c'd"), 0);
     cr_expect_str_eq(b.data, "a&lt;b&gt;&amp;&quot;c&#39;d");
     hub_buf_free(&b);
 }
@@ -170,13 +170,13 @@ Test(hub, html_escape_every_special_character)
 Test(hub, missing_registry_and_bad_usage)
 {
     char *dir = kbt_mkdtemp();
-    char *missing = kb_asprintf("%s/nowhere", dir);
-    char *out = kb_asprintf("%s/site", dir);
+    char *missing = kbi_asprintf("%s/nowhere", dir);
+    char *out = kbi_asprintf("%s/site", dir);
     const char *args[] = {"--registry", missing, "hub", "render", "--out", out, NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_neq(r.exit_code, 0);
     cr_expect(strstr(r.err, "nowhere") != NULL, "names the registry: %s", r.err);
-    cr_expect_not(kb_path_exists(out), "nothing written for a registry that is not there");
+    cr_expect_not(kbi_path_exists(out), "nothing written for a registry that is not there");
     kbt_run_free(&r);
     const char *no_out[] = {"hub", "render", NULL};
     r = kbt_kbpkg(NULL, no_out);
@@ -216,7 +216,7 @@ static char *new_key(kb_ctx *ctx)
 {
     kb_trust_key *k = NULL;
     cr_assert_eq(kb_trust_key_generate(&k, ctx, NULL), 0, "%s", kbt_msg(ctx));
-    char *id = kb_strdup(k->id);
+    char *id = kbi_strdup(k->id);
     kb_trust_key_free(k);
     return id;
 }
@@ -227,7 +227,7 @@ static char *publish_signed(kb_ctx *ctx, const sig_fixture *f, const char *leaf,
 {
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f->hub), 0, "%s", kbt_msg(ctx));
-    char *name = kb_asprintf("acme/%s", leaf), *digest = NULL;
+    char *name = kbi_asprintf("acme/%s", leaf), *digest = NULL;
     publish_with_config(reg, f->dir, name, "1.0.0", "Kernels <b>&</b> more", HUB_KBPKG_JSON,
                         &digest);
     if (sign)
@@ -243,10 +243,10 @@ static char *publish_signed(kb_ctx *ctx, const sig_fixture *f, const char *leaf,
 static sig_fixture sig_setup(void)
 {
     sig_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL, NULL, NULL};
-    f.hub = kb_asprintf("%s/hub", f.dir);
-    f.out = kb_asprintf("%s/site", f.dir);
-    f.cfg = kb_asprintf("%s/cfg", f.dir);
-    char *other = kb_asprintf("%s/stranger", f.dir);
+    f.hub = kbi_asprintf("%s/hub", f.dir);
+    f.out = kbi_asprintf("%s/site", f.dir);
+    f.cfg = kbi_asprintf("%s/cfg", f.dir);
+    char *other = kbi_asprintf("%s/stranger", f.dir);
     kb_ctx *ctx = ctx_at(f.cfg), *stranger = ctx_at(other);
     f.key_id = new_key(ctx);
     f.stranger_id = new_key(stranger);
@@ -257,7 +257,7 @@ static sig_fixture sig_setup(void)
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
     json_t *layer = kbt_get_signature_layer(reg, ctx, "acme/tampered", tampered);
-    char *sig = kb_strdup(json_string_value(json_object_get(layer, "signature")));
+    char *sig = kbi_strdup(json_string_value(json_object_get(layer, "signature")));
     sig[20] = sig[20] == 'A' ? 'B' : 'A';
     json_object_set_new(layer, "signature", json_string(sig));
     kbt_replace_signature_layer(reg, ctx, "acme/tampered", tampered, layer);
@@ -286,7 +286,7 @@ static void sig_teardown(sig_fixture *f)
 
 static char *sig_page(const sig_fixture *f, const char *leaf)
 {
-    char *path = kb_asprintf("%s/acme/%s.html", f->out, leaf);
+    char *path = kbi_asprintf("%s/acme/%s.html", f->out, leaf);
     char *page = slurp(path);
     free(path);
     return page;
@@ -295,9 +295,9 @@ static char *sig_page(const sig_fixture *f, const char *leaf)
 /* The version's badge has class sig-<state> and reads text; every target row says cell. */
 static void expect_state(const char *page, const char *state, const char *text, const char *cell)
 {
-    char *badge = kb_asprintf("<h3>1.0.0 <span class=\"sig-%s\" title=\"", state);
-    char *words = kb_asprintf("\">%s</span></h3>", text);
-    char *row = kb_asprintf("<td class=\"sig-%s\">%s</td></tr>", state, cell);
+    char *badge = kbi_asprintf("<h3>1.0.0 <span class=\"sig-%s\" title=\"", state);
+    char *words = kbi_asprintf("\">%s</span></h3>", text);
+    char *row = kbi_asprintf("<td class=\"sig-%s\">%s</td></tr>", state, cell);
     const char *at = strstr(page, badge);
     cr_expect(at != NULL, "no %s badge in %s", state, page);
     cr_expect(at && strstr(at, words) != NULL, "badge text '%s' in %s", text, page);
@@ -310,7 +310,7 @@ static void expect_state(const char *page, const char *state, const char *text, 
 
 static void render_sig(const sig_fixture *f)
 {
-    char *env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", f->cfg);
+    char *env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s", f->cfg);
     const char *env[] = {env_cfg, NULL};
     const char *args[] = {"--registry", f->hub, "hub", "render", "--out", f->out, NULL};
     kbt_run r = kbt_kbpkg(env, args);
@@ -325,13 +325,13 @@ Test(hub, signature_state_is_verified_per_version)
     sig_fixture f = sig_setup();
     render_sig(&f);
     char *page = sig_page(&f, "trusted");
-    char *text = kb_asprintf("signed by %s, verified", f.key_id);
+    char *text = kbi_asprintf("signed by %s, verified", f.key_id);
     expect_state(page, "signed-trusted", text, "verified");
     free(text);
     free(page);
 
     page = sig_page(&f, "stranger");
-    text = kb_asprintf("signed by %s, key not trusted here", f.stranger_id);
+    text = kbi_asprintf("signed by %s, key not trusted here", f.stranger_id);
     expect_state(page, "untrusted-key", text, "key not trusted");
     cr_expect(strstr(page, "verified") == NULL, "%s", page);
     free(text);
@@ -342,14 +342,14 @@ Test(hub, signature_state_is_verified_per_version)
     free(page);
 
     page = sig_page(&f, "tampered");
-    text = kb_asprintf("bad signature (claims key %s)", f.key_id);
+    text = kbi_asprintf("bad signature (claims key %s)", f.key_id);
     expect_state(page, "bad-signature", text, "bad signature");
     cr_expect(strstr(page, "title=\"the signature does not verify with key") != NULL, "%s", page);
     free(text);
     free(page);
 
     page = sig_page(&f, "expired");
-    text = kb_asprintf("signed by %s, expired", f.key_id);
+    text = kbi_asprintf("signed by %s, expired", f.key_id);
     expect_state(page, "expired", text, "expired");
     free(text);
     free(page);
@@ -379,7 +379,7 @@ Test(hub, no_manifest_summary_without_kbpkg_json_fields)
 {
     hub_fixture f = setup();
     render(&f);
-    char *path = kb_asprintf("%s/radeonflow/gemm.html", f.out);
+    char *path = kbi_asprintf("%s/radeonflow/gemm.html", f.out);
     char *page = slurp(path);
     /* the configs are "{}": a summary, but no exports or ABI to show */
     cr_expect(strstr(page, "<dl class=\"meta\"><dt>summary</dt><dd class=\"summary\">Tiled GEMM "
@@ -396,22 +396,22 @@ Test(hub, no_manifest_summary_without_kbpkg_json_fields)
 Test(hub, signature_that_cannot_be_read_is_shown_unchecked)
 {
     sig_fixture f = {kbt_mkdtemp(), NULL, NULL, NULL, NULL, NULL};
-    f.hub = kb_asprintf("%s/hub", f.dir);
-    f.out = kb_asprintf("%s/site", f.dir);
-    f.cfg = kb_asprintf("%s/cfg", f.dir);
+    f.hub = kbi_asprintf("%s/hub", f.dir);
+    f.out = kbi_asprintf("%s/site", f.dir);
+    f.cfg = kbi_asprintf("%s/cfg", f.dir);
     kb_ctx *ctx = ctx_at(f.cfg);
     f.key_id = new_key(ctx);
     char *digest = publish_signed(ctx, &f, "broken", true);
     kb_registry *reg = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
-    char *tag = kb_asprintf("sha256-%s.sig", kb_digest_hex(digest));
+    char *tag = kbi_asprintf("sha256-%s.sig", kbi_digest_hex(digest));
     kb_registry_manifest *sig = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&sig, reg, "acme/broken", tag), 0, "%s", kbt_msg(ctx));
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(sig->digest));
-    cr_assert(kb_path_exists(blob), "%s", blob);
+    cr_assert_eq(kbi_registry_manifest_get(&sig, reg, "acme/broken", tag), 0, "%s", kbt_msg(ctx));
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", f.hub, kbi_digest_hex(sig->digest));
+    cr_assert(kbi_path_exists(blob), "%s", blob);
     kbt_write(blob, "not the signature manifest any more");
 
-    char *env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", f.cfg);
+    char *env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s", f.cfg);
     const char *env[] = {env_cfg, NULL};
     const char *args[] = {"--registry", f.hub, "hub", "render", "--out", f.out, NULL};
     kbt_run r = kbt_kbpkg(env, args);
@@ -429,7 +429,7 @@ Test(hub, signature_that_cannot_be_read_is_shown_unchecked)
     free(page);
     free(env_cfg);
     free(blob);
-    kb_registry_manifest_free(sig);
+    kbi_registry_manifest_free(sig);
     free(tag);
     free(digest);
     kb_registry_free(reg);
@@ -441,7 +441,7 @@ Test(hub, signature_that_cannot_be_read_is_shown_unchecked)
 
 static kb_proc_result chromium(const char *profile, const char *extra, const char *url)
 {
-    char *user_dir = kb_asprintf("--user-data-dir=%s", profile);
+    char *user_dir = kbi_asprintf("--user-data-dir=%s", profile);
     const char *argv[] = {CHROMIUM,
                           "--headless",
                           "--no-sandbox",
@@ -458,7 +458,7 @@ static kb_proc_result chromium(const char *profile, const char *extra, const cha
                           NULL};
     kb_proc_result res = {0};
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, profile, 120000), 0, "%s",
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, profile, 120000), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_ctx_free(ctx);
     free(user_dir);
@@ -515,14 +515,14 @@ static png_image png_decode(const char *png, size_t len)
     for (size_t off = 8; off + 12 <= len;) {
         uint32_t n = be32(p + off);
         if (memcmp(p + off + 4, "IDAT", 4) == 0)
-            kb_buf_append(&idat, p + off + 8, n);
+            kbi_buf_append(&idat, p + off + 8, n);
         off += 12 + n;
     }
     uLongf raw_len = (uLongf)img.h * ((uLongf)img.w * img.bpp + 1);
     img.raw = malloc(raw_len);
     cr_assert_eq(uncompress(img.raw, &raw_len, (const Bytef *)idat.data, idat.len), Z_OK);
     png_unfilter(img.raw, img.w, img.h, img.bpp);
-    kb_buf_free(&idat);
+    kbi_buf_free(&idat);
     return img;
 }
 
@@ -567,20 +567,20 @@ static size_t png_count(const png_image *img, uint32_t rgb)
 /* Screenshot url at 1200x800 with headless chromium, decoded. */
 static png_image screenshot(const hub_fixture *f, const char *url, const char *name)
 {
-    char *profile = kb_asprintf("%s/profile-%s", f->dir, name);
-    char *png = kb_asprintf("%s/%s.png", f->dir, name);
-    char *shot = kb_asprintf("--screenshot=%s", png);
+    char *profile = kbi_asprintf("%s/profile-%s", f->dir, name);
+    char *png = kbi_asprintf("%s/%s.png", f->dir, name);
+    char *shot = kbi_asprintf("--screenshot=%s", png);
     kb_ctx *ctx = kbt_ctx();
-    kb_mkdir_p(ctx, profile, 0700);
+    kbi_mkdir_p(ctx, profile, 0700);
     kb_proc_result res = chromium(profile, shot, url);
-    cr_assert(kb_path_exists(png), "no screenshot of %s; chromium said: %s", url, res.output.data);
+    cr_assert(kbi_path_exists(png), "no screenshot of %s; chromium said: %s", url, res.output.data);
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, png, &b), 0);
+    cr_assert_eq(kbi_read_file(ctx, png, &b), 0);
     png_image img = png_decode(b.data, b.len);
     cr_expect_eq(img.w, 1200);
     cr_expect_eq(img.h, 800);
-    kb_buf_free(&b);
-    kb_proc_result_free(&res);
+    kbi_buf_free(&b);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(profile);
     free(png);
@@ -605,7 +605,7 @@ Test(hub, chromium_screenshot_is_a_real_page)
         kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
-    char *url = kb_asprintf("file://%s/index.html", f.out);
+    char *url = kbi_asprintf("file://%s/index.html", f.out);
     png_image img = screenshot(&f, url, "index");
     expect_header_and_page(&img, "index");
     /* one red left border per package card: gemm and xss, one above the other */
@@ -615,7 +615,7 @@ Test(hub, chromium_screenshot_is_a_real_page)
     free(img.raw);
     free(url);
 
-    url = kb_asprintf("file://%s/radeonflow/gemm.html", f.out);
+    url = kbi_asprintf("file://%s/radeonflow/gemm.html", f.out);
     img = screenshot(&f, url, "gemm");
     expect_header_and_page(&img, "package page");
     /* two versions, each a table whose header row is shaded */
@@ -631,9 +631,9 @@ Test(hub, chromium_screenshot_is_a_real_page)
  * hid evil/xss (case-insensitive), and the counter says so. */
 static void expect_search_kept_only_gemm(const hub_fixture *f, const char *url)
 {
-    char *profile = kb_asprintf("%s/profile", f->dir);
+    char *profile = kbi_asprintf("%s/profile", f->dir);
     kb_ctx *ctx = kbt_ctx();
-    kb_mkdir_p(ctx, profile, 0700);
+    kbi_mkdir_p(ctx, profile, 0700);
     kb_proc_result res = chromium(profile, "--dump-dom", url);
     const char *dom = res.output.data ? res.output.data : "";
     cr_assert(strstr(dom, "id=\"packages\"") != NULL, "no DOM: %s", dom);
@@ -642,7 +642,7 @@ static void expect_search_kept_only_gemm(const hub_fixture *f, const char *url)
     cr_expect(strstr(dom, "<li class=\"pkg\" data-name=\"evil/xss\" hidden=\"\">") != NULL,
               "xss is filtered out: %s", dom);
     cr_expect(strstr(dom, "<span id=\"count\">1 shown</span>") != NULL, "%s", dom);
-    kb_proc_result_free(&res);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(profile);
 }
@@ -657,18 +657,18 @@ Test(hub, chromium_search_typing_filters_the_list)
         kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
-    char *path = kb_asprintf("%s/index.html", f.out);
+    char *path = kbi_asprintf("%s/index.html", f.out);
     char *index = slurp(path);
     char *end = strstr(index, "</body>");
     cr_assert_not_null(end);
     *end = '\0';
-    char *typed = kb_asprintf("%s/typed.html", f.out);
-    char *page = kb_asprintf("%s<script>var box=document.getElementById('search');"
-                             "box.value='GEMM';box.dispatchEvent(new Event('input'));</script>\n"
-                             "</body>\n</html>\n",
-                             index);
+    char *typed = kbi_asprintf("%s/typed.html", f.out);
+    char *page = kbi_asprintf("%s<script>var box=document.getElementById('search');"
+                              "box.value='GEMM';box.dispatchEvent(new Event('input'));</script>\n"
+                              "</body>\n</html>\n",
+                              index);
     kbt_write(typed, page);
-    char *url = kb_asprintf("file://%s", typed);
+    char *url = kbi_asprintf("file://%s", typed);
     expect_search_kept_only_gemm(&f, url); /* "GEMM" typed */
     /* and on screen: one card left */
     png_image img = screenshot(&f, url, "typed");
@@ -688,7 +688,7 @@ Test(hub, chromium_search_filter_hides_other_packages)
         kbt_skip_missing("chromium is not installed (scripts/install-deps.sh installs it)");
     hub_fixture f = setup();
     render(&f);
-    char *url = kb_asprintf("file://%s/index.html?q=gemm", f.out);
+    char *url = kbi_asprintf("file://%s/index.html?q=gemm", f.out);
     expect_search_kept_only_gemm(&f, url);
     free(url);
     teardown(&f);

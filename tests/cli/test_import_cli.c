@@ -7,7 +7,7 @@ Test(import_cli, cli_reports_what_is_not_carried_over)
 {
     char *tmp = kbt_mkdtemp();
     char *project = kbt_data("kernel_builder/activation");
-    char *dir = kb_asprintf("%s/pkg", tmp);
+    char *dir = kbi_asprintf("%s/pkg", tmp);
     const char *args[] = {"import", project, dir, "--name", "acme/act", "--json", NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);

@@ -11,21 +11,21 @@
 static char *make_artifact(const char *dir)
 {
     char *cc = NULL;
-    if (kb_which(&cc, "cc") != 0)
+    if (kbi_which(&cc, "cc") != 0)
         return NULL;
-    char *src = kb_path_join(dir, "a.c"), *so = kb_path_join(dir, "liba.so");
-    char *json = kb_path_join(dir, "kbpkg.json"), *art = kb_path_join(dir, "a.tar.zst");
+    char *src = kbi_path_join(dir, "a.c"), *so = kbi_path_join(dir, "liba.so");
+    char *json = kbi_path_join(dir, "kbpkg.json"), *art = kbi_path_join(dir, "a.tar.zst");
     kbt_write(src, "int kb_entry(void) { return 1; }\n");
     kbt_write(json, "{}\n");
     const char *argv[] = {cc, "-shared", "-fPIC", "-o", so, src, NULL};
     kb_ctx *ctx = kbt_ctx();
     kb_proc_result res = {0};
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, dir, 120000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, dir, 120000), 0);
     cr_assert_eq(res.exit_code, 0, "%s", res.output.data);
     kb_archive_member members[] = {{"lib/liba.so", so}, {"kbpkg.json", json}};
     kb_archive_result r;
-    cr_assert_eq(kb_archive_write_members(&r, ctx, art, members, 2, 0), 0);
-    kb_proc_result_free(&res);
+    cr_assert_eq(kbi_archive_write_members(&r, ctx, art, members, 2, 0), 0);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(cc), free(src), free(so), free(json);
     return art;
@@ -74,7 +74,7 @@ Test(inspect_cli, text_output_and_errors)
     cr_expect_eq(r.exit_code, 2);
     cr_expect(strstr(r.err, "kbpkg: missing FILE"), "%s", r.err);
     kbt_run_free(&r);
-    char *text = kb_path_join(dir, "notes.txt");
+    char *text = kbi_path_join(dir, "notes.txt");
     kbt_write(text, "hello\n");
     r = kbt_kbpkg(NULL, (const char *[]){"inspect", text, NULL});
     cr_expect_eq(r.exit_code, 1);

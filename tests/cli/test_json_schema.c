@@ -22,15 +22,15 @@ static void world_init(world *w)
 {
     memset(w, 0, sizeof(*w));
     w->tmp = kbt_mkdtemp();
-    w->pkg = kb_asprintf("%s/pkg", w->tmp);
-    w->bad = kb_asprintf("%s/badpkg", w->tmp);
-    w->hub = kb_asprintf("%s/hub", w->tmp);
-    w->cache = kb_asprintf("%s/cache", w->tmp);
-    w->cfg = kb_asprintf("%s/config", w->tmp);
-    w->lock = kb_asprintf("%s/kbpkg.lock", w->tmp);
-    w->env_cache = kb_asprintf("KBPKG_CACHE=%s", w->cache);
-    w->env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", w->cfg);
-    w->env_reg = kb_asprintf("KBPKG_REGISTRY=%s", w->hub);
+    w->pkg = kbi_asprintf("%s/pkg", w->tmp);
+    w->bad = kbi_asprintf("%s/badpkg", w->tmp);
+    w->hub = kbi_asprintf("%s/hub", w->tmp);
+    w->cache = kbi_asprintf("%s/cache", w->tmp);
+    w->cfg = kbi_asprintf("%s/config", w->tmp);
+    w->lock = kbi_asprintf("%s/kbpkg.lock", w->tmp);
+    w->env_cache = kbi_asprintf("KBPKG_CACHE=%s", w->cache);
+    w->env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s", w->cfg);
+    w->env_reg = kbi_asprintf("KBPKG_REGISTRY=%s", w->hub);
     const char *env[] = {w->env_cache,
                          w->env_cfg,
                          w->env_reg,
@@ -41,8 +41,8 @@ static void world_init(world *w)
     memcpy(w->env, env, sizeof(env));
     char *src = kbt_data("publish/cpu-add");
     char *bad = kbt_data("manifests/bad/unknown_key.yaml");
-    char *cmd = kb_asprintf("cp -r '%s' '%s' && mkdir '%s' && cp '%s' '%s/kernel.yaml'", src,
-                            w->pkg, w->bad, bad, w->bad);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s' && mkdir '%s' && cp '%s' '%s/kernel.yaml'", src,
+                             w->pkg, w->bad, bad, w->bad);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
@@ -131,8 +131,8 @@ static json_t *expect_error(kbt_run r, int exit_code, const char *ref, const cha
 static char *read_text(const char *path)
 {
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, path, &b), 0, "cannot read %s", path);
-    return kb_buf_detach(&b);
+    cr_assert_eq(kbi_read_file(NULL, path, &b), 0, "cannot read %s", path);
+    return kbi_buf_detach(&b);
 }
 
 /* ---- the validator itself must be able to fail ---- */
@@ -208,10 +208,10 @@ Test(json_schema, validator_composes_refs_and_alternatives)
         "{\"name\": \"a/b\", \"version\": \"1.0.0\", \"target\": \"t\", \"reason\": "
         "\"r\", \"dir\": null, \"index_digest\": null, \"artifact_digest\": null, "
         "\"local_build\": false, \"already_installed\": false, \"extra\": true";
-    char *doc = kb_asprintf("%s}", result);
+    char *doc = kbi_asprintf("%s}", result);
     expect_valid(closed, doc);
     free(doc);
-    doc = kb_asprintf("%s, \"surprise\": 1}", result);
+    doc = kbi_asprintf("%s, \"surprise\": 1}", result);
     expect_problem(closed, doc, "$.surprise: key 'surprise' is not documented");
     free(doc);
     expect_problem(closed, "{\"extra\": true}", "missing required key 'name'");
@@ -292,12 +292,12 @@ Test(json_schema, every_command_has_a_schema_and_a_section_in_the_docs)
         bool exempt = false;
         for (size_t k = 0; k < sizeof(no_json) / sizeof(no_json[0]); k++)
             exempt = exempt || strcmp(no_json[k], name) == 0;
-        char *rel = kb_asprintf("docs/json/%s.json", name);
+        char *rel = kbi_asprintf("docs/json/%s.json", name);
         char *path = kbt_source(rel);
-        cr_expect(exempt != kb_path_exists(path), "%s: %s", path,
+        cr_expect(exempt != kbi_path_exists(path), "%s: %s", path,
                   exempt ? "exists, but the command is listed as having no JSON"
                          : "missing: every command that reports has a schema");
-        char *heading = kb_asprintf("### %s\n", name);
+        char *heading = kbi_asprintf("### %s\n", name);
         cr_expect(strstr(md, heading), "docs/json.md has no '### %s' section", name);
         free(heading);
         free(rel);
@@ -312,7 +312,7 @@ Test(json_schema, every_command_has_a_schema_and_a_section_in_the_docs)
         size_t n = strlen(e->d_name);
         if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
             continue;
-        char *name = kb_strndup(e->d_name, n - 5);
+        char *name = kbi_strndup(e->d_name, n - 5);
         bool known = strcmp(name, "common") == 0 || strcmp(name, "error") == 0 ||
                      strcmp(name, "version") == 0;
         json_array_foreach(json_object_get(doc, "commands"), i, cmd)
@@ -392,19 +392,19 @@ Test(json_schema, machine_config_keys_and_help)
     expect_run(run(&w, "key", "list"), 0, "key.json#/$defs/list", "key list");
     r = run(&w, "key", "export", id);
     json_t *exported = expect_doc(&r, 0, "key.json#/$defs/export", "key export");
-    char *pem = kb_asprintf("%s/key.pem", w.tmp);
+    char *pem = kbi_asprintf("%s/key.pem", w.tmp);
     kbt_write(pem, json_string_value(json_object_get(exported, "pem")));
-    char *other_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/other-config", w.tmp);
+    char *other_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s/other-config", w.tmp);
     expect_run(run_env(&w, other_cfg, "key", "trust", pem, NULL), 0, "key.json#/$defs/key",
                "key trust");
     expect_run(run(&w, "key", "revoke", id, "--reason", "test"), 0, "key.json#/$defs/revoke",
                "key revoke");
     expect_run(run(&w, "key", "list"), 0, "key.json#/$defs/list", "key list with a revoked key");
 
-    char *newdir = kb_asprintf("%s/newpkg", w.tmp);
+    char *newdir = kbi_asprintf("%s/newpkg", w.tmp);
     expect_run(run(&w, "new", "kbtest/newpkg", newdir), 0, "new.json", "new");
     char *kbproj = kbt_data("kernel_builder/activation");
-    char *imported = kb_asprintf("%s/imported", w.tmp);
+    char *imported = kbi_asprintf("%s/imported", w.tmp);
     expect_run(run(&w, "import", kbproj, imported), 0, "import.json", "import");
     free(kbproj);
     free(imported);
@@ -459,7 +459,7 @@ Test(json_schema, package_lifecycle_on_a_layout_registry)
     kbt_run r = run(&w, "build", w.pkg, "--target", "cpu");
     json_t *built = expect_doc(&r, 0, "build.json", "build");
     cr_assert_gt(json_integer_value(json_object_get(built, "built")), 0, "a CPU target builds");
-    char *artifact = kb_strdup(first_string(built, "targets", "artifact"));
+    char *artifact = kbi_strdup(first_string(built, "targets", "artifact"));
     json_decref(built);
     expect_run(run(&w, "test", w.pkg), 0, "test.json", "test");
     expect_run(run(&w, "publish", w.pkg), 0, "publish.json", "publish");
@@ -471,7 +471,7 @@ Test(json_schema, package_lifecycle_on_a_layout_registry)
     expect_run(run(&w, "resolve", "kbtest/cpu-add", "--explain"), 0, "resolve.json", "resolve");
     r = run(&w, "install", "kbtest/cpu-add");
     json_t *inst = expect_doc(&r, 0, "install.json", "install");
-    char *lib = kb_asprintf("%s/lib/libcpu_add.so", first_string(inst, "installed", "dir"));
+    char *lib = kbi_asprintf("%s/lib/libcpu_add.so", first_string(inst, "installed", "dir"));
     json_decref(inst);
     expect_run(run(&w, "install", "kbtest/cpu-add"), 0, "install.json", "install (up to date)");
     expect_run(run(&w, "resolve", "kbtest/cpu-add"), 0, "resolve.json", "resolve (installed)");
@@ -483,7 +483,7 @@ Test(json_schema, package_lifecycle_on_a_layout_registry)
     expect_run(run(&w, "fetch", "--source", "kbtest/cpu-add"), 0, "fetch.json", "fetch");
     expect_run(run(&w, "inspect", artifact), 0, "inspect.json#/$defs/archive", "inspect artifact");
     expect_run(run(&w, "inspect", lib), 0, "inspect.json#/$defs/elf", "inspect library");
-    char *site = kb_asprintf("%s/site", w.tmp);
+    char *site = kbi_asprintf("%s/site", w.tmp);
     expect_run(run(&w, "hub", "render", "--out", site), 0, "hub.json", "hub render");
     expect_run(run(&w, "uninstall", "kbtest/cpu-add"), 0, "uninstall.json", "uninstall");
     expect_run(run(&w, "sync", "--file", w.lock), 0, "sync.json", "sync (installs again)");
@@ -518,7 +518,7 @@ Test(json_schema, unknown_packages_bad_manifests_and_bad_command_lines)
     d = expect_error(run(&w, "lock", "nobody/nothing", "--file", w.lock), 3, "error.json",
                      "not found", "nobody/nothing", "lock unknown");
     json_decref(d);
-    cr_expect(!kb_path_exists(w.lock), "a failed lock writes no lockfile");
+    cr_expect(!kbi_path_exists(w.lock), "a failed lock writes no lockfile");
     d = expect_error(run(&w, "fetch", "--source", "nobody/nothing"), 3, "fetch.json#/$defs/failure",
                      "not found", "nobody/nothing", "fetch unknown");
     json_decref(d);
@@ -562,7 +562,7 @@ Test(json_schema, unknown_packages_bad_manifests_and_bad_command_lines)
     json_decref(d);
 
     /* bad manifest: the error names file, line and column; nothing is written */
-    char *manifest = kb_asprintf("%s/kernel.yaml", w.bad);
+    char *manifest = kbi_asprintf("%s/kernel.yaml", w.bad);
     char *before = read_text(manifest);
     const char *bad_cmds[] = {"build", "publish", "test"};
     for (size_t i = 0; i < 3; i++) {
@@ -581,8 +581,8 @@ Test(json_schema, unknown_packages_bad_manifests_and_bad_command_lines)
     json_decref(d);
     char *after = read_text(manifest);
     cr_expect_str_eq(after, before, "the bad manifest is left as it was");
-    char *dist = kb_asprintf("%s/dist", w.bad);
-    cr_expect(!kb_path_exists(dist), "nothing built from a bad manifest");
+    char *dist = kbi_asprintf("%s/dist", w.bad);
+    cr_expect(!kbi_path_exists(dist), "nothing built from a bad manifest");
     /* farm reports a bad package as a failed row (exit 1), not as an error object */
     r = run(&w, "farm", w.bad);
     d = expect_doc(&r, 1, "farm.json", "farm of a bad package");
@@ -602,7 +602,7 @@ Test(json_schema, unknown_packages_bad_manifests_and_bad_command_lines)
     json_decref(d);
     expect_run(run(&w, "config", "set", "build.jobs", "3"), 0, "config.json#/$defs/set",
                "config set");
-    char *cfg_file = kb_asprintf("%s/config.yaml", w.cfg);
+    char *cfg_file = kbi_asprintf("%s/config.yaml", w.cfg);
     char *cfg_before = read_text(cfg_file);
     d = expect_error(run(&w, "config", "set", "build.jobs", "many"), 5, "error.json",
                      "invalid configuration", "many", "config set bad value");
@@ -639,7 +639,7 @@ Test(json_schema, verify_reports_the_damage_and_the_error_in_one_document)
     expect_run(run(&w, "publish", w.pkg, "--target", "cpu"), 0, "publish.json", "publish");
     kbt_run r = run(&w, "install", "kbtest/cpu-add");
     json_t *inst = expect_doc(&r, 0, "install.json", "install");
-    char *header = kb_asprintf("%s/include/vadd.h", first_string(inst, "installed", "dir"));
+    char *header = kbi_asprintf("%s/include/vadd.h", first_string(inst, "installed", "dir"));
     json_decref(inst);
     FILE *f = fopen(header, "a");
     cr_assert_not_null(f, "%s", header);
@@ -664,7 +664,7 @@ Test(json_schema, login_and_logout_against_a_registry_with_htpasswd)
     world_init(&w);
     kbt_registry reg;
     kbt_registry_start(&reg, "alice", "s3cret-json");
-    char *ref = kb_asprintf("oci://127.0.0.1:%d/ns", reg.port);
+    char *ref = kbi_asprintf("oci://127.0.0.1:%d/ns", reg.port);
     const char *bad[] = {"login", ref, "--username", "alice", "--password-stdin", "--json", NULL};
     kbt_run r = kbt_kbpkg_input(w.env, bad, "wrong\n");
     json_t *d = expect_error(r, 1, "error.json", "authentication failed", "/v2/", "bad password");

@@ -14,7 +14,7 @@ typedef struct home {
 static home new_home(void)
 {
     home h = {kbt_mkdtemp(), NULL};
-    h.env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/cfg", h.dir);
+    h.env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s/cfg", h.dir);
     return h;
 }
 
@@ -39,7 +39,7 @@ static char *generate(const home *h, const char *name)
     kbt_run r = run(h, name ? with : without);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cr_assert_eq(strlen(r.out), 17, "one id line: '%s'", r.out);
-    char *id = kb_strndup(r.out, 16);
+    char *id = kbi_strndup(r.out, 16);
     kbt_run_free(&r);
     return id;
 }
@@ -49,7 +49,7 @@ Test(cli_key, generate_list_json_and_files)
     home h = new_home();
     char *first = generate(&h, "ci");
     char *second = generate(&h, NULL);
-    char *key = kb_asprintf("%s/cfg/keys/%s.key", h.dir, first);
+    char *key = kbi_asprintf("%s/cfg/keys/%s.key", h.dir, first);
     struct stat st;
     cr_assert_eq(stat(key, &st), 0);
     cr_expect_eq(st.st_mode & 0777, 0600);
@@ -86,22 +86,22 @@ Test(cli_key, export_then_trust_elsewhere_then_revoke)
     const char *exp[] = {"key", "export", id, NULL};
     kbt_run r = run(&a, exp);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cr_expect(kb_str_starts(r.out, "-----BEGIN PUBLIC KEY-----\n"), "%s", r.out);
-    char *pem = kb_asprintf("%s/a.pem", b.dir);
+    cr_expect(kbi_str_starts(r.out, "-----BEGIN PUBLIC KEY-----\n"), "%s", r.out);
+    char *pem = kbi_asprintf("%s/a.pem", b.dir);
     kbt_write(pem, r.out);
     kbt_run_free(&r);
 
     const char *trust[] = {"key", "trust", pem, NULL};
     r = run(&b, trust);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
-    char *said = kb_asprintf("trusted key %s\n", id);
+    char *said = kbi_asprintf("trusted key %s\n", id);
     cr_expect_str_eq(r.out, said);
     kbt_run_free(&r);
 
     const char *list[] = {"key", "list", NULL};
     r = run(&b, list);
     cr_expect_eq(r.exit_code, 0);
-    cr_expect(kb_str_starts(r.out, id), "%s", r.out);
+    cr_expect(kbi_str_starts(r.out, id), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "public"), "%s", r.out);
     kbt_run_free(&r);
 
@@ -118,7 +118,7 @@ Test(cli_key, export_then_trust_elsewhere_then_revoke)
     r = run(&b, trust);
     cr_expect_eq(r.exit_code, 4, "%s", r.err);
     char *want =
-        kb_asprintf("kbpkg: %s: key %s is revoked (rotated); refusing to trust it\n", pem, id);
+        kbi_asprintf("kbpkg: %s: key %s is revoked (rotated); refusing to trust it\n", pem, id);
     cr_expect_str_eq(r.err, want);
     kbt_run_free(&r);
     free(want);
@@ -132,12 +132,12 @@ Test(cli_key, export_then_trust_elsewhere_then_revoke)
 Test(cli_key, bad_input_is_named)
 {
     home h = new_home();
-    char *junk = kb_asprintf("%s/junk.pem", h.dir);
+    char *junk = kbi_asprintf("%s/junk.pem", h.dir);
     kbt_write(junk, "hello\n");
     const char *trust[] = {"key", "trust", junk, NULL};
     kbt_run r = run(&h, trust);
     cr_expect_eq(r.exit_code, 5);
-    char *want = kb_asprintf(
+    char *want = kbi_asprintf(
         "kbpkg: %s: not a PEM public key (expected a '-----BEGIN PUBLIC KEY-----' block)\n", junk);
     cr_expect_str_eq(r.err, want);
     kbt_run_free(&r);
@@ -157,7 +157,7 @@ Test(cli_key, bad_input_is_named)
     const char *unknown[] = {"key", "rotate", NULL};
     r = run(&h, unknown);
     cr_expect_eq(r.exit_code, 2);
-    cr_expect(kb_str_starts(r.err, "kbpkg: unknown key subcommand 'rotate'\nusage: kbpkg key "),
+    cr_expect(kbi_str_starts(r.err, "kbpkg: unknown key subcommand 'rotate'\nusage: kbpkg key "),
               "%s", r.err);
     kbt_run_free(&r);
     free(want);

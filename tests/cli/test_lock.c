@@ -19,18 +19,18 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.tmp = kbt_mkdtemp();
-    f.pkg = kb_asprintf("%s/pkg", f.tmp);
-    f.hub = kb_asprintf("%s/hub", f.tmp);
-    f.cache = kb_asprintf("%s/cache", f.tmp);
-    f.lock = kb_asprintf("%s/kbpkg.lock", f.tmp);
-    f.env_cache = kb_asprintf("KBPKG_CACHE=%s", f.cache);
-    f.env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    f.pkg = kbi_asprintf("%s/pkg", f.tmp);
+    f.hub = kbi_asprintf("%s/hub", f.tmp);
+    f.cache = kbi_asprintf("%s/cache", f.tmp);
+    f.lock = kbi_asprintf("%s/kbpkg.lock", f.tmp);
+    f.env_cache = kbi_asprintf("KBPKG_CACHE=%s", f.cache);
+    f.env_config = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
     f.env[0] = f.env_cache;
     f.env[1] = f.env_config;
     f.env[2] = "KBPKG_DEVICES=none";
     f.env[3] = "KBPKG_CPU=x86_64_v3";
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, f.pkg);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, f.pkg);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
@@ -71,17 +71,18 @@ static kb_pkg_index *hub_index(const fixture *f, kb_ctx *ctx, kb_registry **r)
 {
     kb_pkg_index *idx = NULL;
     cr_assert_eq(kb_registry_open(r, ctx, f->hub), 0);
-    cr_assert_eq(kb_pkg_index_fetch(&idx, *r, "kbtest/cpu-add", "0.1.0", NULL), 0);
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, *r, "kbtest/cpu-add", "0.1.0", NULL), 0);
     for (size_t i = 0; i < idx->count; i++)
-        cr_assert_eq(kb_pkg_entry_resolve(&idx->entries[i], *r, "kbtest/cpu-add"), 0);
+        cr_assert_eq(kbi_pkg_entry_resolve(&idx->entries[i], *r, "kbtest/cpu-add"), 0);
     return idx;
 }
 
 static char *installed_digest(const fixture *f, const char *target)
 {
-    char *rec = kb_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/%s/" KB_INSTALL_RECORD, f->cache, target);
+    char *rec =
+        kbi_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/%s/" KB_INSTALL_RECORD, f->cache, target);
     json_t *root = json_load_file(rec, 0, NULL);
-    char *digest = kb_strdup(json_string_value(json_object_get(root, "artifact_digest")));
+    char *digest = kbi_strdup(json_string_value(json_object_get(root, "artifact_digest")));
     json_decref(root);
     free(rec);
     return digest;
@@ -121,11 +122,11 @@ Test(cli_lock, lockfile_pins_every_artifact_with_stable_bytes)
     json_decref(root);
     /* Locking again gives the same bytes. */
     kb_buf first = KB_BUF_INIT, second = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, f.lock, &first), 0);
+    cr_assert_eq(kbi_read_file(NULL, f.lock, &first), 0);
     r = lock(&f);
     cr_expect_eq(r.exit_code, 0);
     kbt_run_free(&r);
-    cr_assert_eq(kb_read_file(NULL, f.lock, &second), 0);
+    cr_assert_eq(kbi_read_file(NULL, f.lock, &second), 0);
     cr_expect_str_eq(second.data, first.data);
     /* --target pins only that one (plus the source). */
     const char *one[] = {"lock", "kbtest/cpu-add", "--registry",    f.hub, "--file",
@@ -134,7 +135,7 @@ Test(cli_lock, lockfile_pins_every_artifact_with_stable_bytes)
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
     kb_buf third = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, f.lock, &third), 0);
+    cr_assert_eq(kbi_read_file(NULL, f.lock, &third), 0);
     cr_expect(strstr(third.data, "cpu-x86_64_v2-x86_64-linux"));
     cr_expect_null(strstr(third.data, "cpu-x86_64_v3-x86_64-linux"));
     cr_expect(strstr(third.data, "\"source\""));
@@ -147,10 +148,10 @@ Test(cli_lock, lockfile_pins_every_artifact_with_stable_bytes)
                             "cpu-x86_64_v3-x86_64-linux"),
               "%s", r.err);
     kbt_run_free(&r);
-    kb_buf_free(&first);
-    kb_buf_free(&second);
-    kb_buf_free(&third);
-    kb_pkg_index_free(idx);
+    kbi_buf_free(&first);
+    kbi_buf_free(&second);
+    kbi_buf_free(&third);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     teardown(&f);
@@ -165,7 +166,7 @@ Test(cli_lock, sync_installs_the_pins_then_works_offline)
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     kb_pkg_index *idx = hub_index(&f, ctx, &reg);
-    const kb_pkg_entry *v3 = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
+    const kb_pkg_entry *v3 = kbi_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
     cr_assert_not_null(v3);
 
     r = run3(&f, "sync", "--file", f.lock);
@@ -184,7 +185,7 @@ Test(cli_lock, sync_installs_the_pins_then_works_offline)
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     cr_expect(strstr(r.out, "cpu-x86_64_v3-x86_64-linux: already installed"), "%s", r.out);
     kbt_run_free(&r);
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     teardown(&f);
@@ -201,9 +202,9 @@ Test(cli_lock, sync_refuses_bytes_that_differ_from_the_pin)
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     kb_pkg_index *old = hub_index(&f, ctx, &reg);
-    const char *old_layer = kb_pkg_index_find(old, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+    const char *old_layer = kbi_pkg_index_find(old, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
 
-    char *license = kb_asprintf("%s/LICENSE", f.pkg);
+    char *license = kbi_asprintf("%s/LICENSE", f.pkg);
     kbt_write(license, "MIT, republished\n");
     const char *force[] = {"publish", f.pkg, "--registry", f.hub, "--force", NULL};
     r = kbt_kbpkg(f.env, force);
@@ -211,7 +212,7 @@ Test(cli_lock, sync_refuses_bytes_that_differ_from_the_pin)
     kbt_run_free(&r);
     kb_registry *reg2 = NULL;
     kb_pkg_index *now = hub_index(&f, ctx, &reg2);
-    const char *new_layer = kb_pkg_index_find(now, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+    const char *new_layer = kbi_pkg_index_find(now, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
     cr_assert_str_neq(new_layer, old_layer);
 
     /* While the registry still serves the pinned index by digest, sync installs the old bytes. */
@@ -223,15 +224,15 @@ Test(cli_lock, sync_refuses_bytes_that_differ_from_the_pin)
     kbt_run_free(&r);
 
     /* Registry lost the pinned index: the current one has other bytes -> refused. */
-    char *cache_pkgs = kb_asprintf("%s/pkgs", f.cache);
+    char *cache_pkgs = kbi_asprintf("%s/pkgs", f.cache);
     kbt_rmtree(cache_pkgs);
-    char *old_index_blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(old->digest));
+    char *old_index_blob = kbi_asprintf("%s/blobs/sha256/%s", f.hub, kbi_digest_hex(old->digest));
     cr_assert_eq(unlink(old_index_blob), 0, "%s", old_index_blob);
     r = run3(&f, "sync", "--file", f.lock);
     cr_expect_eq(r.exit_code, 4, "KB_ERR_DIGEST: %s", r.err);
-    char *msg = kb_asprintf("kbpkg: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux: the "
-                            "lockfile pins %s but the registry now serves %s\n",
-                            old_layer, new_layer);
+    char *msg = kbi_asprintf("kbpkg: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux: the "
+                             "lockfile pins %s but the registry now serves %s\n",
+                             old_layer, new_layer);
     cr_expect(strstr(r.err, msg), "%s", r.err);
     char *none = installed_digest(&f, "cpu-x86_64_v3-x86_64-linux");
     cr_expect_null(none, "nothing installed");
@@ -241,8 +242,8 @@ Test(cli_lock, sync_refuses_bytes_that_differ_from_the_pin)
     free(old_index_blob);
     free(cache_pkgs);
     free(license);
-    kb_pkg_index_free(old);
-    kb_pkg_index_free(now);
+    kbi_pkg_index_free(old);
+    kbi_pkg_index_free(now);
     kb_registry_free(reg);
     kb_registry_free(reg2);
     kb_ctx_free(ctx);
@@ -259,8 +260,8 @@ Test(cli_lock, sync_refuses_a_tampered_blob)
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     kb_pkg_index *idx = hub_index(&f, ctx, &reg);
-    const char *layer = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", f.hub, kb_digest_hex(layer));
+    const char *layer = kbi_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux")->layer_digest;
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", f.hub, kbi_digest_hex(layer));
     kbt_write(blob, "not the artifact you pinned");
     r = run3(&f, "sync", "--file", f.lock);
     cr_expect_eq(r.exit_code, 4, "%s", r.err);
@@ -269,7 +270,7 @@ Test(cli_lock, sync_refuses_a_tampered_blob)
     cr_expect(strstr(r.err, layer), "names the expected digest: %s", r.err);
     kbt_run_free(&r);
     free(blob);
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     teardown(&f);
@@ -278,13 +279,14 @@ Test(cli_lock, sync_refuses_a_tampered_blob)
 Test(cli_lock, sync_without_a_lockfile)
 {
     char *tmp = kbt_mkdtemp();
-    char *file = kb_asprintf("%s/missing.lock", tmp);
+    char *file = kbi_asprintf("%s/missing.lock", tmp);
     const char *args[] = {"sync", "--file", file, NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_eq(r.exit_code, 3);
-    char *want = kb_asprintf("kbpkg: no lockfile: %s does not exist; run 'kbpkg lock "
-                             "org/name[@constraint]...' first to write one (or give --file PATH)\n",
-                             file);
+    char *want =
+        kbi_asprintf("kbpkg: no lockfile: %s does not exist; run 'kbpkg lock "
+                     "org/name[@constraint]...' first to write one (or give --file PATH)\n",
+                     file);
     cr_expect_str_eq(r.err, want);
     free(want);
     kbt_run_free(&r);
@@ -297,7 +299,8 @@ Test(cli_lock, sync_without_a_lockfile)
     cr_expect_eq(r.exit_code, 3);
     json_t *doc = json_loads(r.out, 0, NULL);
     json_t *err = json_object_get(doc, "error");
-    char *looked = kb_asprintf("no lockfile: %s/kbpkg.lock does not exist; run 'kbpkg lock ", real);
+    char *looked =
+        kbi_asprintf("no lockfile: %s/kbpkg.lock does not exist; run 'kbpkg lock ", real);
     const char *msg = json_string_value(json_object_get(err, "message"));
     cr_expect(msg && strncmp(msg, looked, strlen(looked)) == 0, "%s", r.out);
     cr_expect_str_eq(json_string_value(json_object_get(err, "path")), "kbpkg.lock");
@@ -314,8 +317,8 @@ Test(cli_lock, sync_without_a_lockfile)
 
 static bool cached_blob(const fixture *f, const char *digest)
 {
-    char *path = kb_asprintf("%s/blobs/sha256/%s", f->cache, kb_digest_hex(digest));
-    bool there = kb_path_exists(path);
+    char *path = kbi_asprintf("%s/blobs/sha256/%s", f->cache, kbi_digest_hex(digest));
+    bool there = kbi_path_exists(path);
     free(path);
     return there;
 }
@@ -324,25 +327,25 @@ static bool cached_blob(const fixture *f, const char *digest)
 static long gc_in(const fixture *f, const char *cwd, const char *set, const char *args,
                   char **err_out)
 {
-    char *out = kb_asprintf("%s/gc.out", f->tmp), *err = kb_asprintf("%s/gc.err", f->tmp);
-    char *cmd = kb_asprintf("cd '%s' && env %s %s %s %s '%s' %s%s%s gc %s --json >'%s' 2>'%s'", cwd,
-                            f->env[0], f->env[1], f->env[2], f->env[3], getenv("KBPKG_BIN"),
-                            set ? "--set '" : "", set ? set : "", set ? "'" : "", args, out, err);
+    char *out = kbi_asprintf("%s/gc.out", f->tmp), *err = kbi_asprintf("%s/gc.err", f->tmp);
+    char *cmd = kbi_asprintf("cd '%s' && env %s %s %s %s '%s' %s%s%s gc %s --json >'%s' 2>'%s'",
+                             cwd, f->env[0], f->env[1], f->env[2], f->env[3], getenv("KBPKG_BIN"),
+                             set ? "--set '" : "", set ? set : "", set ? "'" : "", args, out, err);
     int status = system(cmd);
     kb_buf b = KB_BUF_INIT;
     long removed = -1;
-    if (status == 0 && kb_read_file(NULL, out, &b) == 0) {
+    if (status == 0 && kbi_read_file(NULL, out, &b) == 0) {
         json_t *o = json_loads(b.data, 0, NULL);
         cr_assert_not_null(o, "%s", b.data);
         removed = (long)json_integer_value(json_object_get(o, "removed"));
         json_decref(o);
     }
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     if (err_out) {
-        kb_read_file(NULL, err, &b);
-        *err_out = kb_buf_detach(&b);
+        kbi_read_file(NULL, err, &b);
+        *err_out = kbi_buf_detach(&b);
     }
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(cmd);
     free(out);
     free(err);
@@ -372,28 +375,28 @@ Test(cli_lock, gc_keeps_the_blobs_a_lockfile_pins)
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     kb_pkg_index *idx = hub_index(&f, ctx, &reg);
-    const char *v2 = kb_pkg_index_find(idx, targets[0])->layer_digest;
-    const char *v3 = kb_pkg_index_find(idx, targets[1])->layer_digest;
+    const char *v2 = kbi_pkg_index_find(idx, targets[0])->layer_digest;
+    const char *v3 = kbi_pkg_index_find(idx, targets[1])->layer_digest;
     cr_assert(cached_blob(&f, v2) && cached_blob(&f, v3), "both downloads are in the cache");
-    char *elsewhere = kb_asprintf("%s/elsewhere", f.tmp);
-    cr_assert_eq(kb_mkdir_p(NULL, elsewhere, 0755), 0);
+    char *elsewhere = kbi_asprintf("%s/elsewhere", f.tmp);
+    cr_assert_eq(kbi_mkdir_p(NULL, elsewhere, 0755), 0);
 
     /* lockfiles that cannot be read stop gc before it removes anything */
     char *err = NULL;
-    char *missing = kb_asprintf("--keep-lock '%s/missing.lock'", f.tmp);
+    char *missing = kbi_asprintf("--keep-lock '%s/missing.lock'", f.tmp);
     cr_expect_eq(gc_in(&f, elsewhere, NULL, missing, &err), -1);
     cr_expect(strstr(err, "missing.lock") && strstr(err, "nothing removed"), "%s", err);
     free(err);
-    char *bad = kb_asprintf("%s/bad.lock", f.tmp);
+    char *bad = kbi_asprintf("%s/bad.lock", f.tmp);
     kbt_write(bad, "{\"lockfile\":1,");
-    char *set_bad = kb_asprintf("gc.keep_locks=%s", bad);
+    char *set_bad = kbi_asprintf("gc.keep_locks=%s", bad);
     cr_expect_eq(gc_in(&f, elsewhere, set_bad, "", &err), -1);
     cr_expect(strstr(err, bad), "names the lockfile: %s", err);
     free(err);
     cr_expect(cached_blob(&f, v2) && cached_blob(&f, v3), "a failed gc removes nothing");
 
     /* --keep-lock: the v3 pin stays, the unpinned v2 blob goes */
-    char *keep = kb_asprintf("--keep-lock '%s'", f.lock);
+    char *keep = kbi_asprintf("--keep-lock '%s'", f.lock);
     cr_expect_eq(gc_in(&f, elsewhere, NULL, keep, &err), 1, "%s", err);
     free(err);
     cr_expect_not(cached_blob(&f, v2), "unpinned: removed");
@@ -411,7 +414,7 @@ Test(cli_lock, gc_keeps_the_blobs_a_lockfile_pins)
     free(bad);
     free(missing);
     free(elsewhere);
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     teardown(&f);
@@ -432,22 +435,22 @@ Test(cli_lock, install_refuses_a_negative_layer_size_and_keeps_what_is_installed
     kb_ctx *ctx = kbt_ctx();
     kb_registry *reg = NULL;
     kb_pkg_index *idx = hub_index(&f, ctx, &reg);
-    const kb_pkg_entry *v3 = kb_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
+    const kb_pkg_entry *v3 = kbi_pkg_index_find(idx, "cpu-x86_64_v3-x86_64-linux");
     kb_registry_manifest *m = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&m, reg, "kbtest/cpu-add", v3->manifest_digest), 0);
+    cr_assert_eq(kbi_registry_manifest_get(&m, reg, "kbtest/cpu-add", v3->manifest_digest), 0);
     json_t *man = json_loadb(m->data, m->len, 0, NULL);
     json_object_set_new(json_array_get(json_object_get(man, "layers"), 0), "size",
                         json_integer(-1));
     char *bytes = json_dumps(man, JSON_COMPACT | JSON_SORT_KEYS);
     char *digest = NULL;
     char hex[65];
-    kb_sha256_hex(bytes, strlen(bytes), hex);
-    char *ref = kb_asprintf("sha256:%s", hex);
-    cr_assert_eq(kb_registry_manifest_put(&digest, reg, "kbtest/cpu-add", ref, m->media_type, bytes,
-                                          strlen(bytes)),
+    kbi_sha256_hex(bytes, strlen(bytes), hex);
+    char *ref = kbi_asprintf("sha256:%s", hex);
+    cr_assert_eq(kbi_registry_manifest_put(&digest, reg, "kbtest/cpu-add", ref, m->media_type,
+                                           bytes, strlen(bytes)),
                  0);
-    kb_registry_manifest_free(m);
-    cr_assert_eq(kb_registry_manifest_get(&m, reg, "kbtest/cpu-add", "0.1.0"), 0);
+    kbi_registry_manifest_free(m);
+    cr_assert_eq(kbi_registry_manifest_get(&m, reg, "kbtest/cpu-add", "0.1.0"), 0);
     json_t *index = json_loadb(m->data, m->len, 0, NULL);
     size_t i;
     json_t *d;
@@ -459,22 +462,22 @@ Test(cli_lock, install_refuses_a_negative_layer_size_and_keeps_what_is_installed
         }
     }
     char *ibytes = json_dumps(index, JSON_COMPACT | JSON_SORT_KEYS);
-    cr_assert_eq(kb_registry_manifest_put(NULL, reg, "kbtest/cpu-add", "0.1.0", m->media_type,
-                                          ibytes, strlen(ibytes)),
+    cr_assert_eq(kbi_registry_manifest_put(NULL, reg, "kbtest/cpu-add", "0.1.0", m->media_type,
+                                           ibytes, strlen(ibytes)),
                  0);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
 
     const char *install[] = {"install", "kbtest/cpu-add@0.1.0", "--registry", f.hub, NULL};
     r = kbt_kbpkg(f.env, install);
     cr_expect_eq(r.exit_code, 5, "%s", r.err);
-    char *want = kb_asprintf("%s: kbtest/cpu-add cpu-x86_64_v3-x86_64-linux manifest %s: "
-                             "layers[0] (%s): size -1 is negative",
-                             f.hub, digest, v3->layer_digest);
+    char *want = kbi_asprintf("%s: kbtest/cpu-add cpu-x86_64_v3-x86_64-linux manifest %s: "
+                              "layers[0] (%s): size -1 is negative",
+                              f.hub, digest, v3->layer_digest);
     cr_expect(strstr(r.err, want), "%s", r.err);
     kbt_run_free(&r);
     cr_expect_not(cached_blob(&f, v3->layer_digest), "nothing downloaded");
-    char *v3_dir = kb_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/cpu-x86_64_v3-x86_64-linux", f.cache);
-    cr_expect_not(kb_path_exists(v3_dir), "nothing installed");
+    char *v3_dir = kbi_asprintf("%s/pkgs/kbtest/cpu-add/0.1.0/cpu-x86_64_v3-x86_64-linux", f.cache);
+    cr_expect_not(kbi_path_exists(v3_dir), "nothing installed");
     const char *verify[] = {"verify", "--json", NULL};
     r = kbt_kbpkg(f.env, verify);
     cr_expect_eq(r.exit_code, 0, "the v2 install is intact: %s %s", r.out, r.err);
@@ -488,7 +491,7 @@ Test(cli_lock, install_refuses_a_negative_layer_size_and_keeps_what_is_installed
     free(bytes);
     json_decref(index);
     json_decref(man);
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     teardown(&f);

@@ -15,7 +15,7 @@ static char *env_entry(const char *name, const char *var)
 {
     const char *v = getenv(var);
     cr_assert(v && *v, "%s is not set (run the tests through ctest)", var);
-    return kb_asprintf("%s=%s", name, v);
+    return kbi_asprintf("%s=%s", name, v);
 }
 
 Test(cli_probe, this_machine_says_no_gpu_with_reasons)
@@ -25,7 +25,7 @@ Test(cli_probe, this_machine_says_no_gpu_with_reasons)
     const char *args[] = {"probe", NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
-    cr_expect(kb_str_starts(r.out, "host: x86_64_v") || kb_str_starts(r.out, "host: aarch64"),
+    cr_expect(kbi_str_starts(r.out, "host: x86_64_v") || kbi_str_starts(r.out, "host: aarch64"),
               "got: %s", r.out);
     cr_expect(strstr(r.out, "\nno GPU found\n"), "got: %s", r.out);
     cr_expect(strstr(r.out, "  cuda: libcuda.so.1 not found (dlopen: "), "got: %s", r.out);
@@ -47,7 +47,7 @@ Test(cli_probe, json_on_this_machine_follows_the_schema)
     cr_assert(json_is_object(host));
     const char *level = json_string_value(json_object_get(host, "level"));
     cr_assert_not_null(level);
-    cr_expect(kb_str_starts(level, "x86_64_v") || strcmp(level, "aarch64") == 0, "%s", level);
+    cr_expect(kbi_str_starts(level, "x86_64_v") || strcmp(level, "aarch64") == 0, "%s", level);
     cr_expect(json_is_string(json_object_get(host, "cpu")));
     cr_expect_str_eq(json_string_value(json_object_get(host, "os")), "linux");
     cr_expect(json_is_string(json_object_get(host, "glibc")));

@@ -31,14 +31,14 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.tmp = kbt_mkdtemp();
-    f.pkg = kb_asprintf("%s/pkg", f.tmp);
-    f.hub = kb_asprintf("%s/hub", f.tmp);
+    f.pkg = kbi_asprintf("%s/pkg", f.tmp);
+    f.hub = kbi_asprintf("%s/hub", f.tmp);
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, f.pkg);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, f.pkg);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
-    char *cfg = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    char *cfg = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
     const char *env[] = {cfg, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v3", NULL};
     const char *args[] = {"-q", "publish", f.pkg, "--registry", f.hub, NULL};
     kbt_run r = kbt_kbpkg(env, args);
@@ -50,15 +50,15 @@ static fixture setup(void)
     kb_registry *reg = NULL;
     kb_pkg_index *idx = NULL;
     cr_assert_eq(kb_registry_open(&reg, ctx, f.hub), 0);
-    cr_assert_eq(kb_pkg_index_fetch(&idx, reg, PKG, "0.1.0", NULL), 0);
-    kb_pkg_entry *e = (kb_pkg_entry *)kb_pkg_index_find(idx, TARGET);
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, reg, PKG, "0.1.0", NULL), 0);
+    kb_pkg_entry *e = (kb_pkg_entry *)kbi_pkg_index_find(idx, TARGET);
     cr_assert_not_null(e);
-    cr_assert_eq(kb_pkg_entry_resolve(e, reg, PKG), 0);
-    f.blob_path = kb_asprintf("%s/blobs/sha256/%s", f.hub, e->layer_digest + 7);
-    f.layer_label = kb_asprintf(PKG " %s", e->target); /* downloads are named by target */
-    cr_assert_eq(kb_read_file(ctx, f.blob_path, &f.blob), 0);
+    cr_assert_eq(kbi_pkg_entry_resolve(e, reg, PKG), 0);
+    f.blob_path = kbi_asprintf("%s/blobs/sha256/%s", f.hub, e->layer_digest + 7);
+    f.layer_label = kbi_asprintf(PKG " %s", e->target); /* downloads are named by target */
+    cr_assert_eq(kbi_read_file(ctx, f.blob_path, &f.blob), 0);
     cr_assert_gt(f.blob.len, 1000);
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(reg);
     kb_ctx_free(ctx);
     return f;
@@ -72,7 +72,7 @@ static void teardown(fixture *f)
     free(f->hub);
     free(f->blob_path);
     free(f->layer_label);
-    kb_buf_free(&f->blob);
+    kbi_buf_free(&f->blob);
 }
 
 /* Replace the layer blob by a FIFO and feed its bytes in 10 pieces, 150 ms apart. */
@@ -112,8 +112,8 @@ static void end_slow_blob(fixture *f, pid_t writer)
 /* The env of one run: a fresh cache each time, so every install downloads. */
 static void run_env(fixture *f, char **cache, char **cfg)
 {
-    *cache = kb_asprintf("KBPKG_CACHE=%s/cache%d", f->tmp, ++f->runs);
-    *cfg = kb_asprintf("XDG_CONFIG_HOME=%s/config", f->tmp);
+    *cache = kbi_asprintf("KBPKG_CACHE=%s/cache%d", f->tmp, ++f->runs);
+    *cfg = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f->tmp);
 }
 
 /* Run kbpkg on a pseudo-terminal of 100 x 30: everything it writes (stdout and stderr). */
@@ -166,7 +166,7 @@ static kbt_run run_pipe(fixture *f, const char *const *args)
     char chunk[4096];
     ssize_t got;
     while ((got = read(err[0], chunk, sizeof(chunk))) > 0)
-        kb_buf_append(&e, chunk, (size_t)got);
+        kbi_buf_append(&e, chunk, (size_t)got);
     close(err[0]);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -174,12 +174,12 @@ static kbt_run run_pipe(fixture *f, const char *const *args)
     kb_buf o = KB_BUF_INIT;
     rewind(out);
     while ((got = (ssize_t)fread(chunk, 1, sizeof(chunk), out)) > 0)
-        kb_buf_append(&o, chunk, (size_t)got);
+        kbi_buf_append(&o, chunk, (size_t)got);
     fclose(out);
-    kb_buf_grow(&o, 0);
-    kb_buf_grow(&e, 0);
-    r.out = kb_buf_detach(&o);
-    r.err = kb_buf_detach(&e);
+    kbi_buf_grow(&o, 0);
+    kbi_buf_grow(&e, 0);
+    r.out = kbi_buf_detach(&o);
+    r.err = kbi_buf_detach(&e);
     free(cache);
     free(cfg);
     return r;
@@ -202,7 +202,7 @@ static size_t widest_live_line(const char *out)
             }
             cols++;
         }
-        char *line = kb_strndup(s, n);
+        char *line = kbi_strndup(s, n);
         live = strstr(line, "fetching") || strstr(line, "building");
         free(line);
         if (live && cols > widest)
@@ -223,12 +223,12 @@ Test(progress_cli, terminal_shows_live_rate_and_eta_then_a_summary)
     char *out = run_pty(&f, NULL, args, &code);
     end_slow_blob(&f, writer);
     cr_expect_eq(code, 0, "%s", out);
-    char *live = kb_asprintf("\033[36mfetching\033[0m %s [", f.layer_label);
+    char *live = kbi_asprintf("\033[36mfetching\033[0m %s [", f.layer_label);
     cr_expect(strstr(out, live), "a live line with a bar: %s", out);
     cr_expect(strstr(out, " B/s ETA 0:0") || strstr(out, " KiB/s ETA 0:0"), "rate and ETA: %s",
               out);
     cr_expect(strstr(out, "\r\033[1A"), "redrawn in place: %s", out);
-    char *summary = kb_asprintf("\033[32mfetched\033[0m %s ", f.layer_label);
+    char *summary = kbi_asprintf("\033[32mfetched\033[0m %s ", f.layer_label);
     const char *at = strstr(out, summary);
     cr_expect(at, "the summary: %s", out);
     const char *in = at ? strstr(at, " KiB in ") : NULL;
@@ -247,7 +247,7 @@ Test(progress_cli, terminal_shows_live_rate_and_eta_then_a_summary)
         out = run_pty(&f, i == 0 ? no_color_env[0] : NULL, i == 0 ? args : flag_args, &code);
         end_slow_blob(&f, writer);
         cr_expect_eq(code, 0, "%s", out);
-        char *plain_live = kb_asprintf("fetching %s [", f.layer_label);
+        char *plain_live = kbi_asprintf("fetching %s [", f.layer_label);
         cr_expect(strstr(out, plain_live), "%s", out);
         cr_expect(strstr(out, "/s ETA"), "%s", out);
         cr_expect_not(strstr(out, "\033[3"), "no color: %s", out);
@@ -293,12 +293,12 @@ Test(progress_cli, pipe_gets_one_plain_line_per_finished_download)
     kbt_run r = run_pipe(&f, args);
     end_slow_blob(&f, writer);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
-    char *line = kb_asprintf("\nfetched %s ", f.layer_label);
+    char *line = kbi_asprintf("\nfetched %s ", f.layer_label);
     const char *at = strstr(r.err, line);
     cr_expect(at, "%s", r.err);
     if (at) {
         const char *end = strchr(at + 1, '\n');
-        char *whole = kb_strndup(at + 1, end ? (size_t)(end - at - 1) : strlen(at + 1));
+        char *whole = kbi_strndup(at + 1, end ? (size_t)(end - at - 1) : strlen(at + 1));
         cr_expect(strstr(whole, " KiB in ") && strstr(whole, "/s"), "bytes, time, rate: %s", whole);
         free(whole);
     }
@@ -334,7 +334,7 @@ static bool built_line_with_size(const char *out, const char *prefix)
 Test(progress_cli, parallel_build_has_a_line_per_target)
 {
     fixture f = setup();
-    char *out_dir = kb_asprintf("%s/out", f.tmp);
+    char *out_dir = kbi_asprintf("%s/out", f.tmp);
     const char *args[] = {"build", f.pkg, "-j2", "--out", out_dir, NULL};
     int code;
     char *out = run_pty(&f, NULL, args, &code);
@@ -375,7 +375,7 @@ Test(progress_cli, verbose_install_names_the_files_read)
     const char *args[] = {"-v", "install", PKG, "--registry", f.hub, NULL};
     kbt_run r = run_pipe(&f, args);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
-    char *read_line = kb_asprintf("kbpkg: debug: read %s", f.blob_path);
+    char *read_line = kbi_asprintf("kbpkg: debug: read %s", f.blob_path);
     cr_expect(strstr(r.err, read_line), "%s", r.err);
     free(read_line);
     kbt_run_free(&r);

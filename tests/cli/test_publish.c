@@ -16,17 +16,17 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.tmp = kbt_mkdtemp();
-    f.pkg = kb_asprintf("%s/pkg", f.tmp);
-    f.hub = kb_asprintf("%s/hub", f.tmp);
-    f.cache = kb_asprintf("%s/cache", f.tmp);
-    f.env_cache = kb_asprintf("KBPKG_CACHE=%s", f.cache);
-    f.env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    f.pkg = kbi_asprintf("%s/pkg", f.tmp);
+    f.hub = kbi_asprintf("%s/hub", f.tmp);
+    f.cache = kbi_asprintf("%s/cache", f.tmp);
+    f.env_cache = kbi_asprintf("KBPKG_CACHE=%s", f.cache);
+    f.env_config = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
     f.env[0] = f.env_cache;
     f.env[1] = f.env_config;
     f.env[2] = "KBPKG_DEVICES=none";
     f.env[3] = "KBPKG_CPU=x86_64_v3";
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, f.pkg);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, f.pkg);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
@@ -52,9 +52,9 @@ static char *hub_index_digest(const fixture *f)
     kb_pkg_index *idx = NULL;
     char *digest = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, f->hub), 0);
-    if (kb_pkg_index_fetch(&idx, r, "kbtest/cpu-add", "0.1.0", NULL) == 0)
-        digest = kb_strdup(idx->digest);
-    kb_pkg_index_free(idx);
+    if (kbi_pkg_index_fetch(&idx, r, "kbtest/cpu-add", "0.1.0", NULL) == 0)
+        digest = kbi_strdup(idx->digest);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     return digest;
@@ -85,7 +85,7 @@ Test(cli_publish, publish_republish_refuse_force)
     cr_expect(strstr(r.out, "  source                             published\n"), "%s", r.out);
     char *d1 = hub_index_digest(&f);
     cr_assert_not_null(d1);
-    char *line = kb_asprintf("index %s\n", d1);
+    char *line = kbi_asprintf("index %s\n", d1);
     cr_expect(strstr(r.out, line), "prints the index digest %s: %s", d1, r.out);
     free(line);
     kbt_run_free(&r);
@@ -100,10 +100,10 @@ Test(cli_publish, publish_republish_refuse_force)
     kbt_run_free(&r);
 
     /* Changed sources, same version: rebuilt, refused, the hub keeps what it had. */
-    char *src = kb_asprintf("%s/src/vadd_cpu.c", f.pkg);
+    char *src = kbi_asprintf("%s/src/vadd_cpu.c", f.pkg);
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, src, &b), 0);
-    kb_buf_puts(&b, "/* changed */\n");
+    cr_assert_eq(kbi_read_file(NULL, src, &b), 0);
+    kbi_buf_puts(&b, "/* changed */\n");
     kbt_write(src, b.data);
     r = publish(&f, NULL);
     cr_expect_eq(r.exit_code, 1, "%s%s", r.out, r.err);
@@ -124,12 +124,12 @@ Test(cli_publish, publish_republish_refuse_force)
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     char *d4 = hub_index_digest(&f);
     cr_expect_str_neq(d4, d1, "--force changed the index");
-    char *field = kb_asprintf("\"index_digest\": \"%s\"", d4);
+    char *field = kbi_asprintf("\"index_digest\": \"%s\"", d4);
     cr_expect(strstr(r.out, field), "%s", r.out);
     cr_expect_eq(count(r.out, "\"status\": \"unchanged\""), 3, "%s", r.out);
     free(field);
     kbt_run_free(&r);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(src);
     free(d1);
     free(d2);
@@ -150,7 +150,7 @@ Test(cli_publish, force_reports_replaced)
     cr_expect(strstr(r.out, "cpu-x86_64_v2-x86_64-linux         published"), "%s", r.out);
     cr_expect_null(strstr(r.out, "x86_64_v3"), "only the filtered target: %s", r.out);
     kbt_run_free(&r);
-    char *src = kb_asprintf("%s/LICENSE", f.pkg);
+    char *src = kbi_asprintf("%s/LICENSE", f.pkg);
     kbt_write(src, "MIT, changed\n");
     const char *force[] = {"publish", f.pkg,           "--registry", f.hub,
                            "-t",      "cpu-x86_64_v2", "--force",    NULL};
@@ -166,7 +166,7 @@ Test(cli_publish, force_reports_replaced)
 Test(cli_publish, uses_artifacts_kbpkg_build_made)
 {
     fixture f = setup();
-    char *out = kb_asprintf("%s/out", f.tmp);
+    char *out = kbi_asprintf("%s/out", f.tmp);
     const char *build[] = {"build", f.pkg, "--out", out, "-t", "cpu-x86_64_v2", NULL};
     kbt_run r = kbt_kbpkg(f.env, build);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
@@ -190,7 +190,7 @@ Test(cli_publish, bad_input)
     cr_expect_eq(r.exit_code, 2);
     cr_expect(strstr(r.err, "which package folder?"), "%s", r.err);
     kbt_run_free(&r);
-    char *yaml = kb_asprintf("%s/kernel.yaml", f.pkg);
+    char *yaml = kbi_asprintf("%s/kernel.yaml", f.pkg);
     kbt_write(yaml, "name: kbtest/cpu-add\nversion: 0.1.0\nsurprise: 1\n");
     r = publish(&f, NULL);
     cr_expect_eq(r.exit_code, 5, "%s", r.err);

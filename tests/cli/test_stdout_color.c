@@ -22,18 +22,18 @@ static void pty_run_free(pty_run *r)
 static pty_run run(bool stdout_to_file, const char *extra_env, const char *const *args)
 {
     char *dir = kbt_mkdtemp();
-    char *out_path = kb_asprintf("%s/stdout", dir);
-    char *cache = kb_asprintf("KBPKG_CACHE=%s/cache", dir);
-    char *cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/config", dir);
-    char *reg = kb_asprintf("KBPKG_REGISTRY=%s/hub", dir);
+    char *out_path = kbi_asprintf("%s/stdout", dir);
+    char *cache = kbi_asprintf("KBPKG_CACHE=%s/cache", dir);
+    char *cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s/config", dir);
+    char *reg = kbi_asprintf("KBPKG_REGISTRY=%s/hub", dir);
     const char *env[] = {cache, cfg, reg, "KBPKG_DEVICES=none", extra_env, NULL};
     kbt_run t = kbt_kbpkg_pty(env, args, 120, stdout_to_file ? out_path : NULL);
     pty_run r = {t.exit_code, t.out, NULL};
     if (stdout_to_file) {
         kb_buf b = KB_BUF_INIT;
-        cr_assert_eq(kb_read_file(NULL, out_path, &b), 0, "%s", out_path);
-        kb_buf_grow(&b, 0);
-        r.file = kb_buf_detach(&b);
+        cr_assert_eq(kbi_read_file(NULL, out_path, &b), 0, "%s", out_path);
+        kbi_buf_grow(&b, 0);
+        r.file = kbi_buf_detach(&b);
     }
     kbt_rmtree(dir);
     free(dir);

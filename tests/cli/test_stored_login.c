@@ -28,19 +28,19 @@ static void world_start(world *w)
     unsetenv("KBPKG_CONFIG_DIR");
     kbt_registry_start(&w->srv, USER, PASSWORD);
     w->dir = kbt_mkdtemp();
-    w->pkg = kb_asprintf("%s/pkg", w->dir);
-    w->site = kb_asprintf("%s/site", w->dir);
-    w->ref = kb_asprintf("oci://127.0.0.1:%d/ns", w->srv.port);
-    w->login = kb_asprintf("kbpkg login oci://127.0.0.1:%d", w->srv.port);
-    w->env_home = kb_asprintf("HOME=%s/home", w->dir);
-    w->env_xdg = kb_asprintf("XDG_CONFIG_HOME=%s/home/.config", w->dir);
-    w->env_cache = kb_asprintf("KBPKG_CACHE=%s/cache", w->dir);
-    w->env_registry = kb_asprintf("KBPKG_REGISTRY=%s", w->ref);
+    w->pkg = kbi_asprintf("%s/pkg", w->dir);
+    w->site = kbi_asprintf("%s/site", w->dir);
+    w->ref = kbi_asprintf("oci://127.0.0.1:%d/ns", w->srv.port);
+    w->login = kbi_asprintf("kbpkg login oci://127.0.0.1:%d", w->srv.port);
+    w->env_home = kbi_asprintf("HOME=%s/home", w->dir);
+    w->env_xdg = kbi_asprintf("XDG_CONFIG_HOME=%s/home/.config", w->dir);
+    w->env_cache = kbi_asprintf("KBPKG_CACHE=%s/cache", w->dir);
+    w->env_registry = kbi_asprintf("KBPKG_REGISTRY=%s", w->ref);
     const char *env[] = {w->env_home,     w->env_xdg,           w->env_cache,
                          w->env_registry, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v3"};
     memcpy(w->env, env, sizeof(env));
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, w->pkg);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, w->pkg);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
@@ -118,9 +118,9 @@ static char *doctor_registry(const world *w, char **fix_out, int *exit_code)
     }
     cr_assert_not_null(reg, "no registry check: %s", r.out);
     const char *fix = json_string_value(json_object_get(reg, "fix"));
-    *fix_out = kb_strdup(fix ? fix : "");
-    char *line = kb_asprintf("%s %s", json_string_value(json_object_get(reg, "status")),
-                             json_string_value(json_object_get(reg, "message")));
+    *fix_out = kbi_strdup(fix ? fix : "");
+    char *line = kbi_asprintf("%s %s", json_string_value(json_object_get(reg, "status")),
+                              json_string_value(json_object_get(reg, "message")));
     json_decref(doc);
     kbt_run_free(&r);
     return line;
@@ -136,11 +136,11 @@ Test(stored_login, doctor_fails_before_login_and_passes_after)
     char *fix = NULL;
     char *line = doctor_registry(&w, &fix, &code);
     cr_expect_eq(code, 1, "a refused registry is a failed check");
-    cr_expect(kb_str_starts(line, "fail "), "%s", line);
+    cr_expect(kbi_str_starts(line, "fail "), "%s", line);
     cr_expect_not_null(strstr(line, "401"), "%s", line);
-    char *want_fix = kb_asprintf("log in with: kbpkg login %s (or set KBPKG_REGISTRY_USER and "
-                                 "KBPKG_REGISTRY_PASSWORD)",
-                                 w.ref);
+    char *want_fix = kbi_asprintf("log in with: kbpkg login %s (or set KBPKG_REGISTRY_USER and "
+                                  "KBPKG_REGISTRY_PASSWORD)",
+                                  w.ref);
     cr_expect_str_eq(fix, want_fix);
     free(line);
     free(fix);
@@ -148,14 +148,14 @@ Test(stored_login, doctor_fails_before_login_and_passes_after)
     /* the text form puts the same fix under the failing line */
     const char *text[] = {"doctor", NULL};
     kbt_run r = run_in(&w, NULL, text, NULL);
-    char *fix_line = kb_asprintf("            fix: %s\n", want_fix);
+    char *fix_line = kbi_asprintf("            fix: %s\n", want_fix);
     cr_expect_not_null(strstr(r.out, fix_line), "%s", r.out);
     cr_expect_null(strstr(r.out, "fix: set KBPKG_REGISTRY_USER"), "%s", r.out);
     kbt_run_free(&r);
 
     login(&w);
     line = doctor_registry(&w, &fix, &code);
-    char *want = kb_asprintf("pass %s answers", w.ref);
+    char *want = kbi_asprintf("pass %s answers", w.ref);
     cr_expect_str_eq(line, want, "the stored login is used");
     cr_expect_str_eq(fix, "");
     free(want);
@@ -176,24 +176,24 @@ Test(stored_login, hub_render_fails_before_login_and_renders_after)
     kbt_run r = run_in(&w, NULL, args, NULL);
     cr_expect_eq(r.exit_code, 1, "%s", r.out);
     cr_expect_not_null(strstr(r.err, "401 UNAUTHORIZED"), "%s", r.err);
-    char *hint = kb_asprintf("not logged in: log in with: %s (or set KBPKG_REGISTRY_USER and "
-                             "KBPKG_REGISTRY_PASSWORD)",
-                             w.login);
+    char *hint = kbi_asprintf("not logged in: log in with: %s (or set KBPKG_REGISTRY_USER and "
+                              "KBPKG_REGISTRY_PASSWORD)",
+                              w.login);
     cr_expect_not_null(strstr(r.err, hint), "%s", r.err);
     kbt_run_free(&r);
 
     login(&w);
     r = run_in(&w, NULL, args, NULL);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
-    char *want = kb_asprintf("wrote %s/index.html and 1 package page\n", w.site);
+    char *want = kbi_asprintf("wrote %s/index.html and 1 package page\n", w.site);
     cr_expect_str_eq(r.out, want);
     kbt_run_free(&r);
-    char *index = kb_asprintf("%s/index.html", w.site);
+    char *index = kbi_asprintf("%s/index.html", w.site);
     kb_buf html = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, index, &html), 0, "%s", index);
+    cr_assert_eq(kbi_read_file(NULL, index, &html), 0, "%s", index);
     cr_expect_not_null(strstr(html.data, "kbtest/cpu-add"), "the published package is listed");
     cr_expect_null(strstr(html.data, PASSWORD));
-    kb_buf_free(&html);
+    kbi_buf_free(&html);
     free(index);
     free(want);
     free(hint);
@@ -208,16 +208,16 @@ Test(stored_login, auth_errors_say_how_to_log_in)
     const char *args[] = {"search", "cpu", NULL};
     kbt_run r = run_in(&w, NULL, args, NULL);
     cr_expect_eq(r.exit_code, 1, "%s", r.out);
-    char *hint = kb_asprintf(": 401 UNAUTHORIZED: authentication required; not logged in: log in "
-                             "with: %s (or set KBPKG_REGISTRY_USER and KBPKG_REGISTRY_PASSWORD)",
-                             w.login);
+    char *hint = kbi_asprintf(": 401 UNAUTHORIZED: authentication required; not logged in: log in "
+                              "with: %s (or set KBPKG_REGISTRY_USER and KBPKG_REGISTRY_PASSWORD)",
+                              w.login);
     cr_expect_not_null(strstr(r.err, hint), "%s", r.err);
     kbt_run_free(&r);
 
     r = run_in(&w, "KBPKG_REGISTRY_USER=" USER, args, NULL); /* no password: refused */
     cr_expect_eq(r.exit_code, 1, "%s", r.out);
     char *refused =
-        kb_asprintf("the registry refused user '" USER "': log in again with: %s", w.login);
+        kbi_asprintf("the registry refused user '" USER "': log in again with: %s", w.login);
     cr_expect_not_null(strstr(r.err, refused), "%s", r.err);
     kbt_run_free(&r);
 

@@ -17,9 +17,9 @@ typedef struct fixture {
 static void publish(fixture *f, const char *name, const char *hub)
 {
     char *src = kbt_data("publish/cpu-add");
-    char *dir = kb_asprintf("%s/src-%s", f->tmp, strchr(name, '/') + 1);
-    char *cmd = kb_asprintf("cp -r '%s' '%s' && sed -i 's|^name: .*|name: %s|' '%s/kernel.yaml'",
-                            src, dir, name, dir);
+    char *dir = kbi_asprintf("%s/src-%s", f->tmp, strchr(name, '/') + 1);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s' && sed -i 's|^name: .*|name: %s|' '%s/kernel.yaml'",
+                             src, dir, name, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     const char *args[] = {"-q", "publish", dir, "--registry", hub, NULL};
     kbt_run r = kbt_kbpkg(f->env, args);
@@ -35,11 +35,11 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.tmp = kbt_mkdtemp();
-    f.hub = kb_asprintf("%s/hub", f.tmp);
-    f.other_hub = kb_asprintf("%s/other", f.tmp);
-    f.env_cache = kb_asprintf("KBPKG_CACHE=%s/cache", f.tmp);
-    f.env_config = kb_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
-    f.env_registry = kb_asprintf("KBPKG_REGISTRY=%s", f.hub);
+    f.hub = kbi_asprintf("%s/hub", f.tmp);
+    f.other_hub = kbi_asprintf("%s/other", f.tmp);
+    f.env_cache = kbi_asprintf("KBPKG_CACHE=%s/cache", f.tmp);
+    f.env_config = kbi_asprintf("XDG_CONFIG_HOME=%s/config", f.tmp);
+    f.env_registry = kbi_asprintf("KBPKG_REGISTRY=%s", f.hub);
     f.env[0] = f.env_cache;
     f.env[1] = f.env_config;
     f.env[2] = f.env_registry;
@@ -83,9 +83,9 @@ Test(suggest, install_typo_names_the_registry_and_suggests)
     const char *args[] = {"install", "kbtest/cpu-ad", NULL};
     kbt_run r = run(&f, args);
     cr_expect_eq(r.exit_code, 3);
-    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
-                             "kbpkg: did you mean kbtest/cpu-add?\n",
-                             f.hub);
+    char *want = kbi_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
+                              "kbpkg: did you mean kbtest/cpu-add?\n",
+                              f.hub);
     cr_expect_str_eq(r.err, want);
     cr_expect_str_eq(r.out, "");
     kbt_run_free(&r);
@@ -116,7 +116,7 @@ Test(suggest, json_error_carries_the_suggestion_with_the_constraint)
     json_t *err = json_object_get(root, "error");
     cr_expect_str_eq(json_string_value(json_object_get(err, "suggestion")),
                      "kbtest/vec-scale@^0.1");
-    char *msg = kb_asprintf("no package kbtest/vec-scal in %s", f.hub);
+    char *msg = kbi_asprintf("no package kbtest/vec-scal in %s", f.hub);
     cr_expect_str_eq(json_string_value(json_object_get(err, "message")), msg);
     free(msg);
     json_decref(root);
@@ -204,9 +204,9 @@ Test(suggest, uninstall_and_info_suggest_from_installed_names)
     const char *info[] = {"info", "kbtest/cpu-ad", "--registry", f.other_hub, NULL};
     r = run(&f, info);
     cr_expect_eq(r.exit_code, 3);
-    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
-                             "kbpkg: did you mean kbtest/cpu-add?\n",
-                             f.other_hub);
+    char *want = kbi_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
+                              "kbpkg: did you mean kbtest/cpu-add?\n",
+                              f.other_hub);
     cr_expect_str_eq(r.err, want);
     free(want);
     kbt_run_free(&r);
@@ -222,18 +222,18 @@ Test(suggest, uninstall_and_info_suggest_from_installed_names)
 Test(suggest, a_registry_folder_that_does_not_exist_is_named_as_the_problem)
 {
     fixture f = setup();
-    char *missing = kb_asprintf("%s/no-such-hub", f.tmp);
+    char *missing = kbi_asprintf("%s/no-such-hub", f.tmp);
     const char *args[] = {"--registry", missing, "install", "kbtest/cpu-add", NULL};
     kbt_run r = run(&f, args);
     cr_expect_eq(r.exit_code, 3);
-    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-add in %s: that registry folder does "
-                             "not exist (publish there first, or point --registry or "
-                             "$KBPKG_REGISTRY at a registry)\n",
-                             missing);
+    char *want = kbi_asprintf("kbpkg: no package kbtest/cpu-add in %s: that registry folder does "
+                              "not exist (publish there first, or point --registry or "
+                              "$KBPKG_REGISTRY at a registry)\n",
+                              missing);
     cr_expect_str_eq(r.err, want);
     kbt_run_free(&r);
     /* the lookup created nothing, and the registry that does exist is still what it was */
-    cr_expect_not(kb_path_exists(missing), "%s was created", missing);
+    cr_expect_not(kbi_path_exists(missing), "%s was created", missing);
     char *list = installed(&f);
     cr_expect(strstr(list, "\"installed\": []"), "nothing installed: %s", list);
     free(list);
@@ -242,7 +242,7 @@ Test(suggest, a_registry_folder_that_does_not_exist_is_named_as_the_problem)
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
     /* an existing but empty folder is a registry without the package: the plain message */
-    char *empty = kb_asprintf("%s/empty-hub", f.tmp);
+    char *empty = kbi_asprintf("%s/empty-hub", f.tmp);
     cr_assert_eq(mkdir(empty, 0755), 0);
     const char *in_empty[] = {"--registry", empty, "install", "kbtest/cpu-add@9", NULL};
     r = run(&f, in_empty);
@@ -337,16 +337,16 @@ Test(suggest, list_and_verify_of_a_name_not_installed_fail_and_suggest)
 Test(suggest, lock_typo_suggests_from_the_registry)
 {
     fixture f = setup();
-    char *lock = kb_asprintf("%s/kbpkg.lock", f.tmp);
+    char *lock = kbi_asprintf("%s/kbpkg.lock", f.tmp);
     const char *args[] = {"lock", "kbtest/vec-scale", "kbtest/cpu-ad@^0", "--file", lock, NULL};
     kbt_run r = run(&f, args);
     cr_expect_eq(r.exit_code, 3, "%s", r.err);
-    char *want = kb_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
-                             "kbpkg: did you mean kbtest/cpu-add@^0?\n",
-                             f.hub);
+    char *want = kbi_asprintf("kbpkg: no package kbtest/cpu-ad in %s\n"
+                              "kbpkg: did you mean kbtest/cpu-add@^0?\n",
+                              f.hub);
     cr_expect_str_eq(r.err, want);
     free(want);
-    cr_expect_not(kb_path_exists(lock), "no lockfile written for a failed lock");
+    cr_expect_not(kbi_path_exists(lock), "no lockfile written for a failed lock");
     kbt_run_free(&r);
 
     const char *json[] = {"--json", "lock", "kbtest/cpu-ad", "--file", lock, NULL};

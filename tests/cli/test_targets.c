@@ -9,8 +9,8 @@
 static kbt_run run_targets(const char *const *args)
 {
     char *dir = kbt_mkdtemp();
-    char *xdg = kb_asprintf("XDG_CONFIG_HOME=%s", dir);
-    char *cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s", dir);
+    char *xdg = kbi_asprintf("XDG_CONFIG_HOME=%s", dir);
+    char *cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s", dir);
     const char *env[] = {xdg, cfg, "KBPKG_DEVICES=", "KBPKG_ROCM_ALIASES=", "NO_COLOR=1", NULL};
     kbt_run r = kbt_kbpkg(env, args);
     kbt_rmtree(dir);
@@ -26,7 +26,7 @@ static char *line_of(const char *out, const char *id)
     size_t n = strlen(id);
     for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
         if (strncmp(p, id, n) == 0 && p[n] == ' ')
-            return kb_strndup(p, strcspn(p, "\n"));
+            return kbi_strndup(p, strcspn(p, "\n"));
     return NULL;
 }
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: an artifact's kbpkg.json as publish reads it (publish/publish.c:
- * kb_pub_artifact_load), the bytes stored as the kbpkg.json member of a tar archive.
+ * kbi_pub_artifact_load), the bytes stored as the kbpkg.json member of a tar archive.
  * Invariants: a refusal is a negative code with a message and leaves nothing to free; an
  * accepted file says exactly the expected name, version and target, and the loaded artifact
  * keeps the file's bytes as its config. */
@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_tar(path, data, size);
     kb_ctx *ctx = fuzz_ctx();
     kb_pub_artifact a;
-    int rc = kb_pub_artifact_load(&a, ctx, path, "org/gemm", "1.2.0", "cpu-x86_64_v3-x86_64-linux");
+    int rc =
+        kbi_pub_artifact_load(&a, ctx, path, "org/gemm", "1.2.0", "cpu-x86_64_v3-x86_64-linux");
     if (rc) {
         fuzz_check_error(ctx, rc);
         FUZZ_CHECK(!a.path && !a.config_json, "a refused artifact kept its fields");
@@ -58,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        memcmp(a.config_json, data, strlen(a.config_json)) == 0,
                    "config is not the file's bytes");
         json_decref(root);
-        kb_pub_artifact_clear(&a);
+        kbi_pub_artifact_clear(&a);
     }
     kb_ctx_free(ctx);
     return 0;

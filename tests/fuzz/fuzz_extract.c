@@ -1,7 +1,7 @@
 /* libFuzzer target: the archive reader (archive/extract.c). The input is written to a file and
  * extracted under a private parent with small limits. Invariants: on failure nothing is left
  * under the parent; on success the parent holds only the new folder, which holds only plain
- * files and folders. kb_extract_list and kb_extract_read_member run on the same bytes. */
+ * files and folders. kbi_extract_list and kbi_extract_read_member run on the same bytes. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "archive/extract.h"
 #include "fuzz_common.h"
@@ -43,13 +43,13 @@ static int check_plain(const char *path, const struct stat *st, int type, struct
 static void check_extract(kb_ctx *ctx, const char *archive, const char *parent, bool layout)
 {
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = layout ? kb_extract_artifact_layout : NULL;
+    opts.allowed_top = layout ? kbi_extract_artifact_layout : NULL;
     opts.limits.max_total_bytes = 1 << 20;
     opts.limits.max_entries = 64;
     opts.limits.max_file_bytes = 256 << 10;
     opts.limits.max_path_len = 256;
     char *out_dir = NULL;
-    int rc = kb_extract_archive(&out_dir, ctx, archive, parent, &opts);
+    int rc = kbi_extract_archive(&out_dir, ctx, archive, parent, &opts);
     char only[256] = "";
     size_t left = count_entries(parent, only, sizeof(only));
     if (rc) {
@@ -63,9 +63,9 @@ static void check_extract(kb_ctx *ctx, const char *archive, const char *parent, 
     char expected[4096];
     snprintf(expected, sizeof(expected), "%s/%s", parent, only);
     FUZZ_CHECK(strcmp(expected, out_dir) == 0, "new folder %s is not %s", out_dir, expected);
-    FUZZ_CHECK(kb_str_starts(only, ".kbpkg-extract-"), "new folder named %s", only);
+    FUZZ_CHECK(kbi_str_starts(only, ".kbpkg-extract-"), "new folder named %s", only);
     FUZZ_CHECK(nftw(out_dir, check_plain, 16, FTW_PHYS) == 0, "walk failed");
-    FUZZ_CHECK(kb_rm_rf(ctx, out_dir) == 0, "cannot remove %s", out_dir);
+    FUZZ_CHECK(kbi_rm_rf(ctx, out_dir) == 0, "cannot remove %s", out_dir);
     free(out_dir);
 }
 
@@ -73,21 +73,21 @@ static void check_list_and_read(kb_ctx *ctx, const char *archive)
 {
     kb_strv names = KB_STRV_INIT;
     uint64_t *sizes = NULL;
-    int rc = kb_extract_list(&names, &sizes, ctx, archive);
+    int rc = kbi_extract_list(&names, &sizes, ctx, archive);
     if (rc)
         fuzz_check_error(ctx, rc);
     for (size_t i = 0; !rc && i < names.len; i++)
         FUZZ_CHECK(names.items[i] != NULL, "NULL member name");
-    kb_strv_free(&names);
+    kbi_strv_free(&names);
     free(sizes);
 
     kb_buf member = KB_BUF_INIT;
-    rc = kb_extract_read_member(&member, ctx, archive, "kbpkg.json", READ_MEMBER_MAX);
+    rc = kbi_extract_read_member(&member, ctx, archive, "kbpkg.json", READ_MEMBER_MAX);
     if (rc)
         fuzz_check_error(ctx, rc);
     else
         FUZZ_CHECK(member.len <= READ_MEMBER_MAX, "read %zu bytes past the limit", member.len);
-    kb_buf_free(&member);
+    kbi_buf_free(&member);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

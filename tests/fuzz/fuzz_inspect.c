@@ -28,17 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     kb_ctx *ctx = fuzz_ctx();
 
-    kb_inspect *into = kb_inspect_new(KB_INSPECT_ELF, "fuzz");
+    kb_inspect *into = kbi_inspect_new(KB_INSPECT_ELF, "fuzz");
     if (!into)
         abort();
-    int rc = kb_fatbin_parse(ctx, into, "fuzz: .nv_fatbin", data, size);
+    int rc = kbi_fatbin_parse(ctx, into, "fuzz: .nv_fatbin", data, size);
     check_result(ctx, rc, into);
-    rc = kb_offload_bundle_parse(ctx, into, "fuzz: .hip_fatbin", data, size, 0);
+    rc = kbi_offload_bundle_parse(ctx, into, "fuzz: .hip_fatbin", data, size, 0);
     check_result(ctx, rc, into);
     kb_inspect_free(into);
 
     kb_inspect *elf = NULL;
-    rc = kb_inspect_elf_memory(&elf, ctx, "fuzz.so", data, size);
+    rc = kbi_inspect_elf_memory(&elf, ctx, "fuzz.so", data, size);
     check_result(ctx, rc, elf);
     kb_inspect_free(elf);
 

@@ -25,7 +25,7 @@ static void setup_once(void)
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/blobs/sha256", dir);
     mkdir(path, 0755);
-    kb_sha256_hex(BLOB_TEXT, strlen(BLOB_TEXT), hex);
+    kbi_sha256_hex(BLOB_TEXT, strlen(BLOB_TEXT), hex);
     snprintf(digest, sizeof(digest), "sha256:%s", hex);
     snprintf(path, sizeof(path), "%s/blobs/sha256/%s", dir, hex);
     fuzz_write(path, (const uint8_t *)BLOB_TEXT, strlen(BLOB_TEXT));
@@ -53,11 +53,11 @@ static void check_tags(kb_registry *r, kb_ctx *ctx, json_t *root)
     {
         const char *name =
             json_string_value(json_object_get(json_object_get(e, "annotations"), KB_OCI_REF_NAME));
-        if (name && strncmp(name, "a/b:", 4) == 0 && !kb_strv_contains(&want, name + 4))
-            kb_strv_push(&want, name + 4);
+        if (name && strncmp(name, "a/b:", 4) == 0 && !kbi_strv_contains(&want, name + 4))
+            kbi_strv_push(&want, name + 4);
     }
-    kb_strv_sort(&want);
-    int rc = kb_registry_tags(&got, r, "a/b");
+    kbi_strv_sort(&want);
+    int rc = kbi_registry_tags(&got, r, "a/b");
     if (!root)
         FUZZ_CHECK(rc == KB_ERR_PARSE, "tags of a file that is no index: rc %d", rc);
     else if (!want.len)
@@ -70,8 +70,8 @@ static void check_tags(kb_registry *r, kb_ctx *ctx, json_t *root)
     for (i = 0; !rc && i < got.len; i++)
         FUZZ_CHECK(strcmp(got.items[i], want.items[i]) == 0, "tag %s, jansson says %s",
                    got.items[i], want.items[i]);
-    kb_strv_free(&want);
-    kb_strv_free(&got);
+    kbi_strv_free(&want);
+    kbi_strv_free(&got);
 }
 
 static void check_digest(kb_registry *r, kb_ctx *ctx, json_t *root)
@@ -87,7 +87,7 @@ static void check_digest(kb_registry *r, kb_ctx *ctx, json_t *root)
             want = mt ? mt : "application/x-blob";
     }
     kb_registry_manifest *m = NULL;
-    int rc = kb_registry_manifest_get(&m, r, "a/b", digest);
+    int rc = kbi_registry_manifest_get(&m, r, "a/b", digest);
     if (!root) {
         FUZZ_CHECK(rc == KB_ERR_PARSE, "manifest from a file that is no index: rc %d", rc);
         fuzz_check_error(ctx, rc);
@@ -96,7 +96,7 @@ static void check_digest(kb_registry *r, kb_ctx *ctx, json_t *root)
         FUZZ_CHECK(strcmp(m->media_type, want) == 0, "media type %s, jansson says %s",
                    m->media_type, want);
     }
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -28,10 +28,10 @@ static void check_readable(const kb_lockfile *lock)
         }
     }
     kb_strv blobs = KB_STRV_INIT;
-    FUZZ_CHECK(kb_lockfile_pinned_blobs(&blobs, lock) == 0, "pinned blobs failed");
+    FUZZ_CHECK(kbi_lockfile_pinned_blobs(&blobs, lock) == 0, "pinned blobs failed");
     for (size_t i = 0; i < blobs.len; i++)
-        FUZZ_CHECK(kb_digest_valid(blobs.items[i]), "pinned blob '%s'", blobs.items[i]);
-    kb_strv_free(&blobs);
+        FUZZ_CHECK(kbi_digest_valid(blobs.items[i]), "pinned blob '%s'", blobs.items[i]);
+    kbi_strv_free(&blobs);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -43,11 +43,11 @@ static char *slurp(const char *path, size_t *len)
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kb_buf_append(&b, chunk, n);
+        kbi_buf_append(&b, chunk, n);
     fclose(f);
     *len = b.len;
-    kb_buf_grow(&b, 0);
-    return kb_buf_detach(&b);
+    kbi_buf_grow(&b, 0);
+    return kbi_buf_detach(&b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -23,13 +23,13 @@ static char *next_line(char *line)
 static void check_round_trip(kb_ctx *ctx, const kb_semver *v)
 {
     char text[256];
-    kb_semver_format(v, text, sizeof(text));
+    kbi_semver_format(v, text, sizeof(text));
     kb_semver again;
-    FUZZ_CHECK(kb_semver_parse(ctx, &again, text) == 0, "formatted '%s' does not parse", text);
-    FUZZ_CHECK(kb_semver_cmp(v, &again) == 0, "'%s' reparses to another precedence", text);
+    FUZZ_CHECK(kbi_semver_parse(ctx, &again, text) == 0, "formatted '%s' does not parse", text);
+    FUZZ_CHECK(kbi_semver_cmp(v, &again) == 0, "'%s' reparses to another precedence", text);
     FUZZ_CHECK(strcmp(v->build, again.build) == 0, "'%s' lost its build metadata", text);
     char twice[256];
-    kb_semver_format(&again, twice, sizeof(twice));
+    kbi_semver_format(&again, twice, sizeof(twice));
     FUZZ_CHECK(strcmp(text, twice) == 0, "format not stable: '%s' then '%s'", text, twice);
 }
 
@@ -39,14 +39,14 @@ static void check_matches_own_constraint(kb_ctx *ctx, const kb_semver *v, const 
     kb_semver bare = *v;
     bare.build[0] = '\0';
     char version[256], text[260];
-    kb_semver_format(&bare, version, sizeof(version));
+    kbi_semver_format(&bare, version, sizeof(version));
     snprintf(text, sizeof(text), "%s%s", op, version);
     kb_constraint *c = NULL;
-    int rc = kb_constraint_parse(ctx, &c, text);
+    int rc = kbi_constraint_parse(ctx, &c, text);
     FUZZ_CHECK(rc == 0, "constraint '%s' does not parse: %s", text,
                kb_ctx_last_error(ctx)->message);
-    FUZZ_CHECK(kb_constraint_match(c, v), "'%s' does not match %s", text, version);
-    kb_constraint_free(c);
+    FUZZ_CHECK(kbi_constraint_match(c, v), "'%s' does not match %s", text, version);
+    kbi_constraint_free(c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -58,35 +58,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kb_ctx *ctx = fuzz_ctx();
 
     kb_semver a, b;
-    int arc = kb_semver_parse(ctx, &a, a_text);
+    int arc = kbi_semver_parse(ctx, &a, a_text);
     if (arc)
         fuzz_check_error(ctx, arc);
-    int brc = kb_semver_parse(ctx, &b, b_text);
+    int brc = kbi_semver_parse(ctx, &b, b_text);
     if (brc)
         fuzz_check_error(ctx, brc);
     if (!arc) {
-        FUZZ_CHECK(kb_semver_cmp(&a, &a) == 0, "'%s' differs from itself", a_text);
+        FUZZ_CHECK(kbi_semver_cmp(&a, &a) == 0, "'%s' differs from itself", a_text);
         check_round_trip(ctx, &a);
         static const char *const ops[] = {"", "=", ">=", "<=", "^", "~"};
         for (size_t i = 0; i < KB_ARRAY_LEN(ops); i++)
             check_matches_own_constraint(ctx, &a, ops[i]);
     }
     if (!arc && !brc)
-        FUZZ_CHECK(sign(kb_semver_cmp(&a, &b)) == -sign(kb_semver_cmp(&b, &a)),
+        FUZZ_CHECK(sign(kbi_semver_cmp(&a, &b)) == -sign(kbi_semver_cmp(&b, &a)),
                    "cmp('%s','%s') not antisymmetric", a_text, b_text);
 
     kb_constraint *c = NULL;
-    int crc = kb_constraint_parse(ctx, &c, c_text);
+    int crc = kbi_constraint_parse(ctx, &c, c_text);
     if (crc) {
         fuzz_check_error(ctx, crc);
         FUZZ_CHECK(c == NULL, "failed constraint parse returned one");
-    } else if (!arc && !brc && kb_semver_cmp(&a, &b) == 0) {
-        FUZZ_CHECK(kb_constraint_match(c, &a) == kb_constraint_match(c, &b),
+    } else if (!arc && !brc && kbi_semver_cmp(&a, &b) == 0) {
+        FUZZ_CHECK(kbi_constraint_match(c, &a) == kbi_constraint_match(c, &b),
                    "'%s' and '%s' are equal but match '%s' differently", a_text, b_text, c_text);
     } else if (!arc) {
-        (void)kb_constraint_match(c, &a);
+        (void)kbi_constraint_match(c, &a);
     }
-    kb_constraint_free(c);
+    kbi_constraint_free(c);
     kb_ctx_free(ctx);
     free(text);
     return 0;

@@ -1,5 +1,5 @@
 /* libFuzzer target: the signature layer a registry serves (or an install record keeps), judged
- * offline by trust/signature.c (kb_trust_judge_stored) against a config folder holding one
+ * offline by trust/signature.c (kbi_trust_judge_stored) against a config folder holding one
  * trusted key. Invariants: the call returns 0 or a kb_err with a message; the verdict's status
  * is a known one with a detail sentence; and no input the fuzzer can make is ever
  * "signed by a trusted key": that needs the private key, which never leaves this process's
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ctx = ctx_with_a_trusted_key();
     char *layer = fuzz_cstr(data, size);
     kb_trust_verdict v = {0};
-    int rc = kb_trust_judge_stored(&v, ctx, layer, PKG, VER, DIGEST);
+    int rc = kbi_trust_judge_stored(&v, ctx, layer, PKG, VER, DIGEST);
     if (rc)
         fuzz_check_error(ctx, rc);
     else {

@@ -1,4 +1,4 @@
-/* libFuzzer target: the build.toml reader of kbpkg import (kb_toml_parse) on arbitrary bytes. */
+/* libFuzzer target: the build.toml reader of kbpkg import (kbi_toml_parse) on arbitrary bytes. */
 #include "fuzz_common.h"
 #include "import/toml.h"
 
@@ -13,7 +13,7 @@ static void check_tree(const kb_toml *t, unsigned depth)
         FUZZ_CHECK(t->count == 0, "scalar with items");
     for (size_t i = 0; i < t->count; i++) {
         if (t->type == KB_TOML_TABLE)
-            FUZZ_CHECK(t->items[i]->key && kb_toml_get(t, t->items[i]->key) == t->items[i],
+            FUZZ_CHECK(t->items[i]->key && kbi_toml_get(t, t->items[i]->key) == t->items[i],
                        "table member not found by its key (duplicate?)");
         check_tree(t->items[i], depth + 1);
     }
@@ -23,13 +23,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kb_ctx *ctx = fuzz_ctx();
     kb_toml *t = NULL;
-    int rc = kb_toml_parse(&t, ctx, "fuzz.toml", (const char *)data, size);
+    int rc = kbi_toml_parse(&t, ctx, "fuzz.toml", (const char *)data, size);
     if (rc) {
         fuzz_check_error(ctx, rc);
         FUZZ_CHECK(t == NULL, "failed parse left a tree");
     } else
         check_tree(t, 0);
-    kb_toml_free(t);
+    kbi_toml_free(t);
     kb_ctx_free(ctx);
     return 0;
 }

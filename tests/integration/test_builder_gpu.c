@@ -13,7 +13,7 @@ static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const cha
                                          const char **filters, size_t n)
 {
     char *src = kbt_data("builder/vadd");
-    char *out = kb_asprintf("%s/out%s", tmp, tag), *work = kb_asprintf("%s/work%s", tmp, tag);
+    char *out = kbi_asprintf("%s/out%s", tmp, tag), *work = kbi_asprintf("%s/work%s", tmp, tag);
     kb_build_options o = KB_BUILD_OPTIONS_INIT;
     o.targets = filters;
     o.target_count = n;
@@ -37,7 +37,7 @@ static kb_build_result *build_targets(kb_ctx *ctx, const char *tmp, const char *
 static const kb_build_target_result *result_for(const kb_build_result *r, const char *prefix)
 {
     for (size_t i = 0; i < r->count; i++)
-        if (kb_str_starts(r->targets[i].target, prefix))
+        if (kbi_str_starts(r->targets[i].target, prefix))
             return &r->targets[i];
     return NULL;
 }
@@ -45,7 +45,7 @@ static const kb_build_target_result *result_for(const kb_build_result *r, const 
 Test(builder_gpu, cuda_sass_and_ptx_targets, .timeout = 600)
 {
     char *nvcc = NULL;
-    if (kb_which(&nvcc, "nvcc") != 0 && kb_which(&nvcc, "/usr/local/cuda/bin/nvcc") != 0)
+    if (kbi_which(&nvcc, "nvcc") != 0 && kbi_which(&nvcc, "/usr/local/cuda/bin/nvcc") != 0)
         cr_skip_test("nvcc is not installed");
     free(nvcc);
     char *tmp = kbt_mkdtemp();
@@ -66,17 +66,18 @@ Test(builder_gpu, cuda_sass_and_ptx_targets, .timeout = 600)
     for (int k = 0; k < 2; k++) {
         const kb_build_target_result *t = result_for(r, prefixes[k]);
         cr_assert_not_null(t);
-        char *cmd = kb_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, dirs[k], dirs[k],
-                                t->artifact);
+        char *cmd = kbi_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, dirs[k], dirs[k],
+                                 t->artifact);
         cr_assert_eq(system(cmd), 0);
         free(cmd);
-        char *lib = kb_asprintf("%s/%s/lib/libvec_add.so", tmp, dirs[k]);
+        char *lib = kbi_asprintf("%s/%s/lib/libvec_add.so", tmp, dirs[k]);
         kb_plan_item item = {.backend = KB_BACKEND_CUDA};
         snprintf(item.target, sizeof(item.target), "%s", t->target);
         snprintf(item.arch, sizeof(item.arch), "%s", k == 0 ? "sm_80" : "compute_80");
-        cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+        cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), 0, "%s",
+                     kb_ctx_last_error(ctx)->message);
         snprintf(item.arch, sizeof(item.arch), "%s", k == 0 ? "compute_80" : "sm_80");
-        cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
+        cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
         cr_expect(strstr(kb_ctx_last_error(ctx)->message, found[k]), "%s",
                   kb_ctx_last_error(ctx)->message);
         free(lib);
@@ -97,7 +98,7 @@ Test(builder_gpu, cuda_sass_and_ptx_targets, .timeout = 600)
 Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
 {
     char *hipcc = NULL;
-    if (kb_which(&hipcc, "hipcc") != 0)
+    if (kbi_which(&hipcc, "hipcc") != 0)
         kbt_skip_missing("hipcc is not installed");
     free(hipcc);
     char *tmp = kbt_mkdtemp();
@@ -113,15 +114,15 @@ Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
     kb_plan_item item = {.backend = KB_BACKEND_ROCM};
     const kb_build_target_result *t = result_for(r, "rocm5-gfx1100");
     cr_assert_not_null(t);
-    char *cmd = kb_asprintf("cd '%s' && mkdir y && tar -C y -xf '%s'", tmp, t->artifact);
+    char *cmd = kbi_asprintf("cd '%s' && mkdir y && tar -C y -xf '%s'", tmp, t->artifact);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
-    char *lib = kb_asprintf("%s/y/lib/libvec_add.so", tmp);
+    char *lib = kbi_asprintf("%s/y/lib/libvec_add.so", tmp);
     snprintf(item.target, sizeof(item.target), "rocm5-gfx1100-x86_64-linux");
     snprintf(item.arch, sizeof(item.arch), "gfx1100");
-    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
     snprintf(item.arch, sizeof(item.arch), "gfx1030");
-    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message,
                      "holds AMDGCN gfx1100, expected only AMDGCN gfx1030"),
               "%s", kb_ctx_last_error(ctx)->message);
@@ -136,10 +137,10 @@ Test(builder_gpu, rocm_gfx1030_and_gfx1100_via_overlay, .timeout = 600)
 static char *amd_fixture(const char *tmp)
 {
     char *src = kbt_data("builder/vadd");
-    char *dst = kb_asprintf("%s/vadd-amd", tmp);
-    char *cmd = kb_asprintf("cp -r '%s' '%s' && sed -i 's/archs: \\[gfx1030, gfx1100\\]/archs: "
-                            "[gfx942, gfx1201, gfx11-generic]/' '%s/kernel.yaml'",
-                            src, dst, dst);
+    char *dst = kbi_asprintf("%s/vadd-amd", tmp);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s' && sed -i 's/archs: \\[gfx1030, gfx1100\\]/archs: "
+                             "[gfx942, gfx1201, gfx11-generic]/' '%s/kernel.yaml'",
+                             src, dst, dst);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
     free(src);
@@ -148,10 +149,10 @@ static char *amd_fixture(const char *tmp)
 
 static char *unpack_lib(const char *tmp, const char *artifact, const char *tag)
 {
-    char *cmd = kb_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, tag, tag, artifact);
+    char *cmd = kbi_asprintf("cd '%s' && mkdir %s && tar -C %s -xf '%s'", tmp, tag, tag, artifact);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
-    return kb_asprintf("%s/%s/lib/libvec_add.so", tmp, tag);
+    return kbi_asprintf("%s/%s/lib/libvec_add.so", tmp, tag);
 }
 
 /* Overwrite one byte of the first code object's ELF header in lib. */
@@ -159,7 +160,7 @@ static void patch_code_object(kb_ctx *ctx, const char *lib, size_t field, uint8_
 {
     kb_inspect *ins = NULL;
     cr_assert_eq(kb_inspect_file(&ins, ctx, lib), 0);
-    const kb_gpu_entry *e = kb_inspect_gpu_entry(ins, 0);
+    const kb_gpu_entry *e = kbi_inspect_gpu_entry(ins, 0);
     cr_assert(e && e->elf);
     FILE *f = fopen(lib, "r+b");
     cr_assert_not_null(f);
@@ -171,7 +172,7 @@ static void patch_code_object(kb_ctx *ctx, const char *lib, size_t field, uint8_
 
 static char *script(const char *tmp, const char *name, const char *body)
 {
-    char *path = kb_asprintf("%s/%s", tmp, name);
+    char *path = kbi_asprintf("%s/%s", tmp, name);
     kbt_write(path, body);
     cr_assert_eq(chmod(path, 0755), 0);
     return path;
@@ -182,14 +183,14 @@ static char *script(const char *tmp, const char *name, const char *body)
 Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
 {
     char *clang = NULL;
-    if (kb_which(&clang, "clang-19") != 0)
+    if (kbi_which(&clang, "clang-19") != 0)
         cr_skip_test("clang-19 is not installed (scripts/install-deps.sh installs it)");
     free(clang);
     char *tmp = kbt_mkdtemp();
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_ctx_set(ctx, "cache.dir", tmp), 0);
     char *pkg = amd_fixture(tmp);
-    char *out = kb_asprintf("%s/out", tmp), *work = kb_asprintf("%s/work", tmp);
+    char *out = kbi_asprintf("%s/out", tmp), *work = kbi_asprintf("%s/work", tmp);
     const char *filters[] = {"rocm6-gfx1201", "rocm6-gfx11-generic"};
     kb_build_options o = KB_BUILD_OPTIONS_INIT;
     o.targets = filters;
@@ -209,15 +210,15 @@ Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
     kb_plan_item item = {.backend = KB_BACKEND_ROCM};
     snprintf(item.target, sizeof(item.target), "rocm6-gfx1201-x86_64-linux");
     snprintf(item.arch, sizeof(item.arch), "gfx1201");
-    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
-    cr_expect_eq(kb_verify_hip_runtime(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kbi_verify_hip_runtime(ctx, lib, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
     char *objdump = NULL;
-    cr_assert_eq(kb_which(&objdump, "llvm-objdump-19"), 0);
-    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, objdump), 0, "%s",
+    cr_assert_eq(kbi_which(&objdump, "llvm-objdump-19"), 0);
+    cr_expect_eq(kbi_verify_disassembly(ctx, lib, &item, objdump), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     /* the soname is the target's runtime: a rocm5 id over this library is refused */
     snprintf(item.target, sizeof(item.target), "rocm5-gfx1201-x86_64-linux");
-    cr_expect_eq(kb_verify_hip_runtime(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_hip_runtime(ctx, lib, &item), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message,
                      "needs libamdhip64.so.6 (DT_NEEDED), expected only libamdhip64.so.5"),
               "%s", kb_ctx_last_error(ctx)->message);
@@ -225,25 +226,26 @@ Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
     /* a disassembler that meets an unknown word, or fails, fails the target */
     char *unknown =
         script(tmp, "objdump-unknown", "#!/bin/sh\necho '  <unknown>'\necho s_endpgm\n");
-    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, unknown), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_disassembly(ctx, lib, &item, unknown), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "does not disassemble for gfx1201 (") &&
                   strstr(kb_ctx_last_error(ctx)->message, "an <unknown> instruction"),
               "%s", kb_ctx_last_error(ctx)->message);
     char *failing = script(tmp, "objdump-fails", "#!/bin/sh\nexit 1\n");
-    cr_expect_eq(kb_verify_disassembly(ctx, lib, &item, failing), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_disassembly(ctx, lib, &item, failing), KB_ERR_BUILD);
     /* e_flags naming another machine than the bundle entry claims */
     patch_code_object(ctx, lib, 48, 0x48); /* EF_AMDGPU_MACH_AMDGCN_GFX1200 */
-    cr_expect_eq(kb_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_gpu_code(ctx, lib, &item), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "name machine 0x48, gfx1201 is 0x4e"), "%s",
               kb_ctx_last_error(ctx)->message);
     /* the generic code object is v6 with a generic version; an older ABI byte is refused */
     snprintf(item.target, sizeof(item.target), "rocm6-gfx11-generic-x86_64-linux");
     snprintf(item.arch, sizeof(item.arch), "gfx11-generic");
-    cr_expect_eq(kb_verify_gpu_code(ctx, generic, &item), 0, "%s", kb_ctx_last_error(ctx)->message);
-    cr_expect_eq(kb_verify_disassembly(ctx, generic, &item, objdump), 0, "%s",
+    cr_expect_eq(kbi_verify_gpu_code(ctx, generic, &item), 0, "%s",
+                 kb_ctx_last_error(ctx)->message);
+    cr_expect_eq(kbi_verify_disassembly(ctx, generic, &item, objdump), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     patch_code_object(ctx, generic, 8, 3); /* EI_ABIVERSION: code object v5 */
-    cr_expect_eq(kb_verify_gpu_code(ctx, generic, &item), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_gpu_code(ctx, generic, &item), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "must be code object v6"), "%s",
               kb_ctx_last_error(ctx)->message);
     free(unknown);

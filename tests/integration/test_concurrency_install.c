@@ -36,7 +36,7 @@ static void verify_ok(kbt_world *w)
 
 static size_t blob_gets(kbt_proxy *p, const char *name, const char *digest)
 {
-    char *path = kb_asprintf("/v2/%s/blobs/%s", name, digest);
+    char *path = kbi_asprintf("/v2/%s/blobs/%s", name, digest);
     size_t n = kbt_proxy_count(p, "GET", path);
     free(path);
     return n;

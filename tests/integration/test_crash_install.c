@@ -29,10 +29,10 @@ static void sh(const char *fmt, ...)
     kb_buf cmd = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    kb_buf_vprintf(&cmd, fmt, ap);
+    kbi_buf_vprintf(&cmd, fmt, ap);
     va_end(ap);
     cr_assert_eq(system(cmd.data), 0, "%s", cmd.data);
-    kb_buf_free(&cmd);
+    kbi_buf_free(&cmd);
 }
 
 static void install_ok(kbt_world *w, const char *ref)
@@ -69,10 +69,10 @@ static void restore(kbt_world *w, const char *snap)
  * install replaces it with RENAME_EXCHANGE. */
 static void age_record(kbt_world *w, const char *dir)
 {
-    char *rec = kb_asprintf("%s/%s", dir, KB_INSTALL_RECORD);
-    char *cmd = kb_asprintf("sed -i 's/\"artifact_digest\": \"sha256:[0-9a-f]*\"/"
-                            "\"artifact_digest\": \"sha256:%064d\"/' '%s'",
-                            0, rec);
+    char *rec = kbi_asprintf("%s/%s", dir, KB_INSTALL_RECORD);
+    char *cmd = kbi_asprintf("sed -i 's/\"artifact_digest\": \"sha256:[0-9a-f]*\"/"
+                             "\"artifact_digest\": \"sha256:%064d\"/' '%s'",
+                             0, rec);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
     free(rec);
@@ -99,17 +99,17 @@ static phase observed_phase(const char *vdir, const char *blob, bool new_state)
     DIR *d = opendir(vdir);
     struct dirent *e;
     while (d && (e = readdir(d))) {
-        if (!kb_str_starts(e->d_name, ".kbpkg-extract-"))
+        if (!kbi_str_starts(e->d_name, ".kbpkg-extract-"))
             continue;
         extract = true;
-        char *rec = kb_asprintf("%s/%s/%s", vdir, e->d_name, KB_INSTALL_RECORD);
-        recorded = recorded || kb_path_exists(rec);
+        char *rec = kbi_asprintf("%s/%s/%s", vdir, e->d_name, KB_INSTALL_RECORD);
+        recorded = recorded || kbi_path_exists(rec);
         free(rec);
     }
     if (d)
         closedir(d);
-    char *part = kb_asprintf("%s.part", blob);
-    bool has_part = kb_path_exists(part);
+    char *part = kbi_asprintf("%s.part", blob);
+    bool has_part = kbi_path_exists(part);
     free(part);
     if (new_state)
         return extract ? PH_RENAMED : PH_DONE;
@@ -129,7 +129,7 @@ static long now_ms(void)
 static long timed_install_ms(kbt_world *w, const char *pause)
 {
     restore(w, NULL);
-    char *env_pause = pause ? kb_asprintf("KBPKG_TEST_PAUSE_AT=%s", pause) : NULL;
+    char *env_pause = pause ? kbi_asprintf("KBPKG_TEST_PAUSE_AT=%s", pause) : NULL;
     const char *env[] = {env_pause, NULL};
     const char *args[] = {"install", "kbtest/vec-add@0.2.0", NULL};
     long t0 = now_ms();
@@ -147,8 +147,8 @@ Test(crash, sigkill_at_random_points_of_install)
     kbt_world_init(&w);
     char *d1 = kbt_world_publish(&w, w.hub, "kbtest/vec-add", "0.1.0", 0);
     char *d2 = kbt_world_publish(&w, w.hub, "kbtest/vec-add", "0.2.0", 0);
-    char *snap_old = kb_asprintf("%s/snap-old", w.tmp);
-    char *snap_same = kb_asprintf("%s/snap-same", w.tmp);
+    char *snap_old = kbi_asprintf("%s/snap-old", w.tmp);
+    char *snap_same = kbi_asprintf("%s/snap-same", w.tmp);
     install_ok(&w, "kbtest/vec-add@0.2.0");
     char *only_new = kbt_world_installed(&w);
     restore(&w, NULL);
@@ -157,13 +157,13 @@ Test(crash, sigkill_at_random_points_of_install)
     snapshot(&w, snap_old);
     install_ok(&w, "kbtest/vec-add@0.2.0");
     char *both = kbt_world_installed(&w);
-    char *vdir = kb_asprintf("%s/pkgs/kbtest/vec-add/0.2.0", w.cache);
-    char *target_dir = kb_asprintf("%s/%s", vdir, w.target);
+    char *vdir = kbi_asprintf("%s/pkgs/kbtest/vec-add/0.2.0", w.cache);
+    char *target_dir = kbi_asprintf("%s/%s", vdir, w.target);
     age_record(&w, target_dir);
     snapshot(&w, snap_same);
     char *aged = kbt_world_installed(&w);
     cr_assert_str_neq(aged, both);
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", w.cache, strchr(d2, ':') + 1);
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", w.cache, strchr(d2, ':') + 1);
 
     /* This machine's pace decides where a kill lands: time a whole install with and without
      * the pauses, and spread the kills from mid-startup to the end of the paused install. */
@@ -263,19 +263,19 @@ Test(crash, gc_removes_what_killed_processes_left)
     char *digest = kbt_world_publish(&w, w.hub, "kbtest/vec-add", "0.1.0", 0);
     install_ok(&w, "kbtest/vec-add");
     char *installed = kbt_world_installed(&w);
-    char *vdir = kb_asprintf("%s/pkgs/kbtest/vec-add/0.1.0", w.cache);
+    char *vdir = kbi_asprintf("%s/pkgs/kbtest/vec-add/0.1.0", w.cache);
     /* a killed extraction, a killed uninstall (still holding a whole record) and downloads */
     sh("mkdir -p '%s/.kbpkg-extract-AbC123/lib' && echo x > '%s/.kbpkg-extract-AbC123/lib/libx.so'",
        vdir, vdir);
-    char *src = kb_asprintf("%s/%s", vdir, w.target);
-    char *removing = kb_asprintf("%s.removing.99999", src);
+    char *src = kbi_asprintf("%s/%s", vdir, w.target);
+    char *removing = kbi_asprintf("%s.removing.99999", src);
     sh("cp -a '%s' '%s'", src, removing);
-    char *part = kb_asprintf("%s/blobs/sha256/%064d.part", w.cache, 1);
+    char *part = kbi_asprintf("%s/blobs/sha256/%064d.part", w.cache, 1);
     kbt_write(part, "half a blob");
-    char *tmpblob = kb_asprintf("%s/blobs/sha256/%064d.tmp-Zz9Yy8", w.cache, 2);
+    char *tmpblob = kbi_asprintf("%s/blobs/sha256/%064d.tmp-Zz9Yy8", w.cache, 2);
     kbt_write(tmpblob, "a one-shot write");
-    char *empty = kb_asprintf("%s/pkgs/kbtest/other/9.9.9", w.cache);
-    cr_assert_eq(kb_mkdir_p(NULL, empty, 0755), 0);
+    char *empty = kbi_asprintf("%s/pkgs/kbtest/other/9.9.9", w.cache);
+    cr_assert_eq(kbi_mkdir_p(NULL, empty, 0755), 0);
     cr_assert_eq(kbt_world_leftovers(&w), 4);
 
     char *now = kbt_world_installed(&w);
@@ -288,12 +288,12 @@ Test(crash, gc_removes_what_killed_processes_left)
     cr_expect(strstr(r.out, "\"removed\": 4"), "two folders and two partial blobs: %s", r.out);
     kbt_run_free(&r);
     cr_expect_eq(kbt_world_leftovers(&w), 0);
-    cr_expect(!kb_path_exists(empty), "empty folders go too");
+    cr_expect(!kbi_path_exists(empty), "empty folders go too");
     now = kbt_world_installed(&w);
     cr_expect_str_eq(now, installed, "gc keeps what is installed");
     free(now);
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", w.cache, strchr(digest, ':') + 1);
-    cr_expect(kb_path_exists(blob), "the installed artifact's blob stays");
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", w.cache, strchr(digest, ':') + 1);
+    cr_expect(kbi_path_exists(blob), "the installed artifact's blob stays");
     verify_ok(&w, "after gc");
     free(blob);
     free(empty);
@@ -319,7 +319,7 @@ static off_t kill_during_download(pid_t pid, const char *part, const char *blob,
 {
     off_t start = file_size(part);
     for (int i = 0; i < 20000; i++) {
-        if (file_size(part) > start || kb_path_exists(blob))
+        if (file_size(part) > start || kbi_path_exists(blob))
             break;
         if (kill(pid, 0) != 0)
             break;
@@ -334,10 +334,10 @@ static off_t kill_during_download(pid_t pid, const char *part, const char *blob,
 
 static void assert_blob_whole_or_absent(const char *blob, const char *digest)
 {
-    if (!kb_path_exists(blob))
+    if (!kbi_path_exists(blob))
         return;
     char hex[65];
-    cr_assert_eq(kb_sha256_file(NULL, blob, hex, NULL), 0);
+    cr_assert_eq(kbi_sha256_file(NULL, blob, hex, NULL), 0);
     cr_assert_str_eq(hex, strchr(digest, ':') + 1, "a blob under its digest name is whole");
 }
 
@@ -353,10 +353,10 @@ Test(crash, sigkill_during_large_blob_download)
     kbt_world_use_registry(&w, reg.url);
     enum { PAD = 26 << 20 }; /* base64 text: a blob of about 20 MiB */
     char *digest = kbt_world_publish(&w, reg.url, "kbtest/vec-add", "0.3.0", PAD);
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", w.cache, strchr(digest, ':') + 1);
-    char *part = kb_asprintf("%s.part", blob);
-    char *log = kb_asprintf("%s/registry.log", reg.dir);
-    char *get = kb_asprintf("GET /v2/kbtest/vec-add/blobs/%s ", digest);
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", w.cache, strchr(digest, ':') + 1);
+    char *part = kbi_asprintf("%s.part", blob);
+    char *log = kbi_asprintf("%s/registry.log", reg.dir);
+    char *get = kbi_asprintf("GET /v2/kbtest/vec-add/blobs/%s ", digest);
     const char *install[] = {"install", "kbtest/vec-add", "--allow-unsigned", NULL};
 
     unsigned seed = 7;
@@ -380,7 +380,7 @@ Test(crash, sigkill_during_large_blob_download)
         cr_assert(state[0] == '\0' || strstr(state, "kbtest/vec-add@0.3.0"), "%s", state);
         free(state);
         verify_ok(&w, "after a kill during download");
-        if (kb_path_exists(blob))
+        if (kbi_path_exists(blob))
             break; /* one got through: the rest of the test needs a .part, start over */
     }
     size_t gets_before = kbt_count_lines(log, get);
@@ -388,8 +388,8 @@ Test(crash, sigkill_during_large_blob_download)
     bool had_part = file_size(part) > 0;
     install_ok(&w, "kbtest/vec-add");
     assert_blob_whole_or_absent(blob, digest);
-    cr_assert(kb_path_exists(blob));
-    cr_expect(!kb_path_exists(part), "the .part became the blob");
+    cr_assert(kbi_path_exists(blob));
+    cr_expect(!kbi_path_exists(part), "the .part became the blob");
     verify_ok(&w, "after the download finished");
     if (had_part)
         cr_expect_eq(kbt_count_lines(log, "\" 206 "), resumed_before + 1,
@@ -404,7 +404,7 @@ Test(crash, sigkill_during_large_blob_download)
     r = kbt_world_kbpkg(&w, NULL, gc);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     kbt_run_free(&r);
-    cr_assert(!kb_path_exists(blob));
+    cr_assert(!kbi_path_exists(blob));
     /* a .part holding a true prefix (what a cut leaves): resumed with a Range request */
     char *stored_blob = kbt_registry_blob_data(&reg, digest);
     sh("head -c 5000000 '%s' > '%s'", stored_blob, part);
@@ -425,7 +425,7 @@ Test(crash, sigkill_during_large_blob_download)
     size_t gets_bad = kbt_count_lines(log, get);
     install_ok(&w, "kbtest/vec-add");
     assert_blob_whole_or_absent(blob, digest);
-    cr_expect(kb_path_exists(blob));
+    cr_expect(kbi_path_exists(blob));
     cr_expect_eq(kbt_count_lines(log, get), gets_bad + 2,
                  "one resumed GET that fails the digest, one whole GET");
     verify_ok(&w, "after a bad .part");

@@ -21,9 +21,9 @@ static char *slurp(int fd)
     ssize_t n;
     lseek(fd, 0, SEEK_SET);
     while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-        kb_buf_append(&b, chunk, (size_t)n);
-    kb_buf_grow(&b, 0);
-    return kb_buf_detach(&b);
+        kbi_buf_append(&b, chunk, (size_t)n);
+    kbi_buf_grow(&b, 0);
+    return kbi_buf_detach(&b);
 }
 
 /* kbpkg install with RLIMIT_FSIZE set in the child and SIGXFSZ ignored, so a write past the
@@ -56,7 +56,7 @@ static kbt_run install_limited(kbt_world *w, rlim_t limit)
         execl(bin, bin, "install", "kbtest/vec-add", (char *)NULL);
         _exit(127);
     }
-    kbt_run r = {kbt_world_wait(pid), kb_strdup(""), slurp(err_fd)};
+    kbt_run r = {kbt_world_wait(pid), kbi_strdup(""), slurp(err_fd)};
     close(err_fd);
     return r;
 }
@@ -74,7 +74,7 @@ static void assert_cache_usable(kbt_world *w, const char *when)
 
 static void fill(const char *path, size_t bytes)
 {
-    char *cmd = kb_asprintf("head -c %zu /dev/zero > '%s'", bytes, path);
+    char *cmd = kbi_asprintf("head -c %zu /dev/zero > '%s'", bytes, path);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
 }
@@ -86,7 +86,7 @@ Test(diskfull, tmpfs_cache_runs_out_of_space)
 {
     kbt_world w;
     kbt_world_init(&w);
-    cr_assert_eq(kb_mkdir_p(NULL, w.cache, 0755), 0);
+    cr_assert_eq(kbi_mkdir_p(NULL, w.cache, 0755), 0);
     if (mount("tmpfs", w.cache, "tmpfs", 0, "size=5m") != 0) {
         int err = errno;
         kbt_world_free(&w);
@@ -95,7 +95,7 @@ Test(diskfull, tmpfs_cache_runs_out_of_space)
                 strerror(err));
     }
     kbt_world_publish(&w, w.hub, "kbtest/vec-add", "0.1.0", PAD);
-    char *filler = kb_asprintf("%s/filler", w.cache);
+    char *filler = kbi_asprintf("%s/filler", w.cache);
 
     /* about 1 MiB free: the download itself does not fit */
     fill(filler, 4 * 1024 * KIB);

@@ -65,9 +65,9 @@ static void fixture_open(fixture *f)
     f->blob = malloc(f->len);
     cr_assert_not_null(f->blob);
     fill(f->blob, f->len, 7);
-    cr_assert_eq(kb_registry_blob_put_mem(&f->digest, f->reg, REPO, f->blob, f->len), 0, "%s",
+    cr_assert_eq(kbi_registry_blob_put_mem(&f->digest, f->reg, REPO, f->blob, f->len), 0, "%s",
                  msg(f));
-    f->url = kb_asprintf("%s/v2/%s/blobs/%s", kbt_proxy_url(f->proxy), REPO, f->digest);
+    f->url = kbi_asprintf("%s/v2/%s/blobs/%s", kbt_proxy_url(f->proxy), REPO, f->digest);
     kbt_proxy_reset_log(f->proxy);
 }
 
@@ -93,7 +93,7 @@ static double now_s(void)
 
 static char *dest_path(const fixture *f, const char *what, int i)
 {
-    return kb_asprintf("%s/%s-%d", f->tmp, what, i);
+    return kbi_asprintf("%s/%s-%d", f->tmp, what, i);
 }
 
 static bool exists(const char *path)
@@ -104,7 +104,7 @@ static bool exists(const char *path)
 
 static bool part_exists(const char *dest)
 {
-    char *part = kb_asprintf("%s.part", dest);
+    char *part = kbi_asprintf("%s.part", dest);
     bool e = exists(part);
     free(part);
     return e;
@@ -114,11 +114,11 @@ static bool part_exists(const char *dest)
 static void expect_blob_at(const fixture *f, const char *dest)
 {
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, dest, &b), 0, "no file at %s", dest);
+    cr_assert_eq(kbi_read_file(NULL, dest, &b), 0, "no file at %s", dest);
     cr_expect_eq(b.len, f->len);
     cr_expect(b.len == f->len && memcmp(b.data, f->blob, f->len) == 0, "%s differs from the blob",
               dest);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
 }
 
 static void add_rule(fixture *f, kbt_fault_rule rule)
@@ -165,7 +165,7 @@ Test(faults, server_errors_are_retried_with_backoff_then_succeed)
                                       .status = statuses[i]});
         char *dest = dest_path(&f, "blob", i);
         double t0 = now_s();
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         double elapsed = now_s() - t0;
         expect_blob_at(&f, dest);
         cr_expect_eq(blob_gets(&f), failures + 1, "round %d: %u GETs", i, blob_gets(&f));
@@ -194,7 +194,7 @@ Test(faults, retry_after_is_honoured)
                                       .retry_after = 1});
         char *dest = dest_path(&f, "blob", i);
         double t0 = now_s();
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         double elapsed = now_s() - t0;
         cr_expect(elapsed >= 1.0, "round %d: retried after %.3f s, Retry-After says 1", i, elapsed);
         cr_expect(elapsed < 3.0, "round %d: %.3f s", i, elapsed);
@@ -231,7 +231,7 @@ Test(faults, retry_budget_spent_gives_an_error_naming_url_and_last_failure)
                                       .status = rounds[i].status,
                                       .offset = 0});
         char *dest = dest_path(&f, "blob", i);
-        int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+        int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
         cr_expect_eq(rc, rounds[i].code, "round %d: %s (%s)", i, kb_strerror(rc), msg(&f));
         cr_expect(strstr(msg(&f), f.url), "round %d: the message names the URL: %s", i, msg(&f));
         cr_expect(strstr(msg(&f), rounds[i].says), "round %d: %s", i, msg(&f));
@@ -260,7 +260,7 @@ Test(faults, a_reset_mid_body_resumes_with_range)
                                       .kind = KBT_FAULT_CUT,
                                       .offset = cut_offsets[i]});
         char *dest = dest_path(&f, "blob", i);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         cr_assert_eq(kbt_proxy_entries(f.proxy), 2);
         kbt_proxy_entry first, second;
@@ -292,7 +292,7 @@ Test(faults, a_truncated_body_resumes_exactly_where_it_stopped)
                                       .kind = KBT_FAULT_TRUNCATE,
                                       .offset = cut_offsets[i]});
         char *dest = dest_path(&f, "blob", i);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         cr_assert_eq(kbt_proxy_entries(f.proxy), 2);
         kbt_proxy_entry second;
@@ -321,12 +321,12 @@ Test(faults, truncation_without_retries_keeps_a_part_that_a_later_fetch_resumes)
                                       .kind = KBT_FAULT_TRUNCATE,
                                       .offset = cut_offsets[i]});
         char *dest = dest_path(&f, "blob", i);
-        int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+        int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
         cr_expect_eq(rc, KB_ERR_NETWORK, "%s", msg(&f));
         cr_expect(strstr(msg(&f), f.url), "%s", msg(&f));
         cr_expect(!exists(dest), "an unverified prefix is never at dest");
         cr_expect(part_exists(dest), "the verified-later prefix is kept for a resume");
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         cr_expect(!part_exists(dest));
         cr_expect_eq(kbt_proxy_body_bytes(f.proxy, "GET", "/blobs/"), f.len);
@@ -350,7 +350,7 @@ Test(faults, a_server_ignoring_range_restarts_from_zero_and_verifies)
                  (kbt_fault_rule){
                      .method = "GET", .path = "/blobs/", .nth = 2, .kind = KBT_FAULT_IGNORE_RANGE});
         char *dest = dest_path(&f, "blob", i);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         kbt_proxy_entry second;
         cr_assert(kbt_proxy_entry_at(f.proxy, 1, &second));
@@ -376,7 +376,7 @@ Test(faults, a_flipped_byte_is_a_digest_error_and_leaves_nothing)
                                       .kind = KBT_FAULT_FLIP,
                                       .offset = offsets[i]});
         char *dest = dest_path(&f, "blob", i);
-        int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+        int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
         cr_expect_eq(rc, KB_ERR_DIGEST, "round %d: %s", i, kb_strerror(rc));
         cr_expect(strstr(msg(&f), f.digest), "names the expected digest: %s", msg(&f));
         cr_expect(strstr(msg(&f), "got sha256:"), "names the received digest: %s", msg(&f));
@@ -384,7 +384,7 @@ Test(faults, a_flipped_byte_is_a_digest_error_and_leaves_nothing)
         cr_expect(!part_exists(dest), "round %d: no .part kept", i);
         /* the next clean fetch starts from nothing and succeeds */
         kbt_proxy_clear_rules(f.proxy);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         free(dest);
     }
@@ -407,10 +407,10 @@ Test(faults, a_corrupt_prefix_kept_by_a_cut_is_not_trusted_by_the_next_fetch)
                                       .corrupt = true,
                                       .corrupt_at = cut / 2});
         char *dest = dest_path(&f, "blob", i);
-        cr_expect_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), KB_ERR_NETWORK);
+        cr_expect_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), KB_ERR_NETWORK);
         cr_expect(part_exists(dest), "the (bad) prefix is kept: only a digest can tell");
         /* the resume fails verification; the client must then fetch the whole blob afresh */
-        int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+        int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
         cr_expect_eq(rc, 0, "round %d: %s", i, msg(&f));
         expect_blob_at(&f, dest);
         cr_expect(!part_exists(dest));
@@ -445,7 +445,7 @@ Test(faults, a_stall_past_the_timeout_fails_in_bounded_time)
                                       .ms = 6000});
         char *dest = dest_path(&f, "blob", i);
         double t0 = now_s();
-        int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+        int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
         double elapsed = now_s() - t0;
         cr_expect(rc == KB_ERR_TIMEOUT || rc == KB_ERR_NETWORK, "round %d: %s (%s)", i,
                   kb_strerror(rc), msg(&f));
@@ -456,7 +456,7 @@ Test(faults, a_stall_past_the_timeout_fails_in_bounded_time)
         cr_expect(strstr(msg(&f), f.url), "%s", msg(&f));
         cr_expect(!exists(dest));
         /* without the stall the next fetch completes (resuming what arrived) */
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         free(dest);
     }
@@ -486,7 +486,7 @@ Test(faults, a_stall_is_retried_and_a_short_stall_is_waited_out)
                                       .offset = cut_offsets[(i + 2) % TRIES],
                                       .ms = 300});
         char *dest = dest_path(&f, "blob", i);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         cr_expect_eq(blob_gets(&f), 2);
         free(dest);
@@ -508,7 +508,7 @@ Test(faults, a_slow_trickle_under_the_timeout_completes)
                                       .chunk = chunks[i],
                                       .ms = 5});
         char *dest = dest_path(&f, "blob", i);
-        cr_assert_eq(kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
+        cr_assert_eq(kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0), 0, "%s", msg(&f));
         expect_blob_at(&f, dest);
         cr_expect_eq(blob_gets(&f), 1);
         free(dest);
@@ -529,7 +529,7 @@ Test(faults, a_trickle_slower_than_the_timeout_is_abandoned)
             .method = "GET", .path = "/blobs/", .kind = KBT_FAULT_TRICKLE, .chunk = 1, .ms = 2500});
     char *dest = dest_path(&f, "blob", 0);
     double t0 = now_s();
-    int rc = kb_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
+    int rc = kbi_registry_blob_get_file(f.reg, REPO, f.digest, dest, 0);
     double elapsed = now_s() - t0;
     cr_expect(rc == KB_ERR_TIMEOUT || rc == KB_ERR_NETWORK, "%s (%s)", kb_strerror(rc), msg(&f));
     cr_expect(elapsed < 5.0, "gave up after %.2f s", elapsed);

@@ -79,18 +79,19 @@ static void add_rule(fixture *f, kbt_fault_rule rule)
 static void expect_stored(fixture *f, const char *digest, const char *data, size_t len)
 {
     kb_buf got = KB_BUF_INIT;
-    cr_assert_eq(kb_registry_blob_get_mem(&got, f->direct, REPO, digest, len + 1), 0, "%s", msg(f));
+    cr_assert_eq(kbi_registry_blob_get_mem(&got, f->direct, REPO, digest, len + 1), 0, "%s",
+                 msg(f));
     cr_expect_eq(got.len, len);
     cr_expect(got.len == len && memcmp(got.data, data, len) == 0);
-    kb_buf_free(&got);
+    kbi_buf_free(&got);
 }
 
-/* A new blob per round, written to a file for kb_registry_blob_put_file. */
+/* A new blob per round, written to a file for kbi_registry_blob_put_file. */
 static char *blob_file(fixture *f, int round, char *data, size_t len)
 {
     fill(data, len, 100u + (unsigned)round);
-    char *path = kb_asprintf("%s/blob-%d", f->tmp, round);
-    cr_assert_eq(kb_write_file_atomic(NULL, path, data, len, 0644), 0);
+    char *path = kbi_asprintf("%s/blob-%d", f->tmp, round);
+    cr_assert_eq(kbi_write_file_atomic(NULL, path, data, len, 0644), 0);
     return path;
 }
 
@@ -104,7 +105,7 @@ typedef struct upload_round {
 
 static void run_upload_rounds(fixture *f, const upload_round *rounds, bool chunked)
 {
-    kb_registry_set_chunk_size(f->reg, chunked ? CHUNK : 0);
+    kbi_registry_set_chunk_size(f->reg, chunked ? CHUNK : 0);
     char *data = malloc(BLOB_LEN);
     cr_assert_not_null(data);
     for (int i = 0; i < TRIES; i++) {
@@ -117,7 +118,7 @@ static void run_upload_rounds(fixture *f, const upload_round *rounds, bool chunk
                                      .offset = rounds[i].offset,
                                      .status = rounds[i].status});
         char *digest = NULL;
-        int rc = kb_registry_blob_put_file(&digest, f->reg, REPO, path);
+        int rc = kbi_registry_blob_put_file(&digest, f->reg, REPO, path);
         if (rc || getenv("KBT_DEBUG"))
             kbt_proxy_dump(f->proxy);
         cr_assert_eq(rc, 0, "round %d (%s #%u kind %d): %s", i, rounds[i].method, rounds[i].nth,
@@ -175,7 +176,7 @@ Test(faults_upload, an_upload_that_keeps_failing_names_the_url_and_stores_nothin
                                   .path = "/blobs/uploads/",
                                   .kind = KBT_FAULT_STATUS,
                                   .status = 500});
-    int rc = kb_registry_blob_put_file(NULL, f.reg, REPO, path);
+    int rc = kbi_registry_blob_put_file(NULL, f.reg, REPO, path);
     cr_expect_eq(rc, KB_ERR_HTTP, "%s", msg(&f));
     cr_expect(strstr(msg(&f), "PUT http://127.0.0.1:"), "%s", msg(&f));
     cr_expect(strstr(msg(&f), "/blobs/uploads/"), "%s", msg(&f));
@@ -184,10 +185,10 @@ Test(faults_upload, an_upload_that_keeps_failing_names_the_url_and_stores_nothin
     cr_expect_eq(kbt_proxy_count(f.proxy, "POST", "/blobs/uploads/"), 2);
     cr_expect_eq(kbt_proxy_count(f.proxy, "PUT", "/blobs/uploads/"), 4);
     char hex[65];
-    kb_sha256_hex(data, BLOB_LEN, hex);
-    char *digest = kb_asprintf("sha256:%s", hex);
+    kbi_sha256_hex(data, BLOB_LEN, hex);
+    char *digest = kbi_asprintf("sha256:%s", hex);
     uint64_t size = 0;
-    cr_expect_eq(kb_registry_blob_exists(&size, f.direct, REPO, digest), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kbi_registry_blob_exists(&size, f.direct, REPO, digest), KB_ERR_NOT_FOUND);
     free(digest);
     free(path);
     free(data);
@@ -201,9 +202,9 @@ static char *push_manifest(fixture *f, char **digest_out)
 {
     char *layer = NULL;
     const char *text = "kernel bytes for the manifest tests";
-    cr_assert_eq(kb_registry_blob_put_mem(&layer, f->direct, REPO, text, strlen(text)), 0);
-    cr_assert_eq(kb_registry_blob_put_mem(NULL, f->direct, REPO, "{}", 2), 0);
-    char *json = kb_asprintf(
+    cr_assert_eq(kbi_registry_blob_put_mem(&layer, f->direct, REPO, text, strlen(text)), 0);
+    cr_assert_eq(kbi_registry_blob_put_mem(NULL, f->direct, REPO, "{}", 2), 0);
+    char *json = kbi_asprintf(
         "{\"schemaVersion\":2,\"mediaType\":\"" KB_MT_OCI_MANIFEST "\","
         "\"artifactType\":\"application/vnd.kbpkg.artifact.v1\","
         "\"config\":{\"mediaType\":\"" KB_MT_OCI_EMPTY "\",\"digest\":\"sha256:"
@@ -211,8 +212,8 @@ static char *push_manifest(fixture *f, char **digest_out)
         "\"layers\":[{\"mediaType\":\"application/vnd.kbpkg.layer.v1.tar+zstd\","
         "\"digest\":\"%s\",\"size\":%zu}]}",
         layer, strlen(text));
-    cr_assert_eq(kb_registry_manifest_put(digest_out, f->direct, REPO, "1.0.0", KB_MT_OCI_MANIFEST,
-                                          json, strlen(json)),
+    cr_assert_eq(kbi_registry_manifest_put(digest_out, f->direct, REPO, "1.0.0", KB_MT_OCI_MANIFEST,
+                                           json, strlen(json)),
                  0, "%s", msg(f));
     free(layer);
     return json;
@@ -234,13 +235,13 @@ Test(faults_manifest, a_flipped_byte_in_a_manifest_is_a_digest_error)
                                       .offset = offsets[i]});
         const char *ref = i % 2 ? digest : "1.0.0";
         kb_registry_manifest *m = NULL;
-        int rc = kb_registry_manifest_get(&m, f.reg, REPO, ref);
+        int rc = kbi_registry_manifest_get(&m, f.reg, REPO, ref);
         cr_expect_eq(rc, KB_ERR_DIGEST, "round %d (%s): %s", i, ref, kb_strerror(rc));
         cr_expect_null(m);
         cr_expect(strstr(msg(&f), digest), "names the expected digest: %s", msg(&f));
         cr_expect(strstr(msg(&f), "got sha256:"), "names the received digest: %s", msg(&f));
         cr_expect(strstr(msg(&f), "/manifests/"), "names the URL: %s", msg(&f));
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
     }
     free(json);
     free(digest);
@@ -267,13 +268,13 @@ Test(faults_manifest, manifest_fetches_are_retried_through_cuts_and_server_error
         r.nth = 1;
         add_rule(&f, r);
         kb_registry_manifest *m = NULL;
-        cr_assert_eq(kb_registry_manifest_get(&m, f.reg, REPO, i % 2 ? digest : "1.0.0"), 0,
+        cr_assert_eq(kbi_registry_manifest_get(&m, f.reg, REPO, i % 2 ? digest : "1.0.0"), 0,
                      "round %d: %s", i, msg(&f));
         cr_expect_eq(m->len, len);
         cr_expect_str_eq(m->data, json);
         cr_expect_str_eq(m->digest, digest);
         cr_expect_eq(kbt_proxy_count(f.proxy, "GET", "/manifests/"), 2);
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
     }
     free(json);
     free(digest);

@@ -16,22 +16,22 @@ static const char *header[] = {"rf_gemm.h", "kb_activation.h", "kb_rmsnorm.h"};
  * #include <kbpkg/kernel_abi.h> is shipped beside it (it once failed: kbpkg_kernel.h missing). */
 static void expect_consumer_compiles(const char *tmp, const kb_kernel *k, size_t i)
 {
-    char *src = kb_asprintf("%s/consumer_%zu.c", tmp, i);
-    char *text = kb_asprintf(
+    char *src = kbi_asprintf("%s/consumer_%zu.c", tmp, i);
+    char *text = kbi_asprintf(
         "#include <%s>\nint main(void)\n{\n    void (*volatile f)(void) = (void (*)(void))%s;\n"
         "    return f != 0 ? 0 : 1;\n}\n",
         header[i], probe_symbol[i]);
     kbt_write(src, text);
-    char *inc = kb_asprintf("-I%s/include", kb_kernel_path(k));
-    char *obj = kb_asprintf("%s/consumer_%zu.o", tmp, i);
+    char *inc = kbi_asprintf("-I%s/include", kb_kernel_path(k));
+    char *obj = kbi_asprintf("%s/consumer_%zu.o", tmp, i);
     const char *argv[] = {"cc", "-std=c11", "-Wall", "-Werror", "-pedantic", inc,
                           "-c", src,        "-o",    obj,       NULL};
     kb_ctx *ctx = kbt_ctx();
     kb_proc_result res;
-    cr_assert_eq(kb_proc_run(ctx, &res, argv, NULL, 60000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &res, argv, NULL, 60000), 0);
     cr_expect_eq(res.exit_code, 0, "%s: a consumer of %s does not compile against %s:\n%s",
                  packages[i], header[i], inc, res.output.data ? res.output.data : "");
-    kb_proc_result_free(&res);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(src), free(text), free(inc), free(obj);
 }
@@ -39,9 +39,9 @@ static void expect_consumer_compiles(const char *tmp, const kb_kernel *k, size_t
 static kbt_run run_env(const char *cache, const char *registry, const char *cfg,
                        const char *const *args)
 {
-    char *e1 = kb_asprintf("KBPKG_CACHE=%s", cache);
-    char *e2 = kb_asprintf("KBPKG_REGISTRY=%s", registry);
-    char *e3 = kb_asprintf("KBPKG_CONFIG_DIR=%s", cfg);
+    char *e1 = kbi_asprintf("KBPKG_CACHE=%s", cache);
+    char *e2 = kbi_asprintf("KBPKG_REGISTRY=%s", registry);
+    char *e3 = kbi_asprintf("KBPKG_CONFIG_DIR=%s", cfg);
     const char *env[] = {e1, e2, e3, "KBPKG_DEVICES=none", "KBPKG_CPU=x86_64_v2", NULL};
     kbt_run r = kbt_kbpkg(env, args);
     free(e1);
@@ -52,12 +52,12 @@ static kbt_run run_env(const char *cache, const char *registry, const char *cfg,
 
 static void round_trip(const char *tmp, const char *registry, const char *tag)
 {
-    char *cache = kb_asprintf("%s/cache-%s", tmp, tag);
-    char *cfg = kb_asprintf("%s/config", tmp);
+    char *cache = kbi_asprintf("%s/cache-%s", tmp, tag);
+    char *cfg = kbi_asprintf("%s/config", tmp);
     for (size_t i = 0; i < KB_ARRAY_LEN(packages); i++) {
         char *src = kbt_source("kernels");
-        char *dir = kb_asprintf("%s/%s", src, packages[i]);
-        char *out = kb_asprintf("%s/dist/%zu", tmp, i);
+        char *dir = kbi_asprintf("%s/%s", src, packages[i]);
+        char *out = kbi_asprintf("%s/dist/%zu", tmp, i);
         const char *publish[] = {"publish", dir, "--target", "cpu-x86_64_v2", "--out", out, NULL};
         kbt_run r = run_env(cache, registry, cfg, publish);
         cr_assert_eq(r.exit_code, 0, "%s publish to %s: %s %s", packages[i], tag, r.out, r.err);
@@ -95,7 +95,7 @@ static void round_trip(const char *tmp, const char *registry, const char *tag)
 Test(first_party, round_trip_layout_and_docker_registry, .timeout = 900)
 {
     char *tmp = kbt_mkdtemp();
-    char *hub = kb_asprintf("%s/hub", tmp);
+    char *hub = kbi_asprintf("%s/hub", tmp);
     round_trip(tmp, hub, "layout");
     if (kbt_registry_available()) {
         kbt_registry reg;

@@ -16,7 +16,7 @@
 
 static kb_registry *open_remote(kb_ctx *ctx, const kbt_proxy *p, bool with_login)
 {
-    char *url = kb_asprintf("oci://127.0.0.1:%d/ns", kbt_proxy_port(p));
+    char *url = kbi_asprintf("oci://127.0.0.1:%d/ns", kbt_proxy_port(p));
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, url), 0, "%s", kb_ctx_last_error(ctx)->message);
     if (with_login)
@@ -59,12 +59,12 @@ Test(hostile_registry, credentials_never_leave_the_registry_origin)
 {
     kbt_proxy *home = kbt_proxy_start(NO_UPSTREAM);
     kbt_proxy *elsewhere = kbt_proxy_start(NO_UPSTREAM);
-    char *link = kb_asprintf("Link: <%s/v2/ns/kbtest/x/tags/list?n=100&last=a>; rel=\"next\"\r\n",
-                             kbt_proxy_url(elsewhere));
+    char *link = kbi_asprintf("Link: <%s/v2/ns/kbtest/x/tags/list?n=100&last=a>; rel=\"next\"\r\n",
+                              kbt_proxy_url(elsewhere));
     answer(home, "GET", "/tags/list", 200, link, "{\"tags\":[\"1.0.0\"]}");
     answer(elsewhere, "GET", "/tags/list", 200, NULL, "{\"tags\":[\"2.0.0\"]}");
     char *location =
-        kb_asprintf("Location: %s/v2/ns/kbtest/x/blobs/uploads/u1\r\n", kbt_proxy_url(elsewhere));
+        kbi_asprintf("Location: %s/v2/ns/kbtest/x/blobs/uploads/u1\r\n", kbt_proxy_url(elsewhere));
     answer(home, "HEAD", "/blobs/", 404, NULL, "");
     answer(home, "POST", "/blobs/uploads/", 202, location, "");
     answer(elsewhere, "PUT", "/blobs/uploads/", 201, NULL, "");
@@ -72,14 +72,14 @@ Test(hostile_registry, credentials_never_leave_the_registry_origin)
     cr_assert_eq(kb_ctx_set(ctx, "net.retries", "0"), 0);
     kb_registry *r = open_remote(ctx, home, true);
     kb_strv tags = KB_STRV_INIT;
-    kb_registry_tags(&tags, r, "kbtest/x");
+    kbi_registry_tags(&tags, r, "kbtest/x");
     char *digest = NULL;
-    kb_registry_blob_put_mem(&digest, r, "kbtest/x", "hello", 5);
+    kbi_registry_blob_put_mem(&digest, r, "kbtest/x", "hello", 5);
     cr_expect_gt(with_auth(home), 0, "the registry itself gets the login");
     cr_expect_gt(kbt_proxy_count(elsewhere, NULL, NULL), 1, "the other origin was asked");
     cr_expect_eq(with_auth(elsewhere), 0, "credentials were sent to another origin");
     free(digest);
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     free(link);
@@ -107,13 +107,13 @@ Test(hostile_registry, a_trickled_manifest_meets_the_deadline, .timeout = 60)
     kb_registry *r = open_remote(ctx, p, false);
     kb_registry_manifest *m = NULL;
     double t0 = now_s();
-    int rc = kb_registry_manifest_get(&m, r, "kbtest/x", "1.0.0");
+    int rc = kbi_registry_manifest_get(&m, r, "kbtest/x", "1.0.0");
     double took = now_s() - t0;
     cr_expect_eq(rc, KB_ERR_TIMEOUT, "%d %s", rc, kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "net.deadline_s"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect(took < 6, "took %.1f s", took);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     kbt_proxy_stop(p);
@@ -128,10 +128,10 @@ Test(hostile_registry, a_self_linking_tags_page_ends_at_once)
     kb_ctx *ctx = kbt_ctx();
     kb_registry *r = open_remote(ctx, p, false);
     kb_strv tags = KB_STRV_INIT;
-    cr_expect_neq(kb_registry_tags(&tags, r, "kbtest/x"), 0);
+    cr_expect_neq(kbi_registry_tags(&tags, r, "kbtest/x"), 0);
     cr_expect_leq(kbt_proxy_count(p, "GET", "/tags/list"), 2, "requests: %u",
                   kbt_proxy_count(p, "GET", "/tags/list"));
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     kbt_proxy_stop(p);
@@ -142,12 +142,12 @@ Test(hostile_registry, a_hundred_thousand_tags_are_listed_quickly)
 {
     kbt_proxy *p = kbt_proxy_start(NO_UPSTREAM);
     kb_buf page1 = KB_BUF_INIT, page2 = KB_BUF_INIT;
-    kb_buf_puts(&page1, "{\"tags\":[");
-    kb_buf_puts(&page2, "{\"tags\":[");
+    kbi_buf_puts(&page1, "{\"tags\":[");
+    kbi_buf_puts(&page2, "{\"tags\":[");
     for (int i = 0; i < 100000; i++)
-        kb_buf_printf(i < 50000 ? &page1 : &page2, "%s\"%d\"", i % 50000 ? "," : "", i);
-    kb_buf_puts(&page1, "]}");
-    kb_buf_puts(&page2, "]}");
+        kbi_buf_printf(i < 50000 ? &page1 : &page2, "%s\"%d\"", i % 50000 ? "," : "", i);
+    kbi_buf_puts(&page1, "]}");
+    kbi_buf_puts(&page2, "]}");
     answer(p, "GET", "last=p1", 200, NULL, page2.data);
     answer(p, "GET", "/tags/list", 200,
            "Link: </v2/ns/kbtest/x/tags/list?n=100&last=p1>; rel=\"next\"\r\n", page1.data);
@@ -155,15 +155,15 @@ Test(hostile_registry, a_hundred_thousand_tags_are_listed_quickly)
     kb_registry *r = open_remote(ctx, p, false);
     kb_strv tags = KB_STRV_INIT;
     double t0 = now_s();
-    cr_assert_eq(kb_registry_tags(&tags, r, "kbtest/x"), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_registry_tags(&tags, r, "kbtest/x"), 0, "%s", kb_ctx_last_error(ctx)->message);
     double took = now_s() - t0;
     cr_expect_eq(tags.len, 100000);
     cr_expect(took < 5, "took %.1f s", took);
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kb_registry_free(r);
     kb_ctx_free(ctx);
-    kb_buf_free(&page1);
-    kb_buf_free(&page2);
+    kbi_buf_free(&page1);
+    kbi_buf_free(&page2);
     kbt_proxy_stop(p);
 }
 

@@ -26,11 +26,11 @@ typedef struct world {
 static void world_init(world *w)
 {
     w->tmp = kbt_mkdtemp();
-    w->hub = kb_asprintf("%s/hub", w->tmp);
-    w->cache = kb_asprintf("%s/cache", w->tmp);
-    w->env_cache = kb_asprintf("KBPKG_CACHE=%s", w->cache);
-    w->env_reg = kb_asprintf("KBPKG_REGISTRY=%s", w->hub);
-    w->env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/config", w->tmp);
+    w->hub = kbi_asprintf("%s/hub", w->tmp);
+    w->cache = kbi_asprintf("%s/cache", w->tmp);
+    w->env_cache = kbi_asprintf("KBPKG_CACHE=%s", w->cache);
+    w->env_reg = kbi_asprintf("KBPKG_REGISTRY=%s", w->hub);
+    w->env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s/config", w->tmp);
     setenv("KBPKG_CONFIG_DIR", w->env_cfg + strlen("KBPKG_CONFIG_DIR="), 1);
     setenv("KBPKG_SYSTEM_CONFIG", "/nonexistent/kbpkg.yaml", 1);
     unsetenv("KBPKG_DEVICES");
@@ -52,12 +52,12 @@ static void world_free(world *w)
 static char *fixture_copy(world *w, const char *version)
 {
     char *src = kbt_data("builder/vadd");
-    char *dst = kb_asprintf("%s/pkg-%s", w->tmp, version);
+    char *dst = kbi_asprintf("%s/pkg-%s", w->tmp, version);
     /* the fixture's kbpkg_kernel_info() spells its version out: keep it in step */
-    char *cmd = kb_asprintf("cp -r '%s' '%s' && sed -i 's/^version: .*/version: %s/' "
-                            "'%s/kernel.yaml' && sed -i 's/\"0\\.1\\.0\"/\"%s\"/' "
-                            "'%s/src/vadd_cpu.c'",
-                            src, dst, version, dst, version, dst);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s' && sed -i 's/^version: .*/version: %s/' "
+                             "'%s/kernel.yaml' && sed -i 's/\"0\\.1\\.0\"/\"%s\"/' "
+                             "'%s/src/vadd_cpu.c'",
+                             src, dst, version, dst, version, dst);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
     free(src);
@@ -68,8 +68,8 @@ static char *fixture_copy(world *w, const char *version)
 static void build_and_publish(world *w, const char *pkgdir, const char *registry)
 {
     kb_ctx *ctx = kbt_ctx();
-    char *out = kb_asprintf("%s/dist", pkgdir);
-    char *work = kb_asprintf("%s/work", w->tmp);
+    char *out = kbi_asprintf("%s/dist", pkgdir);
+    char *work = kbi_asprintf("%s/work", w->tmp);
     kb_build_options bo = KB_BUILD_OPTIONS_INIT;
     const char *filters[] = {"cpu"};
     bo.targets = filters;
@@ -88,24 +88,24 @@ static void build_and_publish(world *w, const char *pkgdir, const char *registry
             continue;
         cfgs[n] = (kb_buf)KB_BUF_INIT;
         cr_assert_eq(
-            kb_extract_read_member(&cfgs[n], ctx, br->targets[i].artifact, "kbpkg.json", 1 << 20),
+            kbi_extract_read_member(&cfgs[n], ctx, br->targets[i].artifact, "kbpkg.json", 1 << 20),
             0);
         items[n] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
                                      br->targets[i].build_key, cfgs[n].data};
         n++;
     }
     cfgs[n] = (kb_buf)KB_BUF_INIT;
-    kb_buf_puts(&cfgs[n], "{\"target\":\"source\"}");
+    kbi_buf_puts(&cfgs[n], "{\"target\":\"source\"}");
     items[n] = (kb_publish_item){br->source_artifact, "source", NULL, cfgs[n].data};
     n++;
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, registry), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(
-        kb_pkg_publish(r, br->package, br->version, "vector add", items, n, false, NULL, NULL), 0,
+        kbi_pkg_publish(r, br->package, br->version, "vector add", items, n, false, NULL, NULL), 0,
         "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     for (size_t i = 0; i < n; i++)
-        kb_buf_free(&cfgs[i]);
+        kbi_buf_free(&cfgs[i]);
     kb_build_result_free(br);
     free(out);
     free(work);
@@ -114,7 +114,7 @@ static void build_and_publish(world *w, const char *pkgdir, const char *registry
 
 static kbt_run kb(world *w, const char *devices, const char *const *args)
 {
-    char *dev = kb_asprintf("KBPKG_DEVICES=%s", devices);
+    char *dev = kbi_asprintf("KBPKG_DEVICES=%s", devices);
     const char *env[] = {w->env_cache, w->env_reg, w->env_cfg, dev, NULL};
     kbt_run r = kbt_kbpkg(env, args);
     free(dev);
@@ -155,7 +155,7 @@ Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
     kb_kernel *k = NULL;
     cr_assert_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add@^0.1", 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    cr_expect(kb_str_starts(kb_kernel_target(k), "cpu-x86_64_v"));
+    cr_expect(kbi_str_starts(kb_kernel_target(k), "cpu-x86_64_v"));
     cr_expect_str_eq(kb_kernel_version(k), "0.1.0");
     int (*vadd)(float *, const float *, const float *, int, void *) = NULL;
     *(void **)&vadd = kb_kernel_sym(k, "vadd_f32");
@@ -166,7 +166,7 @@ Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
         cr_expect_float_eq(out[i], a[i] + b[i], 1e-6);
     cr_expect_null(kb_kernel_sym(k, "kbpkg_kernel_info"), "only declared exports are handed out");
     const char *dir = kb_kernel_path(k);
-    char *lib = kb_asprintf("%s/lib/libvec_add.so", dir);
+    char *lib = kbi_asprintf("%s/lib/libvec_add.so", dir);
     kb_kernel_close(k);
     cr_expect_eq(kb_kernel_open(&k, ctx, "kbtest/vec-add@^2", 0), KB_ERR_NOT_FOUND);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "kbtest/vec-add@^2 is not installed") ||
@@ -208,7 +208,7 @@ Test(install_flow, cpu_install_list_verify_load_uninstall_gc)
 static void publish_fake_targets(world *w)
 {
     kb_ctx *ctx = kbt_ctx();
-    char *blob = kb_asprintf("%s/fake.tar.zst", w->tmp);
+    char *blob = kbi_asprintf("%s/fake.tar.zst", w->tmp);
     kbt_write(blob, "not an archive: resolution never downloads it");
     const char *targets[] = {"cuda13-sm_80-x86_64-linux",      "cuda13-sm_90-x86_64-linux",
                              "cuda13-compute_80-x86_64-linux", "rocm5-gfx1030-x86_64-linux",
@@ -218,8 +218,9 @@ static void publish_fake_targets(world *w)
         items[i] = (kb_publish_item){blob, targets[i], NULL, "{}"};
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
-    cr_assert_eq(kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, 6, false, NULL, NULL),
-                 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(
+        kbi_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, 6, false, NULL, NULL), 0,
+        "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     free(blob);
     kb_ctx_free(ctx);
@@ -233,7 +234,7 @@ static char *resolved_target(world *w, const char *devices, const char *extra)
     json_error_t jerr;
     json_t *o = json_loads(r.out, 0, &jerr);
     cr_assert_not_null(o, "%s", r.out);
-    char *t = kb_strdup(json_string_value(json_object_get(o, "target")));
+    char *t = kbi_strdup(json_string_value(json_object_get(o, "target")));
     json_decref(o);
     kbt_run_free(&r);
     return t;
@@ -296,7 +297,7 @@ Test(install_flow, resolution_by_device)
 static void publish_fake_amd_targets(world *w, const char *const *targets, size_t n)
 {
     kb_ctx *ctx = kbt_ctx();
-    char *blob = kb_asprintf("%s/fake-amd.tar.zst", w->tmp);
+    char *blob = kbi_asprintf("%s/fake-amd.tar.zst", w->tmp);
     kbt_write(blob, "not an archive: resolution never downloads it");
     kb_publish_item items[16];
     cr_assert_leq(n, KB_ARRAY_LEN(items));
@@ -304,25 +305,26 @@ static void publish_fake_amd_targets(world *w, const char *const *targets, size_
         items[i] = (kb_publish_item){blob, targets[i], NULL, "{}"};
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
-    cr_assert_eq(kb_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, n, false, NULL, NULL),
-                 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(
+        kbi_pkg_publish(r, "radeonflow/gemm", "1.0.0", "gemm", items, n, false, NULL, NULL), 0,
+        "%s", kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     free(blob);
     kb_ctx_free(ctx);
 }
 
 /* Publish only a source entry for name whose config says which targets it declares (as
- * kb_pub_source_artifact writes it): resolution must then plan local builds from that list. */
+ * kbi_pub_source_artifact writes it): resolution must then plan local builds from that list. */
 static void publish_source_declaring(world *w, const char *name, const char *declared)
 {
     kb_ctx *ctx = kbt_ctx();
-    char *blob = kb_asprintf("%s/src.tar.zst", w->tmp);
+    char *blob = kbi_asprintf("%s/src.tar.zst", w->tmp);
     kbt_write(blob, "not an archive: resolution never downloads it");
-    char *cfg = kb_asprintf("{\"declared_targets\":\"%s\",\"target\":\"source\"}", declared);
+    char *cfg = kbi_asprintf("{\"declared_targets\":\"%s\",\"target\":\"source\"}", declared);
     kb_publish_item item = {blob, "source", NULL, cfg};
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, w->hub), 0);
-    cr_assert_eq(kb_pkg_publish(r, name, "1.0.0", "fixture", &item, 1, false, NULL, NULL), 0, "%s",
+    cr_assert_eq(kbi_pkg_publish(r, name, "1.0.0", "fixture", &item, 1, false, NULL, NULL), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_registry_free(r);
     free(cfg);
@@ -402,7 +404,7 @@ Test(install_flow, amd_archs_resolve_by_device_and_runtime)
                   {"gfx1030@rocm5.2", "hipcc", "build rocm5-gfx1030-x86_64-linux from source"}};
     for (size_t i = 0; i < KB_ARRAY_LEN(builds); i++) {
         char *tool = NULL;
-        bool have = kb_which(&tool, builds[i].tool) == 0;
+        bool have = kbi_which(&tool, builds[i].tool) == 0;
         free(tool);
         r = kb(&w, builds[i].devices, explain_build);
         if (have)
@@ -416,8 +418,8 @@ Test(install_flow, amd_archs_resolve_by_device_and_runtime)
     const char *both[] = {"rocm5-gfx1030-x86_64-linux", "rocm6-gfx1030-x86_64-linux"};
     publish_fake_amd_targets(&w, both, KB_ARRAY_LEN(both));
     char *sysfs = kbt_data("sysfs/gfx1030");
-    char *e_sysfs = kb_asprintf("KBPKG_SYSFS_ROOT=%s", sysfs);
-    char *e_hip = kb_asprintf("KBPKG_HIP_LIB=%s", getenv("KB_FAKE_HIP"));
+    char *e_sysfs = kbi_asprintf("KBPKG_SYSFS_ROOT=%s", sysfs);
+    char *e_hip = kbi_asprintf("KBPKG_HIP_LIB=%s", getenv("KB_FAKE_HIP"));
     const char *env[] = {w.env_cache,
                          w.env_reg,
                          w.env_cfg,
@@ -506,23 +508,23 @@ Test(install_flow, index_records_declared_targets)
     kb_ctx *ctx = kbt_ctx();
     char *dir = kbt_data("builder/vadd");
     kb_manifest *m = NULL;
-    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_pub_artifact src;
-    char *out = kb_asprintf("%s/dist", w.tmp);
-    cr_assert_eq(kb_pub_source_artifact(&src, ctx, m, "0.1.0", "sha256:00", out), 0, "%s",
+    char *out = kbi_asprintf("%s/dist", w.tmp);
+    cr_assert_eq(kbi_pub_source_artifact(&src, ctx, m, "0.1.0", "sha256:00", out), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_publish_item item = {src.path, src.target, src.build_key, src.config_json};
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, w.hub), 0);
-    cr_assert_eq(kb_pkg_publish(r, m->name, "0.1.0", NULL, &item, 1, false, NULL, NULL), 0, "%s",
+    cr_assert_eq(kbi_pkg_publish(r, m->name, "0.1.0", NULL, &item, 1, false, NULL, NULL), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_pkg_index *idx = NULL;
-    cr_assert_eq(kb_pkg_index_fetch(&idx, r, m->name, "0.1.0", NULL), 0);
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, r, m->name, "0.1.0", NULL), 0);
     cr_expect_str_eq(idx->declared ? idx->declared : "(none)",
                      "cuda-sm_80,cuda-compute_80,rocm-gfx1030,rocm-gfx1100,cpu");
-    kb_pkg_index_free(idx);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
-    kb_pub_artifact_clear(&src);
+    kbi_pub_artifact_clear(&src);
     kb_manifest_free(m);
     free(out);
     free(dir);
@@ -581,7 +583,7 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
     kbt_registry_start(&reg, NULL, NULL);
     char *pkg = fixture_copy(&w, "0.3.0");
     build_and_publish(&w, pkg, reg.url);
-    char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
+    char *env_remote = kbi_asprintf("KBPKG_REGISTRY=%s", reg.url);
     const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
     const char *fetch[] = {"fetch", "--source", "kbtest/vec-add", "--allow-unsigned", NULL};
     kbt_run r = kbt_kbpkg(env, fetch);
@@ -595,13 +597,13 @@ Test(install_flow, offline_build_from_fetched_source_opens_no_socket)
     kbt_run_free(&r);
     /* --offline never opens a socket: strace counts connect() calls */
     char *strace = NULL;
-    if (kb_which(&strace, "strace") == 0) {
+    if (kbi_which(&strace, "strace") == 0) {
         char *bin = getenv("KBPKG_BIN");
-        char *cmd = kb_asprintf("env KBPKG_CACHE='%s' KBPKG_REGISTRY='%s' KBPKG_CONFIG_DIR="
-                                "'%s/config' KBPKG_DEVICES=none strace -f -e trace=connect,socket "
-                                "-o '%s/strace.log' '%s' install kbtest/vec-add --offline "
-                                ">/dev/null 2>&1; grep -c -E 'AF_INET|AF_INET6' '%s/strace.log'",
-                                w.cache, reg.url, w.tmp, w.tmp, bin, w.tmp);
+        char *cmd = kbi_asprintf("env KBPKG_CACHE='%s' KBPKG_REGISTRY='%s' KBPKG_CONFIG_DIR="
+                                 "'%s/config' KBPKG_DEVICES=none strace -f -e trace=connect,socket "
+                                 "-o '%s/strace.log' '%s' install kbtest/vec-add --offline "
+                                 ">/dev/null 2>&1; grep -c -E 'AF_INET|AF_INET6' '%s/strace.log'",
+                                 w.cache, reg.url, w.tmp, w.tmp, bin, w.tmp);
         FILE *p = popen(cmd, "r");
         char line[32] = "";
         if (p && fgets(line, sizeof(line), p))
@@ -627,7 +629,7 @@ Test(install_flow, docker_registry_round_trip)
     kbt_registry_start(&reg, NULL, NULL);
     char *pkg = fixture_copy(&w, "0.4.0");
     build_and_publish(&w, pkg, reg.url);
-    char *env_remote = kb_asprintf("KBPKG_REGISTRY=%s", reg.url);
+    char *env_remote = kbi_asprintf("KBPKG_REGISTRY=%s", reg.url);
     const char *env[] = {w.env_cache, env_remote, w.env_cfg, "KBPKG_DEVICES=none", NULL};
     /* a remote registry requires a trusted signature by default */
     const char *unsigned_install[] = {"install", "kbtest/vec-add@^0.4", NULL};
@@ -648,10 +650,10 @@ Test(install_flow, docker_registry_round_trip)
     kb_registry *rr = NULL;
     cr_assert_eq(kb_registry_open(&rr, ctx, reg.url), 0);
     kb_pkg_index *ix = NULL;
-    cr_assert_eq(kb_pkg_index_fetch(&ix, rr, "kbtest/vec-add", "0.4.0", NULL), 0);
+    cr_assert_eq(kbi_pkg_index_fetch(&ix, rr, "kbtest/vec-add", "0.4.0", NULL), 0);
     cr_assert_eq(kb_trust_sign_index(NULL, ctx, rr, "kbtest/vec-add", "0.4.0", ix->digest, NULL), 0,
                  "%s", kb_ctx_last_error(ctx)->message);
-    kb_pkg_index_free(ix);
+    kbi_pkg_index_free(ix);
     kb_registry_free(rr);
     kb_ctx_free(ctx);
     const char *install[] = {"install", "kbtest/vec-add@^0.4", "--json", NULL};
@@ -706,15 +708,15 @@ Test(install_flow, a_warm_open_sees_what_other_processes_install_and_uninstall)
     cr_assert_eq(kb_ctx_set(ctx, "registry", w.hub), 0);
     kb_kernel *k = NULL;
     cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
-    char *dir = kb_strdup(kb_kernel_path(k));
+    char *dir = kbi_strdup(kb_kernel_path(k));
     kb_kernel_close(k);
     cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
     kb_kernel_close(k);
 
     /* a warm open reads no record: with 0.1.0's record moved away by hand (no kbpkg change,
      * so no new generation) the remembered answer still loads */
-    char *record = kb_path_join(dir, "kbpkg-install.json");
-    char *aside = kb_asprintf("%s/record-aside.json", w.tmp);
+    char *record = kbi_path_join(dir, "kbpkg-install.json");
+    char *aside = kbi_asprintf("%s/record-aside.json", w.tmp);
     cr_assert_eq(rename(record, aside), 0, "%s", record);
     cr_expect_str_eq(open_version(ctx, "kbtest/vec-add", &k), "0.1.0");
     kb_kernel_close(k);

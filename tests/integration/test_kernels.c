@@ -26,7 +26,7 @@ static const kpkg pkgs[] = {
 static char *cc_path(void)
 {
     char *cc = NULL;
-    if (kb_which(&cc, "cc") != 0)
+    if (kbi_which(&cc, "cc") != 0)
         kbt_skip_missing("no C compiler (cc) in PATH: cannot build the kernel packages");
     return cc;
 }
@@ -34,8 +34,8 @@ static char *cc_path(void)
 static char *fmt(const char *f, const char *a, const char *b)
 {
     kb_buf buf = KB_BUF_INIT;
-    cr_assert_eq(kb_buf_printf(&buf, f, a, b), 0);
-    return kb_buf_detach(&buf);
+    cr_assert_eq(kbi_buf_printf(&buf, f, a, b), 0);
+    return kbi_buf_detach(&buf);
 }
 
 /* Runs argv; returns the exit code and hands back the combined output. */
@@ -44,11 +44,11 @@ static int run(const char *const *argv, char **output)
     kb_ctx *ctx = kbt_ctx();
     kb_proc_result res;
     memset(&res, 0, sizeof res);
-    int rc = kb_proc_run(ctx, &res, argv, NULL, 300000);
+    int rc = kbi_proc_run(ctx, &res, argv, NULL, 300000);
     cr_assert_eq(rc, 0, "could not run %s", argv[0]);
     int code = res.exit_code;
-    *output = kb_buf_detach(&res.output);
-    kb_proc_result_free(&res);
+    *output = kbi_buf_detach(&res.output);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     return code;
 }
@@ -235,9 +235,9 @@ static char *slurp(const char *path)
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cr_assert_eq(kb_buf_append(&b, chunk, n), 0);
+        cr_assert_eq(kbi_buf_append(&b, chunk, n), 0);
     fclose(f);
-    return kb_buf_detach(&b);
+    return kbi_buf_detach(&b);
 }
 
 /* Packages are self-contained (their source artifact holds only their folder), so each
@@ -270,7 +270,7 @@ Test(kernels, manifests_load_with_files)
         char *path = kbt_source(rel);
         kb_ctx *ctx = kbt_ctx();
         kb_manifest *m = NULL;
-        int rc = kb_manifest_load(ctx, &m, path, true);
+        int rc = kbi_manifest_load(ctx, &m, path, true);
         cr_assert_eq(rc, 0, "%s: %s", path, kb_ctx_last_error(ctx)->message);
         cr_expect_str_eq(m->name, pkgs[i].name);
         cr_expect_eq(m->abi, 1);

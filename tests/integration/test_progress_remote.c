@@ -73,12 +73,12 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
     kb_ctx *ctx = NULL;
     cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
     kb_registry *reg = NULL;
-    char *ref = kb_asprintf("oci://127.0.0.1:%d/ns", srv.port);
+    char *ref = kbi_asprintf("oci://127.0.0.1:%d/ns", srv.port);
     cr_assert_eq(kb_registry_open(&reg, ctx, ref), 0, "%s", kb_ctx_last_error(ctx)->message);
     /* chunked: three PATCHes and the PUT */
-    kb_registry_set_chunk_size(reg, 100 * 1000);
+    kbi_registry_set_chunk_size(reg, 100 * 1000);
     char *tmp = kbt_mkdtemp();
-    char *src = kb_asprintf("%s/blob", tmp);
+    char *src = kbi_asprintf("%s/blob", tmp);
     size_t size = 350 * 1000;
     char *data = malloc(size);
     for (size_t i = 0; i < size; i++)
@@ -89,7 +89,7 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
     free(data);
 
     char *digest = NULL;
-    cr_assert_eq(kb_registry_blob_put_file(&digest, reg, "org/name", src), 0, "%s",
+    cr_assert_eq(kbi_registry_blob_put_file(&digest, reg, "org/name", src), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     char label[96];
     snprintf(label, sizeof(label), "org/name sha256:%.12s", digest + 7);
@@ -98,8 +98,8 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
 
     /* the size from Content-Length when the caller gives none */
     rec->count = 0;
-    char *dest = kb_asprintf("%s/got", tmp);
-    cr_assert_eq(kb_registry_blob_get_file(reg, "org/name", digest, dest, 0), 0, "%s",
+    char *dest = kbi_asprintf("%s/got", tmp);
+    cr_assert_eq(kbi_registry_blob_get_file(reg, "org/name", digest, dest, 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_geq(rec->count, 2);
     cr_expect_eq(rec->items[0].total, 0, "unknown before the answer");
@@ -114,8 +114,8 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
 
     /* and from the index when the caller has it */
     rec->count = 0;
-    char *dest2 = kb_asprintf("%s/got2", tmp);
-    cr_assert_eq(kb_registry_blob_get_file(reg, "org/name", digest, dest2, size), 0);
+    char *dest2 = kbi_asprintf("%s/got2", tmp);
+    cr_assert_eq(kbi_registry_blob_get_file(reg, "org/name", digest, dest2, size), 0);
     expect_one_job(rec, "download", label, size);
 
     /* an install or a publish names the job by the target the blob holds */
@@ -124,14 +124,14 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
     fclose(f);
     rec->count = 0;
     char *digest2 = NULL;
-    cr_assert_eq(
-        kb_registry_blob_put_file_for(&digest2, reg, "org/name", src, "cpu-x86_64_v2-x86_64-linux"),
-        0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_registry_blob_put_file_for(&digest2, reg, "org/name", src,
+                                                "cpu-x86_64_v2-x86_64-linux"),
+                 0, "%s", kb_ctx_last_error(ctx)->message);
     expect_one_job(rec, "upload", "org/name cpu-x86_64_v2-x86_64-linux", size + 12);
     rec->count = 0;
-    char *dest3 = kb_asprintf("%s/got3", tmp);
-    cr_assert_eq(kb_registry_blob_get_file_for(reg, "org/name", digest2, dest3, size + 12,
-                                               "cpu-x86_64_v2-x86_64-linux"),
+    char *dest3 = kbi_asprintf("%s/got3", tmp);
+    cr_assert_eq(kbi_registry_blob_get_file_for(reg, "org/name", digest2, dest3, size + 12,
+                                                "cpu-x86_64_v2-x86_64-linux"),
                  0);
     expect_one_job(rec, "download", "org/name cpu-x86_64_v2-x86_64-linux", size + 12);
     free(dest3);
@@ -139,17 +139,17 @@ Test(progress_remote, upload_and_download_are_jobs_with_their_size)
 
     /* small blobs from memory are not reported */
     rec->count = 0;
-    cr_assert_eq(kb_registry_blob_put_mem(NULL, reg, "org/name", "{}", 2), 0);
+    cr_assert_eq(kbi_registry_blob_put_mem(NULL, reg, "org/name", "{}", 2), 0);
     cr_expect_eq(rec->count, 0);
 
     /* an unknown repository is a missing package, named with the registry's URL */
     kb_strv versions = KB_STRV_INIT;
-    cr_expect_eq(kb_pkg_versions(&versions, reg, "no/such"), KB_ERR_NOT_FOUND);
-    char *want = kb_asprintf("no package no/such in %s/ns", srv.url);
+    cr_expect_eq(kbi_pkg_versions(&versions, reg, "no/such"), KB_ERR_NOT_FOUND);
+    char *want = kbi_asprintf("no package no/such in %s/ns", srv.url);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message, want);
     cr_expect(kb_ctx_last_error(ctx)->url && strstr(kb_ctx_last_error(ctx)->url, "/tags/list"),
               "the URL that said so is kept");
-    kb_strv_free(&versions);
+    kbi_strv_free(&versions);
 
     free(want);
     free(dest);

@@ -26,8 +26,8 @@ typedef enum { MODE_PUBLISH, MODE_STAGE_MERGE } worker_mode;
 /* A distinct artifact per target and round (the registry never checks what is inside). */
 static char *write_artifact(const char *dir, size_t worker, int round)
 {
-    char *path = kb_asprintf("%s/w%zu-r%d.tar.zst", dir, worker, round);
-    char *text = kb_asprintf("artifact %s round %d\n", targets[worker], round);
+    char *path = kbi_asprintf("%s/w%zu-r%d.tar.zst", dir, worker, round);
+    char *text = kbi_asprintf("artifact %s round %d\n", targets[worker], round);
     kbt_write(path, text);
     free(text);
     return path;
@@ -46,15 +46,15 @@ static int worker(const char *ref, const char *art, size_t w, int start_fd, work
     kb_publish_item it = {art, targets[w], NULL, "{}"};
     if (!rc && mode == MODE_PUBLISH) {
         char *digest = NULL;
-        rc = kb_pkg_publish(r, PKG, VERSION, "race", &it, 1, false, NULL, &digest);
+        rc = kbi_pkg_publish(r, PKG, VERSION, "race", &it, 1, false, NULL, &digest);
         free(digest);
     } else if (!rc) {
-        rc = kb_pkg_stage(r, PKG, VERSION, "race", &it, 1, NULL);
+        rc = kbi_pkg_stage(r, PKG, VERSION, "race", &it, 1, NULL);
         kb_pkg_merge_result m;
         if (!rc)
-            rc = kb_pkg_merge(&m, r, PKG, VERSION);
+            rc = kbi_pkg_merge(&m, r, PKG, VERSION);
         if (!rc)
-            kb_pkg_merge_result_free(&m);
+            kbi_pkg_merge_result_free(&m);
     }
     if (rc)
         fprintf(stderr, "worker %zu: %s\n", w, kb_ctx_last_error(ctx)->message);
@@ -96,16 +96,16 @@ static size_t one_round(const char *ref, const char *dir, int round, worker_mode
     kb_registry *r = NULL;
     kb_pkg_index *idx = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, ref), 0);
-    cr_assert_eq(kb_pkg_index_fetch(&idx, r, PKG, VERSION, NULL), 0, "%s",
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, r, PKG, VERSION, NULL), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     size_t lost = 0;
     for (size_t w = 0; w < WORKERS; w++)
-        lost += kb_pkg_index_find(idx, targets[w]) == NULL;
+        lost += kbi_pkg_index_find(idx, targets[w]) == NULL;
     kb_registry_manifest *latest = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&latest, r, PKG, "latest"), 0);
+    cr_assert_eq(kbi_registry_manifest_get(&latest, r, PKG, "latest"), 0);
     cr_expect_str_eq(latest->digest, idx->digest, "latest follows the merged index");
-    kb_registry_manifest_free(latest);
-    kb_pkg_index_free(idx);
+    kbi_registry_manifest_free(latest);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     return lost;
@@ -116,7 +116,7 @@ static void race(const char *base_ref, const char *dir, int rounds, worker_mode 
 {
     size_t lost = 0;
     for (int round = 0; round < rounds; round++) {
-        char *ref = kb_asprintf("%s/r%d", base_ref, round);
+        char *ref = kbi_asprintf("%s/r%d", base_ref, round);
         size_t l = one_round(ref, dir, round, mode);
         cr_expect_eq(l, 0, "round %d: %zu of %zu targets lost", round, l, WORKERS);
         lost += l;
@@ -140,7 +140,7 @@ Test(publish_concurrent, registry_publishers_lose_nothing)
     kbt_registry srv;
     kbt_registry_start(&srv, NULL, NULL);
     char *tmp = kbt_mkdtemp();
-    char *ref = kb_asprintf("oci://127.0.0.1:%d/kbtest", srv.port);
+    char *ref = kbi_asprintf("oci://127.0.0.1:%d/kbtest", srv.port);
     race(ref, tmp, 3, MODE_PUBLISH);
     kbt_registry_stop(&srv);
     kbt_rmtree(tmp);
@@ -155,7 +155,7 @@ Test(publish_concurrent, registry_stage_and_merge_lose_nothing)
     kbt_registry srv;
     kbt_registry_start(&srv, NULL, NULL);
     char *tmp = kbt_mkdtemp();
-    char *ref = kb_asprintf("oci://127.0.0.1:%d/kbtest", srv.port);
+    char *ref = kbi_asprintf("oci://127.0.0.1:%d/kbtest", srv.port);
     race(ref, tmp, 2, MODE_STAGE_MERGE);
     kbt_registry_stop(&srv);
     kbt_rmtree(tmp);
@@ -168,75 +168,75 @@ Test(publish_concurrent, registry_stage_and_merge_lose_nothing)
 Test(publish_concurrent, merge_reports_conflict_and_writes_only_changes)
 {
     char *tmp = kbt_mkdtemp();
-    char *hub = kb_asprintf("%s/hub", tmp);
+    char *hub = kbi_asprintf("%s/hub", tmp);
     kb_ctx *ctx = kbt_ctx();
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, hub), 0);
     char *a0 = write_artifact(tmp, 0, 0), *a1 = write_artifact(tmp, 1, 0);
     char *a0b = write_artifact(tmp, 0, 1);
     kb_publish_item first = {a0, targets[0], NULL, "{}"};
-    cr_assert_eq(kb_pkg_stage(r, PKG, VERSION, "race", &first, 1, NULL), 0, "%s",
+    cr_assert_eq(kbi_pkg_stage(r, PKG, VERSION, "race", &first, 1, NULL), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_registry_manifest *m = NULL;
-    cr_expect_eq(kb_registry_manifest_get(&m, r, PKG, VERSION), KB_ERR_NOT_FOUND,
+    cr_expect_eq(kbi_registry_manifest_get(&m, r, PKG, VERSION), KB_ERR_NOT_FOUND,
                  "staging writes no version tag");
-    cr_expect_eq(kb_registry_manifest_get(&m, r, PKG, "latest"), KB_ERR_NOT_FOUND,
+    cr_expect_eq(kbi_registry_manifest_get(&m, r, PKG, "latest"), KB_ERR_NOT_FOUND,
                  "staging writes no latest");
     kb_pkg_merge_result res;
-    cr_assert_eq(kb_pkg_merge(&res, r, PKG, VERSION), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_pkg_merge(&res, r, PKG, VERSION), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_expect(res.written);
-    char *merged = kb_strdup(res.index_digest);
-    kb_pkg_merge_result_free(&res);
+    char *merged = kbi_strdup(res.index_digest);
+    kbi_pkg_merge_result_free(&res);
 
     /* Other bytes staged for the same target (a second machine's build), plus a new target. */
     kb_ctx *other = kbt_ctx();
     kb_registry *r2 = NULL;
     cr_assert_eq(kb_registry_open(&r2, other, hub), 0);
     kb_publish_item changed = {a0b, targets[0], NULL, "{}"};
-    cr_expect_eq(kb_pkg_stage(r2, PKG, VERSION, "race", &changed, 1, NULL), KB_ERR_EXISTS,
+    cr_expect_eq(kbi_pkg_stage(r2, PKG, VERSION, "race", &changed, 1, NULL), KB_ERR_EXISTS,
                  "stage refuses other bytes for a published target");
     kb_publish_item second = {a1, targets[1], NULL, "{}"};
-    cr_assert_eq(kb_pkg_stage(r2, PKG, VERSION, "race", &second, 1, NULL), 0);
+    cr_assert_eq(kbi_pkg_stage(r2, PKG, VERSION, "race", &second, 1, NULL), 0);
     /* Force a conflicting stage the way a worker that raced its check would have. */
     char tag[160];
-    cr_assert_eq(kb_pkg_stage_tag(tag, sizeof(tag), VERSION, targets[0]), 0);
-    cr_assert_eq(kb_pkg_stage_tag(tag, sizeof(tag), VERSION, targets[1]), 0);
+    cr_assert_eq(kbi_pkg_stage_tag(tag, sizeof(tag), VERSION, targets[0]), 0);
+    cr_assert_eq(kbi_pkg_stage_tag(tag, sizeof(tag), VERSION, targets[1]), 0);
     kb_registry_manifest *staged1 = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&staged1, r2, PKG, tag), 0);
-    char *conflicting = kb_strdup(staged1->data);
-    char *tag0 = kb_strdup(tag);
-    cr_assert_eq(kb_pkg_stage_tag(tag0, 160, VERSION, targets[0]), 0);
-    kb_registry_manifest_free(staged1);
+    cr_assert_eq(kbi_registry_manifest_get(&staged1, r2, PKG, tag), 0);
+    char *conflicting = kbi_strdup(staged1->data);
+    char *tag0 = kbi_strdup(tag);
+    cr_assert_eq(kbi_pkg_stage_tag(tag0, 160, VERSION, targets[0]), 0);
+    kbi_registry_manifest_free(staged1);
     /* staged1 describes targets[1]; make it claim targets[0] with its (other) digest */
     char *at = strstr(conflicting, targets[1]);
     cr_assert(at);
     while ((at = strstr(conflicting, targets[1])) != NULL)
         memcpy(at, targets[0], strlen(targets[0])); /* same length */
-    cr_assert_eq(kb_registry_manifest_put(NULL, r2, PKG, tag0, KB_MT_OCI_INDEX, conflicting,
-                                          strlen(conflicting)),
+    cr_assert_eq(kbi_registry_manifest_put(NULL, r2, PKG, tag0, KB_MT_OCI_INDEX, conflicting,
+                                           strlen(conflicting)),
                  0);
-    cr_assert_eq(kb_pkg_merge(&res, r2, PKG, VERSION), 0, "%s", kb_ctx_last_error(other)->message);
+    cr_assert_eq(kbi_pkg_merge(&res, r2, PKG, VERSION), 0, "%s", kb_ctx_last_error(other)->message);
     cr_expect(res.written, "the new target was merged");
     cr_expect_eq(res.conflicts.len, 1, "one conflict reported");
     if (res.conflicts.len)
         cr_expect(strstr(res.conflicts.items[0], targets[0]) != NULL, "%s", res.conflicts.items[0]);
-    kb_pkg_merge_result_free(&res);
+    kbi_pkg_merge_result_free(&res);
     kb_pkg_index *idx = NULL;
-    cr_assert_eq(kb_pkg_index_fetch(&idx, r2, PKG, VERSION, NULL), 0);
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, r2, PKG, VERSION, NULL), 0);
     kb_pkg_index *before = NULL;
-    cr_assert_eq(kb_pkg_index_fetch(&before, r2, PKG, VERSION, merged), 0);
-    cr_expect_str_eq(kb_pkg_index_find(idx, targets[0])->manifest_digest,
-                     kb_pkg_index_find(before, targets[0])->manifest_digest,
+    cr_assert_eq(kbi_pkg_index_fetch(&before, r2, PKG, VERSION, merged), 0);
+    cr_expect_str_eq(kbi_pkg_index_find(idx, targets[0])->manifest_digest,
+                     kbi_pkg_index_find(before, targets[0])->manifest_digest,
                      "the conflicting stage did not replace the published target");
-    cr_expect(kb_pkg_index_find(idx, targets[1]) != NULL);
-    kb_pkg_index_free(before);
+    cr_expect(kbi_pkg_index_find(idx, targets[1]) != NULL);
+    kbi_pkg_index_free(before);
 
-    cr_assert_eq(kb_pkg_merge(&res, r2, PKG, VERSION), 0);
+    cr_assert_eq(kbi_pkg_merge(&res, r2, PKG, VERSION), 0);
     cr_expect_not(res.written, "nothing new: nothing written");
     cr_expect_str_eq(res.index_digest, idx->digest);
     cr_expect_eq(res.rounds, 1);
-    kb_pkg_merge_result_free(&res);
-    kb_pkg_index_free(idx);
+    kbi_pkg_merge_result_free(&res);
+    kbi_pkg_index_free(idx);
     free(conflicting);
     free(tag0);
     free(merged);

@@ -19,11 +19,11 @@ static void open_session(session *s)
     kbt_registry_start(&s->srv, NULL, NULL);
     s->ctx = kbt_ctx();
     s->tmp = kbt_mkdtemp();
-    s->pkg = kb_asprintf("%s/pkg", s->tmp);
-    s->ref = kb_asprintf("oci://127.0.0.1:%d/kbtest", s->srv.port);
-    s->lockfile = kb_asprintf("%s/kbpkg.lock", s->tmp);
-    char *cache = kb_asprintf("%s/cache", s->tmp);
-    char *config = kb_asprintf("%s/config", s->tmp);
+    s->pkg = kbi_asprintf("%s/pkg", s->tmp);
+    s->ref = kbi_asprintf("oci://127.0.0.1:%d/kbtest", s->srv.port);
+    s->lockfile = kbi_asprintf("%s/kbpkg.lock", s->tmp);
+    char *cache = kbi_asprintf("%s/cache", s->tmp);
+    char *config = kbi_asprintf("%s/config", s->tmp);
     cr_assert_eq(kb_ctx_set(s->ctx, "cache.dir", cache), 0);
     cr_assert_eq(kb_ctx_set(s->ctx, "config.dir", config), 0); /* keys/ and credentials */
     cr_assert_eq(kb_ctx_set(s->ctx, "registry", s->ref), 0);
@@ -31,7 +31,7 @@ static void open_session(session *s)
     cr_assert_eq(kb_ctx_set(s->ctx, "probe.cpu", "x86_64_v3"), 0);
     cr_assert_eq(kb_ctx_set(s->ctx, "net.retries", "1"), 0);
     char *src = kbt_data("publish/cpu-add");
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, s->pkg);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, s->pkg);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(src);
@@ -73,7 +73,7 @@ static char *publish(session *s, const char *status, size_t expect_count)
     cr_assert_eq(kb_publish(&r, s->ctx, s->pkg, &o), 0, "%s", msg(s));
     cr_expect_eq(count_status(r, status), expect_count, "%zu items '%s'", expect_count, status);
     cr_expect_str_eq(kb_publish_report_registry(r), s->ref);
-    char *digest = kb_strdup(kb_publish_report_index_digest(r));
+    char *digest = kbi_strdup(kb_publish_report_index_digest(r));
     kb_publish_report_free(r);
     return digest;
 }
@@ -125,10 +125,10 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
             pinned = layer;
     }
     cr_expect_str_eq(digest, pinned);
-    char *record = kb_asprintf("%s/kbpkg-install.json", dir);
+    char *record = kbi_asprintf("%s/kbpkg-install.json", dir);
     kb_buf rec = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, record, &rec), 0);
-    char *field = kb_asprintf("\"artifact_digest\": \"%s\"", pinned);
+    cr_assert_eq(kbi_read_file(NULL, record, &rec), 0);
+    char *field = kbi_asprintf("\"artifact_digest\": \"%s\"", pinned);
     cr_expect(strstr(rec.data, field), "%s", rec.data);
     kb_sync_report_free(rep);
 
@@ -142,21 +142,21 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     kb_sync_report_free(rep);
 
     /* Offline with nothing installed: says what is missing. */
-    char *pkgs = kb_asprintf("%s/cache/pkgs", s.tmp);
+    char *pkgs = kbi_asprintf("%s/cache/pkgs", s.tmp);
     kbt_rmtree(pkgs);
     rep = NULL;
     cr_expect_eq(kb_sync(&rep, s.ctx, lock, NULL), KB_ERR_OFFLINE);
-    char *want = kb_asprintf("offline: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (%s) is "
-                             "not installed",
-                             pinned);
-    cr_expect(kb_str_starts(msg(&s), want), "%s", msg(&s));
+    char *want = kbi_asprintf("offline: kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (%s) is "
+                              "not installed",
+                              pinned);
+    cr_expect(kbi_str_starts(msg(&s), want), "%s", msg(&s));
 
     kb_lockfile_free(lock);
     free(want);
     free(pkgs);
     free(field);
     free(record);
-    kb_buf_free(&rec);
+    kbi_buf_free(&rec);
     free(d1);
     free(d2);
     close_session(&s);
@@ -192,7 +192,7 @@ Test(publish_registry, sync_refuses_a_tampered_blob)
     kb_sync_options so = KB_SYNC_OPTIONS_INIT;
     so.allow_unsigned = 1;
     cr_expect_eq(kb_sync(&rep, s.ctx, lock, &so), KB_ERR_DIGEST);
-    cr_expect(kb_str_starts(msg(&s), "kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (pinned "),
+    cr_expect(kbi_str_starts(msg(&s), "kbtest/cpu-add@0.1.0 cpu-x86_64_v3-x86_64-linux (pinned "),
               "%s", msg(&s));
     cr_expect(strstr(msg(&s), layer), "%s", msg(&s));
     cr_expect_null(rep);

@@ -23,7 +23,7 @@ static void token_registry(int fd, const kbt_http_request *req, void *state)
     token_state *st = state;
     char auth[256];
     const char *a = kbt_http_header(req, "Authorization", auth, sizeof(auth));
-    if (kb_str_starts(req->path, "/token")) {
+    if (kbi_str_starts(req->path, "/token")) {
         bool scoped = strstr(req->path, "service=fake") &&
                       strstr(req->path, "scope=repository%3Aa%2Fb%3Apull");
         if (a && strcmp(a, ALICE_BASIC) == 0 && scoped)
@@ -75,17 +75,17 @@ Test(registry_http, bearer_token_flow_with_basic_credentials)
     start_token_registry(&srv, "127.0.0.1");
     kb_ctx *ctx = quiet_ctx();
     kb_registry *r = NULL;
-    char *ref = kb_asprintf("%s/", srv.url);
+    char *ref = kbi_asprintf("%s/", srv.url);
     cr_assert_eq(kb_registry_open(&r, ctx, ref), 0);
     kb_strv tags = KB_STRV_INIT;
-    cr_expect_eq(kb_registry_tags(&tags, r, "a/b"), KB_ERR_AUTH, "no credentials, no token");
+    cr_expect_eq(kbi_registry_tags(&tags, r, "a/b"), KB_ERR_AUTH, "no credentials, no token");
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "token request refused: GET "), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_assert_eq(kb_registry_set_credentials(r, "alice", "pw"), 0);
-    cr_assert_eq(kb_registry_tags(&tags, r, "a/b"), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_registry_tags(&tags, r, "a/b"), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(tags.len, 1);
     cr_expect_str_eq(tags.items[0], "1.0.0");
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kb_registry_free(r);
     free(ref);
     kb_ctx_free(ctx);
@@ -102,10 +102,10 @@ Test(registry_http, credentials_never_go_to_another_host)
     cr_assert_eq(kb_registry_open(&r, ctx, srv.url), 0);
     cr_assert_eq(kb_registry_set_credentials(r, "alice", "pw"), 0);
     kb_strv tags = KB_STRV_INIT;
-    cr_expect_eq(kb_registry_tags(&tags, r, "a/b"), KB_ERR_AUTH);
+    cr_expect_eq(kbi_registry_tags(&tags, r, "a/b"), KB_ERR_AUTH);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "http://localhost:"), "%s",
               kb_ctx_last_error(ctx)->message);
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     kbt_http_stop(&srv);
@@ -154,7 +154,7 @@ Test(registry_http, retries_honour_retry_after)
     kb_ctx_set(ctx, "net.retries", "0");
     cr_assert_eq(kb_registry_open(&r, ctx, srv.url), 0);
     cr_expect_eq(kb_registry_check(r), KB_ERR_HTTP);
-    char *want = kb_asprintf("GET %s/v2/: 503 Service Unavailable", srv.url);
+    char *want = kbi_asprintf("GET %s/v2/: 503 Service Unavailable", srv.url);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message, want);
     free(want);
     kb_registry_free(r);
@@ -178,14 +178,14 @@ Test(registry_http, catalog_follows_link_pages_and_strips_the_namespace)
     kbt_http_start(&srv, paged_catalog, NULL);
     kb_ctx *ctx = quiet_ctx();
     kb_registry *r = NULL;
-    char *ref = kb_asprintf("%s/ns", srv.url);
+    char *ref = kbi_asprintf("%s/ns", srv.url);
     cr_assert_eq(kb_registry_open(&r, ctx, ref), 0);
     kb_strv repos = KB_STRV_INIT;
-    cr_assert_eq(kb_registry_catalog(&repos, r), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_registry_catalog(&repos, r), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(repos.len, 2);
     cr_expect_str_eq(repos.items[0], "a/b");
     cr_expect_str_eq(repos.items[1], "c/d");
-    kb_strv_free(&repos);
+    kbi_strv_free(&repos);
     kb_registry_free(r);
     free(ref);
     kb_ctx_free(ctx);
@@ -212,10 +212,10 @@ static void cutting_registry(int fd, const kbt_http_request *req, void *state)
     blob_bytes(blob, sizeof(blob));
     char range[64], head[256];
     uint64_t from = 0;
-    if (kbt_http_header(req, "Range", range, sizeof(range)) && kb_str_starts(range, "bytes=")) {
+    if (kbt_http_header(req, "Range", range, sizeof(range)) && kbi_str_starts(range, "bytes=")) {
         char *dash = strchr(range, '-');
         *dash = '\0';
-        kb_parse_u64(range + 6, &from);
+        kbi_parse_u64(range + 6, &from);
     }
     int n;
     if (from)
@@ -237,7 +237,7 @@ static void cutting_registry(int fd, const kbt_http_request *req, void *state)
 
 static void log_into(kb_log_level level, const char *message, void *payload)
 {
-    kb_buf_printf(payload, "%s\n", message);
+    kbi_buf_printf(payload, "%s\n", message);
 }
 
 Test(registry_http, a_cut_download_resumes_with_range_on_retry)
@@ -259,20 +259,20 @@ Test(registry_http, a_cut_download_resumes_with_range_on_retry)
     static char blob[CUT_BLOB_SIZE];
     blob_bytes(blob, sizeof(blob));
     char hex[65];
-    kb_sha256_hex(blob, sizeof(blob), hex);
-    char *digest = kb_asprintf("sha256:%s", hex);
+    kbi_sha256_hex(blob, sizeof(blob), hex);
+    char *digest = kbi_asprintf("sha256:%s", hex);
     char *dir = kbt_mkdtemp();
-    char *dest = kb_asprintf("%s/blob", dir);
-    cr_assert_eq(kb_registry_blob_get_file(r, "a/b", digest, dest, 0), 0, "%s",
+    char *dest = kbi_asprintf("%s/blob", dir);
+    cr_assert_eq(kbi_registry_blob_get_file(r, "a/b", digest, dest, 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    char *want = kb_asprintf("(Range: bytes=%d-) -> 206", CUT_BLOB_SIZE / 2);
+    char *want = kbi_asprintf("(Range: bytes=%d-) -> 206", CUT_BLOB_SIZE / 2);
     cr_expect(strstr(log.data, want) != NULL, "%s", log.data);
     cr_expect(strstr(log.data, "retrying") != NULL, "%s", log.data);
     kb_buf got = KB_BUF_INIT;
-    kb_read_file(NULL, dest, &got);
+    kbi_read_file(NULL, dest, &got);
     cr_expect_eq(got.len, sizeof(blob));
     cr_expect_eq(memcmp(got.data, blob, sizeof(blob)), 0);
-    kb_buf_free(&got);
+    kbi_buf_free(&got);
     free(want);
     free(dest);
     kbt_rmtree(dir);
@@ -280,6 +280,6 @@ Test(registry_http, a_cut_download_resumes_with_range_on_retry)
     free(digest);
     kb_registry_free(r);
     kb_ctx_free(ctx);
-    kb_buf_free(&log);
+    kbi_buf_free(&log);
     kbt_http_stop(&srv);
 }

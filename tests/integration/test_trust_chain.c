@@ -20,7 +20,7 @@ static void sh(const char *cmd)
 
 static char *installed_dir(kbt_world *w)
 {
-    return kb_asprintf("%s/pkgs/%s/0.1.0/%s", w->cache, PKG, w->target);
+    return kbi_asprintf("%s/pkgs/%s/0.1.0/%s", w->cache, PKG, w->target);
 }
 
 static void install_ok(kbt_world *w)
@@ -34,9 +34,9 @@ static void install_ok(kbt_world *w)
 /* A shared library whose constructor creates the file $KBT_MARKER: proof that it ran. */
 static char *constructor_library(kbt_world *w, const char *target)
 {
-    char *src = kb_asprintf("%s/evil.c", w->tmp);
-    char *lib = kb_asprintf("%s/libevil-%s.so", w->tmp, target);
-    char *code = kb_asprintf(
+    char *src = kbi_asprintf("%s/evil.c", w->tmp);
+    char *lib = kbi_asprintf("%s/libevil-%s.so", w->tmp, target);
+    char *code = kbi_asprintf(
         "#include <fcntl.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
         "__attribute__((constructor)) static void ran(void) {\n"
         "  const char *m = getenv(\"KBT_MARKER\"); if (m) close(creat(m, 0644)); }\n"
@@ -46,7 +46,7 @@ static char *constructor_library(kbt_world *w, const char *target)
         "int vadd_f32(float *o, const float *a, const float *b, int n, void *s) { return 0; }\n",
         PKG, target);
     kbt_write(src, code);
-    char *cmd = kb_asprintf("cc -shared -fPIC -o '%s' '%s'", lib, src);
+    char *cmd = kbi_asprintf("cc -shared -fPIC -o '%s' '%s'", lib, src);
     sh(cmd);
     free(cmd);
     free(code);
@@ -76,12 +76,12 @@ Test(trust_chain, a_tampered_blob_in_the_cache_is_not_reinstalled)
     free(gone);
     kbt_run r;
     /* another valid artifact under the blob's name: its header says "tampered" */
-    char *blob = kb_asprintf("%s/blobs/sha256/%s", w.cache, digest + 7);
+    char *blob = kbi_asprintf("%s/blobs/sha256/%s", w.cache, digest + 7);
     char *cmd =
-        kb_asprintf("set -e; d='%s/evil'; mkdir -p \"$d\"; tar --zstd -xf '%s' -C \"$d\"; "
-                    "find \"$d/include\" -type f -exec sh -c 'echo tampered > \"$1\"' _ {} \\;; "
-                    "(cd \"$d\" && tar --zstd -cf '%s' *)",
-                    w.tmp, blob, blob);
+        kbi_asprintf("set -e; d='%s/evil'; mkdir -p \"$d\"; tar --zstd -xf '%s' -C \"$d\"; "
+                     "find \"$d/include\" -type f -exec sh -c 'echo tampered > \"$1\"' _ {} \\;; "
+                     "(cd \"$d\" && tar --zstd -cf '%s' *)",
+                     w.tmp, blob, blob);
     sh(cmd);
     free(cmd);
     install_ok(&w);
@@ -90,11 +90,11 @@ Test(trust_chain, a_tampered_blob_in_the_cache_is_not_reinstalled)
     cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
     kbt_run_free(&r);
     char *dir = installed_dir(&w);
-    cmd = kb_asprintf("! grep -rq tampered '%s/include'", dir);
+    cmd = kbi_asprintf("! grep -rq tampered '%s/include'", dir);
     cr_expect_eq(system(cmd), 0, "the tampered blob was installed");
     free(cmd);
     char hex[65];
-    cr_assert_eq(kb_sha256_file(NULL, blob, hex, NULL), 0);
+    cr_assert_eq(kbi_sha256_file(NULL, blob, hex, NULL), 0);
     cr_expect_str_eq(hex, digest + 7, "the blob was fetched again");
     free(dir);
     free(blob);
@@ -112,9 +112,9 @@ Test(trust_chain, a_replaced_library_is_refused_before_its_constructor_runs)
     install_ok(&w);
     char *dir = installed_dir(&w);
     char *evil = constructor_library(&w, w.target);
-    char *marker = kb_asprintf("%s/constructor-ran", w.tmp);
+    char *marker = kbi_asprintf("%s/constructor-ran", w.tmp);
     setenv("KBT_MARKER", marker, 1);
-    char *cmd = kb_asprintf("cp '%s' '%s'/lib/libvec_add.so", evil, dir);
+    char *cmd = kbi_asprintf("cp '%s' '%s'/lib/libvec_add.so", evil, dir);
     sh(cmd);
     free(cmd);
 
@@ -123,7 +123,7 @@ Test(trust_chain, a_replaced_library_is_refused_before_its_constructor_runs)
     cr_expect_eq(kb_kernel_open(&k, ctx, PKG, 0), KB_ERR_DIGEST);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "changed since it was installed"), "%s",
               kb_ctx_last_error(ctx)->message);
-    cr_expect(!kb_path_exists(marker), "the replaced library's constructor ran");
+    cr_expect(!kbi_path_exists(marker), "the replaced library's constructor ran");
     kb_kernel_close(k);
 
     const char *install[] = {"install", PKG, NULL};
@@ -134,24 +134,24 @@ Test(trust_chain, a_replaced_library_is_refused_before_its_constructor_runs)
     cr_expect_eq(kb_kernel_open(&k, ctx, PKG, 0), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_expect_not_null(kb_kernel_sym(k, "vadd_f32"));
     kb_kernel_close(k);
-    cr_expect(!kb_path_exists(marker));
+    cr_expect(!kbi_path_exists(marker));
 
     /* a tamperer who rewrites the library and its digest in the record alike: the library
      * reports another target, refused from its bytes before dlopen */
     char *other = constructor_library(&w, "cpu-x86_64_v4-x86_64-linux");
     char hex[65];
-    cr_assert_eq(kb_sha256_file(NULL, other, hex, NULL), 0);
-    cmd = kb_asprintf("cp '%s' '%s'/lib/libvec_add.so && python3 -c 'import json,sys; "
-                      "p=sys.argv[1]; r=json.load(open(p)); r[\"files\"][\"lib/libvec_add.so\"]="
-                      "\"%s\"; json.dump(r, open(p, \"w\"))' '%s/kbpkg-install.json'",
-                      other, dir, hex, dir);
+    cr_assert_eq(kbi_sha256_file(NULL, other, hex, NULL), 0);
+    cmd = kbi_asprintf("cp '%s' '%s'/lib/libvec_add.so && python3 -c 'import json,sys; "
+                       "p=sys.argv[1]; r=json.load(open(p)); r[\"files\"][\"lib/libvec_add.so\"]="
+                       "\"%s\"; json.dump(r, open(p, \"w\"))' '%s/kbpkg-install.json'",
+                       other, dir, hex, dir);
     sh(cmd);
     free(cmd);
     kb_ctx *fresh = api_ctx(&w);
     cr_expect_eq(kb_kernel_open(&k, fresh, PKG, 0), KB_ERR_ABI);
     cr_expect(strstr(kb_ctx_last_error(fresh)->message, "does not carry the target id"), "%s",
               kb_ctx_last_error(fresh)->message);
-    cr_expect(!kb_path_exists(marker), "a library built for another target ran its constructor");
+    cr_expect(!kbi_path_exists(marker), "a library built for another target ran its constructor");
     kb_ctx_free(fresh);
     kb_ctx_free(ctx);
     unsetenv("KBT_MARKER");
@@ -171,10 +171,10 @@ Test(trust_chain, an_export_added_to_the_record_is_not_handed_out)
     free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
     install_ok(&w);
     char *dir = installed_dir(&w);
-    char *cmd = kb_asprintf("python3 -c 'import json,sys; p=sys.argv[1]; r=json.load(open(p)); "
-                            "r[\"exports\"].append(\"system\"); json.dump(r, open(p, \"w\"))' "
-                            "'%s/kbpkg-install.json'",
-                            dir);
+    char *cmd = kbi_asprintf("python3 -c 'import json,sys; p=sys.argv[1]; r=json.load(open(p)); "
+                             "r[\"exports\"].append(\"system\"); json.dump(r, open(p, \"w\"))' "
+                             "'%s/kbpkg-install.json'",
+                             dir);
     sh(cmd);
     free(cmd);
     kb_ctx *ctx = api_ctx(&w);
@@ -248,7 +248,7 @@ Test(trust_chain, every_command_applying_the_trust_policy_takes_the_trust_option
     kbt_world_init(&w);
     free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
     const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
-    char *lockfile = kb_asprintf("%s/kbpkg.lock", w.tmp);
+    char *lockfile = kbi_asprintf("%s/kbpkg.lock", w.tmp);
     const char *const runs[][6] = {
         {"resolve", PKG, NULL},
         {"lock", PKG, "--file", lockfile, NULL},
@@ -293,7 +293,7 @@ Test(trust_chain, lock_checks_the_signature_before_pinning)
     kbt_world w;
     kbt_world_init(&w);
     free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
-    char *lockfile = kb_asprintf("%s/kbpkg.lock", w.tmp);
+    char *lockfile = kbi_asprintf("%s/kbpkg.lock", w.tmp);
     const char *always[] = {"KBPKG_REQUIRE_SIGNATURES=always", NULL};
     const char *args[] = {"lock", PKG, "--file", lockfile, NULL};
     kbt_run r = kbt_world_kbpkg(&w, always, args);
@@ -319,7 +319,7 @@ Test(trust_chain, a_rollback_refused_by_the_index_check_exits_4)
     kbt_world_init(&w);
     free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
     /* the registry serves 0.1.0's index under the tag 0.2.0 */
-    char *index_path = kb_asprintf("%s/index.json", w.hub);
+    char *index_path = kbi_asprintf("%s/index.json", w.hub);
     json_t *index = json_load_file(index_path, 0, NULL);
     cr_assert_not_null(index);
     json_t *list = json_object_get(index, "manifests"), *m, *copy = NULL;
@@ -342,7 +342,7 @@ Test(trust_chain, a_rollback_refused_by_the_index_check_exits_4)
     cr_expect_eq(r.exit_code, 4, "%s", r.err);
     cr_expect(strstr(r.err, "the index says version 0.1.0, not the tag's 0.2.0"), "%s", r.err);
     kbt_run_free(&r);
-    char *dir = kb_asprintf("%s/pkgs/%s/0.2.0", w.cache, PKG);
+    char *dir = kbi_asprintf("%s/pkgs/%s/0.2.0", w.cache, PKG);
     cr_expect_neq(access(dir, F_OK), 0, "nothing installed");
     free(dir);
     free(index_path);
@@ -356,13 +356,13 @@ Test(trust_chain, a_dangling_symlink_cache_is_named_and_exits_1)
     kbt_world w;
     kbt_world_init(&w);
     free(kbt_world_publish(&w, w.hub, PKG, "0.1.0", 0));
-    char *link = kb_asprintf("%s/cache-link", w.tmp);
-    char *gone = kb_asprintf("%s/gone/cache", w.tmp);
+    char *link = kbi_asprintf("%s/cache-link", w.tmp);
+    char *gone = kbi_asprintf("%s/gone/cache", w.tmp);
     cr_assert_eq(symlink(gone, link), 0);
     const char *args[] = {"--cache", link, "install", PKG, NULL};
     kbt_run r = kbt_world_kbpkg(&w, NULL, args);
     cr_expect_eq(r.exit_code, 1, "%s", r.err);
-    char *want = kb_asprintf("%s is a symlink to %s, which does not exist", link, gone);
+    char *want = kbi_asprintf("%s is a symlink to %s, which does not exist", link, gone);
     cr_expect(strstr(r.err, want), "%s", r.err);
     kbt_run_free(&r);
     cr_expect_neq(access(gone, F_OK), 0, "the link's target is not created behind the user");

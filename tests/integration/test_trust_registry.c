@@ -25,7 +25,7 @@ typedef struct session {
 
 static void on_event(const kb_event *ev, void *payload)
 {
-    kb_buf_printf(payload, "%d %s: %s\n", (int)ev->type, ev->subject, ev->detail);
+    kbi_buf_printf(payload, "%d %s: %s\n", (int)ev->type, ev->subject, ev->detail);
 }
 
 static void open_session(session *s, const char *user, const char *password)
@@ -40,11 +40,11 @@ static void open_session(session *s, const char *user, const char *password)
     o.event = on_event;
     o.payload = &s->events;
     cr_assert_eq(kb_ctx_new(&s->ctx, &o), 0);
-    char *cfg = kb_asprintf("%s/cfg", s->dir);
+    char *cfg = kbi_asprintf("%s/cfg", s->dir);
     kb_ctx_set(s->ctx, "config.dir", cfg);
     kb_ctx_set(s->ctx, "net.retries", "1");
     free(cfg);
-    s->ref = kb_asprintf("oci://127.0.0.1:%d/ns", s->srv.port);
+    s->ref = kbi_asprintf("oci://127.0.0.1:%d/ns", s->srv.port);
     cr_assert_eq(kb_registry_open(&s->reg, s->ctx, s->ref), 0, "%s", kbt_msg(s->ctx));
 }
 
@@ -56,7 +56,7 @@ static void close_session(session *s)
     kbt_rmtree(s->dir);
     free(s->dir);
     free(s->ref);
-    kb_buf_free(&s->events);
+    kbi_buf_free(&s->events);
 }
 
 static kb_trust_status verify(session *s, const char *version, const char *digest)
@@ -90,7 +90,7 @@ Test(trust_registry, sign_and_verify_on_docker_registry)
     char **tags = NULL;
     size_t n = 0;
     cr_assert_eq(kb_registry_list_tags(&tags, &n, s.reg, PKG), 0, "%s", kbt_msg(s.ctx));
-    char *want = kb_asprintf("sha256-%s.sig", ix + 7);
+    char *want = kbi_asprintf("sha256-%s.sig", ix + 7);
     bool seen = false;
     for (size_t i = 0; i < n; i++)
         seen = seen || strcmp(tags[i], want) == 0;
@@ -123,7 +123,7 @@ Test(trust_registry, check_policy_matrix_on_a_remote_registry)
     open_session(&s, NULL, NULL);
     char *ix = kbt_push_index(s.reg, s.ctx, PKG, "1.0.0");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        kb_buf_reset(&s.events);
+        kbi_buf_reset(&s.events);
         cr_assert_eq(kb_ctx_set(s.ctx, "trust.require_signatures", rows[i].mode), 0);
         int rc = kb_trust_check(s.ctx, s.reg, PKG, "1.0.0", ix, rows[i].allow_unsigned);
         cr_expect_eq(rc, rows[i].want, "%s allow=%d: %d %s", rows[i].mode, rows[i].allow_unsigned,
@@ -187,7 +187,7 @@ static kbt_run kbpkg_with_stdin(const char *const *env, const char *const *args,
     off_t size = lseek(out_fd, 0, SEEK_END);
     r.out = calloc(1, (size_t)size + 1);
     cr_assert_eq(pread(out_fd, r.out, (size_t)size, 0), size);
-    r.err = kb_strdup("");
+    r.err = kbi_strdup("");
     close(out_fd);
     return r;
 }
@@ -198,7 +198,7 @@ Test(trust_registry, login_with_htpasswd_then_listing_tags_works_and_never_shows
     open_session(&s, "alice", PASSWORD);
     unsetenv("KBPKG_REGISTRY_USER");
     unsetenv("KBPKG_REGISTRY_PASSWORD");
-    char *cfg_env = kb_asprintf("KBPKG_CONFIG_DIR=%s/cfg", s.dir);
+    char *cfg_env = kbi_asprintf("KBPKG_CONFIG_DIR=%s/cfg", s.dir);
     const char *env[] = {cfg_env, NULL};
 
     /* a wrong password: KB_ERR_AUTH naming the URL, never the password, nothing stored */
@@ -206,13 +206,13 @@ Test(trust_registry, login_with_htpasswd_then_listing_tags_works_and_never_shows
                          "alice", "--password-stdin", NULL};
     kbt_run r = kbpkg_with_stdin(env, bad, "wrong-" PASSWORD "\n");
     cr_expect_eq(r.exit_code, 1, "%s", r.out);
-    char *url = kb_asprintf("%s/v2/", s.srv.url);
+    char *url = kbi_asprintf("%s/v2/", s.srv.url);
     cr_expect_not_null(strstr(r.out, url), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "401"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "\"code\": -18"), "%s", r.out);
     cr_expect_null(strstr(r.out, PASSWORD), "%s", r.out);
-    char *creds = kb_asprintf("%s/cfg/credentials.json", s.dir);
-    cr_expect(!kb_path_exists(creds));
+    char *creds = kbi_asprintf("%s/cfg/credentials.json", s.dir);
+    cr_expect(!kbi_path_exists(creds));
     kbt_run_free(&r);
 
     /* the right one: stored 0600, and -v output never shows it */

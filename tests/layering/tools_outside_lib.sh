@@ -8,6 +8,6 @@ if hub=$(nm -D --defined-only "$lib" | grep -i hub); then
     exit 1
 fi
 syms=$(nm --defined-only "$cli") # whole, so grep -q cannot cut nm off under pipefail
-grep -q ' kb_hub_render$' <<<"$syms" ||
-    { echo "FAIL: $cli does not carry kb_hub_render" >&2; exit 1; }
+grep -q ' kbi_hub_render$' <<<"$syms" ||
+    { echo "FAIL: $cli does not carry kbi_hub_render" >&2; exit 1; }
 echo "libkbpkg exports no hub symbol; the CLI links the hub tool"

@@ -25,8 +25,8 @@ static int publish(kb_ctx *ctx, const kb_build_result *br, const char *registry)
             continue;
         /* The artifact's own kbpkg.json is the config blob, as kbpkg publish sends it (its
          * signatures go into the index). */
-        rc = kb_extract_read_member(&configs[n], ctx, br->targets[i].artifact, "kbpkg.json",
-                                    1 << 20);
+        rc = kbi_extract_read_member(&configs[n], ctx, br->targets[i].artifact, "kbpkg.json",
+                                     1 << 20);
         if (!rc)
             items[n] = (kb_publish_item){br->targets[i].artifact, br->targets[i].target,
                                          br->targets[i].build_key, configs[n].data};
@@ -38,11 +38,11 @@ static int publish(kb_ctx *ctx, const kb_build_result *br, const char *registry)
     if (!rc)
         rc = kb_registry_open(&reg, ctx, registry);
     if (!rc)
-        rc = kb_pkg_publish(reg, br->package, br->version, "published by the Python tests", items,
-                            n, false, NULL, NULL);
+        rc = kbi_pkg_publish(reg, br->package, br->version, "published by the Python tests", items,
+                             n, false, NULL, NULL);
     kb_registry_free(reg);
     for (size_t i = 0; i < 64; i++)
-        kb_buf_free(&configs[i]);
+        kbi_buf_free(&configs[i]);
     return rc;
 }
 

@@ -194,7 +194,7 @@ static void copy_headers(kb_buf *out, const http_head *h, const char *const *ski
                 keep = false;
         }
         if (keep)
-            kb_buf_append(out, line, (size_t)(eol - line + 2));
+            kbi_buf_append(out, line, (size_t)(eol - line + 2));
         line = eol;
     }
 }
@@ -377,7 +377,7 @@ static bool dechunk(const char *data, size_t len, kb_buf *out)
             return true;
         if (pos + size + 2 > len)
             return false;
-        kb_buf_append(out, data + pos, size);
+        kbi_buf_append(out, data + pos, size);
         pos += size + 2;
     }
 }
@@ -396,19 +396,19 @@ static bool answer_complete(upstream_answer *a, const kb_buf *all, bool eof)
     size_t blen = all->len - a->head.len;
     char te[64], cl[32];
     uint64_t want = 0;
-    kb_buf_reset(&a->body);
+    kbi_buf_reset(&a->body);
     if (a->no_body)
         return true;
     if (head_header(&a->head, "Transfer-Encoding", te, sizeof(te)) && strcasestr(te, "chunked"))
         return dechunk(body, blen, &a->body);
-    if (head_header(&a->head, "Content-Length", cl, sizeof(cl)) && kb_parse_u64(cl, &want)) {
+    if (head_header(&a->head, "Content-Length", cl, sizeof(cl)) && kbi_parse_u64(cl, &want)) {
         if (blen < want)
             return false;
         blen = (size_t)want;
     } else if (!eof) {
         return false; /* delimited by the end of the connection */
     }
-    return kb_buf_append(&a->body, body, blen) == 0;
+    return kbi_buf_append(&a->body, body, blen) == 0;
 }
 
 /*
@@ -429,27 +429,27 @@ static bool read_answer(int up, const char *method, upstream_answer *a)
         if (n < 0)
             break;
         eof = n == 0;
-        if (n > 0 && kb_buf_append(&all, buf, (size_t)n))
+        if (n > 0 && kbi_buf_append(&all, buf, (size_t)n))
             break;
         if (!a->head.raw) {
             char *end = all.len ? memmem(all.data, all.len, "\r\n\r\n", 4) : NULL;
             if (!end)
                 continue;
             a->head.len = (size_t)(end + 4 - all.data);
-            a->head.raw = kb_strndup(all.data, a->head.len);
+            a->head.raw = kbi_strndup(all.data, a->head.len);
             sscanf(all.data, "HTTP/%*s %d", &a->status);
             a->no_body = strcmp(method, "HEAD") == 0 || a->status == 204 || a->status == 304;
         }
         done = answer_complete(a, &all, eof);
     }
-    kb_buf_free(&all);
+    kbi_buf_free(&all);
     return done;
 }
 
 static void answer_free(upstream_answer *a)
 {
     head_free(&a->head);
-    kb_buf_free(&a->body);
+    kbi_buf_free(&a->body);
 }
 
 /* Write the answer to the client, breaking it as the rule says. Returns body bytes sent. */
@@ -462,13 +462,13 @@ static uint64_t deliver(kbt_proxy *p, int client, upstream_answer *a, const kbt_
                                                NULL};
     kb_buf out = KB_BUF_INIT;
     const char *eol = strstr(a->head.raw, "\r\n");
-    kb_buf_append(&out, a->head.raw, (size_t)(eol - a->head.raw + 2));
+    kbi_buf_append(&out, a->head.raw, (size_t)(eol - a->head.raw + 2));
     copy_headers(&out, &a->head, a->no_body ? skip_no_body : skip);
     if (!a->no_body)
-        kb_buf_printf(&out, "Content-Length: %zu\r\n", a->body.len);
-    kb_buf_puts(&out, "Connection: close\r\n\r\n");
+        kbi_buf_printf(&out, "Content-Length: %zu\r\n", a->body.len);
+    kbi_buf_puts(&out, "Connection: close\r\n\r\n");
     bool ok = send_all(client, out.data, out.len);
-    kb_buf_free(&out);
+    kbi_buf_free(&out);
     char *body = a->body.data ? a->body.data : "";
     size_t len = a->no_body ? 0 : a->body.len;
     if (f->kind == KBT_FAULT_FLIP && len)
@@ -561,10 +561,10 @@ static void upstream_request(kb_buf *out, const http_head *h, bool drop_range)
     static const char *const skip_range[] = {"Connection", "Keep-Alive", "Proxy-Connection",
                                              "Range", NULL};
     const char *eol = strstr(h->raw, "\r\n");
-    kb_buf_append(out, h->raw, (size_t)(eol - h->raw + 2));
+    kbi_buf_append(out, h->raw, (size_t)(eol - h->raw + 2));
     /* Host stays the proxy's, so the registry's upload Locations come back through us */
     copy_headers(out, h, drop_range ? skip_range : skip);
-    kb_buf_puts(out, "\r\n");
+    kbi_buf_puts(out, "\r\n");
 }
 
 static void serve_conn(kbt_proxy *p, int client)
@@ -585,7 +585,7 @@ static void serve_conn(kbt_proxy *p, int client)
     size_t idx = admit(p, method, path, rg, auth, &f);
     uint64_t body_len = 0;
     if (head_header(&h, "Content-Length", cl, sizeof(cl)))
-        kb_parse_u64(cl, &body_len);
+        kbi_parse_u64(cl, &body_len);
     bool chunked_request = head_header(&h, "Transfer-Encoding", te, sizeof(te)) != NULL;
     int status = 0;
     uint64_t sent = 0;
@@ -622,7 +622,7 @@ static void serve_conn(kbt_proxy *p, int client)
     kb_buf req = KB_BUF_INIT;
     upstream_request(&req, &h, f.kind == KBT_FAULT_IGNORE_RANGE);
     bool ok = send_all(up, req.data, req.len);
-    kb_buf_free(&req);
+    kbi_buf_free(&req);
     body_pump bp = {client, up, body_len, f.kind == KBT_FAULT_CUT_REQUEST ? f.offset : UINT64_MAX,
                     false};
     ok = ok && pump_body(&bp, &h);
@@ -755,25 +755,25 @@ const char *kbt_proxy_url(const kbt_proxy *p)
 static char *expand_proxy(const kbt_proxy *p, const char *text)
 {
     kb_buf b = KB_BUF_INIT;
-    kb_buf_puts(&b, "");
+    kbi_buf_puts(&b, "");
     for (const char *s = text ? text : ""; *s;) {
         const char *at = strstr(s, "{PROXY}");
         size_t n = at ? (size_t)(at - s) : strlen(s);
-        kb_buf_append(&b, s, n);
+        kbi_buf_append(&b, s, n);
         s += n;
         if (at) {
-            kb_buf_puts(&b, p->url);
+            kbi_buf_puts(&b, p->url);
             s += strlen("{PROXY}");
         }
     }
-    return kb_buf_detach(&b);
+    return kbi_buf_detach(&b);
 }
 
 void kbt_proxy_add_rule(kbt_proxy *p, const kbt_fault_rule *rule)
 {
     rule_slot s = {.rule = *rule};
-    s.method = rule->method ? kb_strdup(rule->method) : NULL;
-    s.path = rule->path ? kb_strdup(rule->path) : NULL;
+    s.method = rule->method ? kbi_strdup(rule->method) : NULL;
+    s.path = rule->path ? kbi_strdup(rule->path) : NULL;
     if (s.path) {
         cr_assert_eq(regcomp(&s.re, s.path, REG_EXTENDED | REG_NOSUB), 0, "bad rule regex '%s'",
                      s.path);

@@ -22,8 +22,8 @@ static void build_fixture(kbt_world *w)
 {
     kb_ctx *ctx = kbt_ctx();
     char *src = kbt_data("builder/vadd");
-    char *out = kb_asprintf("%s/dist", w->tmp);
-    char *work = kb_asprintf("%s/work", w->tmp);
+    char *out = kbi_asprintf("%s/dist", w->tmp);
+    char *work = kbi_asprintf("%s/work", w->tmp);
     kb_build_options bo = KB_BUILD_OPTIONS_INIT;
     const char *filters[] = {"cpu"};
     bo.targets = filters;
@@ -40,8 +40,8 @@ static void build_fixture(kbt_world *w)
         if (!w->target || strcmp(br->targets[i].target, w->target) < 0) {
             free(w->target);
             free(w->artifact);
-            w->target = kb_strdup(br->targets[i].target);
-            w->artifact = kb_strdup(br->targets[i].artifact);
+            w->target = kbi_strdup(br->targets[i].target);
+            w->artifact = kbi_strdup(br->targets[i].artifact);
         }
     }
     cr_assert_not_null(w->artifact, "no CPU target was built");
@@ -56,11 +56,11 @@ void kbt_world_init(kbt_world *w)
 {
     memset(w, 0, sizeof(*w));
     w->tmp = kbt_mkdtemp();
-    w->hub = kb_asprintf("%s/hub", w->tmp);
-    w->cache = kb_asprintf("%s/cache", w->tmp);
-    w->env_cache = kb_asprintf("KBPKG_CACHE=%s", w->cache);
-    w->env_reg = kb_asprintf("KBPKG_REGISTRY=%s", w->hub);
-    w->env_cfg = kb_asprintf("KBPKG_CONFIG_DIR=%s/config", w->tmp);
+    w->hub = kbi_asprintf("%s/hub", w->tmp);
+    w->cache = kbi_asprintf("%s/cache", w->tmp);
+    w->env_cache = kbi_asprintf("KBPKG_CACHE=%s", w->cache);
+    w->env_reg = kbi_asprintf("KBPKG_REGISTRY=%s", w->hub);
+    w->env_cfg = kbi_asprintf("KBPKG_CONFIG_DIR=%s/config", w->tmp);
     setenv("KBPKG_CONFIG_DIR", w->env_cfg + strlen("KBPKG_CONFIG_DIR="), 1);
     setenv("KBPKG_SYSTEM_CONFIG", "/nonexistent/kbpkg.yaml", 1);
     unsetenv("KBPKG_DEVICES");
@@ -85,7 +85,7 @@ void kbt_world_free(kbt_world *w)
 void kbt_world_use_registry(kbt_world *w, const char *url)
 {
     free(w->env_reg);
-    w->env_reg = kb_asprintf("KBPKG_REGISTRY=%s", url);
+    w->env_reg = kbi_asprintf("KBPKG_REGISTRY=%s", url);
 }
 
 static void sh(const char *cmd)
@@ -110,26 +110,26 @@ static char *rewrite_meta(const char *path, const char *name, const char *versio
 char *kbt_world_publish(kbt_world *w, const char *registry, const char *name, const char *version,
                         size_t pad_bytes)
 {
-    char *flat = kb_asprintf("%s-%s-%zu", name, version, pad_bytes);
+    char *flat = kbi_asprintf("%s-%s-%zu", name, version, pad_bytes);
     for (char *p = flat; *p; p++)
         if (*p == '/')
             *p = '_';
-    char *dir = kb_asprintf("%s/repack/%s", w->tmp, flat);
-    char *out = kb_asprintf("%s/repack/%s.tar.zst", w->tmp, flat);
-    char *cmd = kb_asprintf("mkdir -p '%s' && tar --zstd -xf '%s' -C '%s'", dir, w->artifact, dir);
+    char *dir = kbi_asprintf("%s/repack/%s", w->tmp, flat);
+    char *out = kbi_asprintf("%s/repack/%s.tar.zst", w->tmp, flat);
+    char *cmd = kbi_asprintf("mkdir -p '%s' && tar --zstd -xf '%s' -C '%s'", dir, w->artifact, dir);
     sh(cmd);
     free(cmd);
-    char *meta_path = kb_asprintf("%s/kbpkg.json", dir);
+    char *meta_path = kbi_asprintf("%s/kbpkg.json", dir);
     char *meta = rewrite_meta(meta_path, name, version);
     if (pad_bytes) {
         /* base64 of random bytes: compresses to about 3/4, never to a bomb-like ratio */
-        cmd = kb_asprintf("mkdir -p '%s/include' && head -c %zu /dev/urandom | base64 -w 0 | "
-                          "head -c %zu > '%s/include/pad.bin'",
-                          dir, pad_bytes, pad_bytes, dir);
+        cmd = kbi_asprintf("mkdir -p '%s/include' && head -c %zu /dev/urandom | base64 -w 0 | "
+                           "head -c %zu > '%s/include/pad.bin'",
+                           dir, pad_bytes, pad_bytes, dir);
         sh(cmd);
         free(cmd);
     }
-    cmd = kb_asprintf("cd '%s' && tar --zstd -cf '%s' *", dir, out);
+    cmd = kbi_asprintf("cd '%s' && tar --zstd -cf '%s' *", dir, out);
     sh(cmd);
     free(cmd);
 
@@ -137,15 +137,15 @@ char *kbt_world_publish(kbt_world *w, const char *registry, const char *name, co
     kb_registry *r = NULL;
     cr_assert_eq(kb_registry_open(&r, ctx, registry), 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_publish_item item = {out, w->target, NULL, meta};
-    cr_assert_eq(kb_pkg_publish(r, name, version, "vector add", &item, 1, false, NULL, NULL), 0,
+    cr_assert_eq(kbi_pkg_publish(r, name, version, "vector add", &item, 1, false, NULL, NULL), 0,
                  "%s", kb_ctx_last_error(ctx)->message);
     kb_pkg_index *idx = NULL;
-    cr_assert_eq(kb_pkg_index_fetch(&idx, r, name, version, NULL), 0);
-    kb_pkg_entry *e = (kb_pkg_entry *)kb_pkg_index_find(idx, w->target);
+    cr_assert_eq(kbi_pkg_index_fetch(&idx, r, name, version, NULL), 0);
+    kb_pkg_entry *e = (kb_pkg_entry *)kbi_pkg_index_find(idx, w->target);
     cr_assert_not_null(e);
-    cr_assert_eq(kb_pkg_entry_resolve(e, r, name), 0);
-    char *digest = kb_strdup(e->layer_digest);
-    kb_pkg_index_free(idx);
+    cr_assert_eq(kbi_pkg_entry_resolve(e, r, name), 0);
+    char *digest = kbi_strdup(e->layer_digest);
+    kbi_pkg_index_free(idx);
     kb_registry_free(r);
     kb_ctx_free(ctx);
     free(meta);
@@ -227,42 +227,42 @@ char *kbt_world_installed(kbt_world *w)
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_ctx_set(ctx, "cache.dir", w->cache), 0);
     kb_cache *c = NULL;
-    cr_assert_eq(kb_cache_open(&c, ctx), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_cache_open(&c, ctx), 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_installed *list = NULL;
     size_t n = 0;
-    cr_assert_eq(kb_cache_list(&list, &n, c, NULL), 0);
+    cr_assert_eq(kbi_cache_list(&list, &n, c, NULL), 0);
     char **lines = calloc(n + 1, sizeof(*lines));
     for (size_t i = 0; i < n; i++) {
         kb_installed *p = &list[i];
-        char *record = kb_path_join(p->dir, KB_INSTALL_RECORD);
-        cr_assert(kb_path_exists(record), "listed install without its record: %s", p->dir);
-        cr_assert(p->library && kb_path_exists(p->library), "listed install without a library: %s",
+        char *record = kbi_path_join(p->dir, KB_INSTALL_RECORD);
+        cr_assert(kbi_path_exists(record), "listed install without its record: %s", p->dir);
+        cr_assert(p->library && kbi_path_exists(p->library), "listed install without a library: %s",
                   p->dir);
-        char *want = kb_cache_pkg_dir(c, p->name, p->version, p->target);
+        char *want = kbi_cache_pkg_dir(c, p->name, p->version, p->target);
         cr_assert_str_eq(p->dir, want, "an install is listed from a temporary folder");
-        lines[i] = kb_asprintf("%s@%s %s %s", p->name, p->version, p->target,
-                               p->artifact_digest ? p->artifact_digest : "-");
+        lines[i] = kbi_asprintf("%s@%s %s %s", p->name, p->version, p->target,
+                                p->artifact_digest ? p->artifact_digest : "-");
         free(want);
         free(record);
     }
     qsort(lines, n, sizeof(*lines), cmp_str);
     kb_buf b = KB_BUF_INIT;
-    kb_buf_puts(&b, "");
+    kbi_buf_puts(&b, "");
     for (size_t i = 0; i < n; i++) {
-        kb_buf_printf(&b, "%s\n", lines[i]);
+        kbi_buf_printf(&b, "%s\n", lines[i]);
         free(lines[i]);
     }
     free(lines);
-    kb_installed_list_free(list, n);
-    kb_cache_close(c);
+    kbi_installed_list_free(list, n);
+    kbi_cache_close(c);
     kb_ctx_free(ctx);
-    return kb_buf_detach(&b);
+    return kbi_buf_detach(&b);
 }
 
 static bool is_leftover(const char *name)
 {
-    return kb_str_starts(name, ".kbpkg-extract-") || strstr(name, ".removing.") ||
-           kb_str_ends(name, ".part") || strstr(name, ".tmp");
+    return kbi_str_starts(name, ".kbpkg-extract-") || strstr(name, ".removing.") ||
+           kbi_str_ends(name, ".part") || strstr(name, ".tmp");
 }
 
 static size_t count_leftovers(const char *dir)
@@ -275,10 +275,10 @@ static size_t count_leftovers(const char *dir)
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        char *p = kb_path_join(dir, e->d_name);
+        char *p = kbi_path_join(dir, e->d_name);
         if (is_leftover(e->d_name))
             n++;
-        else if (kb_is_dir(p))
+        else if (kbi_is_dir(p))
             n += count_leftovers(p);
         free(p);
     }
@@ -323,11 +323,11 @@ void kbt_registry_enable_access_log(kbt_registry *reg)
 {
     kill(reg->pid, SIGTERM);
     waitpid(reg->pid, NULL, 0);
-    char *cfg = kb_asprintf("%s/config.yml", reg->dir);
-    char *cmd = kb_asprintf("sed -i '/accesslog:/d; /disabled: true/d' '%s'", cfg);
+    char *cfg = kbi_asprintf("%s/config.yml", reg->dir);
+    char *cmd = kbi_asprintf("sed -i '/accesslog:/d; /disabled: true/d' '%s'", cfg);
     sh(cmd);
     free(cmd);
-    char *log = kb_asprintf("%s/registry.log", reg->dir);
+    char *log = kbi_asprintf("%s/registry.log", reg->dir);
     reg->pid = fork();
     cr_assert(reg->pid >= 0);
     if (reg->pid == 0) {

@@ -46,9 +46,9 @@ static void problem(vstate *v, const char *path, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    kb_buf_printf(&v->errors, "%s: ", path);
-    kb_buf_vprintf(&v->errors, fmt, ap);
-    kb_buf_puts(&v->errors, "\n");
+    kbi_buf_printf(&v->errors, "%s: ", path);
+    kbi_buf_vprintf(&v->errors, fmt, ap);
+    kbi_buf_puts(&v->errors, "\n");
     va_end(ap);
     v->count++;
 }
@@ -97,7 +97,7 @@ static const json_t *resolve(vstate *v, const json_t *root, const char *ref,
         char *file = strndup(ref, file_len);
         json_t *loaded = json_object_get(v->files, file);
         if (!loaded) {
-            char *path = kb_asprintf("%s/%s", v->dir, file);
+            char *path = kbi_asprintf("%s/%s", v->dir, file);
             json_error_t jerr;
             loaded = json_load_file(path, 0, &jerr);
             if (loaded)
@@ -137,7 +137,7 @@ static size_t try_branch(vstate *v, const json_t *root, const json_t *schema, co
     size_t len0 = v->errors.len, count0 = v->count;
     validate(v, root, schema, doc, path, evaluated);
     size_t n = v->count - count0;
-    *text = n ? kb_strdup(v->errors.data + len0) : NULL;
+    *text = n ? kbi_strdup(v->errors.data + len0) : NULL;
     if (v->errors.data) {
         v->errors.len = len0;
         v->errors.data[len0] = '\0';
@@ -200,7 +200,7 @@ static void check_object(vstate *v, const json_t *root, const json_t *schema, co
         const json_t *ps = props ? json_object_get(props, key) : NULL;
         if (!ps && !additional)
             continue;
-        char *child = kb_asprintf("%s.%s", path, key);
+        char *child = kbi_asprintf("%s.%s", path, key);
         if (ps)
             validate(v, root, ps, sub, child, NULL);
         else if (json_is_false(additional))
@@ -240,7 +240,7 @@ static void check_array(vstate *v, const json_t *root, const json_t *schema, con
     json_t *el;
     json_array_foreach((json_t *)doc, i, el)
     {
-        char *child = kb_asprintf("%s[%zu]", path, i);
+        char *child = kbi_asprintf("%s[%zu]", path, i);
         validate(v, root, items, el, child, NULL);
         free(child);
     }
@@ -260,11 +260,11 @@ static void check_type(vstate *v, const json_t *type, const json_t *doc, const c
             break;
         }
         ok = ok || r;
-        kb_buf_printf(&want, "%s%s", i ? "|" : "", json_string_value(t));
+        kbi_buf_printf(&want, "%s%s", i ? "|" : "", json_string_value(t));
     }
     if (!ok)
         problem(v, path, "expected %s, got %s", want.data, type_name(doc));
-    kb_buf_free(&want);
+    kbi_buf_free(&want);
 }
 
 static void check_scalar(vstate *v, const json_t *schema, const json_t *doc, const char *path)
@@ -366,7 +366,7 @@ static void validate(vstate *v, const json_t *root, const json_t *schema, const 
         {
             if (json_object_get(eval, key))
                 continue;
-            char *child = kb_asprintf("%s.%s", path, key);
+            char *child = kbi_asprintf("%s.%s", path, key);
             problem(v, child, "key '%s' is not documented", key);
             free(child);
         }
@@ -381,10 +381,10 @@ char *kbt_json_check(const json_t *root, const json_t *schema, const json_t *doc
     validate(&v, root, schema, doc, "$", NULL);
     json_decref(v.files);
     if (!v.count) {
-        kb_buf_free(&v.errors);
+        kbi_buf_free(&v.errors);
         return NULL;
     }
-    return kb_buf_detach(&v.errors);
+    return kbi_buf_detach(&v.errors);
 }
 
 char *kbt_json_check_ref(const char *schema_dir, const char *ref, const json_t *doc)
@@ -398,8 +398,8 @@ char *kbt_json_check_ref(const char *schema_dir, const char *ref, const json_t *
         problem(&v, "schema", "cannot resolve %s in %s", ref, schema_dir);
     json_decref(v.files);
     if (!v.count) {
-        kb_buf_free(&v.errors);
+        kbi_buf_free(&v.errors);
         return NULL;
     }
-    return kb_buf_detach(&v.errors);
+    return kbi_buf_detach(&v.errors);
 }

@@ -16,7 +16,7 @@
 char *kbt_mkdtemp(void)
 {
     const char *base = getenv("TMPDIR");
-    char *tmpl = kb_asprintf("%s/kbtest-XXXXXX", base && *base ? base : "/tmp");
+    char *tmpl = kbi_asprintf("%s/kbtest-XXXXXX", base && *base ? base : "/tmp");
     cr_assert_not_null(tmpl);
     cr_assert_not_null(mkdtemp(tmpl), "mkdtemp failed");
     return tmpl;
@@ -25,14 +25,14 @@ char *kbt_mkdtemp(void)
 void kbt_rmtree(const char *path)
 {
     if (path)
-        kb_rm_rf(NULL, path);
+        kbi_rm_rf(NULL, path);
 }
 
 static char *env_path(const char *var, const char *rel)
 {
     const char *base = getenv(var);
     cr_assert(base && *base, "%s is not set (run the tests through ctest)", var);
-    return kb_asprintf("%s/%s", base, rel);
+    return kbi_asprintf("%s/%s", base, rel);
 }
 
 char *kbt_data(const char *rel)
@@ -47,11 +47,11 @@ char *kbt_source(const char *rel)
 
 void kbt_write(const char *path, const char *text)
 {
-    char *dir = kb_strdup(path);
+    char *dir = kbi_strdup(path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        cr_assert_eq(kb_mkdir_p(NULL, dir, 0755), 0, "mkdir %s", dir);
+        cr_assert_eq(kbi_mkdir_p(NULL, dir, 0755), 0, "mkdir %s", dir);
     }
     free(dir);
     FILE *f = fopen(path, "w");
@@ -66,9 +66,9 @@ static char *slurp_fd(int fd)
     char chunk[4096];
     ssize_t n;
     while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-        kb_buf_append(&b, chunk, (size_t)n);
-    kb_buf_grow(&b, 0);
-    return kb_buf_detach(&b);
+        kbi_buf_append(&b, chunk, (size_t)n);
+    kbi_buf_grow(&b, 0);
+    return kbi_buf_detach(&b);
 }
 
 /* argv for execv: the binary, then args; the caller frees the array (not its strings). */
@@ -154,10 +154,10 @@ static char *drain_pty(int master)
         ssize_t got = read(master, chunk, sizeof(chunk));
         if (got <= 0) /* EIO once the child closed the terminal */
             break;
-        kb_buf_append(&out, chunk, (size_t)got);
+        kbi_buf_append(&out, chunk, (size_t)got);
     }
-    kb_buf_grow(&out, 0);
-    return kb_buf_detach(&out);
+    kbi_buf_grow(&out, 0);
+    return kbi_buf_detach(&out);
 }
 
 kbt_run kbt_kbpkg_pty(const char *const *env, const char *const *args, int cols,

@@ -54,33 +54,33 @@ static void sleep_ms(long ms)
 static void write_htpasswd(const char *path, const char *user, const char *password)
 {
     char *htpasswd = NULL;
-    if (kb_which(&htpasswd, "htpasswd") != 0)
+    if (kbi_which(&htpasswd, "htpasswd") != 0)
         kbt_skip_missing("htpasswd (apache2-utils) is not installed");
     const char *argv[] = {htpasswd, "-Bbn", user, password, NULL};
     kb_proc_result res = {0};
-    cr_assert_eq(kb_proc_run(NULL, &res, argv, NULL, 30000), 0);
+    cr_assert_eq(kbi_proc_run(NULL, &res, argv, NULL, 30000), 0);
     cr_assert_eq(res.exit_code, 0, "htpasswd failed: %s", res.output.data);
     /* htpasswd -n prints the line and an empty one: keep the first */
     char *nl = strchr(res.output.data, '\n');
     if (nl)
         nl[1] = '\0';
     kbt_write(path, res.output.data);
-    kb_proc_result_free(&res);
+    kbi_proc_result_free(&res);
     free(htpasswd);
 }
 
 static void write_config(const kbt_registry *reg, bool auth)
 {
-    char *cfg = kb_asprintf("%s/config.yml", reg->dir);
-    char *text = kb_asprintf("version: 0.1\n"
-                             "log:\n  level: error\n  accesslog:\n    disabled: true\n"
-                             "storage:\n  filesystem:\n    rootdirectory: %s\n"
-                             "  delete:\n    enabled: true\n"
-                             "http:\n  addr: 127.0.0.1:%d\n"
-                             "%s%s%s",
-                             reg->storage, reg->port,
-                             auth ? "auth:\n  htpasswd:\n    realm: kbpkg-test\n    path: " : "",
-                             auth ? reg->dir : "", auth ? "/htpasswd\n" : "");
+    char *cfg = kbi_asprintf("%s/config.yml", reg->dir);
+    char *text = kbi_asprintf("version: 0.1\n"
+                              "log:\n  level: error\n  accesslog:\n    disabled: true\n"
+                              "storage:\n  filesystem:\n    rootdirectory: %s\n"
+                              "  delete:\n    enabled: true\n"
+                              "http:\n  addr: 127.0.0.1:%d\n"
+                              "%s%s%s",
+                              reg->storage, reg->port,
+                              auth ? "auth:\n  htpasswd:\n    realm: kbpkg-test\n    path: " : "",
+                              auth ? reg->dir : "", auth ? "/htpasswd\n" : "");
     kbt_write(cfg, text);
     free(text);
     free(cfg);
@@ -92,17 +92,17 @@ void kbt_registry_start(kbt_registry *reg, const char *user, const char *passwor
     if (!kbt_registry_available())
         kbt_skip_missing(KBT_DOCKER_REGISTRY " is not installed (apt-get install docker-registry)");
     reg->dir = kbt_mkdtemp();
-    reg->storage = kb_asprintf("%s/storage", reg->dir);
+    reg->storage = kbi_asprintf("%s/storage", reg->dir);
     reg->port = kbt_free_port();
-    reg->url = kb_asprintf("http://127.0.0.1:%d", reg->port);
+    reg->url = kbi_asprintf("http://127.0.0.1:%d", reg->port);
     if (user) {
-        char *path = kb_asprintf("%s/htpasswd", reg->dir);
+        char *path = kbi_asprintf("%s/htpasswd", reg->dir);
         write_htpasswd(path, user, password);
         free(path);
     }
     write_config(reg, user != NULL);
-    char *cfg = kb_asprintf("%s/config.yml", reg->dir);
-    char *log = kb_asprintf("%s/registry.log", reg->dir);
+    char *cfg = kbi_asprintf("%s/config.yml", reg->dir);
+    char *log = kbi_asprintf("%s/registry.log", reg->dir);
     reg->pid = fork();
     cr_assert(reg->pid >= 0);
     if (reg->pid == 0) {
@@ -117,7 +117,7 @@ void kbt_registry_start(kbt_registry *reg, const char *user, const char *passwor
         int status;
         if (waitpid(reg->pid, &status, WNOHANG) == reg->pid) {
             kb_buf b = KB_BUF_INIT;
-            kb_read_file(NULL, log, &b);
+            kbi_read_file(NULL, log, &b);
             reg->pid = 0;
             cr_assert_fail("docker-registry exited: %s", b.data ? b.data : "");
         }
@@ -143,7 +143,7 @@ void kbt_registry_stop(kbt_registry *reg)
 char *kbt_registry_blob_data(const kbt_registry *reg, const char *digest)
 {
     const char *hex = digest + strlen("sha256:");
-    return kb_asprintf("%s/docker/registry/v2/blobs/sha256/%.2s/%s/data", reg->storage, hex, hex);
+    return kbi_asprintf("%s/docker/registry/v2/blobs/sha256/%.2s/%s/data", reg->storage, hex, hex);
 }
 
 /* ---- scripted server ---- */
@@ -174,7 +174,7 @@ static bool read_request(int fd, kbt_http_request *req)
     char value[64];
     uint64_t body = 0;
     if (kbt_http_header(req, "Content-Length", value, sizeof(value)))
-        kb_parse_u64(value, &body);
+        kbi_parse_u64(value, &body);
     /* drain the body so the client sees our answer, not a reset */
     size_t have = len - (size_t)(end + 4 - buf);
     while (have < body) {

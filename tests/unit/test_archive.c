@@ -25,9 +25,9 @@ static char *make_staging(const char *base, const char *name, bool reversed, tim
                           mode_t umask_value)
 {
     mode_t old = umask(umask_value);
-    char *root = kb_path_join(base, name);
-    char *json = kb_asprintf("%s/kbpkg.json", root), *so = kb_asprintf("%s/lib/libx.so", root);
-    char *hdr = kb_asprintf("%s/include/x.h", root), *lic = kb_asprintf("%s/LICENSE", root);
+    char *root = kbi_path_join(base, name);
+    char *json = kbi_asprintf("%s/kbpkg.json", root), *so = kbi_asprintf("%s/lib/libx.so", root);
+    char *hdr = kbi_asprintf("%s/include/x.h", root), *lic = kbi_asprintf("%s/LICENSE", root);
     const char *files[4] = {json, so, hdr, lic};
     const char *texts[4] = {"{\"name\":\"x\"}\n", "\177ELF fake\n", "int x(void);\n", "MIT\n"};
     for (int k = 0; k < 4; k++) {
@@ -45,8 +45,8 @@ static char *make_staging(const char *base, const char *name, bool reversed, tim
 static char *slurp(const char *path)
 {
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, path, &b), 0, "read %s", path);
-    return kb_buf_detach(&b);
+    cr_assert_eq(kbi_read_file(NULL, path, &b), 0, "read %s", path);
+    return kbi_buf_detach(&b);
 }
 
 Test(archive, same_bytes_whatever_mtimes_order_and_umask)
@@ -54,23 +54,23 @@ Test(archive, same_bytes_whatever_mtimes_order_and_umask)
     char *base = kbt_mkdtemp();
     char *a = make_staging(base, "a", false, 1000, 022);
     char *b = make_staging(base, "b", true, 2000000000, 077);
-    char *out_a = kb_path_join(base, "a.tar.zst"), *out_b = kb_path_join(base, "b.tar.zst");
+    char *out_a = kbi_path_join(base, "a.tar.zst"), *out_b = kbi_path_join(base, "b.tar.zst");
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result ra, rb;
-    cr_assert_eq(kb_archive_write_dir(&ra, ctx, out_a, a, 1700000000), 0, "%s",
+    cr_assert_eq(kbi_archive_write_dir(&ra, ctx, out_a, a, 1700000000), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    cr_assert_eq(kb_archive_write_dir(&rb, ctx, out_b, b, 1700000000), 0, "%s",
+    cr_assert_eq(kbi_archive_write_dir(&rb, ctx, out_b, b, 1700000000), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_expect_str_eq(ra.sha256, rb.sha256);
     cr_expect_eq(ra.size, rb.size);
     char hex[65];
     uint64_t size = 0;
-    cr_assert_eq(kb_sha256_file(ctx, out_a, hex, &size), 0);
+    cr_assert_eq(kbi_sha256_file(ctx, out_a, hex, &size), 0);
     cr_expect_str_eq(hex, ra.sha256, "the returned digest is the file's");
     cr_expect_eq(size, ra.size);
     /* a different epoch must change the bytes: the test can tell archives apart */
     kb_archive_result rc_;
-    cr_assert_eq(kb_archive_write_dir(&rc_, ctx, out_b, b, 1700000001), 0);
+    cr_assert_eq(kbi_archive_write_dir(&rc_, ctx, out_b, b, 1700000001), 0);
     cr_expect_str_neq(rc_.sha256, ra.sha256);
     kb_ctx_free(ctx);
     free(a), free(b), free(out_a), free(out_b);
@@ -82,10 +82,10 @@ Test(archive, entries_sorted_and_normalized)
 {
     char *base = kbt_mkdtemp();
     char *root = make_staging(base, "s", true, 12345, 002);
-    char *out = kb_path_join(base, "x.tar.zst");
+    char *out = kbi_path_join(base, "x.tar.zst");
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result r;
-    cr_assert_eq(kb_archive_write_dir(&r, ctx, out, root, 1600000000), 0);
+    cr_assert_eq(kbi_archive_write_dir(&r, ctx, out, root, 1600000000), 0);
     struct archive *a = archive_read_new();
     archive_read_support_filter_zstd(a);
     archive_read_support_format_tar(a);
@@ -123,17 +123,17 @@ Test(archive, round_trip_through_the_extractor)
 {
     char *base = kbt_mkdtemp();
     char *root = make_staging(base, "s", false, 5, 022);
-    char *out = kb_path_join(base, "x.tar.zst"), *dest = kb_path_join(base, "dest");
+    char *out = kbi_path_join(base, "x.tar.zst"), *dest = kbi_path_join(base, "dest");
     cr_assert_eq(mkdir(dest, 0755), 0);
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result r;
-    cr_assert_eq(kb_archive_write_dir(&r, ctx, out, root, 0), 0);
+    cr_assert_eq(kbi_archive_write_dir(&r, ctx, out, root, 0), 0);
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = kb_extract_artifact_layout;
+    opts.allowed_top = kbi_extract_artifact_layout;
     char *dir = NULL;
-    cr_assert_eq(kb_extract_archive(&dir, ctx, out, dest, &opts), 0, "%s",
+    cr_assert_eq(kbi_extract_archive(&dir, ctx, out, dest, &opts), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    char *so = kb_path_join(dir, "lib/libx.so");
+    char *so = kbi_path_join(dir, "lib/libx.so");
     char *text = slurp(so);
     cr_expect_str_eq(text, "\177ELF fake\n");
     struct stat st;
@@ -141,20 +141,20 @@ Test(archive, round_trip_through_the_extractor)
     cr_expect_eq(st.st_mode & 07777, 0755);
     free(text);
     kb_buf json = KB_BUF_INIT;
-    cr_assert_eq(kb_extract_read_member(&json, ctx, out, "kbpkg.json", 1024), 0);
+    cr_assert_eq(kbi_extract_read_member(&json, ctx, out, "kbpkg.json", 1024), 0);
     cr_expect_str_eq(json.data, "{\"name\":\"x\"}\n");
-    kb_buf_free(&json);
-    cr_expect_eq(kb_extract_read_member(&json, ctx, out, "nope.json", 1024), KB_ERR_NOT_FOUND);
+    kbi_buf_free(&json);
+    cr_expect_eq(kbi_extract_read_member(&json, ctx, out, "nope.json", 1024), KB_ERR_NOT_FOUND);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "no member 'nope.json'"));
-    cr_expect_eq(kb_extract_read_member(&json, ctx, out, "kbpkg.json", 4), KB_ERR_LIMIT);
-    kb_buf_free(&json);
+    cr_expect_eq(kbi_extract_read_member(&json, ctx, out, "kbpkg.json", 4), KB_ERR_LIMIT);
+    kbi_buf_free(&json);
     kb_strv names = KB_STRV_INIT;
     uint64_t *sizes = NULL;
-    cr_assert_eq(kb_extract_list(&names, &sizes, ctx, out), 0);
+    cr_assert_eq(kbi_extract_list(&names, &sizes, ctx, out), 0);
     cr_assert_eq(names.len, 6);
     cr_expect_str_eq(names.items[5], "lib/libx.so");
     cr_expect_eq(sizes[5], strlen("\177ELF fake\n"));
-    kb_strv_free(&names);
+    kbi_strv_free(&names);
     free(sizes);
     kb_ctx_free(ctx);
     free(so), free(dir), free(root), free(out), free(dest);
@@ -166,15 +166,15 @@ Test(archive, refuses_symlinks_in_staging_naming_the_file)
 {
     char *base = kbt_mkdtemp();
     char *root = make_staging(base, "s", false, 5, 022);
-    char *link = kb_path_join(root, "lib/libx.so.1");
+    char *link = kbi_path_join(root, "lib/libx.so.1");
     cr_assert_eq(symlink("libx.so", link), 0);
-    char *out = kb_path_join(base, "x.tar.zst");
+    char *out = kbi_path_join(base, "x.tar.zst");
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result r;
-    cr_expect_eq(kb_archive_write_dir(&r, ctx, out, root, 0), KB_ERR_UNSAFE);
+    cr_expect_eq(kbi_archive_write_dir(&r, ctx, out, root, 0), KB_ERR_UNSAFE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "lib/libx.so.1: it is a symlink"), "%s",
               kb_ctx_last_error(ctx)->message);
-    cr_expect_not(kb_path_exists(out), "nothing written on failure");
+    cr_expect_not(kbi_path_exists(out), "nothing written on failure");
     kb_ctx_free(ctx);
     free(link), free(root), free(out);
     kbt_rmtree(base);
@@ -184,28 +184,28 @@ Test(archive, refuses_symlinks_in_staging_naming_the_file)
 Test(archive, members_and_memory_variants_agree)
 {
     char *base = kbt_mkdtemp();
-    char *f1 = kb_path_join(base, "one"), *f2 = kb_path_join(base, "two");
+    char *f1 = kbi_path_join(base, "one"), *f2 = kbi_path_join(base, "two");
     kbt_write(f1, "first\n");
     kbt_write(f2, "second\n");
     kb_archive_member members[] = {{"src/b.cu", f2}, {"kernel.yaml", f1}};
-    char *out = kb_path_join(base, "m.tar.zst");
+    char *out = kbi_path_join(base, "m.tar.zst");
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result rm, rmem;
-    cr_assert_eq(kb_archive_write_members(&rm, ctx, out, members, 2, 42), 0);
+    cr_assert_eq(kbi_archive_write_members(&rm, ctx, out, members, 2, 42), 0);
     kb_archive_blob blobs[] = {{"kernel.yaml", "first\n", 6, false},
                                {"src/b.cu", "second\n", 7, false}};
     kb_buf mem = KB_BUF_INIT;
-    cr_assert_eq(kb_archive_write_memory(&mem, &rmem, ctx, blobs, 2, 42), 0);
+    cr_assert_eq(kbi_archive_write_memory(&mem, &rmem, ctx, blobs, 2, 42), 0);
     cr_expect_str_eq(rm.sha256, rmem.sha256);
     cr_expect_eq(mem.len, rm.size);
     kb_archive_member bad[] = {{"../evil", f1}};
-    cr_expect_eq(kb_archive_write_members(&rm, ctx, out, bad, 1, 42), KB_ERR_INVALID);
+    cr_expect_eq(kbi_archive_write_members(&rm, ctx, out, bad, 1, 42), KB_ERR_INVALID);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'../evil'"));
     kb_archive_blob dup[] = {{"a", "x", 1, false}, {"a", "y", 1, false}};
-    cr_expect_eq(kb_archive_write_memory(&mem, NULL, ctx, dup, 2, 42), KB_ERR_INVALID);
+    cr_expect_eq(kbi_archive_write_memory(&mem, NULL, ctx, dup, 2, 42), KB_ERR_INVALID);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'a' is given twice"));
-    cr_expect_eq(kb_archive_write_memory(&mem, NULL, ctx, blobs, 2, -1), KB_ERR_INVALID);
-    kb_buf_free(&mem);
+    cr_expect_eq(kbi_archive_write_memory(&mem, NULL, ctx, blobs, 2, -1), KB_ERR_INVALID);
+    kbi_buf_free(&mem);
     kb_ctx_free(ctx);
     free(f1), free(f2), free(out);
     kbt_rmtree(base);
@@ -230,7 +230,7 @@ Test(archive, a_small_archive_pledges_its_size_and_gets_a_small_window)
                                {"lib/libx.so", "\177ELF fake\n", 10, true}};
     kb_ctx *ctx = kbt_ctx();
     kb_buf mem = KB_BUF_INIT;
-    cr_assert_eq(kb_archive_write_memory(&mem, NULL, ctx, blobs, 2, 42), 0);
+    cr_assert_eq(kbi_archive_write_memory(&mem, NULL, ctx, blobs, 2, 42), 0);
     unsigned long long content, window;
     frame_of(&mem, &content, &window);
     cr_expect_neq(content, ZSTD_CONTENTSIZE_UNKNOWN, "the tar size is in the frame header");
@@ -239,7 +239,7 @@ Test(archive, a_small_archive_pledges_its_size_and_gets_a_small_window)
     cr_expect_eq(ZSTD_decompress(tar, content + 1, mem.data, mem.len), content, "the real size");
     free(tar);
     cr_expect_leq(window, 64 * 1024, "window %llu for a %llu-byte tar", window, content);
-    kb_buf_free(&mem);
+    kbi_buf_free(&mem);
     kb_ctx_free(ctx);
 }
 
@@ -259,8 +259,8 @@ Test(archive, a_large_archive_is_reproducible_and_reads_back)
     kb_ctx *ctx = kbt_ctx();
     kb_buf one = KB_BUF_INIT, two = KB_BUF_INIT;
     kb_archive_result r1, r2;
-    cr_assert_eq(kb_archive_write_memory(&one, &r1, ctx, blobs, 1, 7), 0);
-    cr_assert_eq(kb_archive_write_memory(&two, &r2, ctx, blobs, 1, 7), 0);
+    cr_assert_eq(kbi_archive_write_memory(&one, &r1, ctx, blobs, 1, 7), 0);
+    cr_assert_eq(kbi_archive_write_memory(&two, &r2, ctx, blobs, 1, 7), 0);
     cr_expect_str_eq(r1.sha256, r2.sha256);
     unsigned long long content, window;
     frame_of(&one, &content, &window);
@@ -284,8 +284,8 @@ Test(archive, a_large_archive_is_reproducible_and_reads_back)
     }
     cr_expect(found);
     archive_read_free(a);
-    kb_buf_free(&one);
-    kb_buf_free(&two);
+    kbi_buf_free(&one);
+    kbi_buf_free(&two);
     free(data);
     kb_ctx_free(ctx);
 }

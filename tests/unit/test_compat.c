@@ -242,15 +242,15 @@ static const char *fit_name(kb_fit f)
 static void run_case(kb_ctx *ctx, size_t i, const compat_case *c)
 {
     kb_target t;
-    cr_assert_eq(kb_target_parse(ctx, &t, c->target), 0, "case %zu: %s: %s", i, c->target,
+    cr_assert_eq(kbi_target_parse(ctx, &t, c->target), 0, "case %zu: %s: %s", i, c->target,
                  kb_ctx_last_error(ctx)->message);
     kb_host host;
     make_host(&host, c->host);
-    cr_assert_eq(kb_devices_parse(ctx, &host.devices, &host.device_count, c->devices), 0,
+    cr_assert_eq(kbi_devices_parse(ctx, &host.devices, &host.device_count, c->devices), 0,
                  "case %zu: %s: %s", i, c->devices, kb_ctx_last_error(ctx)->message);
     kb_compat_opts opts = {c->aliases, c->allow_cpu};
     kb_compat r;
-    kb_compat_check_host(&r, &t, &host, &opts);
+    kbi_compat_check_host(&r, &t, &host, &opts);
     cr_expect_eq(r.fit, c->fit, "case %zu: %s on %s: expected %s, got %s (%s)", i, c->target,
                  c->devices, fit_name(c->fit), fit_name(r.fit), r.reason);
     cr_expect(strstr(r.reason, c->reason), "case %zu: %s on %s: reason '%s' lacks '%s'", i,
@@ -262,11 +262,11 @@ static void run_case(kb_ctx *ctx, size_t i, const compat_case *c)
     if (host.device_count == 1 && host.devices[0].backend == t.backend &&
         t.backend != KB_BACKEND_CPU && c->host == X86 && strstr(c->target, "x86_64-linux")) {
         kb_compat d;
-        kb_compat_check(&d, &t, &host.devices[0], &opts);
+        kbi_compat_check(&d, &t, &host.devices[0], &opts);
         cr_expect_eq(d.fit, r.fit, "case %zu: device check disagrees: %s", i, d.reason);
         cr_expect_str_eq(d.reason, r.reason, "case %zu", i);
     }
-    kb_host_free(&host);
+    kbi_host_free(&host);
 }
 
 Test(compat, table)
@@ -284,15 +284,15 @@ Test(compat, device_check_refuses_other_backend)
     kb_target t;
     kb_device *d;
     size_t n;
-    cr_assert_eq(kb_target_parse(ctx, &t, "cuda13-sm_86-x86_64-linux"), 0);
-    cr_assert_eq(kb_devices_parse(ctx, &d, &n, "gfx1030@rocm6.1,x86_64_v3"), 0);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "cuda13-sm_86-x86_64-linux"), 0);
+    cr_assert_eq(kbi_devices_parse(ctx, &d, &n, "gfx1030@rocm6.1,x86_64_v3"), 0);
     kb_compat r;
-    kb_compat_check(&r, &t, &d[0], NULL);
+    kbi_compat_check(&r, &t, &d[0], NULL);
     cr_expect_eq(r.fit, KB_FIT_NONE);
     cr_expect_str_eq(r.reason, "a cuda target does not run on a rocm device (gfx1030)");
-    kb_compat_check(&r, &t, &d[1], NULL);
+    kbi_compat_check(&r, &t, &d[1], NULL);
     cr_expect_str_eq(r.reason, "a cuda target does not run on a cpu device (x86_64_v3)");
-    kb_devices_free(d);
+    kbi_devices_free(d);
     kb_ctx_free(ctx);
 }
 
@@ -306,7 +306,7 @@ typedef struct ranked {
 static int by_rank(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    return kb_target_rank_cmp(x->id, &x->c, y->id, &y->c);
+    return kbi_target_rank_cmp(x->id, &x->c, y->id, &y->c);
 }
 
 /* Rank ids on a host made from devices; expect the fitting ones in exactly `order`. */
@@ -316,14 +316,14 @@ static void expect_order(const char *const *ids, size_t n, const char *devices, 
     kb_ctx *ctx = kbt_ctx();
     kb_host host;
     make_host(&host, preset);
-    cr_assert_eq(kb_devices_parse(ctx, &host.devices, &host.device_count, devices), 0);
+    cr_assert_eq(kbi_devices_parse(ctx, &host.devices, &host.device_count, devices), 0);
     ranked *r = calloc(n, sizeof(*r));
     cr_assert(r);
     for (size_t i = 0; i < n; i++) {
         kb_target t;
-        cr_assert_eq(kb_target_parse(ctx, &t, ids[i]), 0, "%s", ids[i]);
+        cr_assert_eq(kbi_target_parse(ctx, &t, ids[i]), 0, "%s", ids[i]);
         r[i].id = ids[i];
-        kb_compat_check_host(&r[i].c, &t, &host, opts);
+        kbi_compat_check_host(&r[i].c, &t, &host, opts);
     }
     qsort(r, n, sizeof(*r), by_rank);
     size_t fitting = 0;
@@ -334,7 +334,7 @@ static void expect_order(const char *const *ids, size_t n, const char *devices, 
         cr_expect_str_eq(r[i].id, order[i], "on %s: rank %zu is %s (%s), expected %s", devices,
                          i + 1, r[i].id, r[i].c.reason, order[i]);
     free(r);
-    kb_host_free(&host);
+    kbi_host_free(&host);
     kb_ctx_free(ctx);
 }
 
@@ -401,9 +401,9 @@ Test(compat, rocm_without_a_hip_runtime_refuses_with_the_soname)
     kb_device d = {.backend = KB_BACKEND_ROCM, .arch = "gfx1030"};
     kb_ctx *ctx = kbt_ctx();
     kb_target t;
-    cr_assert_eq(kb_target_parse(ctx, &t, "rocm6-gfx1030-x86_64-linux"), 0);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "rocm6-gfx1030-x86_64-linux"), 0);
     kb_compat c;
-    kb_compat_check(&c, &t, &d, NULL);
+    kbi_compat_check(&c, &t, &d, NULL);
     cr_expect_eq(c.fit, KB_FIT_NONE);
     cr_expect(strstr(c.reason, "needs libamdhip64.so.6; no HIP runtime was found"), "%s", c.reason);
     kb_ctx_free(ctx);
@@ -440,9 +440,9 @@ Test(compat, ranks_keep_the_design_order)
     for (size_t i = 1; i < KB_ARRAY_LEN(ranks); i++)
         cr_expect_gt((int)ranks[i - 1] * 100, (int)ranks[i] * 100 + 99);
     kb_compat a = {KB_FIT_FAMILY, 5010, ""}, b = {KB_FIT_EXACT, 6050, ""};
-    cr_expect_gt(kb_target_rank_cmp("t1", &a, "t2", &b), 0);
-    cr_expect_lt(kb_target_rank_cmp("t2", &b, "t1", &a), 0);
-    cr_expect_eq(kb_target_rank_cmp("t1", &a, "t1", &a), 0);
+    cr_expect_gt(kbi_target_rank_cmp("t1", &a, "t2", &b), 0);
+    cr_expect_lt(kbi_target_rank_cmp("t2", &b, "t1", &a), 0);
+    cr_expect_eq(kbi_target_rank_cmp("t1", &a, "t1", &a), 0);
 }
 
 Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
@@ -451,19 +451,19 @@ Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
     kb_target t;
     kb_host host = {"x86_64", "", "linux", "", NULL, 0};
     kb_compat r;
-    cr_assert_eq(kb_target_parse(ctx, &t, "cpu-x86_64_v2-x86_64-linux"), 0);
-    kb_compat_check_host(&r, &t, &host, NULL);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "cpu-x86_64_v2-x86_64-linux"), 0);
+    kbi_compat_check_host(&r, &t, &host, NULL);
     cr_expect_eq(r.fit, KB_FIT_NONE);
     cr_expect_str_eq(r.reason,
                      "the host's CPU level is unknown (name it, e.g. --device x86_64_v3)");
     kb_host arm = {"aarch64", "", "linux", "", NULL, 0};
-    cr_assert_eq(kb_target_parse(ctx, &t, "cpu-aarch64-aarch64-linux"), 0);
-    kb_compat_check_host(&r, &t, &arm, NULL);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "cpu-aarch64-aarch64-linux"), 0);
+    kbi_compat_check_host(&r, &t, &arm, NULL);
     cr_expect_eq(r.fit, KB_FIT_CPU, "%s", r.reason);
     kb_ctx_free(ctx);
 }
 
-/* ---- one ranking for install, sync and the loader (kb_target_rank_cmp) ---- */
+/* ---- one ranking for install, sync and the loader (kbi_target_rank_cmp) ---- */
 
 /* The best of n candidates scanned in the given order, as sync and the loader scan. */
 static const ranked *best_by_scan(const ranked *r, const size_t *order, size_t n)
@@ -471,7 +471,7 @@ static const ranked *best_by_scan(const ranked *r, const size_t *order, size_t n
     const ranked *best = NULL;
     for (size_t i = 0; i < n; i++) {
         const ranked *c = &r[order[i]];
-        if (!best || kb_target_rank_cmp(c->id, &c->c, best->id, &best->c) < 0)
+        if (!best || kbi_target_rank_cmp(c->id, &c->c, best->id, &best->c) < 0)
             best = c;
     }
     return best;

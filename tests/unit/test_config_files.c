@@ -15,11 +15,11 @@ static layout make_layout(const char *system, const char *user, const char *proj
 {
     layout l;
     l.root = kbt_mkdtemp();
-    l.system = kb_path_join(l.root, "etc/config.yaml");
-    l.user_dir = kb_path_join(l.root, "home/.config/kbpkg");
-    l.user = kb_path_join(l.user_dir, "config.yaml");
-    l.project_dir = kb_path_join(l.root, "proj");
-    l.project = kb_path_join(l.project_dir, "kbpkg.yaml");
+    l.system = kbi_path_join(l.root, "etc/config.yaml");
+    l.user_dir = kbi_path_join(l.root, "home/.config/kbpkg");
+    l.user = kbi_path_join(l.user_dir, "config.yaml");
+    l.project_dir = kbi_path_join(l.root, "proj");
+    l.project = kbi_path_join(l.project_dir, "kbpkg.yaml");
     if (system)
         kbt_write(l.system, system);
     if (user)
@@ -34,7 +34,7 @@ static layout make_layout(const char *system, const char *user, const char *proj
     char cwd[4096];
     cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
     free(l.project);
-    l.project = kb_path_join(cwd, "kbpkg.yaml");
+    l.project = kbi_path_join(cwd, "kbpkg.yaml");
     return l;
 }
 
@@ -97,9 +97,9 @@ Test(config_files, layers_system_user_project_env_flag)
 Test(config_files, user_file_follows_config_dir_from_system_file)
 {
     layout l = make_layout(NULL, NULL, NULL);
-    char *other = kb_path_join(l.root, "elsewhere");
-    char *other_file = kb_path_join(other, "config.yaml");
-    char *sys = kb_asprintf("config.dir: %s\n", other);
+    char *other = kbi_path_join(l.root, "elsewhere");
+    char *other_file = kbi_path_join(other, "config.yaml");
+    char *sys = kbi_asprintf("config.dir: %s\n", other);
     kbt_write(l.system, sys);
     kbt_write(other_file, "build.allow: false\n");
     unsetenv("KBPKG_CONFIG_DIR");
@@ -131,14 +131,14 @@ Test(config_files, bad_files_name_file_line_column)
     for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
         layout l = make_layout(NULL, bad_files[i].text, NULL);
         kb_ctx *ctx = kbt_ctx(); /* no files yet: load them explicitly */
-        int rc = kb_config_load_files(ctx);
+        int rc = kbi_config_load_files(ctx);
         const kb_error *e = kb_ctx_last_error(ctx);
         cr_expect(rc == KB_ERR_CONFIG || rc == KB_ERR_PARSE, "case %zu: rc %d", i, rc);
         cr_expect_str_eq(e->path ? e->path : "", l.user, "case %zu", i);
         cr_expect_eq(e->line, bad_files[i].line, "case %zu: %s", i, e->message);
         cr_expect_eq(e->column, bad_files[i].column, "case %zu: %s", i, e->message);
-        char *prefix = kb_asprintf("%s:%u:%u: ", l.user, bad_files[i].line, bad_files[i].column);
-        cr_expect(kb_str_starts(e->message, prefix), "case %zu: %s", i, e->message);
+        char *prefix = kbi_asprintf("%s:%u:%u: ", l.user, bad_files[i].line, bad_files[i].column);
+        cr_expect(kbi_str_starts(e->message, prefix), "case %zu: %s", i, e->message);
         cr_expect(strstr(e->message, bad_files[i].message), "case %zu: %s", i, e->message);
         free(prefix);
         kb_ctx_free(ctx);
@@ -149,7 +149,7 @@ Test(config_files, bad_files_name_file_line_column)
 static void remember_error(kb_log_level level, const char *message, void *payload)
 {
     if (level == KB_LOG_ERROR)
-        kb_buf_puts(payload, message);
+        kbi_buf_puts(payload, message);
 }
 
 Test(config_files, ctx_new_refuses_a_bad_file_and_says_why)
@@ -163,16 +163,16 @@ Test(config_files, ctx_new_refuses_a_bad_file_and_says_why)
     cr_expect_eq(kb_ctx_new(&ctx, &o), KB_ERR_CONFIG);
     /* The ctx stays with the caller so it can read why (it was freed with the reason once). */
     cr_assert_not_null(ctx);
-    char *want = kb_asprintf("%s:2:1: unknown configuration key 'registry_url'", l.project);
+    char *want = kbi_asprintf("%s:2:1: unknown configuration key 'registry_url'", l.project);
     cr_expect_str_eq(log.data ? log.data : "", want);
     cr_expect_eq(kb_ctx_last_error(ctx)->code, KB_ERR_CONFIG);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message, want);
     kb_ctx_free(ctx);
     free(want);
-    kb_buf_free(&log);
+    kbi_buf_free(&log);
     /* no_config_files skips them */
     ctx = kbt_ctx();
-    cr_expect_str_eq(kb_config_str(ctx, "offline"), "false");
+    cr_expect_str_eq(kbi_config_str(ctx, "offline"), "false");
     kb_ctx_free(ctx);
     free_layout(&l);
 }
@@ -193,23 +193,23 @@ Test(config_files, write_keeps_other_keys_and_quotes_values)
     expect_origin(ctx, "rocm.aliases", "gfx1031=gfx1030 # x: y", KB_CONFIG_USER, l.user);
 
     kb_buf before = KB_BUF_INIT, after = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, l.user, &before), 0);
+    cr_assert_eq(kbi_read_file(ctx, l.user, &before), 0);
     cr_expect_eq(kb_config_write(ctx, KB_CONFIG_USER, "net.retries", "lots"), KB_ERR_CONFIG);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'lots' is not a non-negative integer"));
     cr_expect_eq(kb_config_write(ctx, KB_CONFIG_PROJECT, "nope", "1"), KB_ERR_CONFIG);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "unknown configuration key 'nope'"));
     cr_expect_eq(kb_config_write(ctx, KB_CONFIG_ENV, "offline", "1"), KB_ERR_INVALID);
-    cr_assert_eq(kb_read_file(ctx, l.user, &after), 0);
+    cr_assert_eq(kbi_read_file(ctx, l.user, &after), 0);
     cr_expect_str_eq(after.data, before.data, "a refused write changes nothing");
-    cr_expect_not(kb_path_exists(l.project));
-    kb_buf_free(&before);
-    kb_buf_free(&after);
+    cr_expect_not(kbi_path_exists(l.project));
+    kbi_buf_free(&before);
+    kbi_buf_free(&after);
 
     cr_assert_eq(kb_config_write(ctx, KB_CONFIG_PROJECT, "build.jobs", "3"), 0);
     kb_buf proj = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, l.project, &proj), 0);
+    cr_assert_eq(kbi_read_file(ctx, l.project, &proj), 0);
     cr_expect_str_eq(proj.data, "build.jobs: 3\n");
-    kb_buf_free(&proj);
+    kbi_buf_free(&proj);
     kb_ctx_free(ctx);
     free_layout(&l);
 }

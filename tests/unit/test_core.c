@@ -14,7 +14,7 @@ Test(core, strerror_covers_every_code)
 Test(core, error_record_names_path_and_position)
 {
     kb_ctx *ctx = kbt_ctx();
-    int rc = kb_error_set_path(ctx, KB_ERR_MANIFEST, "a/kernel.yaml", 3, 7, "bad key '%s'", "x");
+    int rc = kbi_error_set_path(ctx, KB_ERR_MANIFEST, "a/kernel.yaml", 3, 7, "bad key '%s'", "x");
     cr_expect_eq(rc, KB_ERR_MANIFEST);
     const kb_error *e = kb_ctx_last_error(ctx);
     cr_expect_eq(e->code, KB_ERR_MANIFEST);
@@ -22,7 +22,7 @@ Test(core, error_record_names_path_and_position)
     cr_expect_str_eq(e->path, "a/kernel.yaml");
     cr_expect_eq(e->line, 3);
     cr_expect_eq(e->column, 7);
-    kb_error_prefix(ctx, "checking %s", "pkg");
+    kbi_error_prefix(ctx, "checking %s", "pkg");
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message, "checking pkg: bad key 'x'");
     kb_ctx_clear_error(ctx);
     cr_expect_eq(kb_ctx_last_error(ctx)->code, 0);
@@ -44,12 +44,12 @@ Test(core, config_layers_env_below_flags)
     setenv("KBPKG_RETRIES", "7", 1);
     kb_ctx *ctx = kbt_ctx();
     unsetenv("KBPKG_RETRIES");
-    cr_expect_eq(kb_config_long(ctx, "net.retries"), 7);
+    cr_expect_eq(kbi_config_long(ctx, "net.retries"), 7);
     cr_expect_eq(kb_ctx_set(ctx, "net.retries", "2"), 0);
-    cr_expect_eq(kb_config_long(ctx, "net.retries"), 2);
+    cr_expect_eq(kbi_config_long(ctx, "net.retries"), 2);
     /* a lower layer does not override a higher one */
-    cr_expect_eq(kb_config_set_layer(ctx, "net.retries", "9", KB_CONFIG_USER, "/x"), 0);
-    cr_expect_eq(kb_config_long(ctx, "net.retries"), 2);
+    cr_expect_eq(kbi_config_set_layer(ctx, "net.retries", "9", KB_CONFIG_USER, "/x"), 0);
+    cr_expect_eq(kbi_config_long(ctx, "net.retries"), 2);
     const char *key, *value, *path;
     kb_config_origin origin;
     bool seen = false;
@@ -70,9 +70,9 @@ Test(core, config_rejects_unknown_keys_and_bad_values)
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "no.such.key"));
     cr_expect_eq(kb_ctx_set(ctx, "offline", "maybe"), KB_ERR_CONFIG);
     cr_expect_eq(kb_ctx_set(ctx, "net.retries", "-1"), KB_ERR_CONFIG);
-    cr_expect_eq(kb_config_bool(ctx, "offline"), false, "a refused value must not stick");
+    cr_expect_eq(kbi_config_bool(ctx, "offline"), false, "a refused value must not stick");
     cr_expect_eq(kb_ctx_set(ctx, "offline", "yes"), 0);
-    cr_expect_eq(kb_config_bool(ctx, "offline"), true);
+    cr_expect_eq(kbi_config_bool(ctx, "offline"), true);
     kb_ctx_free(ctx);
 }
 
@@ -83,8 +83,8 @@ Test(core, default_paths_follow_xdg)
     unsetenv("KBPKG_CACHE");
     unsetenv("KBPKG_REGISTRY");
     kb_ctx *ctx = kbt_ctx();
-    cr_expect_str_eq(kb_config_str(ctx, "cache.dir"), "/xdg/cache/kbpkg");
-    cr_expect_str_eq(kb_config_str(ctx, "registry"), "file:///xdg/data/kbpkg/hub");
+    cr_expect_str_eq(kbi_config_str(ctx, "cache.dir"), "/xdg/cache/kbpkg");
+    cr_expect_str_eq(kbi_config_str(ctx, "registry"), "file:///xdg/data/kbpkg/hub");
     kb_ctx_free(ctx);
 }
 
@@ -92,47 +92,47 @@ Test(core, buffers_and_string_vectors)
 {
     kb_buf b = KB_BUF_INIT;
     for (int i = 0; i < 1000; i++)
-        cr_assert_eq(kb_buf_printf(&b, "%d,", i), 0);
-    cr_expect(kb_str_starts(b.data, "0,1,2,"));
-    cr_expect(kb_str_ends(b.data, "998,999,"));
-    kb_buf_free(&b);
+        cr_assert_eq(kbi_buf_printf(&b, "%d,", i), 0);
+    cr_expect(kbi_str_starts(b.data, "0,1,2,"));
+    cr_expect(kbi_str_ends(b.data, "998,999,"));
+    kbi_buf_free(&b);
     kb_strv v = KB_STRV_INIT;
-    kb_strv_push(&v, "b");
-    kb_strv_push(&v, "a");
-    kb_strv_sort(&v);
+    kbi_strv_push(&v, "b");
+    kbi_strv_push(&v, "a");
+    kbi_strv_sort(&v);
     cr_expect_str_eq(v.items[0], "a");
-    cr_expect(kb_strv_contains(&v, "b"));
+    cr_expect(kbi_strv_contains(&v, "b"));
     cr_expect_null(v.items[v.len]);
-    kb_strv_free(&v);
+    kbi_strv_free(&v);
     uint64_t n;
-    cr_expect(kb_parse_u64("18446744073709551615", &n));
-    cr_expect_not(kb_parse_u64("18446744073709551616", &n));
-    cr_expect_not(kb_parse_u64("12a", &n));
-    cr_expect_not(kb_parse_u64("", &n));
+    cr_expect(kbi_parse_u64("18446744073709551615", &n));
+    cr_expect_not(kbi_parse_u64("18446744073709551616", &n));
+    cr_expect_not(kbi_parse_u64("12a", &n));
+    cr_expect_not(kbi_parse_u64("", &n));
 }
 
 Test(core, atomic_write_and_sha256)
 {
     char *dir = kbt_mkdtemp();
-    char *path = kb_path_join(dir, "deep/er/file");
+    char *path = kbi_path_join(dir, "deep/er/file");
     kb_ctx *ctx = kbt_ctx();
-    char *parent = kb_path_join(dir, "deep/er");
-    cr_assert_eq(kb_mkdir_p(ctx, parent, 0755), 0);
-    cr_assert_eq(kb_write_file_atomic(ctx, path, "abc", 3, 0644), 0);
+    char *parent = kbi_path_join(dir, "deep/er");
+    cr_assert_eq(kbi_mkdir_p(ctx, parent, 0755), 0);
+    cr_assert_eq(kbi_write_file_atomic(ctx, path, "abc", 3, 0644), 0);
     char hex[65];
     uint64_t size = 0;
-    cr_assert_eq(kb_sha256_file(ctx, path, hex, &size), 0);
+    cr_assert_eq(kbi_sha256_file(ctx, path, hex, &size), 0);
     cr_expect_eq(size, 3);
     cr_expect_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, path, &b), 0);
+    cr_assert_eq(kbi_read_file(ctx, path, &b), 0);
     cr_expect_str_eq(b.data, "abc");
-    kb_buf_free(&b);
-    char *missing = kb_path_join(dir, "missing");
-    cr_expect_eq(kb_sha256_file(ctx, missing, hex, NULL), KB_ERR_NOT_FOUND);
+    kbi_buf_free(&b);
+    char *missing = kbi_path_join(dir, "missing");
+    cr_expect_eq(kbi_sha256_file(ctx, missing, hex, NULL), KB_ERR_NOT_FOUND);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->path, missing);
-    cr_expect_eq(kb_rm_rf(ctx, dir), 0);
-    cr_expect_not(kb_path_exists(dir));
+    cr_expect_eq(kbi_rm_rf(ctx, dir), 0);
+    cr_expect_not(kbi_path_exists(dir));
     free(missing);
     free(parent);
     free(path);
@@ -145,28 +145,28 @@ Test(core, process_output_exit_code_and_timeout)
     kb_ctx *ctx = kbt_ctx();
     kb_proc_result r;
     const char *ok[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
-    cr_assert_eq(kb_proc_run(ctx, &r, ok, NULL, 5000), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &r, ok, NULL, 5000), 0);
     cr_expect_eq(r.exit_code, 3);
     cr_expect(strstr(r.output.data, "out") && strstr(r.output.data, "err"));
-    kb_proc_result_free(&r);
+    kbi_proc_result_free(&r);
     const char *slow[] = {"sleep", "5", NULL};
-    cr_assert_eq(kb_proc_run(ctx, &r, slow, NULL, 200), 0);
+    cr_assert_eq(kbi_proc_run(ctx, &r, slow, NULL, 200), 0);
     cr_expect(r.timed_out);
     cr_expect_eq(r.exit_code, -1);
-    kb_proc_result_free(&r);
+    kbi_proc_result_free(&r);
     char *path = NULL;
-    cr_expect_eq(kb_which(&path, "sh"), 0);
+    cr_expect_eq(kbi_which(&path, "sh"), 0);
     free(path);
-    cr_expect_eq(kb_which(&path, "no-such-program-kbpkg"), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kbi_which(&path, "no-such-program-kbpkg"), KB_ERR_NOT_FOUND);
     kb_ctx_free(ctx);
 }
 
 Test(core, empty_buffer_detaches_as_empty_string)
 {
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_buf_grow(&b, 0), 0);
+    cr_assert_eq(kbi_buf_grow(&b, 0), 0);
     cr_expect_str_eq(b.data, "");
-    char *s = kb_buf_detach(&b);
+    char *s = kbi_buf_detach(&b);
     cr_expect_str_eq(s, "");
     free(s);
 }

@@ -30,24 +30,24 @@ static const kb_x86_features V3 = {.cx16 = true,
 Test(core_cpu, levels_need_every_feature)
 {
     kb_x86_features f = {0};
-    cr_expect_eq(kb_x86_level(&f), 1);
+    cr_expect_eq(kbi_x86_level(&f), 1);
     f = V3;
-    cr_expect_eq(kb_x86_level(&f), 3);
+    cr_expect_eq(kbi_x86_level(&f), 3);
     f.os_ymm = false; /* AVX present but the OS does not save YMM state */
-    cr_expect_eq(kb_x86_level(&f), 2);
+    cr_expect_eq(kbi_x86_level(&f), 2);
     f = V3;
     f.lzcnt = false;
-    cr_expect_eq(kb_x86_level(&f), 2);
+    cr_expect_eq(kbi_x86_level(&f), 2);
     f = V3;
     f.popcnt = false;
-    cr_expect_eq(kb_x86_level(&f), 1);
+    cr_expect_eq(kbi_x86_level(&f), 1);
     f = V3;
     f.avx512f = f.avx512bw = f.avx512cd = f.avx512dq = f.avx512vl = true;
-    cr_expect_eq(kb_x86_level(&f), 3, "no ZMM state saved by the OS");
+    cr_expect_eq(kbi_x86_level(&f), 3, "no ZMM state saved by the OS");
     f.os_zmm = true;
-    cr_expect_eq(kb_x86_level(&f), 4);
+    cr_expect_eq(kbi_x86_level(&f), 4);
     f.avx512vl = false;
-    cr_expect_eq(kb_x86_level(&f), 3);
+    cr_expect_eq(kbi_x86_level(&f), 3);
 }
 
 /* The level, computed independently from the kernel's flag names. LZCNT (cpuid's ABM bit) is
@@ -83,10 +83,10 @@ static char *cpuinfo_flags(void)
     char line[8192];
     char *flags = NULL;
     while (!flags && fgets(line, sizeof(line), f))
-        if (kb_str_starts(line, "flags")) {
+        if (kbi_str_starts(line, "flags")) {
             char *colon = strchr(line, ':');
             line[strcspn(line, "\n")] = '\0';
-            flags = colon ? kb_asprintf("%s ", colon + 1) : NULL; /* " flag flag ... " */
+            flags = colon ? kbi_asprintf("%s ", colon + 1) : NULL; /* " flag flag ... " */
         }
     fclose(f);
     return flags;
@@ -101,7 +101,7 @@ Test(core_cpu, level_matches_proc_cpuinfo)
     if (!flags)
         cr_skip("no flags line in /proc/cpuinfo");
     char arch[32], level[32], want[16];
-    kb_cpu_host(arch, sizeof(arch), level, sizeof(level));
+    kbi_cpu_host(arch, sizeof(arch), level, sizeof(level));
     snprintf(want, sizeof(want), "x86_64_v%d", level_from_cpuinfo_flags(flags));
     cr_expect_str_eq(level, want, "cpuinfo flags:%s", flags);
     cr_expect_str_eq(arch, "x86_64");
@@ -113,27 +113,27 @@ Test(core_cpu, level_matches_proc_cpuinfo)
 Test(core_cpu, probe_and_builder_agree_with_the_host_level)
 {
     char arch[32], level[32];
-    kb_cpu_host(arch, sizeof(arch), level, sizeof(level));
-    cr_expect(kb_cpu_level_valid(level) || strcmp(arch, "x86_64") != 0, "%s", level);
+    kbi_cpu_host(arch, sizeof(arch), level, sizeof(level));
+    cr_expect(kbi_cpu_level_valid(level) || strcmp(arch, "x86_64") != 0, "%s", level);
     kb_ctx *ctx = kbt_ctx();
     kb_probe_report r;
     memset(&r, 0, sizeof(r));
-    cr_assert_eq(kb_probe_cpu(ctx, &r, ""), 0);
+    cr_assert_eq(kbi_probe_cpu(ctx, &r, ""), 0);
     cr_expect_str_eq(r.host.cpu_level, level);
     cr_expect_str_eq(r.host.cpu_arch, arch);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     char built[32];
-    kb_host_cpu_level(ctx, built, sizeof(built));
+    kbi_host_cpu_level(ctx, built, sizeof(built));
     cr_expect_str_eq(built, level);
 
     const char *other = strcmp(level, "x86_64_v2") == 0 ? "x86_64_v4" : "x86_64_v2";
     cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", other), 0);
     memset(&r, 0, sizeof(r));
-    cr_assert_eq(kb_probe_cpu(ctx, &r, other), 0);
+    cr_assert_eq(kbi_probe_cpu(ctx, &r, other), 0);
     cr_expect_str_eq(r.host.cpu_level, other);
     cr_expect_str_eq(r.host.cpu_arch, "x86_64");
-    kb_probe_report_free(&r);
-    kb_host_cpu_level(ctx, built, sizeof(built));
+    kbi_probe_report_free(&r);
+    kbi_host_cpu_level(ctx, built, sizeof(built));
     cr_expect_str_eq(built, other);
     kb_ctx_free(ctx);
 }
@@ -143,11 +143,11 @@ Test(core_cpu, level_names)
     static const char *const good[] = {"x86_64_v1", "x86_64_v2", "x86_64_v3", "x86_64_v4",
                                        "aarch64"};
     for (size_t i = 0; i < KB_ARRAY_LEN(good); i++)
-        cr_expect(kb_cpu_level_valid(good[i]), "%s", good[i]);
+        cr_expect(kbi_cpu_level_valid(good[i]), "%s", good[i]);
     static const char *const bad[] = {"x86_64_v5", "x86_64", "x86_64_v", "arm64", "", "X86_64_V3"};
     for (size_t i = 0; i < KB_ARRAY_LEN(bad); i++)
-        cr_expect_not(kb_cpu_level_valid(bad[i]), "%s", bad[i]);
-    cr_expect_not(kb_cpu_level_valid(NULL));
-    cr_expect_str_eq(kb_cpu_level_arch("x86_64_v3"), "x86_64");
-    cr_expect_str_eq(kb_cpu_level_arch("aarch64"), "aarch64");
+        cr_expect_not(kbi_cpu_level_valid(bad[i]), "%s", bad[i]);
+    cr_expect_not(kbi_cpu_level_valid(NULL));
+    cr_expect_str_eq(kbi_cpu_level_arch("x86_64_v3"), "x86_64");
+    cr_expect_str_eq(kbi_cpu_level_arch("aarch64"), "aarch64");
 }

@@ -75,12 +75,12 @@ static const char *const reasons[][2] = {
 
 static void expect_refused(const bad_case *c)
 {
-    char *rel = kb_asprintf("archives/malicious/%s.tar.zst", c->file);
+    char *rel = kbi_asprintf("archives/malicious/%s.tar.zst", c->file);
     char *archive = kbt_data(rel);
     char *parent = kbt_mkdtemp();
     kb_ctx *ctx = kbt_ctx();
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = kb_extract_artifact_layout;
+    opts.allowed_top = kbi_extract_artifact_layout;
     if (c->max_total) {
         opts.limits.max_total_bytes = c->max_total;
         opts.limits.max_ratio = 0; /* let the total limit be the one that trips */
@@ -88,7 +88,7 @@ static void expect_refused(const bad_case *c)
     if (c->max_entries)
         opts.limits.max_entries = c->max_entries;
     char *dir = (char *)"untouched";
-    int rc = kb_extract_archive(&dir, ctx, archive, parent, &opts);
+    int rc = kbi_extract_archive(&dir, ctx, archive, parent, &opts);
     const kb_error *e = kb_ctx_last_error(ctx);
     cr_expect_eq(rc, c->code, "%s: got %d (%s)", c->file, rc, e->message);
     cr_expect(strstr(e->message, c->message), "%s: message '%s' lacks '%s'", c->file, e->message,
@@ -99,7 +99,7 @@ static void expect_refused(const bad_case *c)
                       reasons[i][1]);
     cr_expect_null(dir, "%s: no folder handed out", c->file);
     cr_expect_eq(count_entries(parent), 0, "%s: the parent must hold nothing new", c->file);
-    cr_expect_not(kb_path_exists("/tmp/kbpkg-evil"), "%s escaped", c->file);
+    cr_expect_not(kbi_path_exists("/tmp/kbpkg-evil"), "%s escaped", c->file);
     kb_ctx_free(ctx);
     kbt_rmtree(parent);
     free(parent), free(archive), free(rel);
@@ -120,14 +120,14 @@ Test(extract, nul_in_name_is_cut_by_libarchive_and_stays_inside)
     char *parent = kbt_mkdtemp();
     kb_ctx *ctx = kbt_ctx();
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = kb_extract_artifact_layout;
+    opts.allowed_top = kbi_extract_artifact_layout;
     char *dir = NULL;
-    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0, "%s",
+    cr_assert_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_expect_eq(count_entries(dir), 1);
-    char *json = kb_path_join(dir, "kbpkg.json");
-    cr_expect(kb_path_exists(json));
-    cr_expect_not(kb_path_exists("/tmp/kbpkg-evil"));
+    char *json = kbi_path_join(dir, "kbpkg.json");
+    cr_expect(kbi_path_exists(json));
+    cr_expect_not(kbi_path_exists("/tmp/kbpkg-evil"));
     kb_ctx_free(ctx);
     kbt_rmtree(parent);
     free(json), free(dir), free(parent), free(archive);
@@ -140,29 +140,29 @@ Test(extract, limits_per_file_and_missing_inputs)
                                {"kbpkg.json", "{}", 2, false}};
     kb_buf mem = KB_BUF_INIT;
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_archive_write_memory(&mem, NULL, ctx, blobs, 2, 0), 0);
-    char *archive = kb_path_join(base, "a.tar.zst"), *parent = kb_path_join(base, "p");
-    cr_assert_eq(kb_write_file_atomic(ctx, archive, mem.data, mem.len, 0644), 0);
+    cr_assert_eq(kbi_archive_write_memory(&mem, NULL, ctx, blobs, 2, 0), 0);
+    char *archive = kbi_path_join(base, "a.tar.zst"), *parent = kbi_path_join(base, "p");
+    cr_assert_eq(kbi_write_file_atomic(ctx, archive, mem.data, mem.len, 0644), 0);
     cr_assert_eq(mkdir(parent, 0755), 0);
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
     opts.limits.max_file_bytes = 9;
     char *dir = NULL;
-    cr_expect_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), KB_ERR_LIMIT);
+    cr_expect_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), KB_ERR_LIMIT);
     cr_expect(
         strstr(kb_ctx_last_error(ctx)->message, "max_file_bytes limit (9) at entry 'lib/libx.so'"),
         "%s", kb_ctx_last_error(ctx)->message);
     cr_expect_eq(count_entries(parent), 0);
     opts.limits.max_file_bytes = 10;
-    cr_expect_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0);
+    cr_expect_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), 0);
     cr_expect_eq(count_entries(parent), 1);
     free(dir);
-    char *missing = kb_path_join(base, "missing.tar.zst");
-    cr_expect_eq(kb_extract_archive(&dir, ctx, missing, parent, &opts), KB_ERR_NOT_FOUND);
+    char *missing = kbi_path_join(base, "missing.tar.zst");
+    cr_expect_eq(kbi_extract_archive(&dir, ctx, missing, parent, &opts), KB_ERR_NOT_FOUND);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "missing.tar.zst"));
     kb_extract_opts old = opts;
     old.version = 0;
-    cr_expect_eq(kb_extract_archive(&dir, ctx, archive, parent, &old), KB_ERR_INVALID);
-    kb_buf_free(&mem);
+    cr_expect_eq(kbi_extract_archive(&dir, ctx, archive, parent, &old), KB_ERR_INVALID);
+    kbi_buf_free(&mem);
     kb_ctx_free(ctx);
     free(missing), free(archive), free(parent);
     kbt_rmtree(base);
@@ -174,11 +174,11 @@ Test(extract, read_member_refuses_a_duplicated_member)
     char *archive = kbt_data("archives/malicious/duplicate.tar.zst");
     kb_ctx *ctx = kbt_ctx();
     kb_buf b = KB_BUF_INIT;
-    cr_expect_eq(kb_extract_read_member(&b, ctx, archive, "kbpkg.json", 4096), KB_ERR_UNSAFE);
+    cr_expect_eq(kbi_extract_read_member(&b, ctx, archive, "kbpkg.json", 4096), KB_ERR_UNSAFE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "'kbpkg.json' of"));
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "duplicate entry"));
     cr_expect_eq(b.len, 0, "nothing handed out");
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     kb_ctx_free(ctx);
     free(archive);
 }
@@ -188,11 +188,11 @@ static char *write_archive(kb_ctx *ctx, const char *base, const char *name,
                            const kb_archive_blob *blobs, size_t n)
 {
     kb_buf mem = KB_BUF_INIT;
-    cr_assert_eq(kb_archive_write_memory(&mem, NULL, ctx, blobs, n, 0), 0, "%s",
+    cr_assert_eq(kbi_archive_write_memory(&mem, NULL, ctx, blobs, n, 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
-    char *archive = kb_path_join(base, name);
-    cr_assert_eq(kb_write_file_atomic(ctx, archive, mem.data, mem.len, 0644), 0);
-    kb_buf_free(&mem);
+    char *archive = kbi_path_join(base, name);
+    cr_assert_eq(kbi_write_file_atomic(ctx, archive, mem.data, mem.len, 0644), 0);
+    kbi_buf_free(&mem);
     return archive;
 }
 
@@ -222,26 +222,26 @@ Test(extract, digests_taken_while_writing_match_the_input_and_the_files_on_disk)
                                {"include/deep/a.h", "int a;\n", 7, false},
                                {"LICENSE", "MIT\n", 4, false}};
     char *archive = write_archive(ctx, base, "a.tar.zst", blobs, KB_ARRAY_LEN(blobs));
-    char *parent = kb_path_join(base, "p");
+    char *parent = kbi_path_join(base, "p");
     cr_assert_eq(mkdir(parent, 0755), 0);
     kb_extract_files files = KB_EXTRACT_FILES_INIT;
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = kb_extract_artifact_layout;
+    opts.allowed_top = kbi_extract_artifact_layout;
     opts.files = &files;
     opts.start_writeback = true;
     opts.limits.max_ratio = 0; /* the test data compresses far beyond 200:1 */
     char *dir = NULL;
-    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0, "%s",
+    cr_assert_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_expect_eq(files.len, KB_ARRAY_LEN(blobs), "regular files only, each once: %zu", files.len);
     for (size_t i = 0; i < KB_ARRAY_LEN(blobs); i++) {
         const kb_extract_file *f = find_extracted(&files, blobs[i].archive_path);
         cr_assert_not_null(f, "%s not listed", blobs[i].archive_path);
         char want[65], on_disk[65];
-        kb_sha256_hex(blobs[i].data, blobs[i].len, want);
-        char *abs = kb_path_join(dir, f->path);
+        kbi_sha256_hex(blobs[i].data, blobs[i].len, want);
+        char *abs = kbi_path_join(dir, f->path);
         uint64_t size = 0;
-        cr_assert_eq(kb_sha256_file(ctx, abs, on_disk, &size), 0);
+        cr_assert_eq(kbi_sha256_file(ctx, abs, on_disk, &size), 0);
         cr_expect_str_eq(f->sha256, want, "%s", f->path);
         cr_expect_str_eq(f->sha256, on_disk, "%s", f->path);
         cr_expect_eq(f->size, blobs[i].len, "%s", f->path);
@@ -252,13 +252,13 @@ Test(extract, digests_taken_while_writing_match_the_input_and_the_files_on_disk)
 
     /* a failed extraction hands back no list, and a later one does not add to an old list */
     opts.limits.max_file_bytes = 1 << 20;
-    cr_expect_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), KB_ERR_LIMIT);
+    cr_expect_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), KB_ERR_LIMIT);
     cr_expect_eq(files.len, 0);
     cr_expect_null(files.items);
     opts.limits.max_file_bytes = 0;
-    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, parent, &opts), 0);
+    cr_assert_eq(kbi_extract_archive(&dir, ctx, archive, parent, &opts), 0);
     cr_expect_eq(files.len, KB_ARRAY_LEN(blobs));
-    kb_extract_files_free(&files);
+    kbi_extract_files_free(&files);
     free(dir);
     kb_ctx_free(ctx);
     free(big), free(archive), free(parent);
@@ -271,7 +271,7 @@ Test(extract, digests_taken_while_writing_match_the_input_and_the_files_on_disk)
 Test(extract, a_sparse_entry_gets_no_streamed_digest)
 {
     char *base = kbt_mkdtemp();
-    char *cmd = kb_asprintf(
+    char *cmd = kbi_asprintf(
         "cd '%s' && mkdir -p s/lib && printf '{}' > s/kbpkg.json && "
         "head -c 4096 /dev/urandom > s/lib/libs.so && "
         "head -c 4096 /dev/urandom | dd of=s/lib/libs.so bs=4096 seek=256 conv=notrunc "
@@ -280,29 +280,29 @@ Test(extract, a_sparse_entry_gets_no_streamed_digest)
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     kb_ctx *ctx = kbt_ctx();
-    char *archive = kb_path_join(base, "sparse.tar");
+    char *archive = kbi_path_join(base, "sparse.tar");
     kb_extract_files files = KB_EXTRACT_FILES_INIT;
     kb_extract_opts opts = KB_EXTRACT_OPTS_INIT;
-    opts.allowed_top = kb_extract_artifact_layout;
+    opts.allowed_top = kbi_extract_artifact_layout;
     opts.files = &files;
     char *dir = NULL;
-    cr_assert_eq(kb_extract_archive(&dir, ctx, archive, base, &opts), 0, "%s",
+    cr_assert_eq(kbi_extract_archive(&dir, ctx, archive, base, &opts), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     const kb_extract_file *f = find_extracted(&files, "lib/libs.so");
     cr_assert_not_null(f);
-    char *abs = kb_path_join(dir, "lib/libs.so"), *orig = kb_path_join(base, "s/lib/libs.so");
+    char *abs = kbi_path_join(dir, "lib/libs.so"), *orig = kbi_path_join(base, "s/lib/libs.so");
     char got[65], want[65];
     uint64_t size = 0;
-    cr_assert_eq(kb_sha256_file(ctx, abs, got, &size), 0);
-    cr_assert_eq(kb_sha256_file(ctx, orig, want, NULL), 0);
+    cr_assert_eq(kbi_sha256_file(ctx, abs, got, &size), 0);
+    cr_assert_eq(kbi_sha256_file(ctx, orig, want, NULL), 0);
     cr_expect_str_eq(got, want, "the extracted file is whole, hole included");
     cr_expect_eq(size, 257 * 4096);
     cr_expect_str_eq(f->sha256, "", "a digest of the data blocks alone would be wrong");
     const kb_extract_file *json = find_extracted(&files, "kbpkg.json");
     cr_assert_not_null(json);
-    kb_sha256_hex("{}", 2, want);
+    kbi_sha256_hex("{}", 2, want);
     cr_expect_str_eq(json->sha256, want, "a plain entry of the same archive has its digest");
-    kb_extract_files_free(&files);
+    kbi_extract_files_free(&files);
     kb_ctx_free(ctx);
     free(abs), free(orig), free(dir), free(archive);
     kbt_rmtree(base);

@@ -20,13 +20,13 @@ Test(import, kernel_builder_project_becomes_a_package)
     kb_ctx *ctx = kbt_ctx();
     char *tmp = kbt_mkdtemp();
     char *project = kbt_data("kernel_builder/activation");
-    char *dir = kb_asprintf("%s/pkg", tmp);
+    char *dir = kbi_asprintf("%s/pkg", tmp);
     char **notes = NULL;
     size_t n = 0;
     cr_assert_eq(kb_package_import(&notes, &n, ctx, project, dir, NULL), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     kb_manifest *m = NULL;
-    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_expect_str_eq(m->name, "kernels-community/activation");
     cr_expect_str_eq(m->license, "apache-2.0");
     cr_expect_str_eq(m->header, "include/activation.h");
@@ -39,29 +39,29 @@ Test(import, kernel_builder_project_becomes_a_package)
     cr_expect_str_eq(cuda->includes.items[0], "src", "include \".\" is the project root");
     cr_assert_eq(cuda->source_count, 1, "headers are not compiled");
     cr_expect_str_eq(cuda->sources[0].path, "src/activation/activation_kernels.cu");
-    cr_expect(kb_strv_contains(&cuda->sources[0].flags, "--use_fast_math"));
+    cr_expect(kbi_strv_contains(&cuda->sources[0].flags, "--use_fast_math"));
     const kb_backend_spec *rocm = &m->backends[KB_BACKEND_ROCM];
     cr_assert_eq(rocm->archs.len, 2);
     cr_expect_str_eq(rocm->archs.items[1], "gfx942");
     const kb_backend_spec *cpu = &m->backends[KB_BACKEND_CPU];
     cr_assert(cpu->present);
-    cr_expect(kb_strv_contains(&cpu->sources[0].flags, "-O3"));
-    cr_expect_not(kb_strv_contains(&cpu->sources[0].flags, "-I/usr/local/include/extra"));
-    cr_expect(kb_strv_contains(&m->files, "src/activation/dispatch_utils.h"),
+    cr_expect(kbi_strv_contains(&cpu->sources[0].flags, "-O3"));
+    cr_expect_not(kbi_strv_contains(&cpu->sources[0].flags, "-I/usr/local/include/extra"));
+    cr_expect(kbi_strv_contains(&m->files, "src/activation/dispatch_utils.h"),
               "headers travel in the source artifact");
     cr_expect(has_note(notes, n, "torch: the PyTorch bindings (torch-ext/torch_binding.cpp"));
     cr_expect(has_note(notes, n, "dependency 'cutlass_3_6' is provided by kernel-builder"));
     cr_expect(has_note(notes, n, "kernel.activation_cpu.cpu-isa: not carried over"));
     cr_expect(has_note(notes, n, "flag '-I/usr/local/include/extra' left out"));
     cr_expect_not(has_note(notes, n, "differ"), "cuda and rocm kernels are separate backends");
-    char *lic = kb_asprintf("%s/LICENSE", dir);
-    cr_expect(kb_path_exists(lic));
+    char *lic = kbi_asprintf("%s/LICENSE", dir);
+    cr_expect(kbi_path_exists(lic));
     /* a second import into the same folder is refused and keeps what is there */
     char **again = NULL;
     size_t n2 = 0;
     cr_expect_eq(kb_package_import(&again, &n2, ctx, project, dir, "org/other"), KB_ERR_EXISTS);
     kb_manifest_free(m);
-    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0);
+    cr_assert_eq(kbi_manifest_load(ctx, &m, dir, true), 0);
     cr_expect_str_eq(m->name, "kernels-community/activation");
     kb_manifest_free(m);
     kb_strings_free(notes, n);
@@ -96,16 +96,16 @@ Test(import, bad_build_toml_names_line_and_column_and_writes_nothing)
     for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
         kb_ctx *ctx = kbt_ctx();
         char *tmp = kbt_mkdtemp();
-        char *toml = kb_asprintf("%s/build.toml", tmp);
+        char *toml = kbi_asprintf("%s/build.toml", tmp);
         kbt_write(toml, cases[i].toml);
-        char *dir = kb_asprintf("%s/out", tmp);
+        char *dir = kbi_asprintf("%s/out", tmp);
         char **notes = NULL;
         size_t n = 0;
         int rc = kb_package_import(&notes, &n, ctx, tmp, dir, NULL);
         cr_expect_neq(rc, 0, "case %zu", i);
         cr_expect(strstr(kb_ctx_last_error(ctx)->message, cases[i].want), "case %zu: %s", i,
                   kb_ctx_last_error(ctx)->message);
-        cr_expect_not(kb_path_exists(dir), "case %zu wrote %s", i, dir);
+        cr_expect_not(kbi_path_exists(dir), "case %zu wrote %s", i, dir);
         free(dir);
         free(toml);
         kbt_rmtree(tmp);

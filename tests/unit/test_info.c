@@ -17,15 +17,15 @@ typedef struct info_fixture {
 /* acme/k@version: a cuda and a cpu artifact (15 and 3 bytes) sharing kbpkg.json config. */
 static void publish(info_fixture *f, const char *version, const char *config)
 {
-    char *cuda = kb_asprintf("%s/%s-cuda.tar.zst", f->dir, version);
-    char *cpu = kb_asprintf("%s/%s-cpu.tar.zst", f->dir, version);
+    char *cuda = kbi_asprintf("%s/%s-cuda.tar.zst", f->dir, version);
+    char *cpu = kbi_asprintf("%s/%s-cpu.tar.zst", f->dir, version);
     kbt_write(cuda, "fifteen bytes!!");
     kbt_write(cpu, "cpu");
     kb_publish_item items[] = {
         {cuda, "cuda13-sm_90-x86_64-linux", "key-sm90", config},
         {cpu, "cpu-x86_64_v2-x86_64-linux", NULL, config},
     };
-    cr_assert_eq(kb_pkg_publish(f->reg, "acme/k", version, "K", items, 2, false, NULL, NULL), 0,
+    cr_assert_eq(kbi_pkg_publish(f->reg, "acme/k", version, "K", items, 2, false, NULL, NULL), 0,
                  "%s", kbt_msg(f->ctx));
     free(cuda);
     free(cpu);
@@ -34,7 +34,7 @@ static void publish(info_fixture *f, const char *version, const char *config)
 static info_fixture setup(void)
 {
     info_fixture f = {kbt_mkdtemp(), NULL, kbt_ctx(), NULL};
-    f.hub = kb_asprintf("%s/hub", f.dir);
+    f.hub = kbi_asprintf("%s/hub", f.dir);
     cr_assert_eq(kb_registry_open(&f.reg, f.ctx, f.hub), 0);
     publish(&f, "1.0.0", "{\"abi\":1,\"exports\":[\"k_f16\",\"k_f32\"],\"name\":\"acme/k\"}");
     publish(&f, "1.2.0", "not json");

@@ -12,10 +12,10 @@
 static char *find_tool(const char *name, const char *fallback)
 {
     char *path = NULL;
-    if (kb_which(&path, name) == 0)
+    if (kbi_which(&path, name) == 0)
         return path;
     if (fallback && access(fallback, X_OK) == 0)
-        return kb_strdup(fallback);
+        return kbi_strdup(fallback);
     return NULL;
 }
 
@@ -23,7 +23,7 @@ static char *find_tool(const char *name, const char *fallback)
 static char *compile(const char *dir, const char *name, const char *source, const char *const *argv,
                      size_t argc, const char *out_name)
 {
-    char *src = kb_path_join(dir, name), *out = kb_path_join(dir, out_name);
+    char *src = kbi_path_join(dir, name), *out = kbi_path_join(dir, out_name);
     kbt_write(src, source);
     const char **full = calloc(argc + 4, sizeof(*full));
     for (size_t i = 0; i < argc; i++)
@@ -33,10 +33,10 @@ static char *compile(const char *dir, const char *name, const char *source, cons
     full[argc + 2] = src;
     kb_ctx *ctx = kbt_ctx();
     kb_proc_result res = {0};
-    cr_assert_eq(kb_proc_run(ctx, &res, full, dir, 300000), 0, "%s",
+    cr_assert_eq(kbi_proc_run(ctx, &res, full, dir, 300000), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(res.exit_code, 0, "%s failed:\n%s", argv[0], res.output.data);
-    kb_proc_result_free(&res);
+    kbi_proc_result_free(&res);
     kb_ctx_free(ctx);
     free(full);
     free(src);
@@ -140,14 +140,14 @@ Test(inspect, cxx_gnu_unique_is_found_and_refused)
     cr_expect_str_eq(kb_inspect_unique(ins, 0), "_ZZ10kb_countervE1c");
     cr_expect_not(has_export(ins, "_ZZ10kb_countervE1c"), "unique symbols are listed apart");
     cr_expect(has_export(ins, "kb_bump"));
-    cr_expect_eq(kb_inspect_refuse_unique(ctx, ins), KB_ERR_ABI);
+    cr_expect_eq(kbi_inspect_refuse_unique(ctx, ins), KB_ERR_ABI);
     cr_expect(
         strstr(kb_ctx_last_error(ctx)->message, "STB_GNU_UNIQUE symbol '_ZZ10kb_countervE1c'"));
-    cr_expect(kb_str_starts(kb_inspect_glibcxx_needed(ins), "3.4."), "GLIBCXX %s",
+    cr_expect(kbi_str_starts(kb_inspect_glibcxx_needed(ins), "3.4."), "GLIBCXX %s",
               kb_inspect_glibcxx_needed(ins));
     cr_assert_eq(kb_inspect_file(&ins_nu, ctx, so_nu), 0);
     cr_expect_eq(kb_inspect_unique_count(ins_nu), 0);
-    cr_expect_eq(kb_inspect_refuse_unique(ctx, ins_nu), 0);
+    cr_expect_eq(kbi_inspect_refuse_unique(ctx, ins_nu), 0);
     kb_inspect_free(ins);
     kb_inspect_free(ins_nu);
     kb_ctx_free(ctx);
@@ -269,8 +269,8 @@ Test(inspect, crafted_fatbin_layout)
     uint8_t buf[176];
     size_t len = make_fatbin(buf);
     kb_ctx *ctx = kbt_ctx();
-    kb_inspect *ins = kb_inspect_new(KB_INSPECT_ELF, "x");
-    cr_assert_eq(kb_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), 0, "%s",
+    kb_inspect *ins = kbi_inspect_new(KB_INSPECT_ELF, "x");
+    cr_assert_eq(kbi_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(kb_inspect_gpu_code_count(ins), 2);
     cr_expect_str_eq(kb_inspect_gpu_code(ins, 0)->arch, "sm_90a");
@@ -279,15 +279,15 @@ Test(inspect, crafted_fatbin_layout)
     cr_expect_eq(kb_inspect_gpu_code(ins, 1)->compressed, 1);
     /* broken: wrong magic, a header longer than the section, an entry past its container */
     buf[0] ^= 0xff;
-    cr_expect_eq(kb_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), KB_ERR_PARSE);
+    cr_expect_eq(kbi_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), KB_ERR_PARSE);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "x: .nv_fatbin: malformed at offset 0x0: expected fatbin magic 0xBA55ED50, "
                      "got 0xBA55EDAF");
     buf[0] ^= 0xff;
-    cr_expect_eq(kb_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len - 1), KB_ERR_PARSE);
+    cr_expect_eq(kbi_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len - 1), KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "fatbin header says 16 + 144 bytes"));
     put64(buf + 16 + 8, 4096);
-    cr_expect_eq(kb_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), KB_ERR_PARSE);
+    cr_expect_eq(kbi_fatbin_parse(ctx, ins, "x: .nv_fatbin", buf, len), KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "offset 0x10: fatbin entry says 64 + 4096"),
               "%s", kb_ctx_last_error(ctx)->message);
     kb_inspect_free(ins);
@@ -307,22 +307,22 @@ Test(inspect, crafted_offload_bundle)
     put64(buf + p, 200), put64(buf + p + 8, 56), put64(buf + p + 16, strlen(dev));
     memcpy(buf + p + 24, dev, strlen(dev));
     kb_ctx *ctx = kbt_ctx();
-    kb_inspect *ins = kb_inspect_new(KB_INSPECT_ELF, "x");
-    cr_assert_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0), 0, "%s",
+    kb_inspect *ins = kbi_inspect_new(KB_INSPECT_ELF, "x");
+    cr_assert_eq(kbi_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(kb_inspect_gpu_code_count(ins), 1);
     cr_expect_str_eq(kb_inspect_gpu_code(ins, 0)->arch, "gfx1100");
     cr_expect_eq(kb_inspect_gpu_code(ins, 0)->kind, KB_GPU_CODE_AMDGCN);
     put64(buf + p + 8, 57); /* one byte past the section */
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
+    cr_expect_eq(kbi_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "code object at 200 + 57 lies outside"), "%s",
               kb_ctx_last_error(ctx)->message);
     put64(buf + p + 16, 100000);
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
+    cr_expect_eq(kbi_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf, sizeof(buf), 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "bad target triple length 100000"));
-    cr_expect_eq(kb_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100, 0),
+    cr_expect_eq(kbi_offload_bundle_parse(ctx, ins, "x: .hip_fatbin", buf + 1, 100, 0),
                  KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "no __CLANG_OFFLOAD_BUNDLE__ magic"));
     kb_inspect_free(ins);
@@ -332,7 +332,7 @@ Test(inspect, crafted_offload_bundle)
 Test(inspect, bad_files_are_named)
 {
     char *dir = kbt_mkdtemp();
-    char *text = kb_path_join(dir, "notes.txt"), *cut = kb_path_join(dir, "cut.so");
+    char *text = kbi_path_join(dir, "notes.txt"), *cut = kbi_path_join(dir, "cut.so");
     kbt_write(text, "hello\n");
     kb_ctx *ctx = kbt_ctx();
     kb_inspect *ins = NULL;
@@ -340,16 +340,16 @@ Test(inspect, bad_files_are_named)
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "notes.txt is neither an ELF file"));
     /* the first 200 bytes of a real library: its section table lies past the end */
     kb_buf self = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, "/proc/self/exe", &self), 0);
-    cr_assert_eq(kb_write_file_atomic(ctx, cut, self.data, 200, 0644), 0);
+    cr_assert_eq(kbi_read_file(ctx, "/proc/self/exe", &self), 0);
+    cr_assert_eq(kbi_write_file_atomic(ctx, cut, self.data, 200, 0644), 0);
     cr_expect_eq(kb_inspect_file(&ins, ctx, cut), KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "cut.so: malformed ELF at offset"), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "section table outside the file"));
     cr_expect_null(ins);
-    char *missing = kb_path_join(dir, "missing.so");
+    char *missing = kbi_path_join(dir, "missing.so");
     cr_expect_eq(kb_inspect_file(&ins, ctx, missing), KB_ERR_NOT_FOUND);
-    kb_buf_free(&self);
+    kbi_buf_free(&self);
     kb_ctx_free(ctx);
     kbt_rmtree(dir);
     free(dir), free(text), free(cut), free(missing);
@@ -363,12 +363,12 @@ Test(inspect, artifact_members_and_its_library)
     char *dir = kbt_mkdtemp();
     const char *argv[] = {cc, "-shared", "-fPIC", "-O1"};
     char *so = compile(dir, "a.c", c_library, argv, KB_ARRAY_LEN(argv), "liba.so");
-    char *json = kb_path_join(dir, "kbpkg.json"), *art = kb_path_join(dir, "a.tar.zst");
+    char *json = kbi_path_join(dir, "kbpkg.json"), *art = kbi_path_join(dir, "a.tar.zst");
     kbt_write(json, "{}\n");
     kb_archive_member members[] = {{"lib/liba.so", so}, {"kbpkg.json", json}};
     kb_ctx *ctx = kbt_ctx();
     kb_archive_result r;
-    cr_assert_eq(kb_archive_write_members(&r, ctx, art, members, 2, 0), 0);
+    cr_assert_eq(kbi_archive_write_members(&r, ctx, art, members, 2, 0), 0);
     kb_inspect *ins = NULL;
     cr_assert_eq(kb_inspect_file(&ins, ctx, art), 0, "%s", kb_ctx_last_error(ctx)->message);
     cr_expect_eq(kb_inspect_get_kind(ins), KB_INSPECT_ARCHIVE);
@@ -387,8 +387,8 @@ Test(inspect, artifact_members_and_its_library)
 
 Test(inspect, version_compare_is_numeric)
 {
-    cr_expect_lt(kb_version_compare("2.2.5", "2.14"), 0);
-    cr_expect_gt(kb_version_compare("3.4.30", "3.4.9"), 0);
-    cr_expect_eq(kb_version_compare("2.34", "2.34"), 0);
-    cr_expect_lt(kb_version_compare("2.3", "2.3.1"), 0);
+    cr_expect_lt(kbi_version_compare("2.2.5", "2.14"), 0);
+    cr_expect_gt(kbi_version_compare("3.4.30", "3.4.9"), 0);
+    cr_expect_eq(kbi_version_compare("2.34", "2.34"), 0);
+    cr_expect_lt(kbi_version_compare("2.3", "2.3.1"), 0);
 }

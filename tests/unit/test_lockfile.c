@@ -34,7 +34,7 @@ typedef struct fixture {
 static fixture setup(const char *text)
 {
     fixture f = {kbt_mkdtemp(), NULL, kbt_ctx()};
-    f.path = kb_asprintf("%s/kbpkg.lock", f.dir);
+    f.path = kbi_asprintf("%s/kbpkg.lock", f.dir);
     kbt_write(f.path, text);
     return f;
 }
@@ -77,9 +77,9 @@ Test(lockfile, load_sorts_packages_and_pins)
     cr_expect_eq(size, 9);
     cr_expect_eq(kb_lockfile_artifact(&target, NULL, NULL, NULL, lock, 0, 3), KB_ERR_NOT_FOUND);
     kb_strv blobs = KB_STRV_INIT;
-    cr_assert_eq(kb_lockfile_pinned_blobs(&blobs, lock), 0);
+    cr_assert_eq(kbi_lockfile_pinned_blobs(&blobs, lock), 0);
     cr_expect_eq(blobs.len, 3, "each pinned layer once");
-    kb_strv_free(&blobs);
+    kbi_strv_free(&blobs);
     kb_lockfile_free(lock);
     teardown(&f);
 }
@@ -89,20 +89,20 @@ Test(lockfile, write_then_read_gives_the_same_bytes)
     fixture f = setup(good_lock);
     kb_lockfile *lock = NULL, *again = NULL;
     cr_assert_eq(kb_lockfile_load(&lock, f.ctx, f.path), 0, "%s", msg(&f));
-    char *out1 = kb_asprintf("%s/one.lock", f.dir), *out2 = kb_asprintf("%s/two.lock", f.dir);
+    char *out1 = kbi_asprintf("%s/one.lock", f.dir), *out2 = kbi_asprintf("%s/two.lock", f.dir);
     cr_assert_eq(kb_lockfile_write(f.ctx, lock, out1), 0, "%s", msg(&f));
     cr_assert_eq(kb_lockfile_load(&again, f.ctx, out1), 0, "%s", msg(&f));
     cr_assert_eq(kb_lockfile_write(f.ctx, again, out2), 0);
     kb_buf a = KB_BUF_INIT, b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, out1, &a), 0);
-    cr_assert_eq(kb_read_file(NULL, out2, &b), 0);
+    cr_assert_eq(kbi_read_file(NULL, out1, &a), 0);
+    cr_assert_eq(kbi_read_file(NULL, out2, &b), 0);
     cr_expect_str_eq(a.data, b.data);
     /* sorted: packages by name, keys alphabetically, one trailing newline */
     cr_expect_lt(strstr(a.data, "aa/first") - a.data, strstr(a.data, "zz/last") - a.data);
-    cr_expect(kb_str_starts(a.data, "{\n  \"lockfile\": 1,\n  \"packages\": ["), "%s", a.data);
-    cr_expect(kb_str_ends(a.data, "}\n"));
-    kb_buf_free(&a);
-    kb_buf_free(&b);
+    cr_expect(kbi_str_starts(a.data, "{\n  \"lockfile\": 1,\n  \"packages\": ["), "%s", a.data);
+    cr_expect(kbi_str_ends(a.data, "}\n"));
+    kbi_buf_free(&a);
+    kbi_buf_free(&b);
     free(out1);
     free(out2);
     kb_lockfile_free(lock);
@@ -144,8 +144,8 @@ Test(lockfile, bad_files_name_the_field)
         cr_expect_eq(kb_lockfile_load(&lock, f.ctx, f.path), cases[i].code, "case %zu: %s", i,
                      msg(&f));
         cr_expect_null(lock);
-        char *want = kb_asprintf("%s%s", f.path, cases[i].message);
-        cr_expect(kb_str_starts(msg(&f), want) || strstr(msg(&f), cases[i].message),
+        char *want = kbi_asprintf("%s%s", f.path, cases[i].message);
+        cr_expect(kbi_str_starts(msg(&f), want) || strstr(msg(&f), cases[i].message),
                   "case %zu: want '%s', got '%s'", i, want, msg(&f));
         cr_expect_str_eq(kb_ctx_last_error(f.ctx)->path, f.path, "case %zu", i);
         free(want);
@@ -156,7 +156,7 @@ Test(lockfile, bad_files_name_the_field)
 Test(lockfile, sync_offline_with_nothing_installed)
 {
     fixture f = setup(good_lock);
-    char *cache = kb_asprintf("%s/cache", f.dir);
+    char *cache = kbi_asprintf("%s/cache", f.dir);
     cr_assert_eq(kb_ctx_set(f.ctx, "cache.dir", cache), 0);
     cr_assert_eq(kb_ctx_set(f.ctx, "probe.devices", "none"), 0);
     cr_assert_eq(kb_ctx_set(f.ctx, "probe.cpu", "x86_64_v3"), 0);
@@ -177,7 +177,7 @@ Test(lockfile, sync_offline_with_nothing_installed)
 Test(lockfile, sync_says_when_no_pin_fits)
 {
     fixture f = setup(good_lock);
-    char *cache = kb_asprintf("%s/cache", f.dir);
+    char *cache = kbi_asprintf("%s/cache", f.dir);
     cr_assert_eq(kb_ctx_set(f.ctx, "cache.dir", cache), 0);
     cr_assert_eq(kb_ctx_set(f.ctx, "probe.devices", "none"), 0);
     cr_assert_eq(kb_ctx_set(f.ctx, "probe.cpu", "x86_64_v3"), 0);
@@ -188,12 +188,12 @@ Test(lockfile, sync_says_when_no_pin_fits)
     for (size_t i = 0; i < p->count; i++)
         if (strcmp(p->pins[i].target, "cuda13-sm_90-x86_64-linux") != 0) {
             free(p->pins[i].target);
-            p->pins[i].target = kb_strdup("source");
+            p->pins[i].target = kbi_strdup("source");
         }
     kb_sync_report *rep = NULL;
     cr_expect_eq(kb_sync(&rep, f.ctx, lock, NULL), KB_ERR_INCOMPATIBLE);
-    cr_expect(kb_str_starts(msg(&f), "aa/first@1.2.0: no target pinned in the lockfile fits "
-                                     "this machine:\n  cuda13-sm_90-x86_64-linux: "),
+    cr_expect(kbi_str_starts(msg(&f), "aa/first@1.2.0: no target pinned in the lockfile fits "
+                                      "this machine:\n  cuda13-sm_90-x86_64-linux: "),
               "%s", msg(&f));
     kb_lockfile_free(lock);
     free(cache);

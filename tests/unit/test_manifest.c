@@ -9,7 +9,7 @@ static kb_manifest *load_good(kb_ctx *ctx, const char *name)
 {
     char *dir = kbt_data(name);
     kb_manifest *m = NULL;
-    int rc = kb_manifest_load(ctx, &m, dir, true);
+    int rc = kbi_manifest_load(ctx, &m, dir, true);
     cr_assert_eq(rc, 0, "%s: %s", dir, kb_ctx_last_error(ctx)->message);
     free(dir);
     return m;
@@ -44,8 +44,8 @@ Test(manifest, design_example_parses_completely)
     cr_expect_eq(m->backends[KB_BACKEND_CPU].archs.len, 0);
     cr_expect_str_eq(m->test, "tests/check.c");
     cr_expect_str_eq(m->license_file, "LICENSE");
-    cr_expect(kb_str_ends(m->path, "manifests/good/full/kernel.yaml"));
-    cr_expect(kb_str_ends(m->dir, "manifests/good/full"));
+    cr_expect(kbi_str_ends(m->path, "manifests/good/full/kernel.yaml"));
+    cr_expect(kbi_str_ends(m->dir, "manifests/good/full"));
     kb_manifest_free(m);
     kb_ctx_free(ctx);
 }
@@ -121,25 +121,25 @@ Test(manifest, missing_files_point_at_their_value)
 {
     kb_ctx *ctx = kbt_ctx();
     char *tmp = kbt_mkdtemp();
-    char *yaml = kb_path_join(tmp, "kernel.yaml");
+    char *yaml = kbi_path_join(tmp, "kernel.yaml");
     kbt_write(yaml, "name: a/b\nversion: 1.0.0\nabi: 1\nheader: b.h\nexports: [b]\n"
                     "backends:\n  cpu:\n    sources:\n      - src/b.c\n      - src/gone.c\n");
-    char *header = kb_path_join(tmp, "b.h"), *src = kb_path_join(tmp, "src/b.c");
+    char *header = kbi_path_join(tmp, "b.h"), *src = kbi_path_join(tmp, "src/b.c");
     kb_manifest *m = NULL;
-    cr_expect_eq(kb_manifest_load(ctx, &m, tmp, true), KB_ERR_MANIFEST);
+    cr_expect_eq(kbi_manifest_load(ctx, &m, tmp, true), KB_ERR_MANIFEST);
     const kb_error *e = kb_ctx_last_error(ctx);
     cr_expect_eq(e->line, 4);
     cr_expect_eq(e->column, 9);
     cr_expect(strstr(e->message, "header: 'b.h' does not exist"), "%s", e->message);
     kbt_write(header, "");
     kbt_write(src, "");
-    cr_expect_eq(kb_manifest_load(ctx, &m, tmp, true), KB_ERR_MANIFEST);
+    cr_expect_eq(kbi_manifest_load(ctx, &m, tmp, true), KB_ERR_MANIFEST);
     cr_expect_eq(e->line, 10);
     cr_expect_eq(e->column, 9);
     cr_expect(strstr(e->message, "backends.cpu.sources[1]: 'src/gone.c' does not exist"), "%s",
               e->message);
     cr_expect_null(m);
-    cr_expect_eq(kb_manifest_load(ctx, &m, tmp, false), 0, "without check_files it loads");
+    cr_expect_eq(kbi_manifest_load(ctx, &m, tmp, false), 0, "without check_files it loads");
     kb_manifest_free(m);
     kbt_rmtree(tmp);
     free(header);
@@ -153,7 +153,7 @@ Test(manifest, missing_file_is_not_found_naming_the_path)
 {
     kb_ctx *ctx = kbt_ctx();
     kb_manifest *m = NULL;
-    cr_expect_eq(kb_manifest_load(ctx, &m, "/nonexistent/kernel.yaml", true), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kbi_manifest_load(ctx, &m, "/nonexistent/kernel.yaml", true), KB_ERR_NOT_FOUND);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->path, "/nonexistent/kernel.yaml");
     kb_ctx_free(ctx);
 }
@@ -164,12 +164,12 @@ Test(manifest, parse_from_memory_names_the_given_file)
     const char *text = "name: a/b\nversion: 1.0.0\nabi: 1\nheader: b.h\nexports: [b]\n"
                        "backends: {metal: {sources: [k.metal], flags: [-O2]}}\nextra: 1\n";
     kb_manifest *m = NULL;
-    cr_expect_eq(kb_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text)), KB_ERR_MANIFEST);
+    cr_expect_eq(kbi_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text)), KB_ERR_MANIFEST);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "mem.yaml:7:1: unknown key 'extra' (expected one of: name, version, summary, "
                      "license, abi, header, exports, backends, test, bench, includes, defines, "
                      "files, dependencies, requires)");
-    cr_expect_eq(kb_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text) - 9), 0);
+    cr_expect_eq(kbi_manifest_parse(ctx, &m, "mem.yaml", text, strlen(text) - 9), 0);
     cr_expect_str_eq(m->backends[KB_BACKEND_METAL].flags.items[0], "-O2");
     kb_manifest_free(m);
     kb_ctx_free(ctx);

@@ -76,7 +76,7 @@ Test(manifest_bad, each_file_fails_at_its_position)
         snprintf(rel, sizeof(rel), "manifests/bad/%s.yaml", bad[i].file);
         char *path = kbt_data(rel);
         kb_manifest *m = NULL;
-        int rc = kb_manifest_load(ctx, &m, path, false);
+        int rc = kbi_manifest_load(ctx, &m, path, false);
         const kb_error *e = kb_ctx_last_error(ctx);
         cr_expect_eq(rc, bad[i].code, "%s: code %d, want %d (%s)", bad[i].file, rc, bad[i].code,
                      e->message);
@@ -86,8 +86,8 @@ Test(manifest_bad, each_file_fails_at_its_position)
                      bad[i].line, e->message);
         cr_expect_eq(e->column, bad[i].column, "%s: column %u, want %u (%s)", bad[i].file,
                      e->column, bad[i].column, e->message);
-        char *want = kb_asprintf("%s:%u:%u: %s", path, bad[i].line, bad[i].column, bad[i].message);
-        cr_expect(kb_str_starts(e->message, want), "%s:\n  got  %s\n  want %s...", bad[i].file,
+        char *want = kbi_asprintf("%s:%u:%u: %s", path, bad[i].line, bad[i].column, bad[i].message);
+        cr_expect(kbi_str_starts(e->message, want), "%s:\n  got  %s\n  want %s...", bad[i].file,
                   e->message, want);
         free(want);
         free(path);
@@ -105,7 +105,7 @@ Test(manifest_bad, table_covers_every_fixture)
     struct dirent *ent;
     size_t files = 0;
     while ((ent = readdir(d))) {
-        if (!kb_str_ends(ent->d_name, ".yaml"))
+        if (!kbi_str_ends(ent->d_name, ".yaml"))
             continue;
         files++;
         bool listed = false;
@@ -126,23 +126,23 @@ Test(manifest_bad, deep_nesting_and_second_document)
     kb_ctx *ctx = kbt_ctx();
     kb_buf deep = KB_BUF_INIT;
     for (int i = 0; i < 200; i++)
-        kb_buf_puts(&deep, "[");
+        kbi_buf_puts(&deep, "[");
     kb_manifest *m = NULL;
     /* the depth limit stops it before libyaml reaches the unclosed end */
-    cr_expect_eq(kb_manifest_parse(ctx, &m, "deep.yaml", deep.data, deep.len), KB_ERR_MANIFEST);
-    cr_expect(kb_str_starts(kb_ctx_last_error(ctx)->message, "deep.yaml:1:33: "), "%s",
+    cr_expect_eq(kbi_manifest_parse(ctx, &m, "deep.yaml", deep.data, deep.len), KB_ERR_MANIFEST);
+    cr_expect(kbi_str_starts(kb_ctx_last_error(ctx)->message, "deep.yaml:1:33: "), "%s",
               kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "nesting too deep"));
-    kb_buf_reset(&deep);
-    kb_buf_puts(&deep, "a:\n");
+    kbi_buf_reset(&deep);
+    kbi_buf_puts(&deep, "a:\n");
     for (int i = 1; i < 40; i++)
-        kb_buf_printf(&deep, "%*sa:\n", i, "");
-    cr_expect_eq(kb_manifest_parse(ctx, &m, "deep.yaml", deep.data, deep.len), KB_ERR_MANIFEST);
+        kbi_buf_printf(&deep, "%*sa:\n", i, "");
+    cr_expect_eq(kbi_manifest_parse(ctx, &m, "deep.yaml", deep.data, deep.len), KB_ERR_MANIFEST);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "nesting too deep"), "%s",
               kb_ctx_last_error(ctx)->message);
-    kb_buf_free(&deep);
+    kbi_buf_free(&deep);
     const char *two = "name: a/b\n---\nname: c/d\n";
-    cr_expect_eq(kb_manifest_parse(ctx, &m, "two.yaml", two, strlen(two)), KB_ERR_MANIFEST);
+    cr_expect_eq(kbi_manifest_parse(ctx, &m, "two.yaml", two, strlen(two)), KB_ERR_MANIFEST);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "two.yaml:2:1: only one YAML document is allowed");
     cr_expect_null(m);

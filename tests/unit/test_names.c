@@ -38,7 +38,7 @@ static bool manifest_accepts(const char *name)
     kbt_write(path, text);
     kb_ctx *ctx = kbt_ctx();
     kb_manifest *m = NULL;
-    int rc = kb_manifest_load(ctx, &m, path, false);
+    int rc = kbi_manifest_load(ctx, &m, path, false);
     if (rc)
         cr_expect(strstr(kb_ctx_last_error(ctx)->message, "is not a package name") != NULL,
                   "%s refused for another reason: %s", name, kb_ctx_last_error(ctx)->message);
@@ -55,9 +55,9 @@ static bool ref_accepts(const char *name)
     kb_pkgref ref;
     char text[256];
     snprintf(text, sizeof text, "%s@^1", name);
-    int rc = kb_pkgref_parse(ctx, &ref, text);
+    int rc = kbi_pkgref_parse(ctx, &ref, text);
     if (!rc)
-        kb_pkgref_clear(&ref);
+        kbi_pkgref_clear(&ref);
     kb_ctx_free(ctx);
     return rc == 0;
 }
@@ -66,22 +66,22 @@ Test(names, every_entry_point_agrees_with_the_one_grammar)
 {
     for (size_t i = 0; i < KB_ARRAY_LEN(names); i++) {
         const char *n = names[i].name;
-        cr_expect_eq(kb_pkg_name_valid(n), names[i].valid, "kb_pkg_name_valid(%s)", n);
+        cr_expect_eq(kbi_pkg_name_valid(n), names[i].valid, "kbi_pkg_name_valid(%s)", n);
         cr_expect_eq(manifest_accepts(n), names[i].valid, "manifest name: %s", n);
         cr_expect_eq(ref_accepts(n), names[i].valid, "ref: %s", n);
         /* The registry's repository check is the same grammar with any number of parts. */
         if (names[i].valid)
-            cr_expect(kb_repo_valid(n), "kb_repo_valid(%s)", n);
+            cr_expect(kbi_repo_valid(n), "kbi_repo_valid(%s)", n);
     }
 }
 
 Test(names, the_error_names_the_rule)
 {
     kb_ctx *ctx = kbt_ctx();
-    cr_assert_eq(kb_pkg_name_check(ctx, "org/gemm-"), KB_ERR_INVALID);
+    cr_assert_eq(kbi_pkg_name_check(ctx, "org/gemm-"), KB_ERR_INVALID);
     const char *msg = kb_ctx_last_error(ctx)->message;
     cr_expect(strstr(msg, "'org/gemm-' is not a package name (org/name:") != NULL, "%s", msg);
-    cr_expect_eq(kb_pkg_name_check(ctx, "org/gemm"), 0);
+    cr_expect_eq(kbi_pkg_name_check(ctx, "org/gemm"), 0);
     kb_ctx_free(ctx);
 }
 
@@ -91,8 +91,8 @@ Test(names, repository_length_is_capped)
     memset(longname, 'a', sizeof longname);
     longname[3] = '/';
     longname[KB_REPO_NAME_MAX] = '\0';
-    cr_expect(kb_pkg_name_valid(longname));
+    cr_expect(kbi_pkg_name_valid(longname));
     longname[KB_REPO_NAME_MAX] = 'a';
     longname[KB_REPO_NAME_MAX + 1] = '\0';
-    cr_expect_not(kb_pkg_name_valid(longname));
+    cr_expect_not(kbi_pkg_name_valid(longname));
 }

@@ -12,31 +12,31 @@
 Test(package_paths, a_symlinked_folder_in_a_manifest_path_is_refused)
 {
     char *base = kbt_mkdtemp();
-    char *pkg = kb_path_join(base, "pkg");
-    char *secret = kb_path_join(base, "elsewhere/secret.h");
+    char *pkg = kbi_path_join(base, "pkg");
+    char *secret = kbi_path_join(base, "elsewhere/secret.h");
     kbt_write(secret, "the user's secret\n");
-    char *yaml = kb_path_join(pkg, "kernel.yaml");
+    char *yaml = kbi_path_join(pkg, "kernel.yaml");
     kbt_write(yaml, "name: kbtest/leak\nversion: 0.1.0\nsummary: s\nlicense: MIT\nabi: 1\n"
                     "header: link/secret.h\nexports: [f]\n"
                     "backends:\n  cpu: { sources: [src/f.c] }\n");
-    char *src = kb_path_join(pkg, "src/f.c");
+    char *src = kbi_path_join(pkg, "src/f.c");
     kbt_write(src, "int f(void) { return 0; }\n");
-    char *link = kb_path_join(pkg, "link");
-    char *target = kb_path_join(base, "elsewhere");
+    char *link = kbi_path_join(pkg, "link");
+    char *target = kbi_path_join(base, "elsewhere");
     cr_assert_eq(symlink(target, link), 0);
     kb_ctx *ctx = kbt_ctx();
     kb_manifest *m = NULL;
-    int rc = kb_manifest_load(ctx, &m, yaml, false);
+    int rc = kbi_manifest_load(ctx, &m, yaml, false);
     kb_strv files = KB_STRV_INIT;
     if (rc == 0)
-        rc = kb_source_files(ctx, &files, m);
+        rc = kbi_source_files(ctx, &files, m);
     cr_expect_eq(rc, KB_ERR_UNSAFE, "files: %zu, rc %d", files.len, rc);
     for (size_t i = 0; i < files.len; i++)
         cr_expect(!strstr(files.items[i], "secret"), "packed %s", files.items[i]);
     if (rc)
         cr_expect(strstr(kb_ctx_last_error(ctx)->message, "is a symlink"), "%s",
                   kb_ctx_last_error(ctx)->message);
-    kb_strv_free(&files);
+    kbi_strv_free(&files);
     kb_manifest_free(m);
     kb_ctx_free(ctx);
     kbt_rmtree(base);

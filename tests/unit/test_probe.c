@@ -18,14 +18,14 @@ static char *fake_path(const char *var)
 {
     const char *p = getenv(var);
     cr_assert(p && *p, "%s is not set (run the tests through ctest)", var);
-    return kb_strdup(p);
+    return kbi_strdup(p);
 }
 
 /* A ctx whose probe looks at a sysfs fixture (NULL: a folder with no KFD) and a CUDA library. */
 static kb_ctx *probe_ctx(const char *fixture, const char *cuda_lib)
 {
     kb_ctx *ctx = kbt_ctx();
-    char *root = fixture ? kbt_data(fixture) : kb_strdup("/nonexistent-kbpkg-sysfs");
+    char *root = fixture ? kbt_data(fixture) : kbi_strdup("/nonexistent-kbpkg-sysfs");
     char *hip = fake_path("KB_FAKE_HIP");
     cr_assert_eq(kb_ctx_set(ctx, "probe.sysfs_root", root), 0);
     cr_assert_eq(
@@ -65,7 +65,7 @@ Test(probe, kfd_gfx1030_skips_the_cpu_node)
 {
     kb_ctx *ctx = probe_ctx("sysfs/gfx1030", NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1);
     const kb_device *d = &r.host.devices[0];
     cr_expect_eq(d->backend, KB_BACKEND_ROCM);
@@ -80,7 +80,7 @@ Test(probe, kfd_gfx1030_skips_the_cpu_node)
     cr_expect_str_eq(r.hip_runtime, "5.2");
     cr_expect_str_eq(r.hip_driver, "5.2");
     cr_expect_not(r.overridden);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -89,7 +89,7 @@ Test(probe, kfd_gfx90a_reports_no_xnack_it_cannot_know)
     setenv("FAKE_HIP_RUNTIME", "60140091", 1);
     kb_ctx *ctx = probe_ctx("sysfs/gfx90a", NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1);
     /* capability bits are set in the fixture, but KFD has no XNACK bit: no :xnack± suffix */
     cr_expect_str_eq(r.host.devices[0].arch, "gfx90a");
@@ -98,7 +98,7 @@ Test(probe, kfd_gfx90a_reports_no_xnack_it_cannot_know)
     cr_expect_str_eq(r.host.devices[0].pci_id, "0000:c1:00.0");
     cr_expect_str_eq(r.hip_runtime, "6.1");
     cr_expect_eq(r.host.devices[0].runtime_major, 6);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -106,7 +106,7 @@ Test(probe, kfd_two_gpus_in_node_order)
 {
     kb_ctx *ctx = probe_ctx("sysfs/two_gpus", NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 2);
     cr_expect_str_eq(r.host.devices[0].arch, "gfx1100");
     cr_expect_eq(r.host.devices[0].index, 0);
@@ -115,7 +115,7 @@ Test(probe, kfd_two_gpus_in_node_order)
     cr_expect_eq(r.host.devices[1].index, 1);
     cr_expect_str_eq(r.host.devices[1].pci_id, "0001:19:00.0");
     cr_expect_eq(r.host.devices[1].memory_bytes, 206141652992ULL);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -125,14 +125,14 @@ Test(probe, kfd_without_gpu_nodes_is_a_note_and_skips_hip)
     for (size_t i = 0; i < KB_ARRAY_LEN(fixtures); i++) {
         kb_ctx *ctx = probe_ctx(fixtures[i], NULL);
         kb_probe_report r;
-        cr_assert_eq(kb_probe_run(ctx, &r), 0);
+        cr_assert_eq(kbi_probe_run(ctx, &r), 0);
         cr_expect_eq(r.host.device_count, 0);
         const kb_probe_note *n = find_note(&r, "kfd");
         cr_assert_not_null(n, "%s: no kfd note", fixtures[i]);
         cr_expect(strstr(n->message, "lists no GPU"), "got: %s", n->message);
         cr_expect_null(find_note(&r, "hip"), "HIP must not be loaded without an AMD GPU");
         cr_expect_str_eq(r.hip_runtime, "");
-        kb_probe_report_free(&r);
+        kbi_probe_report_free(&r);
         kb_ctx_free(ctx);
     }
 }
@@ -143,14 +143,15 @@ Test(probe, no_kfd_topology_names_the_path)
     kb_ctx *ctx = probe_ctx(NULL, NULL);
     cr_assert_eq(kb_ctx_set(ctx, "probe.sysfs_root", tmp), 0);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     const kb_probe_note *n = find_note(&r, "kfd");
     cr_assert_not_null(n);
-    char *want = kb_asprintf("no KFD topology at %s/sys/class/kfd (amdgpu driver not loaded)", tmp);
+    char *want =
+        kbi_asprintf("no KFD topology at %s/sys/class/kfd (amdgpu driver not loaded)", tmp);
     cr_expect_str_eq(n->message, want);
     free(want);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
     kbt_rmtree(tmp);
     free(tmp);
@@ -161,17 +162,17 @@ Test(probe, kfd_gpu_without_rocm_has_unknown_runtime)
     kb_ctx *ctx = probe_ctx("sysfs/gfx1030", NULL);
     cr_assert_eq(kb_ctx_set(ctx, "probe.hip_lib", "/nonexistent/libamdhip64.so"), 0);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1);
     cr_expect_str_eq(r.host.devices[0].arch, "gfx1030");
     cr_expect_eq(r.host.devices[0].runtime_major, 0);
     cr_expect_str_eq(r.hip_runtime, "");
     const kb_probe_note *n = find_note(&r, "hip");
     cr_assert_not_null(n);
-    cr_expect(kb_str_starts(n->message, "/nonexistent/libamdhip64.so not found (dlopen: "),
+    cr_expect(kbi_str_starts(n->message, "/nonexistent/libamdhip64.so not found (dlopen: "),
               "got: %s", n->message);
     cr_expect(strstr(n->message, "runtime unknown"), "got: %s", n->message);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -184,25 +185,25 @@ Test(probe, gfx_target_version_decodes_to_llvm_names)
                  {90006, "gfx906"}, {100102, "gfx1012"}, {120001, "gfx1201"}, {90012, "gfx90c"}};
     char buf[16];
     for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
-        cr_expect(kb_probe_gfx_name(buf, sizeof(buf), cases[i].v), "%llu",
+        cr_expect(kbi_probe_gfx_name(buf, sizeof(buf), cases[i].v), "%llu",
                   (unsigned long long)cases[i].v);
         cr_expect_str_eq(buf, cases[i].name);
     }
-    cr_expect_not(kb_probe_gfx_name(buf, sizeof(buf), 0));
-    cr_expect_not(kb_probe_gfx_name(buf, sizeof(buf), 91600), "minor 16 is not one hex digit");
-    cr_expect_not(kb_probe_gfx_name(buf, 4, 100300), "too small a buffer");
+    cr_expect_not(kbi_probe_gfx_name(buf, sizeof(buf), 0));
+    cr_expect_not(kbi_probe_gfx_name(buf, sizeof(buf), 91600), "minor 16 is not one hex digit");
+    cr_expect_not(kbi_probe_gfx_name(buf, 4, 100300), "too small a buffer");
 }
 
 Test(probe, hip_version_numbers_split)
 {
     unsigned major, minor;
-    kb_probe_hip_version_split(50422803, &major, &minor);
+    kbi_probe_hip_version_split(50422803, &major, &minor);
     cr_expect(major == 5 && minor == 4, "got %u.%u", major, minor);
-    kb_probe_hip_version_split(50221601, &major, &minor);
+    kbi_probe_hip_version_split(50221601, &major, &minor);
     cr_expect(major == 5 && minor == 2, "got %u.%u", major, minor);
-    kb_probe_hip_version_split(60140091, &major, &minor);
+    kbi_probe_hip_version_split(60140091, &major, &minor);
     cr_expect(major == 6 && minor == 1, "got %u.%u", major, minor);
-    kb_probe_hip_version_split(-1, &major, &minor);
+    kbi_probe_hip_version_split(-1, &major, &minor);
     cr_expect(major == 0 && minor == 0);
 }
 
@@ -215,7 +216,7 @@ Test(probe, cuda_ok_reports_every_device)
     setenv("FAKE_CUDA_DRIVER", "12040", 1);
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 2);
     cr_expect_str_eq(r.cuda_driver, "12.4");
     const kb_device *a = &r.host.devices[0], *h = &r.host.devices[1];
@@ -232,7 +233,7 @@ Test(probe, cuda_ok_reports_every_device)
     cr_expect_str_eq(h->pci_id, "0000:02:00.0");
     cr_expect_eq(h->index, 1);
     cr_expect_null(find_note(&r, "cuda"));
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -249,18 +250,18 @@ Test(probe, cuda_already_loaded_in_the_process_is_probed_in_process)
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
     /* not loaded yet: the forked child is refused, as the real driver would after fork */
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     cr_expect_not_null(find_note(&r, "cuda"));
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     char *lib = fake_path("KB_FAKE_CUDA");
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     cr_assert_not_null(h);
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1, "the loaded driver answers in-process");
     cr_expect_str_eq(r.host.devices[0].arch, "sm_90");
     cr_expect_str_eq(r.cuda_driver, "13.0");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     dlclose(h);
     free(lib);
     kb_ctx_free(ctx);
@@ -272,13 +273,13 @@ Test(probe, cuda_13_driver_is_runtime_13_0)
     setenv("FAKE_CUDA_DRIVER", "13000", 1);
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1);
     cr_expect_str_eq(r.cuda_driver, "13.0");
     cr_expect_str_eq(r.host.devices[0].arch, "sm_100");
     cr_expect_eq(r.host.devices[0].runtime_major, 13);
     cr_expect_eq(r.host.devices[0].runtime_minor, 0);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -289,13 +290,13 @@ Test(probe, cuda_init_failure_is_a_note_with_the_error)
     unsetenv("CUDA_VISIBLE_DEVICES");
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     cr_expect_str_eq(r.cuda_driver, "12.4", "the version is known without cuInit");
     const kb_probe_note *n = find_note(&r, "cuda");
     cr_assert_not_null(n);
     cr_expect_str_eq(n->message, "cuInit failed (error 100: no CUDA-capable device is detected)");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -305,12 +306,12 @@ Test(probe, cuda_init_failure_mentions_cuda_visible_devices)
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     const kb_probe_note *n = find_note(&r, "cuda");
     cr_assert_not_null(n);
     cr_expect_str_eq(n->message, "cuInit failed (error 100: no CUDA-capable device is detected); "
                                  "CUDA_VISIBLE_DEVICES=''");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -322,7 +323,7 @@ Test(probe, cuda_hang_returns_within_the_timeout)
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     long ms = elapsed_ms_since(&start);
     cr_expect(ms >= 300 && ms < 300 + 3000, "took %ld ms", ms);
     const kb_probe_note *n = find_note(&r, "cuda");
@@ -331,7 +332,7 @@ Test(probe, cuda_hang_returns_within_the_timeout)
     /* the other backends still answer */
     cr_assert_eq(r.host.device_count, 1);
     cr_expect_str_eq(r.host.devices[0].arch, "gfx1030");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -341,13 +342,13 @@ Test(probe, cuda_without_devices_is_a_note)
     setenv("FAKE_CUDA_DEVICES", TWO_CUDA, 1);
     kb_ctx *ctx = fake_cuda_ctx(NULL);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     cr_expect_str_eq(r.cuda_driver, "12.4");
     const kb_probe_note *n = find_note(&r, "cuda");
     cr_assert_not_null(n);
     cr_expect_str_eq(n->message, "the CUDA 12.4 driver reports no devices");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -355,14 +356,14 @@ Test(probe, cuda_library_missing_is_a_note)
 {
     kb_ctx *ctx = probe_ctx(NULL, "/nonexistent/libcuda.so.1");
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     cr_expect_str_eq(r.cuda_driver, "");
     const kb_probe_note *n = find_note(&r, "cuda");
     cr_assert_not_null(n);
-    cr_expect(kb_str_starts(n->message, "/nonexistent/libcuda.so.1 not found (dlopen: "), "got: %s",
-              n->message);
-    kb_probe_report_free(&r);
+    cr_expect(kbi_str_starts(n->message, "/nonexistent/libcuda.so.1 not found (dlopen: "),
+              "got: %s", n->message);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -372,15 +373,15 @@ Test(probe, cuda_library_missing_a_symbol_is_a_note)
     char *lib = fake_path("KB_FAKE_CUDA_NOSYM");
     kb_ctx *ctx = probe_ctx(NULL, lib);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_eq(r.host.device_count, 0);
     const kb_probe_note *n = find_note(&r, "cuda");
     cr_assert_not_null(n);
-    char *want = kb_asprintf("%s has no symbol cuDeviceGetAttribute (not a CUDA driver?)", lib);
+    char *want = kbi_asprintf("%s has no symbol cuDeviceGetAttribute (not a CUDA driver?)", lib);
     cr_expect_str_eq(n->message, want);
     free(want);
     free(lib);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -389,14 +390,14 @@ Test(probe, cuda_and_kfd_together)
     setenv("FAKE_CUDA_DEVICES", TWO_CUDA, 1);
     kb_ctx *ctx = fake_cuda_ctx("sysfs/two_gpus");
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 4);
     cr_expect_eq(r.host.devices[0].backend, KB_BACKEND_CUDA);
     cr_expect_eq(r.host.devices[1].backend, KB_BACKEND_CUDA);
     cr_expect_eq(r.host.devices[2].backend, KB_BACKEND_ROCM);
     cr_expect_eq(r.host.devices[2].index, 0, "indexes count within a backend");
     cr_expect_eq(r.host.devices[0].runtime_major, 12, "HIP must not touch CUDA devices");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -411,7 +412,7 @@ Test(probe, device_override_touches_no_driver)
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_lt(elapsed_ms_since(&start), 2000, "a hanging driver was called");
     cr_expect(r.overridden);
     cr_assert_eq(r.host.device_count, 2);
@@ -426,7 +427,7 @@ Test(probe, device_override_touches_no_driver)
     cr_assert_not_null(n);
     cr_expect_str_eq(n->message, "devices from probe.devices: sm_86,gfx1030@rocm5.2");
     cr_expect_neq(r.host.cpu_level[0], '\0', "the CPU is still probed");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -436,10 +437,10 @@ Test(probe, device_override_none_means_no_gpu)
     kb_ctx *ctx = fake_cuda_ctx("sysfs/two_gpus");
     unsetenv("KBPKG_DEVICES");
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect(r.overridden);
     cr_expect_eq(r.host.device_count, 0);
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -449,12 +450,12 @@ Test(probe, cpu_in_the_device_list_is_the_host_level)
     cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", "x86_64_v4"), 0);
     cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "x86_64_v2,sm_89@cuda12.4"), 0);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_assert_eq(r.host.device_count, 1, "the CPU is not a GPU device");
     cr_expect_str_eq(r.host.devices[0].arch, "sm_89");
     cr_expect_str_eq(r.host.cpu_level, "x86_64_v2");
     cr_expect_str_eq(r.host.cpu_arch, "x86_64");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -463,11 +464,11 @@ Test(probe, bad_device_override_is_an_error_naming_it)
     kb_ctx *ctx = probe_ctx(NULL, NULL);
     cr_assert_eq(kb_ctx_set(ctx, "probe.devices", "sm_86,bogus99"), 0);
     kb_probe_report r;
-    int rc = kb_probe_run(ctx, &r);
+    int rc = kbi_probe_run(ctx, &r);
     cr_expect_lt(rc, 0);
     cr_expect_eq(kb_ctx_last_error(ctx)->code, rc);
     const char *msg = kb_ctx_last_error(ctx)->message;
-    cr_expect(kb_str_starts(msg, "probe.devices: "), "got: %s", msg);
+    cr_expect(kbi_str_starts(msg, "probe.devices: "), "got: %s", msg);
     cr_expect(strstr(msg, "bogus99"), "got: %s", msg);
     cr_expect_null(r.host.devices);
     cr_expect_null(r.notes);
@@ -479,15 +480,15 @@ Test(probe, cpu_override_sets_the_level)
     kb_ctx *ctx = probe_ctx(NULL, NULL);
     cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", "x86_64_v2"), 0);
     kb_probe_report r;
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_str_eq(r.host.cpu_level, "x86_64_v2");
     cr_expect_str_eq(r.host.cpu_arch, "x86_64");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", "aarch64"), 0);
-    cr_assert_eq(kb_probe_run(ctx, &r), 0);
+    cr_assert_eq(kbi_probe_run(ctx, &r), 0);
     cr_expect_str_eq(r.host.cpu_level, "aarch64");
     cr_expect_str_eq(r.host.cpu_arch, "aarch64");
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }
 
@@ -496,7 +497,7 @@ Test(probe, bad_cpu_override_is_a_config_error)
     kb_ctx *ctx = probe_ctx(NULL, NULL);
     cr_assert_eq(kb_ctx_set(ctx, "probe.cpu", "x86_64_v9"), 0);
     kb_probe_report r;
-    cr_expect_eq(kb_probe_run(ctx, &r), KB_ERR_CONFIG);
+    cr_expect_eq(kbi_probe_run(ctx, &r), KB_ERR_CONFIG);
     cr_expect_str_eq(kb_ctx_last_error(ctx)->message,
                      "probe.cpu: 'x86_64_v9' is not a CPU level (x86_64_v1, x86_64_v2, "
                      "x86_64_v3, x86_64_v4 or aarch64)");

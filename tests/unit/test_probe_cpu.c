@@ -11,7 +11,7 @@ Test(probe_cpu, os_and_glibc)
     kb_ctx *ctx = kbt_ctx();
     kb_probe_report r;
     memset(&r, 0, sizeof(r));
-    cr_assert_eq(kb_probe_cpu(ctx, &r, ""), 0);
+    cr_assert_eq(kbi_probe_cpu(ctx, &r, ""), 0);
 #if defined(__linux__)
     cr_expect_str_eq(r.host.os, "linux");
 #endif
@@ -20,6 +20,6 @@ Test(probe_cpu, os_and_glibc)
     snprintf(want, sizeof(want), "%d.%d", __GLIBC__, __GLIBC_MINOR__);
     cr_expect_str_eq(r.host.glibc, want);
 #endif
-    kb_probe_report_free(&r);
+    kbi_probe_report_free(&r);
     kb_ctx_free(ctx);
 }

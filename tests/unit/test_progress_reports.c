@@ -30,10 +30,10 @@ static int record(const kb_progress *p, void *payload)
     if (r->count < sizeof(r->items) / sizeof(r->items[0])) {
         seen *s = &r->items[r->count++];
         s->ev = *p;
-        s->task = kb_strdup(p->task);
-        s->item = kb_strdup(p->item);
-        s->label = kb_strdup(p->label);
-        s->unit = kb_strdup(p->unit);
+        s->task = kbi_strdup(p->task);
+        s->item = kbi_strdup(p->item);
+        s->label = kbi_strdup(p->label);
+        s->unit = kbi_strdup(p->unit);
         s->caller_thread = pthread_equal(pthread_self(), r->caller);
     }
     return r->cancel_at && r->count == r->cancel_at;
@@ -72,7 +72,7 @@ static char *push_blob(kb_registry *reg, const char *repo, size_t n, unsigned se
         data[i] = (char)(seed >> 16);
     }
     char *digest = NULL;
-    cr_assert_eq(kb_registry_blob_put_mem(&digest, reg, repo, data, n), 0);
+    cr_assert_eq(kbi_registry_blob_put_mem(&digest, reg, repo, data, n), 0);
     free(data);
     return digest;
 }
@@ -83,14 +83,14 @@ Test(progress_reports, layout_download_is_one_job_from_start_to_outcome)
     recorder *rec = calloc(1, sizeof(*rec));
     kb_ctx *ctx = recording_ctx(rec);
     kb_registry *reg = NULL;
-    char *hub = kb_asprintf("%s/hub", tmp);
+    char *hub = kbi_asprintf("%s/hub", tmp);
     cr_assert_eq(kb_registry_open(&reg, ctx, hub), 0);
     size_t size = 300 * 1000; /* several 64 KiB reads */
     char *digest = push_blob(reg, "radeonflow/gemm", size, 1);
     char *other = push_blob(reg, "radeonflow/gemm", 1000, 2);
     rec->count = 0; /* the pushes from memory report nothing anyway */
-    char *dest = kb_asprintf("%s/blob", tmp);
-    cr_assert_eq(kb_registry_blob_get_file(reg, "radeonflow/gemm", digest, dest, size), 0, "%s",
+    char *dest = kbi_asprintf("%s/blob", tmp);
+    cr_assert_eq(kbi_registry_blob_get_file(reg, "radeonflow/gemm", digest, dest, size), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_geq(rec->count, 3, "a start, progress and the end: %zu reports", rec->count);
     char label[64];
@@ -120,25 +120,25 @@ Test(progress_reports, layout_download_is_one_job_from_start_to_outcome)
     uint64_t job1 = first->ev.job;
     recorder_free(rec);
     rec->count = 0;
-    char *dest2 = kb_asprintf("%s/blob2", tmp);
-    cr_assert_eq(kb_registry_blob_get_file(reg, "radeonflow/gemm", other, dest2, 1000), 0);
+    char *dest2 = kbi_asprintf("%s/blob2", tmp);
+    cr_assert_eq(kbi_registry_blob_get_file(reg, "radeonflow/gemm", other, dest2, 1000), 0);
     cr_assert_geq(rec->count, 2);
     cr_expect_gt(rec->items[0].ev.job, job1);
 
     /* a blob that does not match its digest: the job ends with that status */
     recorder_free(rec);
     rec->count = 0;
-    char *blob_file = kb_asprintf("%s/blobs/sha256/%s", hub, other + 7);
+    char *blob_file = kbi_asprintf("%s/blobs/sha256/%s", hub, other + 7);
     kbt_write(blob_file, "tampered");
-    char *dest3 = kb_asprintf("%s/blob3", tmp);
-    cr_expect_eq(kb_registry_blob_get_file(reg, "radeonflow/gemm", other, dest3, 1000),
+    char *dest3 = kbi_asprintf("%s/blob3", tmp);
+    cr_expect_eq(kbi_registry_blob_get_file(reg, "radeonflow/gemm", other, dest3, 1000),
                  KB_ERR_DIGEST);
     cr_assert_geq(rec->count, 2);
     cr_expect_eq(rec->items[rec->count - 1].ev.finished, 1);
     cr_expect_eq(rec->items[rec->count - 1].ev.status, KB_ERR_DIGEST);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "digest mismatch"),
               "the finished report leaves the error alone: %s", kb_ctx_last_error(ctx)->message);
-    cr_expect_not(kb_path_exists(dest3));
+    cr_expect_not(kbi_path_exists(dest3));
 
     recorder_free(rec);
     free(rec);
@@ -161,19 +161,19 @@ Test(progress_reports, callback_cancels_a_download_and_the_part_is_kept)
     recorder *rec = calloc(1, sizeof(*rec));
     kb_ctx *ctx = recording_ctx(rec);
     kb_registry *reg = NULL;
-    char *hub = kb_asprintf("%s/hub", tmp);
+    char *hub = kbi_asprintf("%s/hub", tmp);
     cr_assert_eq(kb_registry_open(&reg, ctx, hub), 0);
     size_t size = 400 * 1000;
     char *digest = push_blob(reg, "org/name", size, 3);
     rec->count = 0;
     rec->cancel_at = 3; /* the start, one read, then cancel on the second read */
-    char *dest = kb_asprintf("%s/blob", tmp);
-    cr_expect_eq(kb_registry_blob_get_file(reg, "org/name", digest, dest, size), KB_ERR_CANCELLED);
+    char *dest = kbi_asprintf("%s/blob", tmp);
+    cr_expect_eq(kbi_registry_blob_get_file(reg, "org/name", digest, dest, size), KB_ERR_CANCELLED);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "download of org/name sha256:"), "%s",
               kb_ctx_last_error(ctx)->message);
-    cr_expect_not(kb_path_exists(dest));
-    char *part = kb_asprintf("%s.part", dest);
-    cr_expect(kb_path_exists(part), "a cancelled download keeps its part for a resume");
+    cr_expect_not(kbi_path_exists(dest));
+    char *part = kbi_asprintf("%s.part", dest);
+    cr_expect(kbi_path_exists(part), "a cancelled download keeps its part for a resume");
     cr_assert_eq(rec->count, 4);
     cr_expect_eq(rec->items[3].ev.finished, 1);
     cr_expect_eq(rec->items[3].ev.status, KB_ERR_CANCELLED);
@@ -184,10 +184,10 @@ Test(progress_reports, callback_cancels_a_download_and_the_part_is_kept)
     recorder_free(rec);
     rec->count = 0;
     rec->cancel_at = 0;
-    cr_assert_eq(kb_registry_blob_get_file(reg, "org/name", digest, dest, size), 0);
+    cr_assert_eq(kbi_registry_blob_get_file(reg, "org/name", digest, dest, size), 0);
     cr_expect_eq(rec->items[0].ev.done, kept);
     cr_expect_eq(rec->items[rec->count - 1].ev.done, size);
-    cr_expect_not(kb_path_exists(part));
+    cr_expect_not(kbi_path_exists(part));
 
     recorder_free(rec);
     free(rec);
@@ -205,21 +205,21 @@ Test(progress_reports, callback_cancels_a_download_and_the_part_is_kept)
 static char *two_target_fixture(const char *tmp)
 {
     char *src = kbt_data("builder/vadd");
-    char *dir = kb_asprintf("%s/pkg", tmp);
-    char *cmd = kb_asprintf("cp -r '%s' '%s'", src, dir);
+    char *dir = kbi_asprintf("%s/pkg", tmp);
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, dir);
     cr_assert_eq(system(cmd), 0);
     free(cmd);
     free(src);
-    char *yaml = kb_asprintf("%s/kernel.yaml", dir);
+    char *yaml = kbi_asprintf("%s/kernel.yaml", dir);
     kb_buf y = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, yaml, &y), 0);
+    cr_assert_eq(kbi_read_file(NULL, yaml, &y), 0);
     char *p = strstr(y.data, "cpu: { sources: [src/vadd_cpu.c] }");
     cr_assert_not_null(p);
-    char *two = kb_asprintf("%.*scpu: { archs: [x86_64_v2, x86_64_v3], sources: "
-                            "[src/vadd_cpu.c] }\n",
-                            (int)(p - y.data), y.data);
+    char *two = kbi_asprintf("%.*scpu: { archs: [x86_64_v2, x86_64_v3], sources: "
+                             "[src/vadd_cpu.c] }\n",
+                             (int)(p - y.data), y.data);
     kbt_write(yaml, two);
-    kb_buf_free(&y);
+    kbi_buf_free(&y);
     free(two);
     free(yaml);
     return dir;
@@ -233,7 +233,7 @@ static kb_build_result *build_two(kb_ctx *ctx, const char *dir, const char *tmp,
     o.target_count = 1;
     o.jobs = jobs;
     o.no_source_artifact = 1;
-    char *work = kb_asprintf("%s/work", tmp), *out = kb_asprintf("%s/out", tmp);
+    char *work = kbi_asprintf("%s/work", tmp), *out = kbi_asprintf("%s/out", tmp);
     o.work_dir = work;
     o.out_dir = out;
     kb_build_result *r = NULL;

@@ -19,11 +19,11 @@ static char *sh_out(const char *cmd)
     char chunk[4096];
     size_t n;
     while (p && (n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-        kb_buf_append(&b, chunk, n);
+        kbi_buf_append(&b, chunk, n);
     if (p)
         pclose(p);
-    kb_buf_append(&b, "", 1);
-    return kb_buf_detach(&b);
+    kbi_buf_append(&b, "", 1);
+    return kbi_buf_detach(&b);
 }
 
 static int sh(const char *fmt, ...) KB_PRINTF(1, 2);
@@ -32,10 +32,10 @@ static int sh(const char *fmt, ...)
     kb_buf b = KB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    kb_buf_vprintf(&b, fmt, ap);
+    kbi_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     int rc = system(b.data);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     return rc;
 }
 
@@ -43,7 +43,7 @@ static int sh(const char *fmt, ...)
 static char *fixture(const char *tmp, const char *name)
 {
     char *src = kbt_data("kernels");
-    char *dst = kb_asprintf("%s/%s", tmp, name);
+    char *dst = kbi_asprintf("%s/%s", tmp, name);
     cr_assert_eq(sh("cp -r '%s/%s' '%s'", src, name, dst), 0);
     free(src);
     return dst;
@@ -57,7 +57,7 @@ static void on_log(kb_log_level level, const char *message, void *payload)
 {
     warn_log *w = payload;
     if (level == KB_LOG_WARN)
-        kb_buf_printf(&w->text, "%s\n", message);
+        kbi_buf_printf(&w->text, "%s\n", message);
 }
 
 /* A ctx whose cache lives in tmp; warnings collected in w (may be NULL). */
@@ -72,7 +72,7 @@ static kb_ctx *ctx_in(const char *tmp, warn_log *w)
     }
     kb_ctx *ctx = NULL;
     cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
-    char *cache = kb_asprintf("%s/cache", tmp);
+    char *cache = kbi_asprintf("%s/cache", tmp);
     cr_assert_eq(kb_ctx_set(ctx, "cache.dir", cache), 0);
     free(cache);
     return ctx;
@@ -85,7 +85,7 @@ static kb_build_result *build(kb_ctx *ctx, const char *dir, const char *tmp, con
     o.targets = filters;
     o.target_count = 1;
     o.jobs = 1;
-    char *out = kb_asprintf("%s/out", tmp), *work = kb_asprintf("%s/work", tmp);
+    char *out = kbi_asprintf("%s/out", tmp), *work = kbi_asprintf("%s/work", tmp);
     o.out_dir = out;
     o.work_dir = work;
     kb_build_result *r = NULL;
@@ -109,16 +109,16 @@ static void unpack(const char *artifact, const char *into)
 
 static void write_pkg(const char *dir, const char *yaml, const char *src_name, const char *src)
 {
-    char *p = kb_asprintf("%s/kernel.yaml", dir);
+    char *p = kbi_asprintf("%s/kernel.yaml", dir);
     kbt_write(p, yaml);
     free(p);
-    p = kb_asprintf("%s/%s", dir, src_name);
+    p = kbi_asprintf("%s/%s", dir, src_name);
     kbt_write(p, src);
     free(p);
-    p = kb_asprintf("%s/include/t.h", dir);
+    p = kbi_asprintf("%s/include/t.h", dir);
     kbt_write(p, "#include <stdint.h>\nint t_f32(float *o, const float *x, int64_t n, void *s);\n");
     free(p);
-    p = kb_asprintf("%s/LICENSE", dir);
+    p = kbi_asprintf("%s/LICENSE", dir);
     kbt_write(p, "MIT\n");
     free(p);
 }
@@ -137,7 +137,7 @@ static void write_pkg(const char *dir, const char *yaml, const char *src_name, c
 Test(real_kernels, cpu_library_needs_libm_and_loads_in_a_clean_process)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[src/t.c]", ""), "src/t.c",
               "#include <math.h>\n#include <stdint.h>\n" TINY_INFO
               "__attribute__((visibility(\"default\"))) int t_f32(float *o, const float *x, "
@@ -146,9 +146,9 @@ Test(real_kernels, cpu_library_needs_libm_and_loads_in_a_clean_process)
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_build_result *r = build(ctx, dir, tmp, "cpu-x86_64_v2");
     const kb_build_target_result *t = built_one(r);
-    char *x = kb_asprintf("%s/x", tmp);
+    char *x = kbi_asprintf("%s/x", tmp);
     unpack(t->artifact, x);
-    char *cmd = kb_asprintf("readelf -d '%s/lib/libtiny.so'", x);
+    char *cmd = kbi_asprintf("readelf -d '%s/lib/libtiny.so'", x);
     char *dyn = sh_out(cmd);
     cr_expect(strstr(dyn, "libm.so"), "NEEDED libm missing (-lm before the sources):\n%s", dyn);
     free(dyn);
@@ -164,13 +164,13 @@ Test(real_kernels, cpu_library_needs_libm_and_loads_in_a_clean_process)
 Test(real_kernels, load_check_names_the_undefined_symbol)
 {
     char *tmp = kbt_mkdtemp();
-    char *src = kb_asprintf("%s/a.c", tmp), *lib = kb_asprintf("%s/liba.so", tmp);
+    char *src = kbi_asprintf("%s/a.c", tmp), *lib = kbi_asprintf("%s/liba.so", tmp);
     kbt_write(src, "#include <math.h>\nfloat f(float x) { return tanhf(x); }\n");
     /* what the old builder did: -lm before the source, so nothing records libm */
     cr_assert_eq(sh("cc -O2 -fPIC -shared -Wl,--as-needed -lm '%s' -o '%s'", src, lib), 0);
     kb_ctx *ctx = kbt_ctx();
     kb_plan_item item = {.target = "cpu-x86_64_v2-x86_64-linux", .backend = KB_BACKEND_CPU};
-    cr_expect_eq(kb_verify_loads(ctx, lib, &item, NULL), KB_ERR_BUILD);
+    cr_expect_eq(kbi_verify_loads(ctx, lib, &item, NULL), KB_ERR_BUILD);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "undefined symbol tanhf"), "%s",
               kb_ctx_last_error(ctx)->message);
     kb_ctx_free(ctx);
@@ -189,29 +189,29 @@ Test(real_kernels, cxx_cpu_package_links_the_cxx_runtime)
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_build_result *r = build(ctx, dir, tmp, "cpu-x86_64_v2");
     const kb_build_target_result *t = built_one(r);
-    char *x = kb_asprintf("%s/x", tmp);
+    char *x = kbi_asprintf("%s/x", tmp);
     unpack(t->artifact, x);
-    char *cmd = kb_asprintf("readelf -d '%s/lib/libcppact.so'", x);
+    char *cmd = kbi_asprintf("readelf -d '%s/lib/libcppact.so'", x);
     char *dyn = sh_out(cmd);
     cr_expect(strstr(dyn, "libstdc++.so"), "NEEDED libstdc++ missing:\n%s", dyn);
     free(dyn);
     free(cmd);
-    char *json = kb_asprintf("%s/kbpkg.json", x);
+    char *json = kbi_asprintf("%s/kbpkg.json", x);
     kb_buf j = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(ctx, json, &j), 0);
+    cr_assert_eq(kbi_read_file(ctx, json, &j), 0);
     cr_expect(strstr(j.data, "\"src/act.cpp:-std=c++17\""), "per-source flag recorded:\n%s",
               j.data);
     cr_expect(strstr(j.data, "\"-DRK_ACT_VEC=4\""), "top-level define recorded");
-    kb_buf_free(&j);
+    kbi_buf_free(&j);
     free(json);
     /* bug 3: the installed include/ alone compiles a consumer (the ABI header ships) */
-    char *consumer = kb_asprintf("%s/consumer.c", tmp);
+    char *consumer = kbi_asprintf("%s/consumer.c", tmp);
     kbt_write(consumer, "#include \"rk_act.h\"\nint main(void) { kbpkg_e4m3fnuz q = 0x80; "
                         "float o[1], i[2] = {1, 2};\n"
                         "return rk_silu_and_mul_f32(o, i, 1, 1, 0) + (int)q - 0x80; }\n");
-    cmd = kb_asprintf("cc -std=c99 -Wall -Werror -I'%s/include' '%s' -L'%s/lib' -lcppact "
-                      "-Wl,-rpath,'%s/lib' -o '%s/consumer' && '%s/consumer'",
-                      x, consumer, x, x, tmp, tmp);
+    cmd = kbi_asprintf("cc -std=c99 -Wall -Werror -I'%s/include' '%s' -L'%s/lib' -lcppact "
+                       "-Wl,-rpath,'%s/lib' -o '%s/consumer' && '%s/consumer'",
+                       x, consumer, x, x, tmp, tmp);
     cr_expect_eq(system(cmd), 0, "%s", cmd);
     free(cmd);
     free(consumer);
@@ -228,7 +228,7 @@ Test(real_kernels, cxx_cpu_package_links_the_cxx_runtime)
 Test(real_kernels, source_outside_the_layout_is_refused_at_build)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[gemm/t.c]", ""), "gemm/t.c", TINY_INFO "int t_f32(void);\n");
     kb_ctx *ctx = ctx_in(tmp, NULL);
     const char *filters[] = {"cpu-x86_64_v2"};
@@ -249,13 +249,13 @@ Test(real_kernels, source_outside_the_layout_is_refused_at_build)
 Test(real_kernels, a_header_the_source_artifact_leaves_out_fails_the_build)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[src/t.c]", ""), "src/t.c",
               "#include \"../notes/extra.h\"\n" TINY_INFO
               "__attribute__((visibility(\"default\"))) int t_f32(void) { return EXTRA; }\n");
-    char *h = kb_asprintf("%s/notes/extra.h", dir);
+    char *h = kbi_asprintf("%s/notes/extra.h", dir);
     kbt_write(h, "#define EXTRA 0\n");
-    char *sib = kb_asprintf("%s/sibling.h", tmp);
+    char *sib = kbi_asprintf("%s/sibling.h", tmp);
     kbt_write(sib, "#define SIB 0\n");
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_build_result *r = build(ctx, dir, tmp, "cpu-x86_64_v2");
@@ -265,7 +265,7 @@ Test(real_kernels, a_header_the_source_artifact_leaves_out_fails_the_build)
               "%s", r->targets[0].message);
     kb_build_result_free(r);
     /* a header beside the package (../sibling.h): the artifact cannot carry it */
-    char *src = kb_asprintf("%s/src/t.c", dir);
+    char *src = kbi_asprintf("%s/src/t.c", dir);
     kbt_write(src, "#include \"../../sibling.h\"\n" TINY_INFO
                    "__attribute__((visibility(\"default\"))) int t_f32(void) { return SIB; }\n");
     r = build(ctx, dir, tmp, "cpu-x86_64_v2");
@@ -288,12 +288,12 @@ Test(real_kernels, build_exits_1_when_nothing_was_built)
 {
     char *tmp = kbt_mkdtemp();
     char *dir = fixture(tmp, "cppact");
-    char *yaml = kb_asprintf("%s/kernel.yaml", dir);
+    char *yaml = kbi_asprintf("%s/kernel.yaml", dir);
     kb_buf y = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(NULL, yaml, &y), 0);
-    char *more = kb_asprintf("%srequires:\n  cpu: {min: \"999\"}\n", y.data);
+    cr_assert_eq(kbi_read_file(NULL, yaml, &y), 0);
+    char *more = kbi_asprintf("%srequires:\n  cpu: {min: \"999\"}\n", y.data);
     kbt_write(yaml, more);
-    char *cache = kb_asprintf("KBPKG_CACHE=%s/cache", tmp);
+    char *cache = kbi_asprintf("KBPKG_CACHE=%s/cache", tmp);
     const char *env[] = {cache, NULL};
     const char *args[] = {"build", dir, "--target", "cpu-x86_64_v2", NULL};
     kbt_run run = kbt_kbpkg(env, args);
@@ -301,7 +301,7 @@ Test(real_kernels, build_exits_1_when_nothing_was_built)
     cr_expect(strstr(run.out, "requires cpu >= 999"), "%s", run.out);
     cr_expect(strstr(run.err, "no target was built"), "%s", run.err);
     kbt_run_free(&run);
-    kb_buf_free(&y);
+    kbi_buf_free(&y);
     kbt_rmtree(tmp);
     free(more);
     free(yaml);
@@ -319,14 +319,14 @@ Test(real_kernels, link_errors_keep_the_cause)
         "b.c:(.text+0x0): multiple definition of `t_f32'; obj/00-a.c.o:a.c:(.text+0x0): "
         "first defined here\n"
         "collect2: error: ld returned 1 exit status\n";
-    char *trim = kb_trim_compiler_output(ld, 20);
+    char *trim = kbi_trim_compiler_output(ld, 20);
     cr_expect(strstr(trim, "multiple definition of `t_f32'"), "%s", trim);
     free(trim);
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[src/a.c, src/b.c]", ""), "src/a.c",
               TINY_INFO "__attribute__((visibility(\"default\"))) int t_f32(void) { return 0; }\n");
-    char *b = kb_asprintf("%s/src/b.c", dir);
+    char *b = kbi_asprintf("%s/src/b.c", dir);
     kbt_write(b, "int t_f32(void) { return 1; }\n");
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_build_result *r = build(ctx, dir, tmp, "cpu-x86_64_v2");
@@ -364,17 +364,17 @@ Test(real_kernels, package_test_sees_kbpkg_name_and_the_backend_flags)
 
 Test(real_kernels, backend_names_alone_filter_targets)
 {
-    cr_expect(kb_target_matches("rocm5-gfx1030-x86_64-linux", "rocm"));
-    cr_expect(kb_target_matches("rocm6-gfx942-x86_64-linux", "rocm"));
-    cr_expect(kb_target_matches("cuda13-sm_90-x86_64-linux", "cuda"));
-    cr_expect(kb_target_matches("cuda13-sm_90-x86_64-linux", "cuda13"));
-    cr_expect_not(kb_target_matches("cuda13-sm_90-x86_64-linux", "rocm"));
-    cr_expect_not(kb_target_matches("cuda13-sm_90-x86_64-linux", "cud"));
+    cr_expect(kbi_target_matches("rocm5-gfx1030-x86_64-linux", "rocm"));
+    cr_expect(kbi_target_matches("rocm6-gfx942-x86_64-linux", "rocm"));
+    cr_expect(kbi_target_matches("cuda13-sm_90-x86_64-linux", "cuda"));
+    cr_expect(kbi_target_matches("cuda13-sm_90-x86_64-linux", "cuda13"));
+    cr_expect_not(kbi_target_matches("cuda13-sm_90-x86_64-linux", "rocm"));
+    cr_expect_not(kbi_target_matches("cuda13-sm_90-x86_64-linux", "cud"));
 }
 
 static int parse(kb_ctx *ctx, kb_manifest **m, const char *text)
 {
-    return kb_manifest_parse(ctx, m, "k.yaml", text, strlen(text));
+    return kbi_manifest_parse(ctx, m, "k.yaml", text, strlen(text));
 }
 
 Test(real_kernels, unportable_flags_and_typos_are_manifest_errors)
@@ -413,13 +413,13 @@ Test(real_kernels, unportable_flags_and_typos_are_manifest_errors)
 Test(real_kernels, no_license_warns_and_stray_mangled_export_fails)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[src/t.cpp]", ""), "src/t.cpp",
               "#include <stdint.h>\nextern \"C\" {\n" TINY_INFO
               "__attribute__((visibility(\"default\"))) int t_f32(float *, const float *, int64_t, "
               "void *) { return 0; }\n}\n"
               "__attribute__((visibility(\"default\"))) int t_helper(int x) { return x; }\n");
-    char *lic = kb_asprintf("%s/LICENSE", dir);
+    char *lic = kbi_asprintf("%s/LICENSE", dir);
     remove(lic);
     warn_log w = {KB_BUF_INIT};
     kb_ctx *ctx = ctx_in(tmp, &w);
@@ -431,7 +431,7 @@ Test(real_kernels, no_license_warns_and_stray_mangled_export_fails)
               r->targets[0].message);
     kb_build_result_free(r);
     kb_ctx_free(ctx);
-    kb_buf_free(&w.text);
+    kbi_buf_free(&w.text);
     kbt_rmtree(tmp);
     free(lic);
     free(dir);
@@ -441,7 +441,7 @@ Test(real_kernels, no_license_warns_and_stray_mangled_export_fails)
 Test(real_kernels, exit_import_is_a_warning)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/tiny", tmp);
+    char *dir = kbi_asprintf("%s/tiny", tmp);
     write_pkg(dir, TINY_YAML("[src/t.c]", ""), "src/t.c",
               "#include <stdint.h>\n#include <stdlib.h>\n" TINY_INFO
               "__attribute__((visibility(\"default\"))) int t_f32(float *o, const float *x, "
@@ -454,7 +454,7 @@ Test(real_kernels, exit_import_is_a_warning)
               w.text.data ? w.text.data : "(no warning)");
     kb_build_result_free(r);
     kb_ctx_free(ctx);
-    kb_buf_free(&w.text);
+    kbi_buf_free(&w.text);
     kbt_rmtree(tmp);
     free(dir);
     free(tmp);
@@ -463,13 +463,13 @@ Test(real_kernels, exit_import_is_a_warning)
 Test(real_kernels, scaffold_declares_backend_as_the_abi_int)
 {
     char *tmp = kbt_mkdtemp();
-    char *dir = kb_asprintf("%s/newpkg", tmp);
+    char *dir = kbi_asprintf("%s/newpkg", tmp);
     const char *args[] = {"new", "acme/newpkg", dir, NULL};
     kbt_run run = kbt_kbpkg(NULL, args);
     cr_assert_eq(run.exit_code, 0, "%s", run.err);
     kbt_run_free(&run);
     /* the scaffold uses the ABI header's struct (int backend) instead of declaring its own */
-    char *cmd = kb_asprintf("cat '%s'/include/*.h '%s'/src/*", dir, dir);
+    char *cmd = kbi_asprintf("cat '%s'/include/*.h '%s'/src/*", dir, dir);
     char *out = sh_out(cmd);
     cr_expect(strstr(out, "#include <kbpkg/kernel_abi.h>"), "%s", out);
     cr_expect_not(strstr(out, "const char *backend"), "%s", out);
@@ -488,7 +488,7 @@ static char *layernorm(const char *tmp, const char *format)
 {
     char *dir = fixture(tmp, "layernorm");
     char *data = kbt_data("kernels");
-    char *archive = kb_asprintf("%s/rkmath-1.0.%s", tmp, format);
+    char *archive = kbi_asprintf("%s/rkmath-1.0.%s", tmp, format);
     if (strcmp(format, "zip") == 0)
         cr_assert_eq(sh("cd '%s' && python3 -c \"import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],"
                         "'w'); z.write('rkmath-1.0/include/rkmath/reduce.h'); z.close()\" '%s'",
@@ -496,7 +496,7 @@ static char *layernorm(const char *tmp, const char *format)
                      0);
     else
         cr_assert_eq(sh("tar -C '%s' -czf '%s' rkmath-1.0", data, archive), 0);
-    char *cmd = kb_asprintf("sha256sum '%s' | cut -c1-64", archive);
+    char *cmd = kbi_asprintf("sha256sum '%s' | cut -c1-64", archive);
     char *sha = sh_out(cmd);
     sha[64] = '\0';
     cr_assert_eq(sh("sed -e 's|@URL@|file://%s|' -e 's|@SHA256@|%s|' '%s/kernel.yaml.in' > "
@@ -532,17 +532,17 @@ Test(real_kernels, dependency_archive_is_fetched_verified_and_used_offline)
         cr_expect_eq(n, 0);
         r = build(ctx, dir, tmp, "cpu-x86_64_v2");
         const kb_build_target_result *t = built_one(r);
-        char *x = kb_asprintf("%s/x", tmp);
+        char *x = kbi_asprintf("%s/x", tmp);
         unpack(t->artifact, x);
-        char *json = kb_asprintf("%s/kbpkg.json", x);
+        char *json = kbi_asprintf("%s/kbpkg.json", x);
         kb_buf j = KB_BUF_INIT;
-        cr_assert_eq(kb_read_file(ctx, json, &j), 0);
+        cr_assert_eq(kbi_read_file(ctx, json, &j), 0);
         cr_expect(strstr(j.data, "\"rk_layernorm_f32\""), "%s", j.data);
         cr_expect_not(strstr(j.data, "rk_layernorm_f16"), "the CPU backend exports f32 only");
         cr_expect(strstr(j.data, "\"-I@deps/rkmath/rkmath-1.0/include\""),
                   "no cache path in the flags:\n%s", j.data);
         cr_expect_not(strstr(j.data, tmp), "no absolute path in kbpkg.json");
-        kb_buf_free(&j);
+        kbi_buf_free(&j);
         free(json);
         free(x);
         kb_build_result_free(r);
@@ -565,7 +565,7 @@ Test(real_kernels, dependency_with_a_wrong_digest_is_refused_and_not_kept)
               kb_ctx_last_error(ctx)->message);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "dependency rkmath"), "%s",
               kb_ctx_last_error(ctx)->message);
-    char *cmd = kb_asprintf("ls -A '%s/cache/deps'", tmp);
+    char *cmd = kbi_asprintf("ls -A '%s/cache/deps'", tmp);
     char *left = sh_out(cmd);
     cr_expect_str_eq(left, "", "nothing kept: %s", left);
     free(left);
@@ -582,23 +582,23 @@ Test(real_kernels, two_precisions_from_one_cuda_source_and_per_arch_flags)
     char *dir = layernorm(tmp, "tar.gz");
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_manifest *m = NULL;
-    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_plan_item it = {
         .target = "cuda13-sm_90-x86_64-linux", .backend = KB_BACKEND_CUDA, .arch = "sm_90"};
     kb_strv f = KB_STRV_INIT;
-    cr_assert_eq(kb_compile_flags(m, &it, &f), 0);
-    cr_expect(kb_strv_contains(&f, "-DLN_HOPPER=1"));
-    cr_expect(kb_strv_contains(&f, "-DLN_BLOCK=256"));
-    cr_expect(kb_strv_contains(&f, "src/layernorm.cu:-DLN_T=float"));
-    cr_expect(kb_strv_contains(&f, "src/layernorm.cu:-DLN_T=__half"));
-    kb_strv_free(&f);
+    cr_assert_eq(kbi_compile_flags(m, &it, &f), 0);
+    cr_expect(kbi_strv_contains(&f, "-DLN_HOPPER=1"));
+    cr_expect(kbi_strv_contains(&f, "-DLN_BLOCK=256"));
+    cr_expect(kbi_strv_contains(&f, "src/layernorm.cu:-DLN_T=float"));
+    cr_expect(kbi_strv_contains(&f, "src/layernorm.cu:-DLN_T=__half"));
+    kbi_strv_free(&f);
     snprintf(it.arch, sizeof(it.arch), "sm_80");
-    cr_assert_eq(kb_compile_flags(m, &it, &f), 0);
-    cr_expect_not(kb_strv_contains(&f, "-DLN_HOPPER=1"), "sm_90's flag stays off sm_80");
-    kb_strv_free(&f);
+    cr_assert_eq(kbi_compile_flags(m, &it, &f), 0);
+    cr_expect_not(kbi_strv_contains(&f, "-DLN_HOPPER=1"), "sm_90's flag stays off sm_80");
+    kbi_strv_free(&f);
     /* nvcc here: the two objects link into one library exporting both precisions */
     char *nvcc = NULL;
-    if (kb_which(&nvcc, "nvcc") == 0 || kb_path_exists("/usr/local/cuda/bin/nvcc")) {
+    if (kbi_which(&nvcc, "nvcc") == 0 || kbi_path_exists("/usr/local/cuda/bin/nvcc")) {
         cr_assert_eq(kb_fetch_inputs(NULL, ctx, dir), 0, "%s", kb_ctx_last_error(ctx)->message);
         kb_build_result *r = build(ctx, dir, tmp, "cuda13-sm_80");
         if (r->targets[0].status != KB_BUILD_SKIPPED) {
@@ -620,22 +620,22 @@ Test(real_kernels, hip_arch_family_define_and_toolchain_requirement)
     char *dir = fixture(tmp, "fp8gemm");
     kb_ctx *ctx = ctx_in(tmp, NULL);
     kb_manifest *m = NULL;
-    cr_assert_eq(kb_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_manifest_load(ctx, &m, dir, true), 0, "%s", kb_ctx_last_error(ctx)->message);
     kb_plan_item it = {
         .target = "rocm6-gfx942-x86_64-linux", .backend = KB_BACKEND_ROCM, .arch = "gfx942"};
     kb_strv f = KB_STRV_INIT;
-    cr_assert_eq(kb_compile_flags(m, &it, &f), 0);
-    cr_expect(kb_strv_contains(&f, "-DRK_CDNA3=1"));
-    cr_expect_not(kb_strv_contains(&f, "-DRK_RDNA3=1"));
-    kb_strv_free(&f);
+    cr_assert_eq(kbi_compile_flags(m, &it, &f), 0);
+    cr_expect(kbi_strv_contains(&f, "-DRK_CDNA3=1"));
+    cr_expect_not(kbi_strv_contains(&f, "-DRK_RDNA3=1"));
+    kbi_strv_free(&f);
     kb_strv ex = KB_STRV_INIT;
-    cr_assert_eq(kb_manifest_backend_exports(m, KB_BACKEND_ROCM, &ex), 0);
+    cr_assert_eq(kbi_manifest_backend_exports(m, KB_BACKEND_ROCM, &ex), 0);
     cr_expect_eq(ex.len, 3);
-    kb_strv_free(&ex);
-    cr_assert_eq(kb_manifest_backend_exports(m, KB_BACKEND_CPU, &ex), 0);
+    kbi_strv_free(&ex);
+    cr_assert_eq(kbi_manifest_backend_exports(m, KB_BACKEND_CPU, &ex), 0);
     cr_expect_eq(ex.len, 1);
     cr_expect_str_eq(ex.items[0], "rk_gemm_f32");
-    kb_strv_free(&ex);
+    kbi_strv_free(&ex);
     /* a hipcc older than the required 6.0 skips with the reason */
     kb_toolchains tcs;
     memset(&tcs, 0, sizeof(tcs));
@@ -643,21 +643,21 @@ Test(real_kernels, hip_arch_family_define_and_toolchain_requirement)
     hip->backend = KB_BACKEND_ROCM;
     hip->name = "hipcc";
     hip->found = true;
-    hip->version = kb_strdup("5.2.21153");
-    kb_strv_push(&hip->archs, "gfx942");
-    kb_strv_push(&hip->archs, "gfx1100");
+    hip->version = kbi_strdup("5.2.21153");
+    kbi_strv_push(&hip->archs, "gfx942");
+    kbi_strv_push(&hip->archs, "gfx1100");
     kb_plan_host host = {"x86_64", "linux", "x86_64_v2"};
     const char *filters[] = {"rocm"};
     kb_plan plan;
-    cr_assert_eq(kb_plan_make(ctx, &plan, m, &tcs, &host, filters, 1), 0, "%s",
+    cr_assert_eq(kbi_plan_make(ctx, &plan, m, &tcs, &host, filters, 1), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     cr_assert_eq(plan.count, 2);
     cr_expect(plan.items[0].skip && strstr(plan.items[0].skip, "requires rocm >= 6.0; hipcc here "
                                                                "is 5.2.21153"),
               "%s", plan.items[0].skip ? plan.items[0].skip : "(built)");
-    kb_plan_free(&plan);
+    kbi_plan_free(&plan);
     free(hip->version);
-    kb_strv_free(&hip->archs);
+    kbi_strv_free(&hip->archs);
     /* the CPU build exports the reference alone */
     kb_build_result *r = build(ctx, dir, tmp, "cpu-x86_64_v2");
     built_one(r);

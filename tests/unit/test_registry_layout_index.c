@@ -22,9 +22,9 @@ typedef struct fixture {
 static void put_blob(fixture *f, const char *text, char *digest_out)
 {
     char hex[65];
-    kb_sha256_hex(text, strlen(text), hex);
+    kbi_sha256_hex(text, strlen(text), hex);
     snprintf(digest_out, 72, "sha256:%s", hex);
-    char *path = kb_asprintf("%s/blobs/sha256/%s", f->dir, hex);
+    char *path = kbi_asprintf("%s/blobs/sha256/%s", f->dir, hex);
     kbt_write(path, text);
     free(path);
 }
@@ -33,11 +33,11 @@ static fixture setup(void)
 {
     fixture f = {0};
     f.dir = kbt_mkdtemp();
-    f.index = kb_asprintf("%s/index.json", f.dir);
-    char *blobs = kb_asprintf("%s/blobs/sha256", f.dir);
-    cr_assert_eq(kb_mkdir_p(NULL, blobs, 0755), 0);
+    f.index = kbi_asprintf("%s/index.json", f.dir);
+    char *blobs = kbi_asprintf("%s/blobs/sha256", f.dir);
+    cr_assert_eq(kbi_mkdir_p(NULL, blobs, 0755), 0);
     free(blobs);
-    char *layout = kb_asprintf("%s/oci-layout", f.dir);
+    char *layout = kbi_asprintf("%s/oci-layout", f.dir);
     kbt_write(layout, "{\"imageLayoutVersion\":\"1.0.0\"}");
     free(layout);
     put_blob(&f, "{\"schemaVersion\":2,\"n\":1}", f.digest[0]);
@@ -78,18 +78,18 @@ static bool reference_tags(const char *text, const char *repo, kb_strv *tags)
         const char *name = json_string_value(json_object_get(json_object_get(e, "annotations"),
                                                              "org.opencontainers.image.ref.name"));
         if (name && strncmp(name, repo, rlen) == 0 && name[rlen] == ':' &&
-            !kb_strv_contains(tags, name + rlen + 1))
-            kb_strv_push(tags, name + rlen + 1);
+            !kbi_strv_contains(tags, name + rlen + 1))
+            kbi_strv_push(tags, name + rlen + 1);
     }
     json_decref(root);
-    kb_strv_sort(tags); /* as kb_registry_tags gives them */
+    kbi_strv_sort(tags); /* as kbi_registry_tags gives them */
     return true;
 }
 
 /* The digest of the first entry tagged repo:tag. */
 static const char *reference_digest(json_t *root, const char *repo, const char *tag)
 {
-    char *want = kb_asprintf("%s:%s", repo, tag);
+    char *want = kbi_asprintf("%s:%s", repo, tag);
     size_t i;
     json_t *e;
     const char *digest = NULL;
@@ -110,10 +110,10 @@ static void check_against_reference(fixture *f, const char *text, const char *re
     kbt_write(f->index, text);
     kb_strv want = KB_STRV_INIT, got = KB_STRV_INIT;
     bool parses = reference_tags(text, repo, &want);
-    int rc = kb_registry_tags(&got, f->reg, repo);
+    int rc = kbi_registry_tags(&got, f->reg, repo);
     if (!parses) {
         cr_expect_eq(rc, KB_ERR_PARSE, "%s", text);
-        cr_expect(kb_str_starts(msg(f), f->index), "%s", msg(f));
+        cr_expect(kbi_str_starts(msg(f), f->index), "%s", msg(f));
     } else if (want.len == 0) {
         cr_expect_eq(rc, KB_ERR_NOT_FOUND, "%s: %s", text, msg(f));
     } else {
@@ -126,7 +126,7 @@ static void check_against_reference(fixture *f, const char *text, const char *re
     for (size_t i = 0; i < want.len; i++) {
         const char *digest = reference_digest(root, repo, want.items[i]);
         kb_registry_manifest *m = NULL;
-        rc = kb_registry_manifest_get(&m, f->reg, repo, want.items[i]);
+        rc = kbi_registry_manifest_get(&m, f->reg, repo, want.items[i]);
         if (digest && (strcmp(digest, f->digest[0]) == 0 || strcmp(digest, f->digest[1]) == 0)) {
             cr_expect_eq(rc, 0, "%s:%s in %s: %s", repo, want.items[i], text, msg(f));
             if (!rc)
@@ -134,11 +134,11 @@ static void check_against_reference(fixture *f, const char *text, const char *re
         } else {
             cr_expect_neq(rc, 0, "%s:%s points nowhere in %s", repo, want.items[i], text);
         }
-        kb_registry_manifest_free(m);
+        kbi_registry_manifest_free(m);
     }
     json_decref(root);
-    kb_strv_free(&want);
-    kb_strv_free(&got);
+    kbi_strv_free(&want);
+    kbi_strv_free(&got);
 }
 
 Test(registry_layout_index, crafted_files_read_as_jansson_reads_them)
@@ -195,15 +195,15 @@ Test(registry_layout_index, crafted_files_read_as_jansson_reads_them)
         kb_buf text = KB_BUF_INIT;
         for (const char *p = docs[i]; *p; p++) {
             if (p[0] == '%' && (p[1] == '0' || p[1] == '1')) {
-                kb_buf_puts(&text, p[1] == '0' ? d0 : d1);
+                kbi_buf_puts(&text, p[1] == '0' ? d0 : d1);
                 p++;
             } else {
-                kb_buf_append(&text, p, 1);
+                kbi_buf_append(&text, p, 1);
             }
         }
-        kb_buf_grow(&text, 0);
+        kbi_buf_grow(&text, 0);
         check_against_reference(&f, text.data, "a/b");
-        kb_buf_free(&text);
+        kbi_buf_free(&text);
     }
     /* some answers spelled out, so the reference is not the only judge */
     kb_strv tags = KB_STRV_INIT;
@@ -211,14 +211,14 @@ Test(registry_layout_index, crafted_files_read_as_jansson_reads_them)
                        "image.ref.name\":\"a/b:1\",\"org.opencontainers.image.ref.name\":"
                        "\"x/y:1\"}},{\"annotations\":{\"org.opencontainers.image.ref.name\":"
                        "\"a/b:2\"}}]}");
-    cr_assert_eq(kb_registry_tags(&tags, f.reg, "a/b"), 0, "%s", msg(&f));
+    cr_assert_eq(kbi_registry_tags(&tags, f.reg, "a/b"), 0, "%s", msg(&f));
     cr_assert_eq(tags.len, 1);
     cr_expect_str_eq(tags.items[0], "2");
-    kb_strv_free(&tags);
+    kbi_strv_free(&tags);
     kbt_write(f.index, "{\"manifests\":[{\"a\":1},]}");
-    cr_expect_eq(kb_registry_tags(&tags, f.reg, "a/b"), KB_ERR_PARSE);
-    char *want = kb_asprintf("%s:1:", f.index);
-    cr_expect(kb_str_starts(msg(&f), want), "%s", msg(&f));
+    cr_expect_eq(kbi_registry_tags(&tags, f.reg, "a/b"), KB_ERR_PARSE);
+    char *want = kbi_asprintf("%s:1:", f.index);
+    cr_expect(kbi_str_starts(msg(&f), want), "%s", msg(&f));
     free(want);
     teardown(&f);
 }
@@ -233,21 +233,21 @@ static void random_value(kb_buf *b, unsigned *seed, int depth, bool plain)
                                              "12345678901234567890"};
     if (pick < 5) {
         if (!plain && rand_r(seed) % 4 == 0)
-            kb_buf_puts(b, odd_values[rand_r(seed) % KB_ARRAY_LEN(odd_values)]);
+            kbi_buf_puts(b, odd_values[rand_r(seed) % KB_ARRAY_LEN(odd_values)]);
         else
-            kb_buf_puts(b, plain_values[rand_r(seed) % KB_ARRAY_LEN(plain_values)]);
+            kbi_buf_puts(b, plain_values[rand_r(seed) % KB_ARRAY_LEN(plain_values)]);
     } else if (pick == 5) {
-        kb_buf_puts(b, "[");
+        kbi_buf_puts(b, "[");
         for (int i = rand_r(seed) % 3; i > 0; i--) {
             random_value(b, seed, depth + 1, plain);
             if (i > 1)
-                kb_buf_puts(b, ",");
+                kbi_buf_puts(b, ",");
         }
-        kb_buf_puts(b, "]");
+        kbi_buf_puts(b, "]");
     } else {
-        kb_buf_puts(b, "{\"digest\":");
+        kbi_buf_puts(b, "{\"digest\":");
         random_value(b, seed, depth + 1, plain);
-        kb_buf_puts(b, ",\"manifests\":[]}");
+        kbi_buf_puts(b, ",\"manifests\":[]}");
     }
 }
 
@@ -258,10 +258,10 @@ static void random_ref(kb_buf *b, unsigned *seed, bool plain)
     const char *repo = repos[rand_r(seed) % KB_ARRAY_LEN(repos)];
     const char *tag = tags[rand_r(seed) % KB_ARRAY_LEN(tags)];
     bool escape = !plain && rand_r(seed) % 3 == 0;
-    kb_buf_puts(b, "\"org.opencontainers.image.ref.name\":\"");
+    kbi_buf_puts(b, "\"org.opencontainers.image.ref.name\":\"");
     for (const char *p = repo; *p; p++)
-        kb_buf_puts(b, *p == '/' && escape ? "\\/" : (char[]){*p, 0});
-    kb_buf_printf(b, ":%s\"", tag);
+        kbi_buf_puts(b, *p == '/' && escape ? "\\/" : (char[]){*p, 0});
+    kbi_buf_printf(b, ":%s\"", tag);
 }
 
 static void random_entry(kb_buf *b, const fixture *f, unsigned *seed, bool plain)
@@ -272,22 +272,22 @@ static void random_entry(kb_buf *b, const fixture *f, unsigned *seed, bool plain
         return;
     }
     const char *ws = rand_r(seed) % 4 == 0 ? "\n  " : "";
-    kb_buf_printf(b, "{%s\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",", ws);
+    kbi_buf_printf(b, "{%s\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",", ws);
     int digests = kind == 1 ? 2 : 1;
     for (int i = 0; i < digests; i++)
-        kb_buf_printf(b, "\"digest\":\"%s\",%s", f->digest[rand_r(seed) % 2], ws);
-    kb_buf_puts(b, "\"x\":");
+        kbi_buf_printf(b, "\"digest\":\"%s\",%s", f->digest[rand_r(seed) % 2], ws);
+    kbi_buf_puts(b, "\"x\":");
     random_value(b, seed, 3, plain);
-    kb_buf_puts(b, ",\"annotations\":{");
+    kbi_buf_puts(b, ",\"annotations\":{");
     int refs = kind == 2 ? 2 : kind == 3 ? 0 : 1;
     for (int i = 0; i < refs; i++) {
         random_ref(b, seed, plain);
-        kb_buf_puts(b, ",");
+        kbi_buf_puts(b, ",");
     }
-    kb_buf_puts(b, "\"k\":\"v\"}");
+    kbi_buf_puts(b, "\"k\":\"v\"}");
     if (kind == 4)
-        kb_buf_puts(b, ",\"annotations\":{}");
-    kb_buf_printf(b, "%s}", ws);
+        kbi_buf_puts(b, ",\"annotations\":{}");
+    kbi_buf_printf(b, "%s}", ws);
 }
 
 Test(registry_layout_index, random_files_read_as_jansson_reads_them)
@@ -297,28 +297,28 @@ Test(registry_layout_index, random_files_read_as_jansson_reads_them)
     for (int round = 0; round < 400; round++) {
         bool plain = round % 2 == 0; /* half without escapes, UTF-8 or exponents */
         kb_buf b = KB_BUF_INIT;
-        kb_buf_puts(&b, "{\"schemaVersion\":2,");
+        kbi_buf_puts(&b, "{\"schemaVersion\":2,");
         if (rand_r(&seed) % 2) {
-            kb_buf_puts(&b, "\"before\":");
+            kbi_buf_puts(&b, "\"before\":");
             random_value(&b, &seed, 1, plain);
-            kb_buf_puts(&b, ",");
+            kbi_buf_puts(&b, ",");
         }
-        kb_buf_puts(&b, "\"manifests\":[");
+        kbi_buf_puts(&b, "\"manifests\":[");
         for (int i = rand_r(&seed) % 8; i > 0; i--) {
             random_entry(&b, &f, &seed, plain);
             if (i > 1)
-                kb_buf_puts(&b, rand_r(&seed) % 5 ? "," : " ,\n");
+                kbi_buf_puts(&b, rand_r(&seed) % 5 ? "," : " ,\n");
         }
-        kb_buf_puts(&b, "]");
+        kbi_buf_puts(&b, "]");
         if (rand_r(&seed) % 2) {
-            kb_buf_puts(&b, ",\"after\":");
+            kbi_buf_puts(&b, ",\"after\":");
             random_value(&b, &seed, 1, plain);
         }
-        kb_buf_puts(&b, "}");
+        kbi_buf_puts(&b, "}");
         if (rand_r(&seed) % 20 == 0) /* now and then a broken file */
             b.data[rand_r(&seed) % b.len] = rand_r(&seed) % 2 ? ',' : '}';
         check_against_reference(&f, b.data, "a/b");
-        kb_buf_free(&b);
+        kbi_buf_free(&b);
     }
     teardown(&f);
 }
@@ -327,42 +327,42 @@ Test(registry_layout_index, random_files_read_as_jansson_reads_them)
 Test(registry_layout_index, a_replaced_index_is_read_again)
 {
     fixture f = setup();
-    char *one = kb_asprintf("{\"manifests\":[{\"digest\":\"%s\",\"annotations\":{\"org."
-                            "opencontainers.image.ref.name\":\"a/b:1.0.0\"}}]}",
-                            f.digest[0]);
+    char *one = kbi_asprintf("{\"manifests\":[{\"digest\":\"%s\",\"annotations\":{\"org."
+                             "opencontainers.image.ref.name\":\"a/b:1.0.0\"}}]}",
+                             f.digest[0]);
     kbt_write(f.index, one);
     kb_registry_manifest *m = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "a/b", "1.0.0"), 0, "%s", msg(&f));
+    cr_assert_eq(kbi_registry_manifest_get(&m, f.reg, "a/b", "1.0.0"), 0, "%s", msg(&f));
     cr_expect_str_eq(m->digest, f.digest[0]);
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     /* same size, same tag, other digest, written right away and renamed over it */
-    char *two = kb_asprintf("{\"manifests\":[{\"digest\":\"%s\",\"annotations\":{\"org."
-                            "opencontainers.image.ref.name\":\"a/b:1.0.0\"}}]}",
-                            f.digest[1]);
+    char *two = kbi_asprintf("{\"manifests\":[{\"digest\":\"%s\",\"annotations\":{\"org."
+                             "opencontainers.image.ref.name\":\"a/b:1.0.0\"}}]}",
+                             f.digest[1]);
     cr_assert_eq(strlen(one), strlen(two));
-    char *tmp = kb_asprintf("%s.new", f.index);
+    char *tmp = kbi_asprintf("%s.new", f.index);
     kbt_write(tmp, two);
     cr_assert_eq(rename(tmp, f.index), 0);
-    cr_assert_eq(kb_registry_manifest_get(&m, f.reg, "a/b", "1.0.0"), 0, "%s", msg(&f));
+    cr_assert_eq(kbi_registry_manifest_get(&m, f.reg, "a/b", "1.0.0"), 0, "%s", msg(&f));
     cr_expect_str_eq(m->digest, f.digest[1], "the new file is read, not the remembered one");
-    kb_registry_manifest_free(m);
+    kbi_registry_manifest_free(m);
     /* another handle tags through the registry API: this one sees it */
     kb_registry *other = NULL;
     cr_assert_eq(kb_registry_open(&other, f.ctx, f.dir), 0);
-    cr_assert_eq(kb_registry_manifest_put(NULL, other, "a/b", "2.0.0",
-                                          "application/vnd.oci.image.manifest.v1+json",
-                                          "{\"schemaVersion\":2,\"n\":1}", 24),
+    cr_assert_eq(kbi_registry_manifest_put(NULL, other, "a/b", "2.0.0",
+                                           "application/vnd.oci.image.manifest.v1+json",
+                                           "{\"schemaVersion\":2,\"n\":1}", 24),
                  0, "%s", msg(&f));
     kb_registry_free(other);
     kb_strv tags = KB_STRV_INIT;
-    cr_assert_eq(kb_registry_tags(&tags, f.reg, "a/b"), 0, "%s", msg(&f));
+    cr_assert_eq(kbi_registry_tags(&tags, f.reg, "a/b"), 0, "%s", msg(&f));
     cr_expect_eq(tags.len, 2);
-    cr_expect(kb_strv_contains(&tags, "2.0.0"));
-    kb_strv_free(&tags);
+    cr_expect(kbi_strv_contains(&tags, "2.0.0"));
+    kbi_strv_free(&tags);
     /* gone: no repository */
     cr_assert_eq(unlink(f.index), 0);
-    cr_expect_eq(kb_registry_tags(&tags, f.reg, "a/b"), KB_ERR_NOT_FOUND);
-    kb_strv_free(&tags);
+    cr_expect_eq(kbi_registry_tags(&tags, f.reg, "a/b"), KB_ERR_NOT_FOUND);
+    kbi_strv_free(&tags);
     free(tmp);
     free(one);
     free(two);

@@ -40,18 +40,18 @@ Test(report, rows_copy_strings_and_count_by_status)
                              .target = target,
                              .status = i % 3 ? KB_STATUS_PUBLISHED : KB_STATUS_FAILED,
                              .message = i % 3 ? NULL : "no toolchain"};
-        cr_assert_eq(kb_report_rows_add(&rows, &row), 0);
+        cr_assert_eq(kbi_report_rows_add(&rows, &row), 0);
     }
     target[0] = 'X'; /* the rows hold copies */
     const kb_report_row *got = NULL;
-    cr_assert_eq(kb_report_rows_get(&got, &rows, 19), 0);
+    cr_assert_eq(kbi_report_rows_get(&got, &rows, 19), 0);
     cr_expect_str_eq(got->target, "cpu-x86_64_v3-x86_64-linux");
     cr_expect_null(got->digest);
     cr_expect_null(got->dir);
-    cr_expect_eq(kb_report_rows_get(&got, &rows, 20), KB_ERR_NOT_FOUND);
-    cr_expect_eq(kb_report_rows_count_status(&rows, KB_STATUS_FAILED), 7);
-    cr_expect_eq(kb_report_rows_count_status(&rows, KB_STATUS_PUBLISHED), 13);
-    cr_expect_eq(kb_report_rows_count_status(&rows, KB_STATUS_SKIPPED), 0);
-    kb_report_rows_free(&rows);
+    cr_expect_eq(kbi_report_rows_get(&got, &rows, 20), KB_ERR_NOT_FOUND);
+    cr_expect_eq(kbi_report_rows_count_status(&rows, KB_STATUS_FAILED), 7);
+    cr_expect_eq(kbi_report_rows_count_status(&rows, KB_STATUS_PUBLISHED), 13);
+    cr_expect_eq(kbi_report_rows_count_status(&rows, KB_STATUS_SKIPPED), 0);
+    kbi_report_rows_free(&rows);
     cr_expect_eq(rows.len, 0);
 }

@@ -8,7 +8,7 @@
 static kb_semver v(const char *text)
 {
     kb_semver out;
-    cr_assert_eq(kb_semver_parse(NULL, &out, text), 0, "'%s' should parse", text);
+    cr_assert_eq(kbi_semver_parse(NULL, &out, text), 0, "'%s' should parse", text);
     return out;
 }
 
@@ -21,10 +21,10 @@ Test(semver, parses_all_parts)
     cr_expect_str_eq(s.pre, "rc.1");
     cr_expect_str_eq(s.build, "build.5-x");
     char buf[160];
-    kb_semver_format(&s, buf, sizeof(buf));
+    kbi_semver_format(&s, buf, sizeof(buf));
     cr_expect_str_eq(buf, "1.22.333-rc.1+build.5-x");
     s = v("0.0.0");
-    kb_semver_format(&s, buf, sizeof(buf));
+    kbi_semver_format(&s, buf, sizeof(buf));
     cr_expect_str_eq(buf, "0.0.0");
     s = v("18446744073709551615.0.0");
     cr_expect_eq(s.major, UINT64_MAX);
@@ -39,7 +39,7 @@ Test(semver, precedence_follows_semver_org_chain)
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
             kb_semver a = v(chain[i]), b = v(chain[j]);
-            int c = kb_semver_cmp(&a, &b);
+            int c = kbi_semver_cmp(&a, &b);
             int want = i < j ? -1 : i > j;
             cr_expect_eq(c < 0 ? -1 : c > 0, want, "cmp(%s, %s) = %d", chain[i], chain[j], c);
         }
@@ -48,7 +48,7 @@ Test(semver, precedence_follows_semver_org_chain)
 Test(semver, build_metadata_is_ignored_in_ordering)
 {
     kb_semver a = v("1.0.0+a"), b = v("1.0.0+b.2");
-    cr_expect_eq(kb_semver_cmp(&a, &b), 0);
+    cr_expect_eq(kbi_semver_cmp(&a, &b), 0);
 }
 
 static const struct {
@@ -77,7 +77,7 @@ Test(semver, bad_versions_name_the_text_and_the_fault)
     kb_ctx *ctx = kbt_ctx();
     for (size_t i = 0; i < sizeof(bad_versions) / sizeof(bad_versions[0]); i++) {
         kb_semver s;
-        cr_expect_eq(kb_semver_parse(ctx, &s, bad_versions[i].text), KB_ERR_VERSION, "'%s'",
+        cr_expect_eq(kbi_semver_parse(ctx, &s, bad_versions[i].text), KB_ERR_VERSION, "'%s'",
                      bad_versions[i].text);
         const char *msg = kb_ctx_last_error(ctx)->message;
         char quoted[64];
@@ -179,12 +179,12 @@ Test(semver, constraints_match_per_table)
     cr_assert_geq(n, 30);
     for (size_t i = 0; i < n; i++) {
         kb_constraint *c = NULL;
-        cr_assert_eq(kb_constraint_parse(ctx, &c, cases[i].constraint), 0, "'%s': %s",
+        cr_assert_eq(kbi_constraint_parse(ctx, &c, cases[i].constraint), 0, "'%s': %s",
                      cases[i].constraint, kb_ctx_last_error(ctx)->message);
         kb_semver s = v(cases[i].version);
-        cr_expect_eq(kb_constraint_match(c, &s), cases[i].match, "'%s' vs %s: expected %s",
+        cr_expect_eq(kbi_constraint_match(c, &s), cases[i].match, "'%s' vs %s: expected %s",
                      cases[i].constraint, cases[i].version, cases[i].match ? "match" : "no match");
-        kb_constraint_free(c);
+        kbi_constraint_free(c);
     }
     kb_ctx_free(ctx);
 }
@@ -212,7 +212,7 @@ Test(semver, bad_constraints_name_the_text)
     kb_ctx *ctx = kbt_ctx();
     for (size_t i = 0; i < sizeof(bad_constraints) / sizeof(bad_constraints[0]); i++) {
         kb_constraint *c = (kb_constraint *)1;
-        cr_expect_eq(kb_constraint_parse(ctx, &c, bad_constraints[i].text), KB_ERR_VERSION,
+        cr_expect_eq(kbi_constraint_parse(ctx, &c, bad_constraints[i].text), KB_ERR_VERSION,
                      "'%s' should be refused", bad_constraints[i].text);
         cr_expect_null(c);
         const char *msg = kb_ctx_last_error(ctx)->message;

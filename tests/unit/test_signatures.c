@@ -27,7 +27,7 @@ static const char typed_text[] =
 static kb_manifest *parse_ok(kb_ctx *ctx, const char *text)
 {
     kb_manifest *m = NULL;
-    int rc = kb_manifest_parse(ctx, &m, "k.yaml", text, strlen(text));
+    int rc = kbi_manifest_parse(ctx, &m, "k.yaml", text, strlen(text));
     cr_assert_eq(rc, 0, "%s", kb_ctx_last_error(ctx)->message);
     return m;
 }
@@ -58,16 +58,16 @@ Test(signatures, c_declaration_json_and_text)
     kb_ctx *ctx = kbt_ctx();
     kb_manifest *m = parse_ok(ctx, typed_text);
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_export_sig_c_decl(&b, &m->export_sigs[1]), 0);
+    cr_assert_eq(kbi_export_sig_c_decl(&b, &m->export_sigs[1]), 0);
     cr_expect_str_eq(b.data, "int (*const kb_sig_rms_bf16)(uint16_t *, const uint16_t *, int64_t, "
                              "int32_t, float, void *) = rms_bf16;\n");
-    kb_buf_free(&b);
-    cr_assert_eq(kb_export_sig_c_decl(&b, &m->export_sigs[2]), 0);
+    kbi_buf_free(&b);
+    cr_assert_eq(kbi_export_sig_c_decl(&b, &m->export_sigs[2]), 0);
     cr_expect_str_eq(b.data, "uint64_t (*const kb_sig_count)(void) = count;\n");
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
 
     json_t *sigs = json_object();
-    json_object_set_new(sigs, "rms_bf16", kb_export_sig_json(&m->export_sigs[1]));
+    json_object_set_new(sigs, "rms_bf16", kbi_export_sig_json(&m->export_sigs[1]));
     char *text = json_dumps(sigs, JSON_COMPACT);
     cr_expect_str_eq(text,
                      "{\"rms_bf16\":{\"returns\":\"status\",\"args\":["
@@ -130,9 +130,9 @@ Test(signatures, bad_declarations_name_file_line_column)
 {
     kb_ctx *ctx = kbt_ctx();
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char *text = kb_asprintf(HEAD "exports:\n%s", bad[i].exports);
+        char *text = kbi_asprintf(HEAD "exports:\n%s", bad[i].exports);
         kb_manifest *m = NULL;
-        int rc = kb_manifest_parse(ctx, &m, "k.yaml", text, strlen(text));
+        int rc = kbi_manifest_parse(ctx, &m, "k.yaml", text, strlen(text));
         cr_expect_eq(rc, KB_ERR_MANIFEST, "case %zu: %d", i, rc);
         const char *msg = kb_ctx_last_error(ctx)->message;
         cr_expect(strncmp(msg, "k.yaml:", 7) == 0 &&

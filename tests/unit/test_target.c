@@ -10,12 +10,12 @@
 static void expect_round_trip(kb_ctx *ctx, const char *id, const char *canonical)
 {
     kb_target t;
-    cr_assert_eq(kb_target_parse(ctx, &t, id), 0, "%s: %s", id, kb_ctx_last_error(ctx)->message);
+    cr_assert_eq(kbi_target_parse(ctx, &t, id), 0, "%s: %s", id, kb_ctx_last_error(ctx)->message);
     char buf[128];
-    kb_target_format(&t, buf, sizeof(buf));
+    kbi_target_format(&t, buf, sizeof(buf));
     cr_expect_str_eq(buf, canonical, "%s formats as %s", id, buf);
     kb_target again;
-    cr_assert_eq(kb_target_parse(ctx, &again, buf), 0, "%s", buf);
+    cr_assert_eq(kbi_target_parse(ctx, &again, buf), 0, "%s", buf);
     cr_expect_eq(memcmp(&t, &again, sizeof(t)), 0, "%s does not parse back the same", buf);
 }
 
@@ -46,17 +46,17 @@ Test(target, fields_of_a_parsed_id)
 {
     kb_ctx *ctx = kbt_ctx();
     kb_target t;
-    cr_assert_eq(kb_target_parse(ctx, &t, "rocm6-gfx10-1-generic-x86_64-linux"), 0);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "rocm6-gfx10-1-generic-x86_64-linux"), 0);
     cr_expect_eq(t.backend, KB_BACKEND_ROCM);
     cr_expect_eq(t.runtime_major, 6);
     cr_expect_str_eq(t.arch, "gfx10-1-generic");
     cr_expect_str_eq(t.host_arch, "x86_64");
     cr_expect_str_eq(t.host_os, "linux");
-    cr_assert_eq(kb_target_parse(ctx, &t, "cuda13-sm_90a-x86_64-linux"), 0);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "cuda13-sm_90a-x86_64-linux"), 0);
     cr_expect_eq(t.backend, KB_BACKEND_CUDA);
     cr_expect_eq(t.runtime_major, 13);
     cr_expect_str_eq(t.arch, "sm_90a");
-    cr_assert_eq(kb_target_parse(ctx, &t, "cpu-x86_64_v4-x86_64-linux"), 0);
+    cr_assert_eq(kbi_target_parse(ctx, &t, "cpu-x86_64_v4-x86_64-linux"), 0);
     cr_expect_eq(t.backend, KB_BACKEND_CPU);
     cr_expect_eq(t.runtime_major, 0);
     kb_ctx_free(ctx);
@@ -147,7 +147,7 @@ Test(target, bad_ids_name_the_id_and_the_problem)
     for (size_t i = 0; i < KB_ARRAY_LEN(bad_targets); i++) {
         kb_target t;
         memset(&t, 0x5a, sizeof(t));
-        cr_expect_eq(kb_target_parse(ctx, &t, bad_targets[i].input), KB_ERR_TARGET, "%s",
+        cr_expect_eq(kbi_target_parse(ctx, &t, bad_targets[i].input), KB_ERR_TARGET, "%s",
                      bad_targets[i].input);
         cr_expect_str_eq(kb_ctx_last_error(ctx)->message, bad_targets[i].message);
         cr_expect_eq(t.backend, KB_BACKEND_NONE, "a failed parse leaves no half target");
@@ -169,29 +169,29 @@ Test(target, arch_valid_for_manifests)
         "gfx12-generic",   "gfx90a:xnack-",   "gfx906:sramecc+:xnack+"};
     char why[160];
     for (size_t i = 0; i < KB_ARRAY_LEN(good_cuda); i++)
-        cr_expect(kb_arch_valid(KB_BACKEND_CUDA, good_cuda[i], why, sizeof(why)), "%s: %s",
+        cr_expect(kbi_arch_valid(KB_BACKEND_CUDA, good_cuda[i], why, sizeof(why)), "%s: %s",
                   good_cuda[i], why);
     for (size_t i = 0; i < KB_ARRAY_LEN(good_rocm); i++)
-        cr_expect(kb_arch_valid(KB_BACKEND_ROCM, good_rocm[i], why, sizeof(why)), "%s: %s",
+        cr_expect(kbi_arch_valid(KB_BACKEND_ROCM, good_rocm[i], why, sizeof(why)), "%s: %s",
                   good_rocm[i], why);
-    cr_expect(kb_arch_valid(KB_BACKEND_CPU, "x86_64_v2", why, sizeof(why)));
-    cr_expect(kb_arch_valid(KB_BACKEND_METAL, "apple", why, sizeof(why)));
-    cr_expect_not(kb_arch_valid(KB_BACKEND_CUDA, "sm_72", why, sizeof(why)));
+    cr_expect(kbi_arch_valid(KB_BACKEND_CPU, "x86_64_v2", why, sizeof(why)));
+    cr_expect(kbi_arch_valid(KB_BACKEND_METAL, "apple", why, sizeof(why)));
+    cr_expect_not(kbi_arch_valid(KB_BACKEND_CUDA, "sm_72", why, sizeof(why)));
     cr_expect_str_eq(why, "sm_72 is older than sm_75, the oldest arch CUDA 13 builds");
-    cr_expect_not(kb_arch_valid(KB_BACKEND_ROCM, "gfx11-generic:xnack+", why, sizeof(why)));
+    cr_expect_not(kbi_arch_valid(KB_BACKEND_ROCM, "gfx11-generic:xnack+", why, sizeof(why)));
     cr_expect_str_eq(why, "'gfx11-generic:xnack+': gfx11-generic has no xnack feature");
-    cr_expect_not(kb_arch_valid(KB_BACKEND_ROCM, "sm_80", why, sizeof(why)));
+    cr_expect_not(kbi_arch_valid(KB_BACKEND_ROCM, "sm_80", why, sizeof(why)));
     cr_expect_str_eq(why, "unknown AMD GPU arch 'sm_80'");
-    cr_expect_not(kb_arch_valid(KB_BACKEND_CPU, "", why, sizeof(why)));
+    cr_expect_not(kbi_arch_valid(KB_BACKEND_CPU, "", why, sizeof(why)));
     cr_expect_str_eq(why, "empty arch name");
 }
 
 Test(target, backend_names)
 {
     for (kb_backend b = KB_BACKEND_CUDA; b <= KB_BACKEND_CPU; b++)
-        cr_expect_eq(kb_backend_from_name(kb_backend_name(b)), b);
-    cr_expect_eq(kb_backend_from_name("vulkan"), KB_BACKEND_NONE);
-    cr_expect_eq(kb_backend_from_name(NULL), KB_BACKEND_NONE);
+        cr_expect_eq(kbi_backend_from_name(kbi_backend_name(b)), b);
+    cr_expect_eq(kbi_backend_from_name("vulkan"), KB_BACKEND_NONE);
+    cr_expect_eq(kbi_backend_from_name(NULL), KB_BACKEND_NONE);
 }
 
 /* ---- device lists ---- */
@@ -201,9 +201,9 @@ Test(target, devices_parse_each_form)
     kb_ctx *ctx = kbt_ctx();
     kb_device *d;
     size_t n;
-    cr_assert_eq(kb_devices_parse(ctx, &d, &n,
-                                  "sm_86, gfx1031,sm_86@cuda12.4,gfx1030@rocm5.2,"
-                                  "gfx90a:xnack-@rocm6.1,x86_64_v3,apple@metal3,gfx1100@rocm6"),
+    cr_assert_eq(kbi_devices_parse(ctx, &d, &n,
+                                   "sm_86, gfx1031,sm_86@cuda12.4,gfx1030@rocm5.2,"
+                                   "gfx90a:xnack-@rocm6.1,x86_64_v3,apple@metal3,gfx1100@rocm6"),
                  0, "%s", kb_ctx_last_error(ctx)->message);
     cr_assert_eq(n, 8);
     cr_expect_eq(d[0].backend, KB_BACKEND_CUDA);
@@ -228,7 +228,7 @@ Test(target, devices_parse_each_form)
     cr_expect_eq(d[6].backend, KB_BACKEND_METAL);
     cr_expect_eq(d[6].runtime_major, 3);
     cr_expect(d[7].runtime_minor_unknown, "rocm6 names only the major");
-    kb_devices_free(d);
+    kbi_devices_free(d);
     kb_ctx_free(ctx);
 }
 
@@ -237,7 +237,7 @@ Test(target, devices_none_means_no_gpu)
     kb_ctx *ctx = kbt_ctx();
     kb_device *d = (kb_device *)1;
     size_t n = 9;
-    cr_expect_eq(kb_devices_parse(ctx, &d, &n, "none"), 0);
+    cr_expect_eq(kbi_devices_parse(ctx, &d, &n, "none"), 0);
     cr_expect_null(d);
     cr_expect_eq(n, 0);
     kb_ctx_free(ctx);
@@ -280,7 +280,7 @@ Test(target, bad_device_specs_name_the_item)
     for (size_t i = 0; i < KB_ARRAY_LEN(bad_devices); i++) {
         kb_device *d = (kb_device *)1;
         size_t n = 7;
-        cr_expect_eq(kb_devices_parse(ctx, &d, &n, bad_devices[i].input), KB_ERR_TARGET, "%s",
+        cr_expect_eq(kbi_devices_parse(ctx, &d, &n, bad_devices[i].input), KB_ERR_TARGET, "%s",
                      bad_devices[i].input);
         cr_expect_str_eq(kb_ctx_last_error(ctx)->message, bad_devices[i].message);
         cr_expect_null(d);
@@ -292,12 +292,12 @@ Test(target, bad_device_specs_name_the_item)
 Test(target, rocm_aliases_validation)
 {
     char why[192];
-    cr_expect(kb_rocm_aliases_valid("gfx1031=gfx1030,gfx1032=gfx1030", why, sizeof(why)));
-    cr_expect(kb_rocm_aliases_valid("", why, sizeof(why)));
-    cr_expect(kb_rocm_aliases_valid(NULL, why, sizeof(why)));
-    cr_expect_not(kb_rocm_aliases_valid("gfx1031", why, sizeof(why)));
+    cr_expect(kbi_rocm_aliases_valid("gfx1031=gfx1030,gfx1032=gfx1030", why, sizeof(why)));
+    cr_expect(kbi_rocm_aliases_valid("", why, sizeof(why)));
+    cr_expect(kbi_rocm_aliases_valid(NULL, why, sizeof(why)));
+    cr_expect_not(kbi_rocm_aliases_valid("gfx1031", why, sizeof(why)));
     cr_expect_str_eq(why, "alias 'gfx1031' is not DEVICE=TARGET (e.g. gfx1031=gfx1030)");
-    cr_expect_not(kb_rocm_aliases_valid("gfx1031=gfx1030,gfx1031=gfx77", why, sizeof(why)));
+    cr_expect_not(kbi_rocm_aliases_valid("gfx1031=gfx1030,gfx1031=gfx77", why, sizeof(why)));
     cr_expect_str_eq(why, "alias 'gfx1031=gfx77': unknown AMD GPU arch 'gfx77'");
 }
 
@@ -312,20 +312,20 @@ Test(target, known_table_is_canonical_and_honest)
     for (; kb_target_known(&id, &runs_on, n) == 0; n++) {
         expect_round_trip(ctx, id, id);
         kb_target t;
-        cr_assert_eq(kb_target_parse(ctx, &t, id), 0);
+        cr_assert_eq(kbi_target_parse(ctx, &t, id), 0);
         size_t list_len = strcspn(runs_on, "(");
         cr_assert_gt(list_len, 1, "%s: runs_on names no device", id);
-        char *list = kb_strndup(runs_on, list_len);
+        char *list = kbi_strndup(runs_on, list_len);
         kb_device *d;
         size_t count;
-        cr_assert_eq(kb_devices_parse(ctx, &d, &count, list), 0, "%s: %s", id,
+        cr_assert_eq(kbi_devices_parse(ctx, &d, &count, list), 0, "%s: %s", id,
                      kb_ctx_last_error(ctx)->message);
         for (size_t i = 0; i < count; i++) {
             kb_compat r;
-            kb_compat_check(&r, &t, &d[i], NULL);
+            kbi_compat_check(&r, &t, &d[i], NULL);
             cr_expect_neq(r.fit, KB_FIT_NONE, "%s claims %s: %s", id, d[i].arch, r.reason);
         }
-        kb_devices_free(d);
+        kbi_devices_free(d);
         free(list);
     }
     cr_expect_geq(n, 25);
@@ -465,9 +465,9 @@ Test(target, random_input_never_crashes_and_accepted_ids_are_canonical)
         char text[160], canonical[128], again[128];
         random_text(&state, text, sizeof(text));
         kb_target t;
-        if (kb_target_parse(ctx, &t, text) == 0) {
+        if (kbi_target_parse(ctx, &t, text) == 0) {
             accepted_ids++;
-            kb_target_format(&t, canonical, sizeof(canonical));
+            kbi_target_format(&t, canonical, sizeof(canonical));
             cr_assert_eq(kb_target_canonical(again, sizeof(again), ctx, canonical), 0, "%s",
                          canonical);
             cr_assert_str_eq(again, canonical, "from '%s'", text);
@@ -475,9 +475,9 @@ Test(target, random_input_never_crashes_and_accepted_ids_are_canonical)
             cr_assert_neq(kb_ctx_last_error(ctx)->message[0], '\0', "'%s' fails silently", text);
         kb_device *d;
         size_t n;
-        if (kb_devices_parse(ctx, &d, &n, text) == 0) {
+        if (kbi_devices_parse(ctx, &d, &n, text) == 0) {
             accepted_lists++;
-            kb_devices_free(d);
+            kbi_devices_free(d);
         }
     }
     cr_expect_gt(accepted_ids, 0, "the generator never made a valid id");

@@ -8,7 +8,7 @@
 static kb_toml *parse_ok(kb_ctx *ctx, const char *text)
 {
     kb_toml *t = NULL;
-    cr_assert_eq(kb_toml_parse(&t, ctx, "t.toml", text, strlen(text)), 0, "%s",
+    cr_assert_eq(kbi_toml_parse(&t, ctx, "t.toml", text, strlen(text)), 0, "%s",
                  kb_ctx_last_error(ctx)->message);
     return t;
 }
@@ -29,24 +29,24 @@ Test(toml, tables_dotted_names_strings_arrays_integers_booleans)
                        "nested = [[1, 2], [true]]\n"
                        "sub.key = \"dotted\"\n";
     kb_toml *t = parse_ok(ctx, text);
-    cr_expect_str_eq(kb_toml_get(t, "top")->str, "lit\\eral");
-    const kb_toml *g = kb_toml_get(t, "general");
-    cr_expect_str_eq(kb_toml_get(g, "name")->str, "act\xc3\xa9 \"q\"\t");
-    cr_expect_eq(kb_toml_get(g, "universal")->type, KB_TOML_BOOL);
-    cr_expect_not(kb_toml_get(g, "universal")->flag);
-    cr_expect_eq(kb_toml_get(g, "n")->num, -1000);
-    cr_expect_eq(kb_toml_get(g, "big")->num, INT64_MAX);
-    const kb_toml *k = kb_toml_get(kb_toml_get(t, "kernel"), "a b");
+    cr_expect_str_eq(kbi_toml_get(t, "top")->str, "lit\\eral");
+    const kb_toml *g = kbi_toml_get(t, "general");
+    cr_expect_str_eq(kbi_toml_get(g, "name")->str, "act\xc3\xa9 \"q\"\t");
+    cr_expect_eq(kbi_toml_get(g, "universal")->type, KB_TOML_BOOL);
+    cr_expect_not(kbi_toml_get(g, "universal")->flag);
+    cr_expect_eq(kbi_toml_get(g, "n")->num, -1000);
+    cr_expect_eq(kbi_toml_get(g, "big")->num, INT64_MAX);
+    const kb_toml *k = kbi_toml_get(kbi_toml_get(t, "kernel"), "a b");
     cr_assert_not_null(k);
     cr_expect_eq(k->line, 8);
-    const kb_toml *src = kb_toml_get(k, "src");
+    const kb_toml *src = kbi_toml_get(k, "src");
     cr_assert_eq(src->count, 2);
     cr_expect_str_eq(src->items[1]->str, "y.h");
     cr_expect_eq(src->line, 9);
-    cr_expect_eq(kb_toml_get(k, "empty")->count, 0);
-    cr_expect_eq(kb_toml_get(k, "nested")->items[1]->items[0]->flag, true);
-    cr_expect_str_eq(kb_toml_get(kb_toml_get(k, "sub"), "key")->str, "dotted");
-    kb_toml_free(t);
+    cr_expect_eq(kbi_toml_get(k, "empty")->count, 0);
+    cr_expect_eq(kbi_toml_get(k, "nested")->items[1]->items[0]->flag, true);
+    cr_expect_str_eq(kbi_toml_get(kbi_toml_get(k, "sub"), "key")->str, "dotted");
+    kbi_toml_free(t);
     kb_ctx_free(ctx);
 }
 
@@ -82,7 +82,7 @@ Test(toml, errors_name_line_and_column)
     for (size_t i = 0; i < KB_ARRAY_LEN(cases); i++) {
         kb_ctx *ctx = kbt_ctx();
         kb_toml *t = (kb_toml *)1;
-        int rc = kb_toml_parse(&t, ctx, "t.toml", cases[i].text, strlen(cases[i].text));
+        int rc = kbi_toml_parse(&t, ctx, "t.toml", cases[i].text, strlen(cases[i].text));
         cr_expect_eq(rc, KB_ERR_PARSE, "case %zu: %s", i, cases[i].text);
         cr_expect_null(t, "case %zu leaves no tree", i);
         const char *msg = kb_ctx_last_error(ctx)->message;
@@ -98,7 +98,7 @@ Test(toml, deep_nesting_is_an_error_not_a_crash)
     char text[256] = "a = ";
     memset(text + 4, '[', 60);
     kb_toml *t = NULL;
-    cr_expect_eq(kb_toml_parse(&t, ctx, "t.toml", text, strlen(text)), KB_ERR_PARSE);
+    cr_expect_eq(kbi_toml_parse(&t, ctx, "t.toml", text, strlen(text)), KB_ERR_PARSE);
     cr_expect(strstr(kb_ctx_last_error(ctx)->message, "arrays nested deeper than 32"), "%s",
               kb_ctx_last_error(ctx)->message);
     kb_ctx_free(ctx);

@@ -22,7 +22,7 @@ typedef struct fixture {
 
 static void on_event(const kb_event *ev, void *payload)
 {
-    kb_buf_printf(payload, "%d %s: %s\n", (int)ev->type, ev->subject, ev->detail);
+    kbi_buf_printf(payload, "%d %s: %s\n", (int)ev->type, ev->subject, ev->detail);
 }
 
 static kb_ctx *ctx_with_config(fixture *f, const char *cfg_leaf)
@@ -33,7 +33,7 @@ static kb_ctx *ctx_with_config(fixture *f, const char *cfg_leaf)
     o.payload = &f->events;
     kb_ctx *ctx = NULL;
     cr_assert_eq(kb_ctx_new(&ctx, &o), 0);
-    char *cfg = kb_asprintf("%s/%s", f->dir, cfg_leaf);
+    char *cfg = kbi_asprintf("%s/%s", f->dir, cfg_leaf);
     cr_assert_eq(kb_ctx_set(ctx, "config.dir", cfg), 0);
     free(cfg);
     return ctx;
@@ -45,7 +45,7 @@ static void open_fixture_at(fixture *f)
     memset(f, 0, sizeof(*f));
     f->dir = kbt_mkdtemp();
     f->ctx = ctx_with_config(f, "cfg");
-    char *hub = kb_asprintf("%s/hub", f->dir);
+    char *hub = kbi_asprintf("%s/hub", f->dir);
     cr_assert_eq(kb_registry_open(&f->reg, f->ctx, hub), 0, "%s", kbt_msg(f->ctx));
     free(hub);
 }
@@ -57,12 +57,12 @@ static void close_fixture(fixture *f)
     kb_ctx_free(f->ctx);
     kbt_rmtree(f->dir);
     free(f->dir);
-    kb_buf_free(&f->events);
+    kbi_buf_free(&f->events);
 }
 
 static char *in_dir(const fixture *f, const char *rel)
 {
-    return kb_asprintf("%s/%s", f->dir, rel);
+    return kbi_asprintf("%s/%s", f->dir, rel);
 }
 
 static unsigned mode_of(const char *path)
@@ -76,7 +76,7 @@ static char *generate(fixture *f, kb_ctx *ctx, const char *name)
 {
     kb_trust_key *k = NULL;
     cr_assert_eq(kb_trust_key_generate(&k, ctx, name), 0, "%s", kbt_msg(ctx));
-    char *id = kb_strdup(k->id);
+    char *id = kbi_strdup(k->id);
     kb_trust_key_free(k);
     return id;
 }
@@ -93,7 +93,7 @@ static void independent_id(const char *pub_path, char id[17])
     int n = i2d_PUBKEY(k, &der);
     cr_assert_eq(n, 44, "ed25519 SPKI is 44 bytes, got %d", n);
     char hex[65];
-    kb_sha256_hex(der + 12, 32, hex);
+    kbi_sha256_hex(der + 12, 32, hex);
     memcpy(id, hex, 16);
     id[16] = '\0';
     OPENSSL_free(der);
@@ -109,16 +109,16 @@ Test(trust, generate_writes_private_0600_in_0700_folder_and_first_is_default)
     cr_expect_str_neq(id1, id2);
     char *keys = in_dir(&f, "cfg/keys");
     cr_expect_eq(mode_of(keys), 0700);
-    char *priv = kb_asprintf("%s/%s.key", keys, id1);
-    char *pub = kb_asprintf("%s/%s.pub", keys, id1);
-    char *def = kb_asprintf("%s/default", keys);
+    char *priv = kbi_asprintf("%s/%s.key", keys, id1);
+    char *pub = kbi_asprintf("%s/%s.pub", keys, id1);
+    char *def = kbi_asprintf("%s/default", keys);
     cr_expect_eq(mode_of(priv), 0600);
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(f.ctx, priv, &b), 0);
-    cr_expect(kb_str_starts(b.data, "-----BEGIN PRIVATE KEY-----"), "%s", b.data);
-    kb_buf_reset(&b);
-    cr_assert_eq(kb_read_file(f.ctx, def, &b), 0);
-    char *want = kb_asprintf("%s\n", id1);
+    cr_assert_eq(kbi_read_file(f.ctx, priv, &b), 0);
+    cr_expect(kbi_str_starts(b.data, "-----BEGIN PRIVATE KEY-----"), "%s", b.data);
+    kbi_buf_reset(&b);
+    cr_assert_eq(kbi_read_file(f.ctx, def, &b), 0);
+    char *want = kbi_asprintf("%s\n", id1);
     cr_expect_str_eq(b.data, want, "the first key becomes the default");
     char indep[17];
     independent_id(pub, indep);
@@ -140,7 +140,7 @@ Test(trust, generate_writes_private_0600_in_0700_folder_and_first_is_default)
     }
     cr_expect(strcmp(keys_list[0].id, keys_list[1].id) < 0, "sorted by id");
     kb_trust_key_list_free(keys_list, n);
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(want);
     free(priv);
     free(pub);
@@ -156,7 +156,7 @@ Test(trust, generate_tightens_a_wide_keys_folder)
     fixture f;
     open_fixture_at(&f);
     char *keys = in_dir(&f, "cfg/keys");
-    cr_assert_eq(kb_mkdir_p(f.ctx, keys, 0755), 0);
+    cr_assert_eq(kbi_mkdir_p(f.ctx, keys, 0755), 0);
     chmod(keys, 0755);
     free(generate(&f, f.ctx, NULL));
     cr_expect_eq(mode_of(keys), 0700);
@@ -172,7 +172,7 @@ Test(trust, trust_export_and_list_public_key_from_another_machine)
     char *id = generate(&f, other, NULL);
     char *pem = NULL;
     cr_assert_eq(kb_trust_key_export(&pem, other, id), 0, "%s", kbt_msg(other));
-    cr_expect(kb_str_starts(pem, "-----BEGIN PUBLIC KEY-----\n"), "%s", pem);
+    cr_expect(kbi_str_starts(pem, "-----BEGIN PUBLIC KEY-----\n"), "%s", pem);
     cr_expect_null(strstr(pem, "PRIVATE"));
     char *file = in_dir(&f, "shared.pem");
     kbt_write(file, pem);
@@ -204,7 +204,7 @@ Test(trust, trust_refuses_bad_pem_and_non_ed25519_naming_the_file)
     kbt_write(bad, "-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n");
     kb_trust_key *k = NULL;
     cr_expect_eq(kb_trust_key_import(&k, f.ctx, bad), KB_ERR_PARSE);
-    char *want = kb_asprintf(
+    char *want = kbi_asprintf(
         "%s: not a PEM public key (expected a '-----BEGIN PUBLIC KEY-----' block)", bad);
     cr_expect_str_eq(kbt_msg(f.ctx), want);
     cr_expect_str_eq(kb_ctx_last_error(f.ctx)->path, bad);
@@ -218,11 +218,11 @@ Test(trust, trust_refuses_bad_pem_and_non_ed25519_naming_the_file)
     fclose(fp);
     EVP_PKEY_free(ec);
     cr_expect_eq(kb_trust_key_import(&k, f.ctx, ecfile), KB_ERR_UNSUPPORTED);
-    want = kb_asprintf("%s: the key is EC, but kbpkg signs and trusts only ed25519 keys", ecfile);
+    want = kbi_asprintf("%s: the key is EC, but kbpkg signs and trusts only ed25519 keys", ecfile);
     cr_expect_str_eq(kbt_msg(f.ctx), want);
     cr_expect_null(k);
     char *keys = in_dir(&f, "cfg/keys");
-    cr_expect(!kb_is_dir(keys), "nothing was written for refused keys");
+    cr_expect(!kbi_is_dir(keys), "nothing was written for refused keys");
     free(keys);
     free(want);
     free(ecfile);
@@ -240,8 +240,8 @@ Test(trust, revoke_records_reason_and_refuses_bad_ids)
     cr_assert_eq(kb_trust_key_revoke(f.ctx, "0123456789abcdef", NULL), 0, "unknown ids too");
     char *path = in_dir(&f, "cfg/keys/revoked");
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(f.ctx, path, &b), 0);
-    char *want = kb_asprintf("%s laptop stolen\n0123456789abcdef revoked\n", id);
+    cr_assert_eq(kbi_read_file(f.ctx, path, &b), 0);
+    char *want = kbi_asprintf("%s laptop stolen\n0123456789abcdef revoked\n", id);
     cr_expect_str_eq(b.data, want);
     kb_trust_key *list = NULL;
     size_t n = 0;
@@ -254,7 +254,7 @@ Test(trust, revoke_records_reason_and_refuses_bad_ids)
     kb_trust_key_list_free(list, n);
     cr_expect_eq(kb_trust_key_revoke(f.ctx, "XYZ", NULL), KB_ERR_INVALID);
     cr_expect_str_eq(kbt_msg(f.ctx), "invalid key id 'XYZ' (expected 16 lowercase hex)");
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(want);
     free(path);
     free(id);
@@ -286,7 +286,7 @@ Test(trust, sign_then_verify_on_a_layout_registry)
     char *id = generate(&f, f.ctx, NULL);
     char *ix = kbt_push_index(f.reg, f.ctx, PKG, "1.0.0");
     char *sig = sign(&f, "1.0.0", ix);
-    cr_expect(kb_str_starts(sig, "sha256:"));
+    cr_expect(kbi_str_starts(sig, "sha256:"));
     kb_trust_verdict v = verify(&f, f.ctx, "1.0.0", ix);
     cr_expect_eq(v.status, KB_TRUST_SIGNED_TRUSTED, "%s: %s", kb_trust_status_name(v.status),
                  v.detail);
@@ -306,18 +306,18 @@ Test(trust, sign_then_verify_on_a_layout_registry)
     json_decref(layer);
 
     /* the manifest: artifactType, empty config, subject = the index */
-    char *tag = kb_asprintf("sha256-%s.sig", ix + 7);
+    char *tag = kbi_asprintf("sha256-%s.sig", ix + 7);
     kb_registry_manifest *m = NULL;
-    cr_assert_eq(kb_registry_manifest_get(&m, f.reg, PKG, tag), 0);
+    cr_assert_eq(kbi_registry_manifest_get(&m, f.reg, PKG, tag), 0);
     kb_oci_manifest om = {0};
-    cr_assert_eq(kb_oci_manifest_parse(&om, f.ctx, m->data, m->len, "sig"), 0);
+    cr_assert_eq(kbi_oci_manifest_parse(&om, f.ctx, m->data, m->len, "sig"), 0);
     cr_expect_str_eq(om.artifact_type, "application/vnd.kbpkg.signature.v1");
     cr_expect_str_eq(om.config.media_type, "application/vnd.oci.empty.v1+json");
     cr_assert_not_null(om.subject);
     cr_expect_str_eq(om.subject->digest, ix);
     cr_expect_str_eq(om.subject->media_type, KB_MT_OCI_INDEX);
-    kb_oci_manifest_clear(&om);
-    kb_registry_manifest_free(m);
+    kbi_oci_manifest_clear(&om);
+    kbi_registry_manifest_free(m);
     free(tag);
     free(sig);
     free(ix);
@@ -381,7 +381,7 @@ Test(trust, verdict_revoked_key_and_no_signing_with_it)
     kb_trust_verdict v = verify(&f, f.ctx, "1.0.0", ix);
     cr_expect_eq(v.status, KB_TRUST_REVOKED_KEY);
     cr_expect_str_eq(v.key_id, id);
-    char *want = kb_asprintf("key %s is revoked (leaked)", id);
+    char *want = kbi_asprintf("key %s is revoked (leaked)", id);
     cr_expect_str_eq(v.detail, want);
     cr_expect_eq(kb_trust_sign_index(NULL, f.ctx, f.reg, PKG, "1.0.0", ix, NULL), KB_ERR_SIGNATURE);
     free(want);
@@ -393,7 +393,7 @@ Test(trust, verdict_revoked_key_and_no_signing_with_it)
 /* Change one character in the middle of the base64 signature: one byte differs. */
 static void flip_signature_byte(json_t *layer)
 {
-    char *s = kb_strdup(json_string_value(json_object_get(layer, "signature")));
+    char *s = kbi_strdup(json_string_value(json_object_get(layer, "signature")));
     cr_assert_not_null(s);
     s[20] = s[20] == 'A' ? 'B' : 'A';
     json_object_set_new(layer, "signature", json_string(s));
@@ -462,7 +462,7 @@ Test(trust, verdict_mismatch_for_rollback_and_copied_signature)
     /* rollback: the registry serves the signed 1.0.0 index as 2.0.0 */
     kb_trust_verdict v = verify(&f, f.ctx, "2.0.0", old);
     cr_expect_eq(v.status, KB_TRUST_MISMATCH, "%s", v.detail);
-    char *want = kb_asprintf("the signature is for radeonflow/gemm@1.0.0 (index %s)", old);
+    char *want = kbi_asprintf("the signature is for radeonflow/gemm@1.0.0 (index %s)", old);
     cr_expect_str_eq(v.detail, want);
     /* substitution: 1.0.0's signature copied under another index's tag */
     char *other = kbt_push_index(f.reg, f.ctx, PKG, "1.0.1");
@@ -524,7 +524,7 @@ Test(trust, check_policy_matrix_for_unsigned_on_layout)
     open_fixture_at(&f);
     char *ix = kbt_push_index(f.reg, f.ctx, PKG, "1.0.0");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        kb_buf_reset(&f.events);
+        kbi_buf_reset(&f.events);
         cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", rows[i].mode), 0);
         int rc = kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, rows[i].allow_unsigned);
         cr_expect_eq(rc, rows[i].want, "%s allow=%d: %d %s", rows[i].mode, rows[i].allow_unsigned,
@@ -535,12 +535,12 @@ Test(trust, check_policy_matrix_for_unsigned_on_layout)
     }
     cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", "always"), 0);
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, false), KB_ERR_SIGNATURE);
-    char *want = kb_asprintf("radeonflow/gemm@1.0.0 (index %s) is not signed, and "
-                             "trust.require_signatures=always requires a signature from this "
-                             "registry (publishers sign with a key from 'kbpkg key generate'; "
-                             "'kbpkg key trust FILE' trusts their public key here; "
-                             "--allow-unsigned takes it unsigned)",
-                             ix);
+    char *want = kbi_asprintf("radeonflow/gemm@1.0.0 (index %s) is not signed, and "
+                              "trust.require_signatures=always requires a signature from this "
+                              "registry (publishers sign with a key from 'kbpkg key generate'; "
+                              "'kbpkg key trust FILE' trusts their public key here; "
+                              "--allow-unsigned takes it unsigned)",
+                              ix);
     cr_expect_str_eq(kbt_msg(f.ctx), want);
     cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", "sometimes"), 0);
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, false), KB_ERR_CONFIG);
@@ -560,9 +560,9 @@ Test(trust, check_refuses_revoked_even_with_allow_unsigned_and_names_everything)
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, false), 0, "%s", kbt_msg(f.ctx));
     cr_assert_eq(kb_trust_key_revoke(f.ctx, id, "leaked"), 0);
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "1.0.0", ix, true), KB_ERR_SIGNATURE);
-    char *want = kb_asprintf("radeonflow/gemm@1.0.0 (index %s) is signed by key %s which is "
-                             "revoked: key %s is revoked (leaked)",
-                             ix, id, id);
+    char *want = kbi_asprintf("radeonflow/gemm@1.0.0 (index %s) is signed by key %s which is "
+                              "revoked: key %s is revoked (leaked)",
+                              ix, id, id);
     cr_expect_str_eq(kbt_msg(f.ctx), want);
     /* a rollback is refused even where signatures are optional */
     cr_expect_eq(kb_trust_check(f.ctx, f.reg, PKG, "2.0.0", ix, true), KB_ERR_SIGNATURE);
@@ -625,14 +625,14 @@ Test(trust, credentials_file_errors_name_the_position_not_the_content)
     cr_expect_eq(kb_trust_credentials_for(&user, &password, f.ctx, "oci://127.0.0.1:5000"),
                  KB_ERR_PARSE);
     cr_expect_null(strstr(kbt_msg(f.ctx), "hunter2"), "%s", kbt_msg(f.ctx));
-    cr_expect(kb_str_starts(kbt_msg(f.ctx), path), "%s", kbt_msg(f.ctx));
+    cr_expect(kbi_str_starts(kbt_msg(f.ctx), path), "%s", kbt_msg(f.ctx));
     cr_expect_eq(kb_ctx_last_error(f.ctx)->line, 2);
     cr_expect_eq(kb_trust_credentials_store(f.ctx, "oci://127.0.0.1:5000", "bob", "x"),
                  KB_ERR_PARSE, "a corrupt file is not overwritten: nothing is lost");
     kb_buf b = KB_BUF_INIT;
-    cr_assert_eq(kb_read_file(f.ctx, path, &b), 0);
+    cr_assert_eq(kbi_read_file(f.ctx, path, &b), 0);
     cr_expect_not_null(strstr(b.data, "hunter2"));
-    kb_buf_free(&b);
+    kbi_buf_free(&b);
     free(path);
     close_fixture(&f);
 }
@@ -650,19 +650,19 @@ Test(trust, an_expired_signature_at_load_warns_and_a_revoked_one_is_refused)
     free(sign(&f, "1.0.0", ix));
     kb_trust_verdict v;
     kb_trust_admission a = {0};
-    cr_assert_eq(kb_trust_verify_index_layer(&v, &a.layer, f.ctx, f.reg, PKG, "1.0.0", ix), 0);
+    cr_assert_eq(kbi_trust_verify_index_layer(&v, &a.layer, f.ctx, f.reg, PKG, "1.0.0", ix), 0);
     cr_assert_eq(v.status, KB_TRUST_EXPIRED);
-    a.status = kb_strdup("signed-trusted");
-    a.registry_kind = kb_strdup("remote");
+    a.status = kbi_strdup("signed-trusted");
+    a.registry_kind = kbi_strdup("remote");
     cr_assert_eq(kb_ctx_set(f.ctx, "trust.require_signatures", "always"), 0);
     f.events.len = 0;
-    cr_expect_eq(kb_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, false), 0, "%s",
+    cr_expect_eq(kbi_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, false), 0, "%s",
                  kbt_msg(f.ctx));
     cr_expect(f.events.data && strstr(f.events.data, "expired 1 days ago"), "%s",
               f.events.data ? f.events.data : "(no event)");
     cr_assert_eq(kb_trust_key_revoke(f.ctx, id, "leaked"), 0);
-    cr_expect_eq(kb_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, true), KB_ERR_SIGNATURE);
-    kb_trust_admission_clear(&a);
+    cr_expect_eq(kbi_trust_check_installed(f.ctx, &a, PKG, "1.0.0", ix, true), KB_ERR_SIGNATURE);
+    kbi_trust_admission_clear(&a);
     free(ix);
     free(id);
     close_fixture(&f);

@@ -27,8 +27,8 @@ extern "C" {
  * On failure, *why (may be NULL) is the hub's own reason, malloc'd (free it), or NULL when the
  * reason is libkbpkg's: ctx's last error, or out of memory.
  */
-int kb_hub_render(size_t *packages_out, char **why, kb_ctx *ctx, const char *registry,
-                  const char *out_dir, kb_event_cb event, void *payload);
+int kbi_hub_render(size_t *packages_out, char **why, kb_ctx *ctx, const char *registry,
+                   const char *out_dir, kb_event_cb event, void *payload);
 
 #ifdef __cplusplus
 }

@@ -75,7 +75,7 @@ __attribute__((format(printf, 3, 4))) static void hub_warn(const hub_run *h, con
     free(text);
 }
 
-int kb_html_escape(hub_buf *out, const char *text)
+int kbi_html_escape(hub_buf *out, const char *text)
 {
     int rc = 0;
     for (const char *p = text ? text : ""; *p && !rc; p++) {
@@ -238,7 +238,7 @@ static int page_head(hub_buf *b, const char *title, const char *root)
     int rc = hub_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
                              "charset=\"utf-8\">\n<meta name=\"viewport\" "
                              "content=\"width=device-width\">\n<title>");
-    rc = rc ? rc : kb_html_escape(b, title);
+    rc = rc ? rc : kbi_html_escape(b, title);
     rc = rc ? rc : hub_buf_printf(b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", hub_css);
     rc = rc ? rc
             : hub_buf_printf(b, "<header><h1><a href=\"%sindex.html\">kbpkg hub</a></h1>", root);
@@ -312,9 +312,9 @@ static int sig_badge(hub_buf *b, const hub_version *v)
     hub_buf text = HUB_BUF_INIT;
     int rc = sig_sentence(&text, v);
     rc = rc ? rc : hub_buf_printf(b, "<span class=\"sig-%s\" title=\"", sig_state(v));
-    rc = rc ? rc : kb_html_escape(b, v->unchecked ? v->verify_error : v->verdict.detail);
+    rc = rc ? rc : kbi_html_escape(b, v->unchecked ? v->verify_error : v->verdict.detail);
     rc = rc ? rc : hub_buf_puts(b, "\">");
-    rc = rc ? rc : kb_html_escape(b, text.data);
+    rc = rc ? rc : kbi_html_escape(b, text.data);
     hub_buf_free(&text);
     return rc ? rc : hub_buf_puts(b, "</span>");
 }
@@ -330,15 +330,15 @@ static int target_row(hub_buf *b, size_t entry, const hub_version *v)
     char size[32];
     format_size(size, sizeof(size), layer_size);
     int rc = hub_buf_puts(b, "<tr class=\"target\"><td><code>");
-    rc = rc ? rc : kb_html_escape(b, target);
+    rc = rc ? rc : kbi_html_escape(b, target);
     rc = rc ? rc : hub_buf_puts(b, "</code></td><td>");
-    rc = rc ? rc : kb_html_escape(b, backend);
+    rc = rc ? rc : kbi_html_escape(b, backend);
     rc = rc ? rc : hub_buf_puts(b, "</td><td>");
-    rc = rc ? rc : kb_html_escape(b, arch);
+    rc = rc ? rc : kbi_html_escape(b, arch);
     rc = rc ? rc
             : hub_buf_printf(b, "</td><td data-bytes=\"%llu\">%s</td><td><code>",
                              (unsigned long long)layer_size, size);
-    rc = rc ? rc : kb_html_escape(b, build_key ? build_key : "");
+    rc = rc ? rc : kbi_html_escape(b, build_key ? build_key : "");
     rc = rc ? rc
             : hub_buf_printf(b, "</code></td><td class=\"sig-%s\">%s</td></tr>\n", sig_state(v),
                              sig_short(v));
@@ -357,14 +357,14 @@ static int manifest_summary(hub_buf *b, const hub_version *v)
     int rc = hub_buf_puts(b, "<dl class=\"meta\">");
     if (!rc && summary && *summary) {
         rc = hub_buf_puts(b, "<dt>summary</dt><dd class=\"summary\">");
-        rc = rc ? rc : kb_html_escape(b, summary);
+        rc = rc ? rc : kbi_html_escape(b, summary);
         rc = rc ? rc : hub_buf_puts(b, "</dd>");
     }
     if (!rc && exports)
         rc = hub_buf_puts(b, "<dt>exports</dt><dd class=\"exports\">");
     for (size_t i = 0; !rc && i < exports; i++) {
         rc = hub_buf_puts(b, i ? " <code>" : "<code>");
-        rc = rc ? rc : kb_html_escape(b, kb_package_info_export_at(v->index, i));
+        rc = rc ? rc : kbi_html_escape(b, kb_package_info_export_at(v->index, i));
         rc = rc ? rc : hub_buf_puts(b, "</code>");
     }
     if (!rc && exports)
@@ -388,7 +388,7 @@ static int signatures_list(hub_buf *b, const hub_version *v)
         if (rc || kb_signature_text(&text, NULL, sigs, key) != 0)
             continue; /* a malformed one is left out, not the page */
         rc = hub_buf_puts(b, "<li><code>");
-        rc = rc ? rc : kb_html_escape(b, text);
+        rc = rc ? rc : kbi_html_escape(b, text);
         rc = rc ? rc : hub_buf_puts(b, "</code></li>");
         kb_string_free(text);
     }
@@ -401,12 +401,12 @@ static int signatures_list(hub_buf *b, const hub_version *v)
 static int version_section(hub_buf *b, const hub_version *v)
 {
     int rc = hub_buf_puts(b, "<section class=\"version\" id=\"v");
-    rc = rc ? rc : kb_html_escape(b, v->version);
+    rc = rc ? rc : kbi_html_escape(b, v->version);
     rc = rc ? rc : hub_buf_puts(b, "\"><h3>");
-    rc = rc ? rc : kb_html_escape(b, v->version);
+    rc = rc ? rc : kbi_html_escape(b, v->version);
     if (!rc && !v->index) {
         rc = hub_buf_puts(b, "</h3><p class=\"error\">index unreadable: ");
-        rc = rc ? rc : kb_html_escape(b, v->error ? v->error : "unknown error");
+        rc = rc ? rc : kbi_html_escape(b, v->error ? v->error : "unknown error");
         return rc ? rc : hub_buf_puts(b, "</p></section>\n");
     }
     rc = rc ? rc : hub_buf_puts(b, " ");
@@ -415,7 +415,7 @@ static int version_section(hub_buf *b, const hub_version *v)
     rc = rc ? rc : manifest_summary(b, v);
     rc = rc ? rc : signatures_list(b, v);
     rc = rc ? rc : hub_buf_puts(b, "<p>index <code>");
-    rc = rc ? rc : kb_html_escape(b, kb_package_info_index_digest(v->index));
+    rc = rc ? rc : kbi_html_escape(b, kb_package_info_index_digest(v->index));
     rc = rc ? rc
             : hub_buf_puts(b, "</code></p>\n<table><tr><th>target</th><th>backend</th>"
                               "<th>arch</th><th>artifact size</th><th>build key</th>"
@@ -431,9 +431,9 @@ static int package_page(hub_buf *b, const hub_package *p)
     int rc = append_root_prefix(&root, p->name);
     rc = rc ? rc : page_head(b, p->name, root.data ? root.data : "");
     rc = rc ? rc : hub_buf_puts(b, "<h2 class=\"name\">");
-    rc = rc ? rc : kb_html_escape(b, p->name);
+    rc = rc ? rc : kbi_html_escape(b, p->name);
     rc = rc ? rc : hub_buf_puts(b, "</h2>\n<p class=\"summary\">");
-    rc = rc ? rc : kb_html_escape(b, package_summary(p));
+    rc = rc ? rc : kbi_html_escape(b, package_summary(p));
     rc = rc ? rc : hub_buf_puts(b, "</p>\n");
     for (size_t i = 0; !rc && i < p->count; i++)
         rc = version_section(b, &p->versions[i]);
@@ -445,21 +445,21 @@ static int package_page(hub_buf *b, const hub_package *p)
 static int index_entry(hub_buf *b, const hub_package *p)
 {
     int rc = hub_buf_puts(b, "<li class=\"pkg\" data-name=\"");
-    rc = rc ? rc : kb_html_escape(b, p->name);
+    rc = rc ? rc : kbi_html_escape(b, p->name);
     rc = rc ? rc : hub_buf_puts(b, "\"><a href=\"");
-    rc = rc ? rc : kb_html_escape(b, p->name);
+    rc = rc ? rc : kbi_html_escape(b, p->name);
     rc = rc ? rc : hub_buf_puts(b, ".html\">");
-    rc = rc ? rc : kb_html_escape(b, p->name);
+    rc = rc ? rc : kbi_html_escape(b, p->name);
     rc = rc ? rc : hub_buf_puts(b, "</a>");
     if (!rc && p->count) {
         rc = hub_buf_puts(b, "<span class=\"ver\">");
-        rc = rc ? rc : kb_html_escape(b, p->versions[0].version);
+        rc = rc ? rc : kbi_html_escape(b, p->versions[0].version);
         rc = rc ? rc
                 : hub_buf_printf(b, "</span> <small>%zu version%s</small>", p->count,
                                  p->count == 1 ? "" : "s");
     }
     rc = rc ? rc : hub_buf_puts(b, "<p class=\"summary\">");
-    rc = rc ? rc : kb_html_escape(b, package_summary(p));
+    rc = rc ? rc : kbi_html_escape(b, package_summary(p));
     return rc ? rc : hub_buf_puts(b, "</p></li>\n");
 }
 
@@ -531,8 +531,8 @@ static const char *registry_ref(kb_ctx *ctx, const char *registry)
     return ref && *ref ? ref : NULL;
 }
 
-int kb_hub_render(size_t *packages_out, char **why, kb_ctx *ctx, const char *registry,
-                  const char *out_dir, kb_event_cb event, void *payload)
+int kbi_hub_render(size_t *packages_out, char **why, kb_ctx *ctx, const char *registry,
+                   const char *out_dir, kb_event_cb event, void *payload)
 {
     if (packages_out)
         *packages_out = 0;
@@ -540,7 +540,7 @@ int kb_hub_render(size_t *packages_out, char **why, kb_ctx *ctx, const char *reg
     why = why ? why : &ignored;
     *why = NULL;
     if (!ctx || !out_dir)
-        return hub_fail(why, KB_ERR_INVALID, "kb_hub_render: NULL argument");
+        return hub_fail(why, KB_ERR_INVALID, "kbi_hub_render: NULL argument");
     const char *ref = registry_ref(ctx, registry);
     if (!ref)
         return hub_fail(why, KB_ERR_CONFIG,

@@ -6,6 +6,6 @@
 #include "hub_util.h"
 
 /* Append text with & < > " ' replaced by entities (NULL appends nothing). */
-int kb_html_escape(hub_buf *out, const char *text);
+int kbi_html_escape(hub_buf *out, const char *text);
 
 #endif
