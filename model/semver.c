@@ -217,14 +217,8 @@ typedef struct partial {
 
 static int add_bound(kb_constraint *c, cmp_op op, const kb_semver *v)
 {
-    if (c->len == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        bound *b = realloc(c->bounds, cap * sizeof(*b));
-        if (!b)
-            return KB_ERR_NOMEM;
-        c->bounds = b;
-        c->cap = cap;
-    }
+    if (kbi_array_grow((void **)&c->bounds, &c->cap, c->len + 1, sizeof(*c->bounds)))
+        return KB_ERR_NOMEM;
     c->bounds[c->len].op = op;
     c->bounds[c->len].v = *v;
     c->len++;
