@@ -65,8 +65,9 @@ echo "cold kbpkg probe (process start + cuInit in a child): $(( (t1 - t0) / 1000
 check probe_h200 grep -q '"arch": "sm_90"' "$OUTDIR/probe.json"
 check install_exact_sm90a expect_target full cuda13-sm_90a-x86_64-linux
 # sm_80 SASS cannot run on sm_90 (SASS crosses no major version): refused, and with nvcc here
-# the resolver builds sm_90 from the published source instead
-check install_sm80_refused_local_build expect_target sm80 cuda13-sm_90-x86_64-linux
+# the resolver builds from the published source the declared arch that ranks best on the
+# device: gemm declares sm_90a, which an sm_90 device runs best (issue 13's declared-targets rule)
+check install_sm80_refused_local_build expect_target sm80 cuda13-sm_90a-x86_64-linux
 check explain_sm80_refused grep -q "sm_80 SASS" "$OUTDIR/install_sm80_refused_local_build.log"
 # resolution for another machine: an sm_86 device takes the sm_80 SASS
 check resolve_sm86_takes_sm80 sh -c "kbpkg --registry /tmp/hub-sm80 --device sm_86 resolve radeonflow/gemm --json | grep -q '\"target\": \"cuda13-sm_80-x86_64-linux\"'"
