@@ -71,11 +71,15 @@ void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void
                       void *payload);
 
 /* The option tables of the commands converted so far, each in its cmd_<name>.c. */
+extern const cli_option cli_bench_options[];
 extern const cli_option cli_fetch_options[];
 extern const cli_option cli_gc_options[];
 extern const cli_option cli_import_options[];
 extern const cli_option cli_install_options[];
+extern const cli_option cli_lock_options[];
 extern const cli_option cli_resolve_options[];
+extern const cli_option cli_sync_options[];
+extern const cli_option cli_test_options[];
 extern const cli_option cli_uninstall_options[];
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */

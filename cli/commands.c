@@ -8,10 +8,8 @@
 const cli_command cli_commands[] = {
     {"bench", cmd_bench, "build and run a package's benchmark against the vendor library",
      "kbpkg bench [DIR] [--target T]... [--quick] [--json]",
-     "  --target T, -t T     only targets whose id is or starts with T\n"
-     "  --quick              small sizes (CI); the program's own --quick\n"
      "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/kernels.md)",
-     NULL},
+     cli_bench_options},
     {"build", cmd_build, "compile, verify and package a kernel package for its targets",
      "kbpkg build [DIR] [--target T]... [-j N] [--out DIR] [--json]",
      "  --target T, -t T     only targets whose id is or starts with T (cpu, cuda13-sm_80)\n"
@@ -112,12 +110,9 @@ const cli_command cli_commands[] = {
     {"lock", cmd_lock, "pin package versions and artifact digests in kbpkg.lock",
      "kbpkg lock org/name[@constraint]... [--target T]... [--file F] [--registry "
      "R] " CLI_TRUST_USAGE,
-     "  --target T, -t T     pin only these targets (ids or prefixes); default: every\n"
-     "                       artifact, so the lockfile works on any machine\n"
-     "  --file F             write F instead of ./kbpkg.lock\n"
      "  each version's signature is checked under the trust policy before it is "
      "pinned\n" CLI_TRUST_HELP,
-     NULL},
+     cli_lock_options},
     {"login", cmd_login, "check and store a user and password for a registry",
      "kbpkg login REGISTRY [--username U] [--password-stdin]",
      "  REGISTRY             oci://host[:port] (credentials are kept per host)\n"
@@ -156,10 +151,11 @@ const cli_command cli_commands[] = {
      "", NULL},
     {"sync", cmd_sync, "install exactly what kbpkg.lock pins",
      "kbpkg sync [--file F] [--offline] " CLI_TRUST_USAGE,
-     "  --file F             read F instead of ./kbpkg.lock\n" CLI_TRUST_HELP "\n"
+     CLI_TRUST_HELP
+     "\n"
      "  --offline            open no network connection: pinned artifacts already installed\n"
      "                       are kept; one missing from a remote registry is an error",
-     NULL},
+     cli_sync_options},
     {"targets", cmd_targets, "list the targets kbpkg builds and whether each fits a device",
      "kbpkg targets [--json] [--device D] [TARGET...]",
      "--device D   also say whether each target runs on D (sm_86, gfx1030@rocm5.2, none)\n"
@@ -167,9 +163,8 @@ const cli_command cli_commands[] = {
      NULL},
     {"test", cmd_test, "build and run a package's test on every target this machine runs",
      "kbpkg test [DIR] [--target T]... [--json]",
-     "  --target T, -t T     only targets whose id is or starts with T\n"
      "  exit 1 when a test failed; targets that cannot run here are skipped with the reason",
-     NULL},
+     cli_test_options},
     {"toolchains", cmd_toolchains, "list the compilers found, their versions and archs",
      "kbpkg toolchains [--json]", "", NULL},
     {"uninstall", cmd_uninstall, "remove installed packages",

@@ -146,6 +146,13 @@ Test(cli, option_table_drives_parser_help_and_man_page)
     expect_usage_error((const char *const[]){"gc", "stray", NULL}, "unexpected argument 'stray'");
     expect_usage_error((const char *const[]){"gc", "--keep-lock", NULL},
                        "option '--keep-lock' needs a value");
+    expect_usage_error((const char *const[]){"sync", "stray", NULL}, "unexpected argument 'stray'");
+    expect_usage_error((const char *const[]){"test", "--tagret", "cpu", NULL},
+                       "unknown option '--tagret'; did you mean --target?");
+    expect_usage_error((const char *const[]){"bench", "--quik", NULL},
+                       "unknown option '--quik'; did you mean --quick?");
+    expect_usage_error((const char *const[]){"lock", "--fiel", "x", "org/a", NULL},
+                       "unknown option '--fiel'; did you mean --file?");
 }
 
 Test(cli, unknown_option_with_json_is_the_error_document)
