@@ -100,7 +100,8 @@ int kbi_resolve_weigh(kb_install_result *res, kb_ctx *ctx, const kb_pkg_index *i
         else if (!o->allow_build || !kbi_config_bool(ctx, "build.allow"))
             snprintf(c.reason, sizeof(c.reason), "building from source is turned off");
         else if (kbi_local_build_target(&target, why, sizeof(why), ctx, host, idx->declared) != 0)
-            snprintf(c.reason, sizeof(c.reason), "cannot build here: %s", why);
+            snprintf(c.reason, sizeof(c.reason), "cannot build here: %.*s",
+                     (int)(sizeof(c.reason) - sizeof("cannot build here: ")), why);
         else {
             kb_target t;
             kbi_target_parse(NULL, &t, target);
