@@ -54,14 +54,8 @@ static void wlist_free(wlist *l)
 
 static int wlist_push(kb_ctx *ctx, wlist *l, const wentry *e)
 {
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        wentry *items = realloc(l->items, cap * sizeof(*items));
-        if (!items)
-            return kbi_error_oom(ctx);
-        l->items = items;
-        l->cap = cap;
-    }
+    if (kbi_array_grow((void **)&l->items, &l->cap, l->len + 1, sizeof(*l->items)))
+        return kbi_error_oom(ctx);
     wentry copy = *e;
     copy.path = kbi_strdup(e->path);
     copy.file = e->file ? kbi_strdup(e->file) : NULL;

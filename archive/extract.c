@@ -332,14 +332,8 @@ static int record_file(extraction *x, const char *clean)
         kbi_sha256_finish(x->hash, hex);
         x->hash = NULL;
     }
-    if (f->len == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        kb_extract_file *n = realloc(f->items, cap * sizeof(*n));
-        if (!n)
-            return kbi_error_oom(x->ctx);
-        f->items = n;
-        f->cap = cap;
-    }
+    if (kbi_array_grow((void **)&f->items, &f->cap, f->len + 1, sizeof(*f->items)))
+        return kbi_error_oom(x->ctx);
     kb_extract_file *e = &f->items[f->len];
     if (!(e->path = kbi_strdup(clean)))
         return kbi_error_oom(x->ctx);
@@ -656,6 +650,7 @@ int kbi_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *
 {
     if (sizes)
         *sizes = NULL;
+    size_t sizes_cap = 0;
     struct archive *a = NULL;
     int rc = open_reader(ctx, &a, archive_path);
     if (rc)
@@ -680,13 +675,11 @@ int kbi_extract_list(kb_strv *names, uint64_t **sizes, kb_ctx *ctx, const char *
             break;
         }
         if (sizes) {
-            uint64_t *grown = realloc(*sizes, names->len * sizeof(**sizes));
-            if (!grown) {
+            if (kbi_array_grow((void **)sizes, &sizes_cap, names->len, sizeof(**sizes))) {
                 rc = kbi_error_oom(ctx);
                 break;
             }
-            *sizes = grown;
-            grown[names->len - 1] = dir ? 0 : (uint64_t)archive_entry_size(ae);
+            (*sizes)[names->len - 1] = dir ? 0 : (uint64_t)archive_entry_size(ae);
         }
     }
     archive_read_free(a);
@@ -732,16 +725,10 @@ int kbi_extract_hash_members(kb_extract_files *out, kb_ctx *ctx, const char *arc
                                     archive_error_string(a));
             break;
         }
-        if (out->len == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 16;
-            kb_extract_file *grown = realloc(out->items, cap * sizeof(*grown));
-            if (!grown) {
-                kbi_sha256_free(h);
-                rc = kbi_error_oom(ctx);
-                break;
-            }
-            out->items = grown;
-            out->cap = cap;
+        if (kbi_array_grow((void **)&out->items, &out->cap, out->len + 1, sizeof(*out->items))) {
+            kbi_sha256_free(h);
+            rc = kbi_error_oom(ctx);
+            break;
         }
         kb_extract_file *e = &out->items[out->len];
         kbi_sha256_finish(h, e->sha256);

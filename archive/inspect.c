@@ -117,12 +117,12 @@ static int inspect_member(kb_ctx *ctx, kb_inspect *ins, const char *path, const 
         kbi_error_prefix(ctx, "%s", path);
         return rc;
     }
-    kb_inspect **libs = realloc(ins->libs, (ins->lib_count + 1) * sizeof(*libs));
-    if (!libs) {
+    if (kbi_array_grow((void **)&ins->libs, &ins->libs_cap, ins->lib_count + 1,
+                       sizeof(*ins->libs))) {
         kb_inspect_free(lib);
         return kbi_error_oom(ctx);
     }
-    ins->libs = libs;
+    kb_inspect **libs = ins->libs;
     libs[ins->lib_count++] = lib;
     return 0;
 }

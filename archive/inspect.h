@@ -32,10 +32,10 @@ struct kb_inspect {
     char glibc[32];         /* "" or "2.34" */
     char glibcxx[32];       /* "" or "3.4.30" */
     kb_gpu_entry **codes;
-    size_t code_count;
+    size_t code_count, codes_cap;
     kb_strv members;   /* archives */
     kb_inspect **libs; /* archives: inspected lib/ *.so */
-    size_t lib_count;
+    size_t lib_count, libs_cap;
 };
 
 /* Fatbin container magics: executable (.nv_fatbin) and relocatable (__nv_relfatbin). */

@@ -47,10 +47,10 @@ int kbi_inspect_add_gpu_code(kb_ctx *ctx, kb_inspect *into, kb_gpu_code_kind kin
         if (e->code.kind == kind && strcmp(e->arch, arch) == 0 && strcmp(e->detail, detail) == 0)
             return 0;
     }
-    kb_gpu_entry **codes = realloc(into->codes, (into->code_count + 1) * sizeof(*codes));
-    if (!codes)
+    if (kbi_array_grow((void **)&into->codes, &into->codes_cap, into->code_count + 1,
+                       sizeof(*into->codes)))
         return kbi_error_oom(ctx);
-    into->codes = codes;
+    kb_gpu_entry **codes = into->codes;
     kb_gpu_entry *e = calloc(1, sizeof(*e));
     if (!e)
         return kbi_error_oom(ctx);

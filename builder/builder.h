@@ -110,7 +110,7 @@ typedef struct kb_plan_item {
 
 typedef struct kb_plan {
     kb_plan_item *items;
-    size_t count;
+    size_t count, cap;
 } kb_plan;
 
 typedef struct kb_plan_host {

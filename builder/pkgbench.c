@@ -97,7 +97,7 @@ KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *d
     kb_manifest *m = NULL;
     kb_toolchains tcs;
     memset(&tcs, 0, sizeof(tcs));
-    kb_plan plan = {NULL, 0};
+    kb_plan plan = {0};
     char level[16];
     kb_probe_report probe;
     memset(&probe, 0, sizeof(probe));

@@ -69,10 +69,8 @@ static char *requirement_unmet(const kb_requirement *req, const kb_toolchain *tc
 static int add_item(kb_plan *p, const kb_plan_host *host, kb_backend b, const char *arch,
                     const kb_toolchain *tc, const kb_requirement *req)
 {
-    kb_plan_item *grown = realloc(p->items, (p->count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&p->items, &p->cap, p->count + 1, sizeof(*p->items)))
         return KB_ERR_NOMEM;
-    p->items = grown;
     kb_plan_item *it = &p->items[p->count];
     memset(it, 0, sizeof(*it));
     char runtime[16];
@@ -181,7 +179,7 @@ int kbi_plan_make(kb_ctx *ctx, kb_plan *out, const kb_manifest *m, const kb_tool
                   const kb_plan_host *host, const char *const *filters, size_t filter_count)
 {
     memset(out, 0, sizeof(*out));
-    kb_plan all = {NULL, 0};
+    kb_plan all = {0};
     static const kb_backend order[] = {KB_BACKEND_CUDA, KB_BACKEND_ROCM, KB_BACKEND_METAL,
                                        KB_BACKEND_CPU};
     for (size_t i = 0; i < KB_ARRAY_LEN(order); i++)
@@ -224,5 +222,5 @@ void kbi_plan_free(kb_plan *p)
         free(p->items[i].skip);
     free(p->items);
     p->items = NULL;
-    p->count = 0;
+    p->count = p->cap = 0;
 }

@@ -780,14 +780,8 @@ typedef struct install_list {
 
 static int list_push(install_list *l, kb_installed *p)
 {
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        kb_installed *n = realloc(l->items, cap * sizeof(*n));
-        if (!n)
-            return KB_ERR_NOMEM;
-        l->items = n;
-        l->cap = cap;
-    }
+    if (kbi_array_grow((void **)&l->items, &l->cap, l->len + 1, sizeof(*l->items)))
+        return KB_ERR_NOMEM;
     l->items[l->len++] = *p;
     return 0;
 }

@@ -2,9 +2,11 @@
 #ifndef KB_CLI_H
 #define KB_CLI_H
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "kbpkg/kbpkg.h"
 #include "progress.h"
@@ -31,13 +33,54 @@ typedef struct cli {
     cli_progress *progress; /* stderr's progress display; every stderr line goes through it */
 } cli;
 
+/* One option of a command, declared once: the command's getopt_long tables, its help, its man
+ * page and the completion scripts are all made from its rows (cli/options.c). */
+typedef struct cli_option {
+    int key;          /* what getopt_long returns for it: the command switches on this */
+    const char *name; /* "target" (typed --target) */
+    bool short_form;  /* -<key> works too ("-t T") */
+    const char *arg;  /* "T" when it takes a value, else NULL */
+    const char *help; /* a '\n' continues it on the next line */
+} cli_option;
+#define CLI_OPTIONS_END                                                                            \
+    {                                                                                              \
+        0, NULL, false, NULL, NULL                                                                 \
+    }
+#define CLI_OPTIONS_MAX 16
+/* getopt_long's tables made from a command's options. */
+typedef struct cli_getopt {
+    struct option longs[CLI_OPTIONS_MAX + 1];
+    char shorts[2 * CLI_OPTIONS_MAX + 2]; /* ":t:j:": the leading ':' keeps getopt quiet */
+} cli_getopt;
 typedef struct cli_command {
     const char *name;
     int (*run)(cli *c, int argc, char **argv); /* argv[0] is the command name */
     const char *summary;                       /* one line for `kbpkg help` */
     const char *usage;                         /* "kbpkg probe [--json]" */
-    const char *help;                          /* the options, one per line */
+    const char *help; /* converted commands: the prose after the options; else the options */
+    const cli_option *options; /* ends with CLI_OPTIONS_END; NULL: not converted yet */
 } cli_command;
+/* Fill g from options (at most CLI_OPTIONS_MAX rows before CLI_OPTIONS_END). */
+void cli_getopt_build(cli_getopt *g, const cli_option *options);
+/* The command's options, one per line as `kbpkg help COMMAND` shows them, then its prose. */
+void cli_print_options(FILE *out, const cli_command *cmd);
+/* The same text, owned by the caller (for --json and man pages); NULL when out of memory. */
+char *cli_options_text(const cli_command *cmd);
+/* Its flags ("--target", "-t") for completion, through add(word, payload). */
+void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
+                      void *payload);
+
+/* The option tables of the commands converted so far, each in its cmd_<name>.c. */
+extern const cli_option cli_bench_options[];
+extern const cli_option cli_fetch_options[];
+extern const cli_option cli_gc_options[];
+extern const cli_option cli_import_options[];
+extern const cli_option cli_install_options[];
+extern const cli_option cli_lock_options[];
+extern const cli_option cli_resolve_options[];
+extern const cli_option cli_sync_options[];
+extern const cli_option cli_test_options[];
+extern const cli_option cli_uninstall_options[];
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
 int cmd_build(cli *c, int argc, char **argv);
@@ -137,7 +180,6 @@ int cli_unknown_subcommand(cli *c, const char *command, const char *word,
                            const char *const *subcommands, size_t count);
 /* getopt_long returned opt ('?' or ':'; the optstring starts with ':' and main sets opterr to
  * 0, so getopt printed nothing): name the option as typed, and the closest of long_opts. */
-struct option;
 int cli_option_error(cli *c, const char *command, int opt, const struct option *long_opts,
                      char **argv);
 

@@ -2,6 +2,7 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,26 +64,35 @@ static void print_result(cli *c, const kb_bench_result *r)
     }
 }
 
+const cli_option cli_bench_options[] = {
+    {'t', "target", true, "T", "only targets whose id is or starts with T (repeatable)"},
+    {'q', "quick", false, NULL, "small sizes (CI); the program's own --quick"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_bench(cli *c, int argc, char **argv)
 {
     const char *dir = NULL;
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     size_t n = 0;
     unsigned flags = 0;
-    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 1; i < argc && !rc; i++) {
-        if ((strcmp(argv[i], "--target") == 0 || strcmp(argv[i], "-t") == 0) && i + 1 < argc)
-            targets[n++] = argv[++i];
-        else if (strcmp(argv[i], "--quick") == 0)
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_bench_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            targets[n++] = optarg;
+        else if (opt == 'q')
             flags |= KB_BENCH_QUICK;
-        else if (argv[i][0] == '-')
-            rc = cli_usage_error(c, "bench", "unknown or incomplete option '%s'", argv[i]);
-        else if (!dir)
-            dir = argv[i];
         else
-            rc = cli_usage_error(c, "bench", "one package folder only, got '%s' and '%s'", dir,
-                                 argv[i]);
+            rc = cli_option_error(c, "bench", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        dir = argv[optind];
+    if (!rc && optind + 1 < argc)
+        rc = cli_usage_error(c, "bench", "one package folder only, got '%s' and '%s'", argv[optind],
+                             argv[optind + 1]);
     kb_bench_result *r = NULL;
     if (!rc) {
         int err = kb_fetch_inputs(NULL, c->ctx, dir ? dir : ".");

@@ -82,6 +82,22 @@ static void collect_subcommands(word_list *w, const cli_command *cmd)
     }
 }
 
+static void add_option_word(const char *word, void *payload)
+{
+    add_word(payload, word, strlen(word));
+}
+
+/* A command's flags: from its option table once converted, else read off its usage and help. */
+static void collect_command_flags(word_list *w, const cli_command *cmd)
+{
+    if (cmd->options) {
+        cli_option_words(cmd, add_option_word, w);
+        return;
+    }
+    collect_flags(w, cmd->usage);
+    collect_flags(w, cmd->help);
+}
+
 /* Commands that take a package name ("org/name") complete the installed ones; `new` makes one. */
 static bool takes_installed_package(const cli_command *cmd)
 {
@@ -150,8 +166,7 @@ static void print_bash(void)
         const cli_command *cmd = &cli_commands[i];
         word_list w = {.count = 0};
         collect_subcommands(&w, cmd);
-        collect_flags(&w, cmd->usage);
-        collect_flags(&w, cmd->help);
+        collect_command_flags(&w, cmd);
         printf("    %s) words=\"", cmd->name);
         if (strcmp(cmd->name, "help") == 0)
             print_command_names();
@@ -215,8 +230,7 @@ static void print_zsh(void)
         const cli_command *cmd = &cli_commands[i];
         word_list w = {.count = 0};
         collect_subcommands(&w, cmd);
-        collect_flags(&w, cmd->usage);
-        collect_flags(&w, cmd->help);
+        collect_command_flags(&w, cmd);
         printf("    %s) cwords=(", cmd->name);
         if (strcmp(cmd->name, "help") == 0)
             print_command_names();

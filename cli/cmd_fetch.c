@@ -21,20 +21,26 @@ static int fetch_inputs(cli *c, const char *dir, int args)
     return CLI_EXIT_OK;
 }
 
+const cli_option cli_fetch_options[] = {
+    {'s', "source", false, NULL,
+     "the source artifact of each package (what 'install --offline'\nbuilds from)"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_fetch(cli *c, int argc, char **argv)
 {
-    static const struct option long_opts[] = {{"source", no_argument, NULL, 's'},
-                                              {NULL, 0, NULL, 0}};
+    cli_getopt g;
+    cli_getopt_build(&g, cli_fetch_options);
     bool source = false;
     cli_trust trust;
     cli_trust_take(&trust, c, &argc, argv);
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 's')
             source = true;
         else
-            return cli_option_error(c, "fetch", opt, long_opts, argv);
+            return cli_option_error(c, "fetch", opt, g.longs, argv);
     }
     if (!source)
         return fetch_inputs(c, optind < argc ? argv[optind] : ".", argc - optind);

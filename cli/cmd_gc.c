@@ -2,8 +2,14 @@
  * needs. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdlib.h>
-#include <string.h>
+
+const cli_option cli_gc_options[] = {
+    {'k', "keep-lock", false, "FILE",
+     "also keep every blob FILE pins (a kbpkg.lock; must exist); repeatable"},
+    CLI_OPTIONS_END,
+};
 
 int cmd_gc(cli *c, int argc, char **argv)
 {
@@ -11,13 +17,18 @@ int cmd_gc(cli *c, int argc, char **argv)
     if (!locks)
         return cli_fail(c, KB_ERR_NOMEM);
     kb_gc_options o = KB_GC_OPTIONS_INIT;
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        if (strcmp(argv[i], "--keep-lock") == 0 && i + 1 < argc)
-            locks[o.keep_lock_count++] = argv[++i];
+    int rc = 0, opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_gc_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'k')
+            locks[o.keep_lock_count++] = optarg;
         else
-            rc = cli_usage_error(c, "gc", "unknown or incomplete option '%s'", argv[i]);
+            rc = cli_option_error(c, "gc", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        rc = cli_usage_error(c, "gc", "unexpected argument '%s'", argv[optind]);
     o.keep_locks = locks;
     size_t removed = 0;
     uint64_t bytes = 0;

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* `kbpkg help` and `kbpkg --help`: the commands and the global options, from their tables. */
@@ -60,8 +61,13 @@ int cmd_help(cli *c, int argc, char **argv)
         return cli_usage_error(c, NULL, "unknown command '%s'", argv[1]);
     }
     if (c->json) {
+        char *options = cmd->options ? cli_options_text(cmd) : NULL;
+        if (cmd->options && !options)
+            return cli_fail(c, KB_ERR_NOMEM);
+        const char *help = options ? options : cmd->help ? cmd->help : "";
         cli_json_print(json_pack("{s:s,s:s,s:s,s:s}", "name", cmd->name, "summary", cmd->summary,
-                                 "usage", cmd->usage, "help", cmd->help ? cmd->help : ""));
+                                 "usage", cmd->usage, "help", help));
+        free(options);
         return CLI_EXIT_OK;
     }
     return cli_print_command_help(cmd);

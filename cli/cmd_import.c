@@ -3,18 +3,24 @@
 
 #include <getopt.h>
 
+const cli_option cli_import_options[] = {
+    {'n', "name", false, "org/name",
+     "the package name (default: kernels-community/<general.name>)"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_import(cli *c, int argc, char **argv)
 {
-    static const struct option long_opts[] = {{"name", required_argument, NULL, 'n'},
-                                              {NULL, 0, NULL, 0}};
+    cli_getopt g;
+    cli_getopt_build(&g, cli_import_options);
     const char *name = NULL;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 'n')
             name = optarg;
         else
-            return cli_option_error(c, "import", opt, long_opts, argv);
+            return cli_option_error(c, "import", opt, g.longs, argv);
     }
     if (argc - optind != 2)
         return cli_usage_error(c, "import", "expected a kernel-builder project and a new folder");

@@ -28,24 +28,29 @@ json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates
     return o;
 }
 
+const cli_option cli_install_options[] = {
+    {'t', "target", true, "T", "install this target id whatever the machine has (cross installs)"},
+    {'n', "no-build", false, NULL, "fail instead of building from source when no artifact fits"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_install(cli *c, int argc, char **argv)
 {
-    static const struct option long_opts[] = {{"target", required_argument, NULL, 't'},
-                                              {"no-build", no_argument, NULL, 'n'},
-                                              {NULL, 0, NULL, 0}};
+    cli_getopt g;
+    cli_getopt_build(&g, cli_install_options);
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     cli_trust trust;
     cli_trust_take(&trust, c, &argc, argv);
     o.allow_unsigned = trust.allow_unsigned;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 't')
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
         else
-            return cli_option_error(c, "install", opt, long_opts, argv);
+            return cli_option_error(c, "install", opt, g.longs, argv);
     }
     if (optind >= argc)
         return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");

@@ -1,6 +1,7 @@
 /* kbpkg lock org/name[@c]... [--target T]... [--file F]: pin versions and digests in kbpkg.lock. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,14 @@ static const char *failed_ref(cli *c, const char **refs, size_t nrefs)
     return found;
 }
 
+const cli_option cli_lock_options[] = {
+    {'t', "target", true, "T",
+     "pin only these targets (ids or prefixes); default: every\nartifact, so the lockfile works "
+     "on any machine"},
+    {'f', "file", false, "F", "write F instead of ./kbpkg.lock"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_lock(cli *c, int argc, char **argv)
 {
     const char **refs = calloc((size_t)argc + 1, sizeof(*refs));
@@ -55,19 +64,20 @@ int cmd_lock(cli *c, int argc, char **argv)
     size_t nrefs = 0, ntargets = 0;
     cli_trust trust; /* each version's signature is checked before it is pinned */
     cli_trust_take(&trust, c, &argc, argv);
-    int rc = refs && targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
-            targets[ntargets++] = argv[++i];
-        else if (strcmp(a, "--file") == 0 && has_value)
-            file = argv[++i];
-        else if (a[0] == '-')
-            rc = cli_usage_error(c, "lock", "unknown or incomplete option '%s'", a);
+    int rc = refs && targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_lock_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            targets[ntargets++] = optarg;
+        else if (opt == 'f')
+            file = optarg;
         else
-            refs[nrefs++] = a;
+            rc = cli_option_error(c, "lock", opt, g.longs, argv);
     }
+    for (int i = optind; !rc && i < argc; i++)
+        refs[nrefs++] = argv[i];
     if (!rc && nrefs == 0)
         rc = cli_usage_error(c, "lock", "which packages? (kbpkg lock org/name[@constraint]...)");
     kb_lockfile *lock = NULL;

@@ -6,12 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
+const cli_option cli_resolve_options[] = {
+    {'e', "explain", false, NULL, "every candidate with the reason it was taken or refused"},
+    {'t', "target", true, "T", "resolve this target id whatever the machine has"},
+    {'n', "no-build", false, NULL, "never pick a build from source"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_resolve(cli *c, int argc, char **argv)
 {
-    static const struct option long_opts[] = {{"explain", no_argument, NULL, 'e'},
-                                              {"target", required_argument, NULL, 't'},
-                                              {"no-build", no_argument, NULL, 'n'},
-                                              {NULL, 0, NULL, 0}};
+    cli_getopt g;
+    cli_getopt_build(&g, cli_resolve_options);
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
     cli_trust trust; /* the trust policy applies here as in install: same options */
     cli_trust_take(&trust, c, &argc, argv);
@@ -19,7 +24,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
     bool explain = false;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 'e')
             explain = true;
         else if (opt == 't')
@@ -27,7 +32,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
         else if (opt == 'n')
             o.allow_build = 0;
         else
-            return cli_option_error(c, "resolve", opt, long_opts, argv);
+            return cli_option_error(c, "resolve", opt, g.longs, argv);
     }
     if (optind + 1 != argc)
         return cli_usage_error(c, "resolve", "give one package, e.g. radeonflow/gemm@^1");

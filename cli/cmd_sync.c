@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <getopt.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,11 @@ static int fail_no_lockfile(cli *c, const char *file)
     return exit_code;
 }
 
+const cli_option cli_sync_options[] = {
+    {'f', "file", false, "F", "read F instead of ./kbpkg.lock"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_sync(cli *c, int argc, char **argv)
 {
     const char *file = KB_LOCKFILE_NAME;
@@ -60,13 +66,18 @@ int cmd_sync(cli *c, int argc, char **argv)
     cli_trust trust;
     cli_trust_take(&trust, c, &argc, argv);
     o.allow_unsigned = trust.allow_unsigned;
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-            file = argv[++i];
+    int rc = 0, opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_sync_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'f')
+            file = optarg;
         else
-            rc = cli_usage_error(c, "sync", "unknown or incomplete option '%s'", argv[i]);
+            rc = cli_option_error(c, "sync", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        rc = cli_usage_error(c, "sync", "unexpected argument '%s'", argv[optind]);
     kb_lockfile *lock = NULL;
     kb_sync_report *r = NULL;
     if (!rc) {

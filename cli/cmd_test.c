@@ -1,6 +1,7 @@
 /* kbpkg test DIR [--target T]...: build and run the package test per runnable target. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,23 +39,31 @@ static void print_result(cli *c, const kb_test_result *r)
     }
 }
 
+const cli_option cli_test_options[] = {
+    {'t', "target", true, "T", "only targets whose id is or starts with T (repeatable)"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_test(cli *c, int argc, char **argv)
 {
     const char *dir = NULL;
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     size_t n = 0;
-    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 1; i < argc && !rc; i++) {
-        if ((strcmp(argv[i], "--target") == 0 || strcmp(argv[i], "-t") == 0) && i + 1 < argc)
-            targets[n++] = argv[++i];
-        else if (argv[i][0] == '-')
-            rc = cli_usage_error(c, "test", "unknown or incomplete option '%s'", argv[i]);
-        else if (!dir)
-            dir = argv[i];
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_test_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            targets[n++] = optarg;
         else
-            rc = cli_usage_error(c, "test", "one package folder only, got '%s' and '%s'", dir,
-                                 argv[i]);
+            rc = cli_option_error(c, "test", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        dir = argv[optind];
+    if (!rc && optind + 1 < argc)
+        rc = cli_usage_error(c, "test", "one package folder only, got '%s' and '%s'", argv[optind],
+                             argv[optind + 1]);
     kb_test_result *r = NULL;
     if (!rc) {
         int err = kb_fetch_inputs(NULL, c->ctx, dir ? dir : ".");

@@ -3,18 +3,23 @@
 
 #include <getopt.h>
 
+const cli_option cli_uninstall_options[] = {
+    {'t', "target", true, "T", "remove only the install of this target"},
+    CLI_OPTIONS_END,
+};
+
 int cmd_uninstall(cli *c, int argc, char **argv)
 {
-    static const struct option long_opts[] = {{"target", required_argument, NULL, 't'},
-                                              {NULL, 0, NULL, 0}};
+    cli_getopt g;
+    cli_getopt_build(&g, cli_uninstall_options);
     const char *target = NULL;
     int opt;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":t:", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 't')
             target = optarg;
         else
-            return cli_option_error(c, "uninstall", opt, long_opts, argv);
+            return cli_option_error(c, "uninstall", opt, g.longs, argv);
     }
     if (optind >= argc)
         return cli_usage_error(c, "uninstall", "which package?");

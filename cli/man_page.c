@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Write text as roff: backslashes and dashes escaped, a leading '.' or '\'' neutralised. */
@@ -47,11 +48,14 @@ int cli_print_man_page(const cli_command *cmd)
     printf("\n.fi\n.SH DESCRIPTION\n");
     roff_text(cmd->summary);
     printf(".\n");
-    if (cmd->help && *cmd->help) {
+    char *options = cmd->options ? cli_options_text(cmd) : NULL;
+    const char *help = options ? options : cmd->help;
+    if (help && *help) {
         printf(".SH OPTIONS\n.nf\n");
-        roff_text(cmd->help);
+        roff_text(help);
         printf("\n.fi\n");
     }
+    free(options);
     printf(".PP\nThe global options of\n.BR kbpkg (1)\n(");
     for (size_t i = 0; i < cli_global_option_count; i++) {
         printf("%s", i ? ", " : "");

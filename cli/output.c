@@ -235,7 +235,10 @@ bool cli_is_help_flag(const char *arg)
 int cli_print_command_help(const cli_command *cmd)
 {
     printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
-    if (cmd->help && *cmd->help)
+    if (cmd->options) {
+        putchar('\n');
+        cli_print_options(stdout, cmd);
+    } else if (cmd->help && *cmd->help)
         printf("\n%s\n", cmd->help);
     return CLI_EXIT_OK;
 }

@@ -25,6 +25,26 @@ int kbi_buf_grow(kb_buf *b, size_t extra)
     return 0;
 }
 
+int kbi_array_grow(void **items, size_t *cap, size_t need, size_t elem_size)
+{
+    if (need <= *cap)
+        return 0;
+    if (elem_size && need > SIZE_MAX / elem_size)
+        return KB_ERR_NOMEM;
+    size_t n = *cap ? *cap : 8;
+    while (n < need)
+        n = n > SIZE_MAX / 2 ? need : n * 2;
+    /* Doubling may pass what fits in size_t bytes even when need does not. */
+    if (elem_size && n > SIZE_MAX / elem_size)
+        n = need;
+    void *p = realloc(*items, n * elem_size);
+    if (!p)
+        return KB_ERR_NOMEM; /* *items and *cap untouched: nothing pushed so far is lost */
+    *items = p;
+    *cap = n;
+    return 0;
+}
+
 int kbi_buf_append(kb_buf *b, const void *data, size_t len)
 {
     if (kbi_buf_grow(b, len))
@@ -145,15 +165,11 @@ int kbi_strv_push_owned(kb_strv *v, char *s)
 {
     if (!s)
         return KB_ERR_NOMEM;
-    if (v->len == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        char **p = realloc(v->items, (cap + 1) * sizeof(*p));
-        if (!p) {
-            free(s);
-            return KB_ERR_NOMEM;
-        }
-        v->items = p;
-        v->cap = cap;
+    /* One slot more than len keeps the list NULL-terminated. */
+    if (v->len + 1 == SIZE_MAX ||
+        kbi_array_grow((void **)&v->items, &v->cap, v->len + 2, sizeof(*v->items))) {
+        free(s);
+        return KB_ERR_NOMEM;
     }
     v->items[v->len++] = s;
     v->items[v->len] = NULL;

@@ -68,6 +68,13 @@ char *kbi_buf_detach(kb_buf *b);
 void kbi_buf_reset(kb_buf *b);
 void kbi_buf_free(kb_buf *b);
 
+/* ---- growable arrays ----
+ * Make room for need elements of elem_size bytes in *items, doubling *cap (from 8) so that n
+ * pushes cost O(n). KB_ERR_NOMEM when need * elem_size overflows or realloc fails; then *items
+ * and *cap are left as they were, so nothing already stored is lost. Call as
+ * kbi_array_grow((void **)&list->items, &list->cap, list->len + 1, sizeof(*list->items)). */
+int kbi_array_grow(void **items, size_t *cap, size_t need, size_t elem_size);
+
 /* ---- strings ---- */
 char *kbi_strdup(const char *s); /* NULL-safe */
 char *kbi_strndup(const char *s, size_t n);

@@ -62,14 +62,8 @@ static bool row_copy(kb_report_row *dst, const kb_report_row *src)
 
 int kbi_report_rows_add(kb_report_rows *rows, const kb_report_row *row)
 {
-    if (rows->len == rows->cap) {
-        size_t cap = rows->cap ? rows->cap * 2 : 8;
-        kb_report_row *n = realloc(rows->items, cap * sizeof(*n));
-        if (!n)
-            return KB_ERR_NOMEM;
-        rows->items = n;
-        rows->cap = cap;
-    }
+    if (kbi_array_grow((void **)&rows->items, &rows->cap, rows->len + 1, sizeof(*rows->items)))
+        return KB_ERR_NOMEM;
     kb_report_row *dst = &rows->items[rows->len];
     if (!row_copy(dst, row)) {
         row_clear(dst);

@@ -56,14 +56,9 @@ const kb_ynode *kbi_ynode_get(const kb_ynode *map, const char *key)
 
 static int push_child(kb_ynode *parent, kb_ynode *child)
 {
-    if (parent->len == parent->cap) {
-        size_t cap = parent->cap ? parent->cap * 2 : 8;
-        kb_ynode **items = realloc(parent->items, cap * sizeof(*items));
-        if (!items)
-            return KB_ERR_NOMEM;
-        parent->items = items;
-        parent->cap = cap;
-    }
+    if (kbi_array_grow((void **)&parent->items, &parent->cap, parent->len + 1,
+                       sizeof(*parent->items)))
+        return KB_ERR_NOMEM;
     parent->items[parent->len++] = child;
     return 0;
 }

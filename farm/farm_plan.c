@@ -20,7 +20,7 @@ typedef struct pool {
 
 typedef struct pools {
     pool *items;
-    size_t count;
+    size_t count, cap;
 } pools;
 
 static void pools_free(pools *p)
@@ -38,11 +38,9 @@ static void pools_free(pools *p)
 static int pools_add(kb_ctx *ctx, pools *p, const char *name, kb_backend b, const char *os,
                      const char *arch, bool gpu, const char *toolchain)
 {
-    pool *grown = realloc(p->items, (p->count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&p->items, &p->cap, p->count + 1, sizeof(*p->items)))
         return kbi_error_oom(ctx);
-    p->items = grown;
-    pool *n = &grown[p->count++];
+    pool *n = &p->items[p->count++];
     *n = (pool){kbi_strdup(name), b, kbi_strdup(os), kbi_strdup(arch), gpu, kbi_strdup(toolchain)};
     return n->name && n->os && n->arch && (!toolchain || n->toolchain) ? 0 : kbi_error_oom(ctx);
 }

@@ -104,11 +104,10 @@ void kbi_toml_free(kb_toml *t)
 
 static int node_append(kb_toml *parent, kb_toml *child)
 {
-    kb_toml **n = realloc(parent->items, (parent->count + 1) * sizeof(*n));
-    if (!n)
+    if (kbi_array_grow((void **)&parent->items, &parent->cap, parent->count + 1,
+                       sizeof(*parent->items)))
         return KB_ERR_NOMEM;
-    parent->items = n;
-    n[parent->count++] = child;
+    parent->items[parent->count++] = child;
     return 0;
 }
 

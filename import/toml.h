@@ -28,7 +28,7 @@ struct kb_toml {
     int64_t num;        /* KB_TOML_INT */
     bool flag;          /* KB_TOML_BOOL */
     kb_toml **items;    /* TABLE: members in file order; ARRAY: elements */
-    size_t count;
+    size_t count, cap;
     bool defined; /* TABLE: given its own [header] (a second one is an error) */
 };
 

@@ -62,20 +62,19 @@ static void sort_lock(kb_lockfile *lock)
 
 static kb_lock_pin *pin_add(kb_lock_package *p)
 {
-    kb_lock_pin *n = realloc(p->pins, (p->count + 1) * sizeof(*p->pins));
-    if (!n)
+    if (kbi_array_grow((void **)&p->pins, &p->cap, p->count + 1, sizeof(*p->pins)))
         return NULL;
-    p->pins = n;
+    kb_lock_pin *n = p->pins;
     memset(&n[p->count], 0, sizeof(*n));
     return &n[p->count++];
 }
 
 static kb_lock_package *package_add(kb_lockfile *lock)
 {
-    kb_lock_package *n = realloc(lock->packages, (lock->count + 1) * sizeof(*n));
-    if (!n)
+    if (kbi_array_grow((void **)&lock->packages, &lock->cap, lock->count + 1,
+                       sizeof(*lock->packages)))
         return NULL;
-    lock->packages = n;
+    kb_lock_package *n = lock->packages;
     memset(&n[lock->count], 0, sizeof(*n));
     return &n[lock->count++];
 }

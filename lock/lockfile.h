@@ -21,13 +21,13 @@ typedef struct kb_lock_package {
     char *version;
     char *index_digest;
     kb_lock_pin *pins; /* sorted by target */
-    size_t count;
+    size_t count, cap;
 } kb_lock_package;
 
 struct kb_lockfile {
     char *registry;
     kb_lock_package *packages; /* sorted by name */
-    size_t count;
+    size_t count, cap;
 };
 
 const kb_lock_pin *kbi_lock_package_pin(const kb_lock_package *p, const char *target);

@@ -267,11 +267,10 @@ static int on_bench(mparse *p, const kb_ynode *v, const char *keypath, void *tar
 static kb_export_sig *next_export_sig(mparse *p)
 {
     kb_manifest *m = p->m;
-    kb_export_sig *grown = realloc(m->export_sigs, (m->exports.len + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&m->export_sigs, &m->export_sigs_cap, m->exports.len + 1,
+                       sizeof(*m->export_sigs)))
         return NULL;
-    m->export_sigs = grown;
-    kb_export_sig *sig = &grown[m->exports.len];
+    kb_export_sig *sig = &m->export_sigs[m->exports.len];
     memset(sig, 0, sizeof(*sig));
     return sig;
 }
@@ -368,11 +367,9 @@ static int on_arg_item(mparse *p, const kb_ynode *item, const char *itempath, vo
     if (item->type != KB_YNODE_MAP)
         return fail(p, item, itempath, "expected a mapping {name, type, dir, shape}, got %s",
                     kbi_ynode_type_name(item->type));
-    kb_export_arg *grown = realloc(sig->args, (sig->arg_count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&sig->args, &sig->args_cap, sig->arg_count + 1, sizeof(*sig->args)))
         return oom(p);
-    sig->args = grown;
-    kb_export_arg *a = &grown[sig->arg_count++];
+    kb_export_arg *a = &sig->args[sig->arg_count++];
     memset(a, 0, sizeof(*a));
     int rc = apply_schema(p, item, itempath, &arg_schema, a);
     if (rc)
@@ -573,13 +570,11 @@ static int on_arch_flags(mparse *p, const kb_ynode *v, const char *keypath, void
         int rc = val->type == KB_YNODE_SEQ ? 0
                                            : fail(p, val, path, "expected a list of flags, got %s",
                                                   kbi_ynode_type_name(val->type));
-        kb_arch_flags *grown =
-            rc ? NULL : realloc(b->arch_flags, (b->arch_flag_count + 1) * sizeof(*grown));
-        if (!rc && !grown)
+        if (!rc && kbi_array_grow((void **)&b->arch_flags, &b->arch_flags_cap,
+                                  b->arch_flag_count + 1, sizeof(*b->arch_flags)))
             rc = oom(p);
         if (!rc) {
-            b->arch_flags = grown;
-            kb_arch_flags *af = &grown[b->arch_flag_count++];
+            kb_arch_flags *af = &b->arch_flags[b->arch_flag_count++];
             memset(af, 0, sizeof(*af));
             af->pattern = kbi_strdup(key->value);
             rc = af->pattern ? each_item(p, val, path, true, on_flag_item, &af->flags) : oom(p);
@@ -688,10 +683,9 @@ static int finish_source(mparse *p, const kb_ynode *map, const char *itempath, k
 
 static kb_source *new_source(kb_backend_spec *b)
 {
-    kb_source *grown = realloc(b->sources, (b->source_count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&b->sources, &b->sources_cap, b->source_count + 1,
+                       sizeof(*b->sources)))
         return NULL;
-    b->sources = grown;
     kb_source *s = &b->sources[b->source_count++];
     memset(s, 0, sizeof(*s));
     return s;
@@ -937,11 +931,9 @@ static int on_dep_item(mparse *p, const kb_ynode *item, const char *itempath, vo
     if (item->type != KB_YNODE_MAP)
         return fail(p, item, itempath, "expected a mapping {name, url, sha256}, got %s",
                     kbi_ynode_type_name(item->type));
-    kb_dependency *grown = realloc(m->deps, (m->dep_count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&m->deps, &m->deps_cap, m->dep_count + 1, sizeof(*m->deps)))
         return oom(p);
-    m->deps = grown;
-    kb_dependency *d = &grown[m->dep_count++];
+    kb_dependency *d = &m->deps[m->dep_count++];
     memset(d, 0, sizeof(*d));
     const kb_ynode *url = kbi_ynode_get(item, "url");
     d->archive = url && url->type == KB_YNODE_SCALAR && url_is_archive(url->value);

@@ -46,12 +46,12 @@ typedef struct kb_backend_spec {
                       cpu defaults to the host level, metal to "apple") */
     char *ptx;     /* cuda only: the compute_XY embedded as PTX, e.g. "sm_80" -> compute_80 */
     kb_source *sources;
-    size_t source_count;
+    size_t source_count, sources_cap;
     kb_strv flags;    /* extra compiler flags; -l/-L/-Wl go after the objects */
     kb_strv includes; /* package-relative include folders (-I) */
     kb_strv defines;  /* NAME or NAME=VALUE (-D) */
     kb_arch_flags *arch_flags;
-    size_t arch_flag_count;
+    size_t arch_flag_count, arch_flags_cap;
     kb_strv export_patterns; /* names or fnmatch patterns selecting this backend's exports */
     bool exports_selected;   /* export_patterns was given (else: every top-level export) */
     char ptx_target[40];     /* cuda with ptx: "compute_80", the PTX target's arch; else "" */
@@ -67,7 +67,8 @@ typedef struct kb_manifest {
     unsigned abi;
     char *header; /* include/rf_gemm.h */
     kb_strv exports;
-    kb_export_sig *export_sigs;  /* parallel to exports; returns NULL where none is declared */
+    kb_export_sig *export_sigs; /* parallel to exports; returns NULL where none is declared */
+    size_t export_sigs_cap;
     kb_backend_spec backends[5]; /* indexed by kb_backend */
     char *test;                  /* tests/check.c, or NULL */
     char *bench;                 /* tests/bench.c, or NULL: `kbpkg bench` (docs/kernels.md) */
@@ -77,7 +78,7 @@ typedef struct kb_manifest {
     kb_strv defines;             /* top-level defines, for every backend and the test */
     kb_strv files;               /* extra files and globs carried by the source artifact */
     kb_dependency *deps;
-    size_t dep_count;
+    size_t dep_count, deps_cap;
     kb_requirement requires[5]; /* indexed by kb_backend */
 } kb_manifest;
 

@@ -24,7 +24,7 @@ typedef struct kb_export_sig {
     char *name;
     char *returns; /* "status", "void", "i32", ... */
     kb_export_arg *args;
-    size_t arg_count;
+    size_t arg_count, args_cap;
 } kb_export_sig;
 
 /* One row of the type table: what a declared type is in C. */

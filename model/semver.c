@@ -206,7 +206,7 @@ struct kb_constraint {
     bound *bounds;
     size_t len, cap;
     kb_semver *pre_ok; /* x.y.z whose pre-releases the constraint names */
-    size_t pre_len;
+    size_t pre_len, pre_cap;
 };
 
 /* A comparator's version, possibly partial ("1", "1.2", "1.x"): parts holds how many. */
@@ -217,14 +217,8 @@ typedef struct partial {
 
 static int add_bound(kb_constraint *c, cmp_op op, const kb_semver *v)
 {
-    if (c->len == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        bound *b = realloc(c->bounds, cap * sizeof(*b));
-        if (!b)
-            return KB_ERR_NOMEM;
-        c->bounds = b;
-        c->cap = cap;
-    }
+    if (kbi_array_grow((void **)&c->bounds, &c->cap, c->len + 1, sizeof(*c->bounds)))
+        return KB_ERR_NOMEM;
     c->bounds[c->len].op = op;
     c->bounds[c->len].v = *v;
     c->len++;
@@ -374,10 +368,8 @@ static int add_comparator(kb_constraint *c, const char *op, const partial *p)
 
 static int remember_prerelease(kb_constraint *c, const kb_semver *v)
 {
-    kb_semver *p = realloc(c->pre_ok, (c->pre_len + 1) * sizeof(*p));
-    if (!p)
+    if (kbi_array_grow((void **)&c->pre_ok, &c->pre_cap, c->pre_len + 1, sizeof(*c->pre_ok)))
         return KB_ERR_NOMEM;
-    c->pre_ok = p;
     c->pre_ok[c->pre_len++] = make_version(v->major, v->minor, v->patch);
     return 0;
 }

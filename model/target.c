@@ -739,5 +739,5 @@ void kbi_host_free(kb_host *host)
         return;
     free(host->devices);
     host->devices = NULL;
-    host->device_count = 0;
+    host->device_count = host->devices_cap = 0;
 }

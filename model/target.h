@@ -54,7 +54,7 @@ typedef struct kb_host {
     char os[16];        /* linux, darwin */
     char glibc[16];     /* "2.36", "" when not glibc */
     kb_device *devices;
-    size_t device_count;
+    size_t device_count, devices_cap;
 } kb_host;
 
 /* Parse an override list "sm_86,gfx1031@rocm5.2,sm_90@cuda12.4" or "none". */

@@ -8,10 +8,8 @@
 
 int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, const char *fmt, ...)
 {
-    kb_probe_note *grown = realloc(r->notes, (r->note_count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&r->notes, &r->notes_cap, r->note_count + 1, sizeof(*r->notes)))
         return kbi_error_oom(ctx);
-    r->notes = grown;
     kb_probe_note *n = &r->notes[r->note_count++];
     snprintf(n->source, sizeof(n->source), "%s", source);
     va_list ap;
@@ -25,10 +23,9 @@ int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, cons
 int kbi_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d)
 {
     kb_host *h = &r->host;
-    kb_device *grown = realloc(h->devices, (h->device_count + 1) * sizeof(*grown));
-    if (!grown)
+    if (kbi_array_grow((void **)&h->devices, &h->devices_cap, h->device_count + 1,
+                       sizeof(*h->devices)))
         return kbi_error_oom(ctx);
-    h->devices = grown;
     h->devices[h->device_count++] = *d;
     return 0;
 }
@@ -61,7 +58,7 @@ static int apply_device_override(kb_ctx *ctx, kb_probe_report *r, const char *sp
         return rc;
     }
     r->host.devices = devices;
-    r->host.device_count = count;
+    r->host.device_count = r->host.devices_cap = count;
     take_cpu_from_devices(&r->host);
     r->overridden = true;
     return kbi_probe_note_add(ctx, r, "override", "devices from probe.devices: %s", spec);

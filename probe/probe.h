@@ -13,7 +13,7 @@ typedef struct kb_probe_note {
 typedef struct kb_probe_report {
     kb_host host;
     kb_probe_note *notes;
-    size_t note_count;
+    size_t note_count, notes_cap;
     char cuda_driver[16]; /* "13.0", "" when none */
     char hip_runtime[16]; /* "5.2", "" when none */
     bool overridden;      /* devices came from probe.devices */

@@ -183,7 +183,7 @@ typedef struct pub_run {
     char source_digest[65];
     char *out_dir;
     kb_pub_artifact *arts; /* the targets, then the source last */
-    size_t count;
+    size_t count, cap;
 } pub_run;
 
 static void pub_run_free(pub_run *p)
@@ -197,12 +197,10 @@ static void pub_run_free(pub_run *p)
 
 static int arts_push(kb_ctx *ctx, pub_run *p, kb_pub_artifact *a)
 {
-    kb_pub_artifact *n = realloc(p->arts, (p->count + 1) * sizeof(*p->arts));
-    if (!n) {
+    if (kbi_array_grow((void **)&p->arts, &p->cap, p->count + 1, sizeof(*p->arts))) {
         kbi_pub_artifact_clear(a);
         return kbi_error_oom(ctx);
     }
-    p->arts = n;
     p->arts[p->count++] = *a;
     return 0;
 }

@@ -262,14 +262,8 @@ enum { WANT_VALUE, WANT_VALUE_OR_CLOSE, WANT_KEY, WANT_KEY_OR_CLOSE, WANT_COLON,
 /* Note one more entry; false when out of memory. */
 static bool add_entry(index_memo *m, size_t *cap, size_t start)
 {
-    if (m->count == *cap) {
-        size_t grown_cap = *cap ? *cap * 2 : 256;
-        memo_entry *grown = realloc(m->entries, grown_cap * sizeof(*grown));
-        if (!grown)
-            return false;
-        m->entries = grown;
-        *cap = grown_cap;
-    }
+    if (kbi_array_grow((void **)&m->entries, cap, m->count + 1, sizeof(*m->entries)))
+        return false;
     m->entries[m->count++] = (memo_entry){{start, SCAN_NONE}, {SCAN_NONE, 0}, {SCAN_NONE, 0}};
     return true;
 }

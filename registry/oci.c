@@ -347,13 +347,12 @@ int kbi_oci_index_parse(kb_oci_index *out, kb_ctx *ctx, const char *data, size_t
     return rc;
 }
 
-static int append_descriptor(kb_oci_descriptor **items, size_t *count, const kb_oci_descriptor *d)
+static int append_descriptor(kb_oci_descriptor **items, size_t *count, size_t *cap,
+                             const kb_oci_descriptor *d)
 {
-    kb_oci_descriptor *grown = realloc(*items, (*count + 1) * sizeof(**items));
-    if (!grown)
+    if (kbi_array_grow((void **)items, cap, *count + 1, sizeof(**items)))
         return KB_ERR_NOMEM;
-    *items = grown;
-    if (kbi_oci_descriptor_copy(&grown[*count], d))
+    if (kbi_oci_descriptor_copy(&(*items)[*count], d))
         return KB_ERR_NOMEM;
     (*count)++;
     return 0;
@@ -361,12 +360,12 @@ static int append_descriptor(kb_oci_descriptor **items, size_t *count, const kb_
 
 int kbi_oci_manifest_add_layer(kb_oci_manifest *m, const kb_oci_descriptor *d)
 {
-    return append_descriptor(&m->layers, &m->layer_count, d);
+    return append_descriptor(&m->layers, &m->layer_count, &m->layers_cap, d);
 }
 
 int kbi_oci_index_add(kb_oci_index *ix, const kb_oci_descriptor *d)
 {
-    return append_descriptor(&ix->manifests, &ix->manifest_count, d);
+    return append_descriptor(&ix->manifests, &ix->manifest_count, &ix->manifests_cap, d);
 }
 
 void kbi_oci_manifest_clear(kb_oci_manifest *m)

@@ -49,7 +49,7 @@ typedef struct kb_oci_manifest {
     char *artifact_type; /* optional */
     kb_oci_descriptor config;
     kb_oci_descriptor *layers;
-    size_t layer_count;
+    size_t layer_count, layers_cap;
     kb_oci_descriptor *subject; /* optional */
     kb_oci_annotations annotations;
 } kb_oci_manifest;
@@ -66,7 +66,7 @@ void kbi_oci_manifest_clear(kb_oci_manifest *m);
 typedef struct kb_oci_index {
     char *artifact_type; /* optional */
     kb_oci_descriptor *manifests;
-    size_t manifest_count;
+    size_t manifest_count, manifests_cap;
     kb_oci_annotations annotations;
 } kb_oci_index;
 

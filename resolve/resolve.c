@@ -35,12 +35,10 @@ const char *kbi_fit_name(kb_fit fit)
 int kbi_resolve_candidate_push(kb_install_result *res, const char *target, const kb_compat *c,
                                bool local_build)
 {
-    kb_candidate *n =
-        realloc(res->candidates, (res->candidate_count + 1) * sizeof(*res->candidates));
-    if (!n)
+    if (kbi_array_grow((void **)&res->candidates, &res->candidates_cap, res->candidate_count + 1,
+                       sizeof(*res->candidates)))
         return KB_ERR_NOMEM;
-    res->candidates = n;
-    kb_candidate *slot = &n[res->candidate_count++];
+    kb_candidate *slot = &res->candidates[res->candidate_count++];
     memset(slot, 0, sizeof(*slot));
     slot->target = kbi_strdup(target);
     slot->compat = *c;

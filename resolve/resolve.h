@@ -28,7 +28,7 @@ struct kb_install_result {
     bool was_installed;
     kb_trust_admission admission; /* what admitted the index: goes into the install record */
     kb_candidate *candidates;
-    size_t candidate_count;
+    size_t candidate_count, candidates_cap;
 };
 
 const char *kbi_fit_name(kb_fit fit);

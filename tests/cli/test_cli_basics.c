@@ -119,6 +119,42 @@ Test(cli, unknown_long_option_is_named_with_the_closest)
                        "option '--no-build' takes no value");
 }
 
+/* Commands with an option table: the parser, help, man page and --json help come from the same
+ * rows, so an option the parser takes is never missing from the help (resolve's --target and
+ * --no-build were, when help was a hand-written string). */
+Test(cli, option_table_drives_parser_help_and_man_page)
+{
+    kbt_run r = kbt_kbpkg(NULL, (const char *const[]){"help", "resolve", NULL});
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(strstr(r.out, "\n  --target T, -t T     "), "got: %s", r.out);
+    cr_expect(strstr(r.out, "\n  --no-build           "), "got: %s", r.out);
+    cr_expect(strstr(r.out, "\n  --allow-unsigned     "), "got: %s", r.out);
+    kbt_run_free(&r);
+    r = kbt_kbpkg(NULL, (const char *const[]){"help", "--man", "resolve", NULL});
+    cr_expect(strstr(r.out, "\\-\\-no\\-build"), "got: %s", r.out);
+    kbt_run_free(&r);
+    r = kbt_kbpkg(NULL, (const char *const[]){"--json", "help", "gc", NULL});
+    json_t *doc = json_loads(r.out, 0, NULL);
+    const char *help = json_string_value(json_object_get(doc, "help"));
+    cr_assert_not_null(help, "got: %s", r.out);
+    cr_expect(kbi_str_starts(help, "  --keep-lock FILE     "), "got: %s", help);
+    json_decref(doc);
+    kbt_run_free(&r);
+    /* gc parses through the table too: typos get the closest, operands are refused */
+    expect_usage_error((const char *const[]){"gc", "--kep-lock", "x", NULL},
+                       "unknown option '--kep-lock'; did you mean --keep-lock?");
+    expect_usage_error((const char *const[]){"gc", "stray", NULL}, "unexpected argument 'stray'");
+    expect_usage_error((const char *const[]){"gc", "--keep-lock", NULL},
+                       "option '--keep-lock' needs a value");
+    expect_usage_error((const char *const[]){"sync", "stray", NULL}, "unexpected argument 'stray'");
+    expect_usage_error((const char *const[]){"test", "--tagret", "cpu", NULL},
+                       "unknown option '--tagret'; did you mean --target?");
+    expect_usage_error((const char *const[]){"bench", "--quik", NULL},
+                       "unknown option '--quik'; did you mean --quick?");
+    expect_usage_error((const char *const[]){"lock", "--fiel", "x", "org/a", NULL},
+                       "unknown option '--fiel'; did you mean --file?");
+}
+
 Test(cli, unknown_option_with_json_is_the_error_document)
 {
     const char *args[] = {"--json", "install", "--allow-unsgined", "x", NULL};

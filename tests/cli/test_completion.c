@@ -59,6 +59,18 @@ Test(completion, bash_completes_subcommands_and_flags)
     expect_completion("kbpkg help doc", "doctor\n");
 }
 
+/* Flags of a command with an option table come from the table (short forms and the trust
+ * options too), not from scraping its help text. */
+Test(completion, bash_completes_flags_from_option_tables)
+{
+    expect_completion("kbpkg resolve --",
+                      "--allow-unsigned\n--cache\n--device\n--explain\n--help\n--insecure\n"
+                      "--json\n--no-build\n--no-color\n--offline\n--quiet\n--registry\n--set\n"
+                      "--target\n--verbose\n--version\n");
+    expect_completion("kbpkg install -t", "-t\n");
+    expect_completion("kbpkg gc --k", "--keep-lock\n");
+}
+
 /* A fresh cache with kbtest/cpu-add really installed from a layout registry, and a PATH
  * whose kbpkg is the built one: what the scripts' `kbpkg list --json` reads. */
 typedef struct installed_world {

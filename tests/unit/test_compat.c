@@ -449,14 +449,14 @@ Test(compat, unknown_cpu_level_refuses_x86_levels_but_knows_aarch64)
 {
     kb_ctx *ctx = kbt_ctx();
     kb_target t;
-    kb_host host = {"x86_64", "", "linux", "", NULL, 0};
+    kb_host host = {"x86_64", "", "linux", "", NULL, 0, 0};
     kb_compat r;
     cr_assert_eq(kbi_target_parse(ctx, &t, "cpu-x86_64_v2-x86_64-linux"), 0);
     kbi_compat_check_host(&r, &t, &host, NULL);
     cr_expect_eq(r.fit, KB_FIT_NONE);
     cr_expect_str_eq(r.reason,
                      "the host's CPU level is unknown (name it, e.g. --device x86_64_v3)");
-    kb_host arm = {"aarch64", "", "linux", "", NULL, 0};
+    kb_host arm = {"aarch64", "", "linux", "", NULL, 0, 0};
     cr_assert_eq(kbi_target_parse(ctx, &t, "cpu-aarch64-aarch64-linux"), 0);
     kbi_compat_check_host(&r, &t, &arm, NULL);
     cr_expect_eq(r.fit, KB_FIT_CPU, "%s", r.reason);

@@ -1,6 +1,7 @@
 /* Core: error records, config layering, buffers, atomic files, processes. */
 #include "kbtest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,4 +170,63 @@ Test(core, empty_buffer_detaches_as_empty_string)
     char *s = kbi_buf_detach(&b);
     cr_expect_str_eq(s, "");
     free(s);
+}
+
+Test(core, array_grow_doubles_and_keeps_items)
+{
+    int *items = NULL;
+    size_t cap = 0, len = 0, reallocs = 0;
+    for (int i = 0; i < 1000; i++) {
+        size_t before = cap;
+        cr_assert_eq(kbi_array_grow((void **)&items, &cap, len + 1, sizeof(*items)), 0);
+        reallocs += cap != before;
+        cr_assert_geq(cap, len + 1);
+        items[len++] = i;
+    }
+    /* 8, 16, ..., 1024: doubling, not one realloc per push. */
+    cr_expect_eq(cap, 1024);
+    cr_expect_eq(reallocs, 8);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(items[i], i);
+    /* Room already there: no change. */
+    int *same = items;
+    cr_expect_eq(kbi_array_grow((void **)&items, &cap, 10, sizeof(*items)), 0);
+    cr_expect_eq(items, same);
+    cr_expect_eq(cap, 1024);
+    free(items);
+}
+
+Test(core, array_grow_rejects_overflow_and_loses_nothing)
+{
+    uint64_t *items = NULL;
+    size_t cap = 0;
+    cr_assert_eq(kbi_array_grow((void **)&items, &cap, 3, sizeof(*items)), 0);
+    items[0] = 7, items[1] = 8, items[2] = 9;
+    uint64_t *before = items;
+    size_t cap_before = cap;
+    /* need * elem_size does not fit in size_t. */
+    cr_expect_eq(
+        kbi_array_grow((void **)&items, &cap, SIZE_MAX / sizeof(*items) + 1, sizeof(*items)),
+        KB_ERR_NOMEM);
+    cr_expect_eq(kbi_array_grow((void **)&items, &cap, SIZE_MAX, 2), KB_ERR_NOMEM);
+    cr_expect_eq(items, before);
+    cr_expect_eq(cap, cap_before);
+    cr_expect_eq(items[0], 7);
+    cr_expect_eq(items[1], 8);
+    cr_expect_eq(items[2], 9);
+    free(items);
+}
+
+Test(core, strv_stays_null_terminated_as_it_grows)
+{
+    kb_strv v = KB_STRV_INIT;
+    char name[16];
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "s%d", i);
+        cr_assert_eq(kbi_strv_push(&v, name), 0);
+        cr_assert_null(v.items[v.len]);
+    }
+    cr_expect_str_eq(v.items[0], "s0");
+    cr_expect_str_eq(v.items[99], "s99");
+    kbi_strv_free(&v);
 }
