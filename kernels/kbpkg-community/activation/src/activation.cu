@@ -1,4 +1,5 @@
-/* kbpkg-community/activation on GPUs: memory-bound kernels with 16-byte vector loads. */
+/* kbpkg-community/activation on GPUs: memory-bound kernels with 16-byte vector loads at every
+ * width (odd ones through shifted aligned loads). */
 #include "activation_cpu.h"
 
 #include <stdint.h>
@@ -48,43 +49,176 @@ template <> __device__ __forceinline__ float apply<ACT_GELU_TANH>(float x, float
     return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
 }
 
-/* One block strides over rows; the threads of a block stride over a row's columns. VEC: each
- * thread moves 16 bytes per load (needs 16-byte aligned rows), and 16-bit results round two
- * at a time (kb_vec16_pack: one hardware conversion per pair on sm_80+, same bits as the
- * CPU reference's rounding). */
-template <typename T, int OP, bool VEC>
-__global__ void act_kernel(typename kb_type<T>::storage *__restrict__ out,
-                           const typename kb_type<T>::storage *__restrict__ in, int64_t n,
-                           int64_t d)
+/* out = f(gate, up) for one 16-byte unit; 16-bit results round two at a time
+ * (kb_vec16_pack: one hardware conversion per pair on sm_80+, same bits as the CPU
+ * reference's rounding). */
+template <typename T, int OP>
+__device__ __forceinline__ uint4 apply_unit(const kb_vec16<T> &xv, const kb_vec16<T> &uv)
 {
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
-    constexpr int V = VEC ? 16 / (int)sizeof(S) : 1;
-    int64_t in_width = gated ? 2 * d : d;
-    for (int64_t row = blockIdx.x; row < n; row += gridDim.x) {
-        const S *x = in + row * in_width;
-        const S *up = x + d;
-        S *o = out + row * d;
-        for (int64_t c = (int64_t)threadIdx.x * V; c < d; c += (int64_t)blockDim.x * V) {
-            if (VEC) {
-                kb_vec16<T> xv, uv, ov;
-                xv.raw = *reinterpret_cast<const uint4 *>(x + c);
-                if (gated)
-                    uv.raw = *reinterpret_cast<const uint4 *>(up + c);
-                float f[16 / sizeof(S)];
+    float f[16 / sizeof(S)];
 #pragma unroll
-                for (int i = 0; i < V; i++) {
-                    float u = gated ? kb_type<T>::load(uv.e[i]) : 0.0f;
-                    f[i] = apply<OP>(kb_type<T>::load(xv.e[i]), u);
-                }
-                kb_vec16_pack<T>(ov, f);
-                *reinterpret_cast<uint4 *>(o + c) = ov.raw;
-            } else {
-                float u = gated ? kb_type<T>::load(up[c]) : 0.0f;
-                o[c] = kb_type<T>::store(apply<OP>(kb_type<T>::load(x[c]), u));
+    for (int i = 0; i < (int)(16 / sizeof(S)); i++) {
+        float u = gated ? kb_type<T>::load(uv.e[i]) : 0.0f;
+        f[i] = apply<OP>(kb_type<T>::load(xv.e[i]), u);
+    }
+    kb_vec16<T> ov;
+    kb_vec16_pack<T>(ov, f);
+    return ov.raw;
+}
+
+/* u / div and u % div for u < 2^32 by one multiply-high (Granlund-Montgomery round-up
+ * method: m = ceil(2^(32 + l) / div), l = ceil(log2 div)); the flat kernel's row of each unit
+ * without a 64-bit division. */
+struct fastdiv {
+    uint32_t div, mul, shift;
+};
+static inline fastdiv make_fastdiv(uint32_t div)
+{
+    fastdiv f;
+    f.div = div;
+    uint32_t l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < div)
+        l++;
+    f.mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - div)) / div + 1);
+    f.shift = l;
+    return f;
+}
+static __device__ __forceinline__ uint32_t fastdiv_q(const fastdiv &f, uint32_t u)
+{
+    uint32_t t = __umulhi(u, f.mul);
+    return (uint32_t)(((uint64_t)t + u) >> f.shift);
+}
+
+/*
+ * Rows whose bytes are a multiple of 16, in 16-byte aligned buffers: the output is one array
+ * of n * d / V units, walked grid-stride U units per thread at a time (every load of a step
+ * issued before the first use), so short rows fill the machine as well as long ones. Unit i
+ * lies in row i / units_per_row (fastdiv: at most 2^32 units; wider launches take the row
+ * kernel).
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(256)
+    act_flat_kernel(typename kb_type<T>::storage *__restrict__ out,
+                    const typename kb_type<T>::storage *__restrict__ in, uint32_t total,
+                    fastdiv upr, int64_t d)
+{
+    typedef typename kb_type<T>::storage S;
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    constexpr int V = 16 / (int)sizeof(S), U = 4;
+    const int64_t in_width = gated ? 2 * d : d;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x * U;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x; base < total;
+         base += stride) {
+        kb_vec16<T> xv[U], uv[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const int64_t u64 = base + (int64_t)k * blockDim.x;
+            const uint32_t u = (uint32_t)u64;
+            if (u64 < total) {
+                uint32_t row = fastdiv_q(upr, u), col = u - row * upr.div;
+                const S *x = in + (int64_t)row * in_width + (int64_t)col * V;
+                xv[k].raw = *reinterpret_cast<const uint4 *>(x);
+                if (gated)
+                    uv[k].raw = *reinterpret_cast<const uint4 *>(x + d);
             }
         }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const int64_t u = base + (int64_t)k * blockDim.x;
+            if (u < total)
+                *reinterpret_cast<uint4 *>(out + u * V) = apply_unit<T, OP>(xv[k], uv[k]);
+        }
     }
+}
+
+/*
+ * Any width, any element-aligned buffers: each warp takes a piece of a row (up to 32 x U
+ * units) at a time. The row is cut at the output row's 16-byte boundaries (head elements,
+ * units, tail elements: both under one vector); gate and up are read in the same units,
+ * straight when they sit like the output, else as two aligned chunks shifted together
+ * (kb_pair16), so odd widths keep 16-byte accesses.
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(256, 2)
+    act_rows_kernel(typename kb_type<T>::storage *__restrict__ out,
+                    const typename kb_type<T>::storage *__restrict__ in, int64_t n, int64_t d,
+                    int64_t pieces)
+{
+    typedef typename kb_type<T>::storage S;
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    constexpr int V = 16 / (int)sizeof(S), U = 2, PIECE = 32 * U;
+    const int64_t in_width = gated ? 2 * d : d;
+    const S *in_end = in + n * in_width;
+    const int lane = threadIdx.x % 32;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    for (int64_t item = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; item < n * pieces;
+         item += warps) {
+        const int64_t row = item / pieces, piece = item - row * pieces;
+        S *o = out + row * d;
+        const S *x = in + row * in_width, *up = x + d;
+        int64_t head = (int64_t)(((16u - ((uintptr_t)o & 15u)) & 15u) / sizeof(S));
+        if (head > d)
+            head = d;
+        const int64_t units = (d - head) / V, tail = d - head - units * V;
+        const unsigned xs = (unsigned)((uintptr_t)(x + head) & 15u);
+        const unsigned us = (unsigned)((uintptr_t)(up + head) & 15u);
+        const S *xu = x + head, *uu = up + head;
+        S *ou = o + head;
+        kb_vec16<T> xv[U], uv[U];
+        kb_pair16 xp[U], upr[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            int64_t c = piece * PIECE + k * 32 + lane;
+            if (c < units) {
+                if (xs == 0)
+                    xv[k].raw = *reinterpret_cast<const uint4 *>(xu + c * V);
+                else
+                    kb_pair16_load(xp[k], xu + c * V, in_end);
+                if (gated) {
+                    if (us == 0)
+                        uv[k].raw = *reinterpret_cast<const uint4 *>(uu + c * V);
+                    else
+                        kb_pair16_load(upr[k], uu + c * V, in_end);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            int64_t c = piece * PIECE + k * 32 + lane;
+            if (c < units) {
+                if (xs != 0)
+                    xv[k].raw = kb_pair16_get(xp[k], xu + c * V, in_end);
+                if (gated && us != 0)
+                    uv[k].raw = kb_pair16_get(upr[k], uu + c * V, in_end);
+                *reinterpret_cast<uint4 *>(ou + c * V) = apply_unit<T, OP>(xv[k], uv[k]);
+            }
+        }
+        if (piece == 0 && lane < head)
+            o[lane] = kb_type<T>::store(
+                apply<OP>(kb_type<T>::load(x[lane]), gated ? kb_type<T>::load(up[lane]) : 0.0f));
+        if (piece == pieces - 1 && lane < tail) {
+            int64_t c = head + units * V + lane;
+            o[c] = kb_type<T>::store(
+                apply<OP>(kb_type<T>::load(x[c]), gated ? kb_type<T>::load(up[c]) : 0.0f));
+        }
+    }
+}
+
+/* Blocks that fill the device once (the kernels loop), at most what the work needs. */
+template <typename K> static unsigned fill_grid(K kernel, int threads, int64_t needed)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    int64_t most = 1 << 20;
+    if (kb_gpu_get_device(&dev) == kb_gpu_success && kb_gpu_sm_count(&sms, dev) == kb_gpu_success &&
+        kb_gpu_occupancy(&per_sm, kernel, threads) == kb_gpu_success && sms > 0 && per_sm > 0)
+        most = (int64_t)sms * per_sm;
+    else
+        (void)kb_gpu_get_last_error(); /* a failed query must not look like a failed launch */
+    if (needed < 1)
+        needed = 1;
+    return (unsigned)(needed < most ? needed : most);
 }
 
 template <typename T, int OP>
@@ -92,19 +226,29 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
                   int64_t n, int64_t d, void *stream)
 {
     typedef typename kb_type<T>::storage S;
+    const int V = 16 / (int)sizeof(S), threads = 256;
     int rc = act_check_args(out, in, n, d);
     if (rc != 0 || n == 0 || d == 0)
         return rc;
-    bool vec = ((uintptr_t)out & 15) == 0 && ((uintptr_t)in & 15) == 0 &&
-               ((uint64_t)d * sizeof(S)) % 16 == 0;
-    int64_t per_row = vec ? d / (int64_t)(16 / sizeof(S)) : d;
-    int threads = per_row >= 256 ? 256 : (int)((per_row + 31) / 32 * 32);
-    unsigned blocks = n < (1 << 20) ? (unsigned)n : (1u << 20);
+    if ((((uintptr_t)out | (uintptr_t)in) & (sizeof(S) - 1)) != 0)
+        return KBPKG_KERNEL_EINVAL; /* not aligned to the element */
     kb_stream_t s = (kb_stream_t)stream;
-    if (vec)
-        act_kernel<T, OP, true><<<blocks, threads, 0, s>>>(out, in, n, d);
-    else
-        act_kernel<T, OP, false><<<blocks, threads, 0, s>>>(out, in, n, d);
+    const bool flat = ((uintptr_t)out & 15) == 0 && ((uintptr_t)in & 15) == 0 && d % V == 0 &&
+                      d / V <= 0xffffffffll && (uint64_t)n * (uint64_t)(d / V) < (1ull << 32);
+    if (flat) {
+        const uint32_t total = (uint32_t)(n * (d / V));
+        const int64_t needed = ((int64_t)total + threads * 4 - 1) / (threads * 4);
+        act_flat_kernel<T, OP>
+            <<<fill_grid(act_flat_kernel<T, OP>, threads, needed), threads, 0, s>>>(
+                out, in, total, make_fastdiv((uint32_t)(d / V)), d);
+    } else {
+        const int64_t piece = 32 * 2; /* units: act_rows_kernel's PIECE */
+        const int64_t pieces = d / V > piece ? (d / V + piece - 1) / piece : 1;
+        const int64_t needed = (n * pieces + threads / 32 - 1) / (threads / 32);
+        act_rows_kernel<T, OP>
+            <<<fill_grid(act_rows_kernel<T, OP>, threads, needed), threads, 0, s>>>(out, in, n, d,
+                                                                                    pieces);
+    }
     return kb_gpu_launch_status();
 }
 

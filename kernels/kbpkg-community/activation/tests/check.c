@@ -28,8 +28,17 @@ static const act_fn fns[3][3] = {
 };
 static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh"};
 
-/* d = 4096 and 8: 16-byte rows (vector path); 1000 for f32 and 13: odd widths (scalar path) */
-static const int64_t shapes[][2] = {{64, 4096}, {3, 8}, {17, 1000}, {5, 13}, {1, 1}, {300, 24}};
+/* The GPU build takes rows whose bytes are a multiple of 16 in aligned buffers as one flat
+ * array of 16-byte units (4096, 8, 1000 for 16-bit, 24, 16384); any other width or buffer
+ * offset goes row by row, each row cut at the output's 16-byte boundaries (head, units, tail),
+ * gate and up read as shifted aligned chunks where they sit otherwise (13, 4095, 1001, 127,
+ * 40001, and the shifted cases in main). */
+static const int64_t shapes[][2] = {{64, 4096}, {3, 8},    {17, 1000}, {5, 13},
+                                    {1, 1},     {300, 24}, {9, 4095},  {4, 1001},
+                                    {33, 127},  {9, 3},    {2, 40001}, {1, 16384}};
+
+/* Which buffers a case moves off 16-byte alignment by one element. */
+enum { SHIFT_IN = 1, SHIFT_OUT = 2 };
 
 static double exact_op(int op, double x, double up)
 {
@@ -58,22 +67,23 @@ static double cancel_allowance(int op, double x, double up)
 /* Runs op on in (n rows) on the device into got (NaN-poisoned first) and on the CPU reference
  * into want; *rc and *rrc: what each returned. */
 static void run_both(int *rc, int *rrc, void *got, void *want, int op, kbc_dtype t, const void *in,
-                     int64_t n, int64_t d)
+                     int64_t n, int64_t d, int shift)
 {
     int gated = op != ACT_GELU_TANH;
     size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
+    size_t oi = shift & SHIFT_IN ? es : 0, oo = shift & SHIFT_OUT ? es : 0;
     kbc_poison(t, got, nout);
-    void *din = kbc_dev_alloc(nin * es), *dout = kbc_dev_alloc(nout * es);
-    kbc_upload(din, in, nin * es);
-    kbc_upload(dout, got, nout * es);
-    *rc = fns[op][t](dout, din, n, d, NULL);
-    kbc_download(got, dout, nout * es);
+    char *bin = kbc_dev_alloc(nin * es + oi), *bout = kbc_dev_alloc(nout * es + oo);
+    kbc_upload(bin + oi, in, nin * es);
+    kbc_upload(bout + oo, got, nout * es);
+    *rc = fns[op][t](bout + oo, bin + oi, n, d, NULL);
+    kbc_download(got, bout + oo, nout * es);
     *rrc = act_cpu((enum act_op)op, (enum act_dtype)t, want, in, n, d);
-    kbc_dev_free(din);
-    kbc_dev_free(dout);
+    kbc_dev_free(bin);
+    kbc_dev_free(bout);
 }
 
-static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
+static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d, int shift)
 {
     int gated = op != ACT_GELU_TANH;
     size_t es = kbc_size(t), nin = (size_t)(n * d * (gated ? 2 : 1)), nout = (size_t)(n * d);
@@ -81,7 +91,7 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
          *ex = kbc_xmalloc(nout * es);
     kbc_fill(rng, t, in, nin, -6.0f, 6.0f);
     int rc, rrc;
-    run_both(&rc, &rrc, got, want, op, t, in, n, d);
+    run_both(&rc, &rrc, got, want, op, t, in, n, d, shift);
     double *extra = kbc_xmalloc(sizeof(double) * (nout + 1));
     for (int64_t r = 0; r < n; r++)
         for (int64_t c = 0; c < d; c++) {
@@ -92,8 +102,9 @@ static size_t run_case(kbc_rng *rng, int op, kbc_dtype t, int64_t n, int64_t d)
             extra[r * d + c] = cancel_allowance(op, x, up);
         }
     char what[128], what_ref[160];
-    snprintf(what, sizeof what, "act_%s_%s n=%lld d=%lld", op_names[op], kbc_dtype_names[t],
-             (long long)n, (long long)d);
+    snprintf(what, sizeof what, "act_%s_%s n=%lld d=%lld%s%s", op_names[op], kbc_dtype_names[t],
+             (long long)n, (long long)d, shift & SHIFT_IN ? " in+1" : "",
+             shift & SHIFT_OUT ? " out+1" : "");
     snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
     size_t bad = 0;
     if (rc != 0 || rrc != 0) {
@@ -151,7 +162,7 @@ static size_t run_and_compare(const char *what, int op, kbc_dtype t, const void 
     size_t nout = (size_t)(n * d);
     void *got = kbc_xmalloc(nout * kbc_size(t)), *want = kbc_xmalloc(nout * kbc_size(t));
     int rc, rrc;
-    run_both(&rc, &rrc, got, want, op, t, in, n, d);
+    run_both(&rc, &rrc, got, want, op, t, in, n, d, 0);
     size_t bad = compare_special(what, op, t, in, got, want, n, d, rc, rrc);
     free(got), free(want);
     return bad;
@@ -225,6 +236,19 @@ static size_t check_bad_args(void)
                 bad++;
             }
         }
+#if defined(KBPKG_CHECK_CUDA) || defined(KBPKG_CHECK_HIP)
+    /* the GPU kernels read whole elements: a pointer between two is refused, not faulted on
+     * (never dereferenced here) */
+    for (int op = 0; op < 3; op++)
+        for (int t = 0; t < 3; t++) {
+            int r = fns[op][t]((char *)dummy + 1, dummy, 4, 4, NULL);
+            if (r != KBPKG_KERNEL_EINVAL) {
+                fprintf(stderr, "check: FAIL act_%s_%s out off its element: %d (want %d)\n",
+                        op_names[op], kbc_dtype_names[t], r, KBPKG_KERNEL_EINVAL);
+                bad++;
+            }
+        }
+#endif
     if (!bad)
         printf("check: ok   bad arguments refused with KBPKG_KERNEL_EINVAL\n");
     return bad;
@@ -238,9 +262,14 @@ int main(void)
     for (int op = 0; op < 3; op++)
         for (int t = 0; t < 3; t++) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                bad += run_case(&rng, op, (kbc_dtype)t, shapes[s][0], shapes[s][1]);
-            bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* vector path */
-            bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* scalar path */
+                bad += run_case(&rng, op, (kbc_dtype)t, shapes[s][0], shapes[s][1], 0);
+            /* buffers off each other: shifted gate/up loads, heads and tails on every row */
+            bad += run_case(&rng, op, (kbc_dtype)t, 5, 4096, SHIFT_IN);
+            bad += run_case(&rng, op, (kbc_dtype)t, 5, 4095, SHIFT_OUT);
+            bad += run_case(&rng, op, (kbc_dtype)t, 7, 13, SHIFT_IN | SHIFT_OUT);
+            bad += run_case(&rng, op, (kbc_dtype)t, 2, 8191, SHIFT_IN);
+            bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* flat path */
+            bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* row path */
             if (op != ACT_GELU_TANH && t != KBC_F32)
                 bad += run_gate_sweep(op, (kbc_dtype)t);
         }

@@ -1,5 +1,6 @@
-/* kbpkg-community/rmsnorm on GPUs: each row is read once into registers, summed, scaled and
- * written from there; fp32 math, one barrier (or none) per row. */
+/* kbpkg-community/rmsnorm on GPUs: each row is read once into registers in 16-byte units
+ * (odd widths too), summed, scaled and written from there; fp32 math, one barrier (or none)
+ * per row. */
 #include <stdint.h>
 
 #include "rmsnorm_cpu.h"
@@ -12,13 +13,6 @@
 namespace rms
 {
 
-template <typename A, typename B> struct kb_is_same {
-    static const bool value = false;
-};
-template <typename A> struct kb_is_same<A, A> {
-    static const bool value = true;
-};
-
 template <typename T>
 static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
                   const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps,
@@ -27,13 +21,10 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
     int rc = rmsnorm_check_args(out, x, w, n, d, eps);
     if (rc != 0 || n == 0 || d == 0)
         return rc;
-    kb_stream_t s = (kb_stream_t)stream;
-    const bool prefer_r8 = kb_is_same<T, kb_bf16_tag>::value;
-    if (vec_ok<T>(out, x, w, d))
-        run<T, true>(choose(n, d / (16 / (int64_t)sizeof(typename kb_type<T>::storage)), prefer_r8),
-                     out, x, w, n, d, eps, s);
-    else
-        run<T, false>(choose(n, d), out, x, w, n, d, eps, s);
+    if (!elem_aligned<T>(out, x, w))
+        return KBPKG_KERNEL_EINVAL;
+    const int V = row_geo<T>::V;
+    run<T>(choose(n, d / V, V), out, x, w, n, d, eps, (kb_stream_t)stream);
     return kb_gpu_launch_status();
 }
 

@@ -1,21 +1,16 @@
 /* kbpkg-community/rmsnorm's GPU kernels and the choice among them (included by rmsnorm.cu,
- * and by bench/gpu/mem_bench.cu to time the variants side by side). */
+ * and by bench/gpu/mem_bench.cu to time forced variants side by side). */
 #ifndef KB_RMSNORM_KERNELS_CUH
 #define KB_RMSNORM_KERNELS_CUH
 
 #include <stdint.h>
 
+#include <atomic>
+
 #include "kb_gpu_compat.h"
 
-/* Units (16-byte vectors) each thread of the one-block-per-row path holds in registers: rows
- * of up to BLOCK_THREADS times this many; wider rows take 8 per thread, then the streaming
- * path. A build-time knob for benchmarks (4 or 8). */
-#ifndef KB_RMS_VECS
-#define KB_RMS_VECS 4
-#endif
-
 /* Most blocks a launch gets; rows past it loop. A knob for tests: a small cap makes every
- * kernel take many rows per block. */
+ * kernel take many rows per block (both halves of the block kernel's scratch in use). */
 #ifndef KB_RMS_MAX_BLOCKS
 #define KB_RMS_MAX_BLOCKS (1 << 20)
 #endif
@@ -23,197 +18,284 @@
 namespace rms
 {
 
-/* Rows of at most this many units go to groups of lanes inside a warp (no barrier). */
-static const int64_t GROUP_MAX_UNITS = 128;
-static const int GROUP_UNITS = 4; /* units per lane there */
-static const int GROUP_THREADS = 256;
-static const int BLOCK_THREADS = 512; /* most threads of the register path: 128 registers each */
-static const int STREAM_THREADS = 1024;
-
-/* What one thread moves at a time: a 16-byte vector (VEC: aligned rows whose bytes are a
- * multiple of 16) or one element. */
-template <typename T, bool VEC> struct unit {
+/*
+ * Every row is cut at the output row's 16-byte boundaries: `head` elements before the first
+ * one, `units` 16-byte vectors, `tail` elements after the last (head and tail < one vector;
+ * both 0 when the width is a multiple of 16 bytes and the buffers are aligned). x and the
+ * weight are read in the same units: one aligned load where they sit like the output (xs, ws
+ * = 0), else two aligned loads shifted together (kb_pair16), so odd widths keep 16-byte
+ * accesses. Each lane of a row holds its units, one head and one tail element in registers:
+ * x is read once.
+ */
+template <typename T> struct row_geo {
     typedef typename kb_type<T>::storage S;
-    static const int N = VEC ? 16 / (int)sizeof(S) : 1;
-    kb_vec16<T> v;
+    static const int V = 16 / (int)sizeof(S);
+    int64_t units;
+    int head, tail;
+    unsigned xs, ws; /* byte offsets of x and w against the output's units */
 
-    __device__ __forceinline__ void load(const S *p)
+    __device__ __forceinline__ row_geo(const S *orow, const S *xrow, const S *w, int64_t d)
     {
-        if (VEC)
-            v.raw = *reinterpret_cast<const uint4 *>(p);
-        else
-            v.e[0] = *p;
-    }
-    __device__ __forceinline__ void clear()
-    {
-        v.raw = make_uint4(0u, 0u, 0u, 0u);
-    }
-    __device__ __forceinline__ float at(int i) const
-    {
-        return kb_type<T>::load(v.e[i]);
-    }
-    __device__ __forceinline__ float sumsq() const
-    {
-        float s = 0.0f;
-#pragma unroll
-        for (int i = 0; i < N; i++)
-            s += at(i) * at(i);
-        return s;
+        int64_t h = (int64_t)(((16u - ((uintptr_t)orow & 15u)) & 15u) / sizeof(S));
+        if (h > d)
+            h = d;
+        head = (int)h;
+        units = (d - h) / V;
+        tail = (int)(d - h - units * V);
+        xs = (unsigned)((uintptr_t)(xrow + h) & 15u);
+        ws = (unsigned)((uintptr_t)(w + h) & 15u);
     }
 };
 
-/* p = x * inv * w element by element (the CPU reference's order), one rounding each. */
-template <typename T, bool VEC>
-__device__ __forceinline__ void write_scaled(typename kb_type<T>::storage *p, const unit<T, VEC> &x,
-                                             const unit<T, VEC> &w, float inv)
+template <typename T> __device__ __forceinline__ float vsumsq(const kb_vec16<T> &v)
 {
-    if (VEC) {
-        float f[16 / sizeof(typename kb_type<T>::storage)];
+    float s = 0.0f;
 #pragma unroll
-        for (int i = 0; i < unit<T, VEC>::N; i++)
-            f[i] = x.at(i) * inv * w.at(i);
-        kb_vec16<T> o;
-        kb_vec16_pack<T>(o, f);
-        *reinterpret_cast<uint4 *>(p) = o.raw;
-    } else {
-        *p = kb_type<T>::store(x.at(0) * inv * w.at(0));
+    for (int i = 0; i < (int)(16 / sizeof(v.e[0])); i++) {
+        float f = kb_type<T>::load(v.e[i]);
+        s = fmaf(f, f, s);
     }
+    return s;
 }
 
-/*
- * Short rows (at most GROUP_MAX_UNITS units): `group` lanes (a power of two <= 32) per row,
- * GROUP_UNITS units per lane, blockDim.x / group rows per block; the sum is a butterfly
- * inside the group, so no barrier and no shared memory. The weight is read after the sum
- * (from L1: every row reads the same few KB), which keeps the registers under 72 for bf16. The
- * loop bound is uniform over the block, so every lane reaches every shuffle.
- */
-template <typename T, bool VEC>
-__global__ void rms_group_kernel(typename kb_type<T>::storage *out,
-                                 const typename kb_type<T>::storage *x,
-                                 const typename kb_type<T>::storage *__restrict__ w, int64_t n,
-                                 int64_t d, float eps, int group)
+/* x * inv * w element by element (the CPU reference's order), one rounding each, stored. */
+template <typename T>
+__device__ __forceinline__ void write_unit(typename kb_type<T>::storage *p, const kb_vec16<T> &x,
+                                           const kb_vec16<T> &w, float inv)
 {
-    typedef unit<T, VEC> U;
-    const int64_t units = d / U::N;
-    const int lane = threadIdx.x % group;
-    const int64_t rows_per_block = blockDim.x / group;
-    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < n;
-         base += (int64_t)gridDim.x * rows_per_block) {
-        const int64_t row = base + threadIdx.x / group;
-        const bool ok = row < n;
-        const typename U::S *xr = x + (ok ? row : 0) * d;
-        U xv[GROUP_UNITS];
-        float s = 0.0f;
+    const int V = 16 / (int)sizeof(x.e[0]);
+    float f[16 / sizeof(typename kb_type<T>::storage)];
 #pragma unroll
-        for (int j = 0; j < GROUP_UNITS; j++) {
-            int64_t c = (int64_t)j * group + lane;
-            if (ok && c < units)
-                xv[j].load(xr + c * U::N);
-            else
-                xv[j].clear();
-        }
-#pragma unroll
-        for (int j = 0; j < GROUP_UNITS; j++)
-            s += xv[j].sumsq();
-        s = kb_group_sum(s, group);
-        const float inv = rsqrtf(s / (float)d + eps);
-        if (!ok)
-            continue;
-        typename U::S *orow = out + row * d;
-#pragma unroll
-        for (int j = 0; j < GROUP_UNITS; j++) {
-            int64_t c = (int64_t)j * group + lane;
-            if (c < units) {
-                U wv;
-                wv.load(w + c * U::N);
-                write_scaled<T, VEC>(orow + c * U::N, xv[j], wv, inv);
-            }
-        }
-    }
+    for (int i = 0; i < V; i++)
+        f[i] = kb_type<T>::load(x.e[i]) * inv * kb_type<T>::load(w.e[i]);
+    kb_vec16<T> o;
+    kb_vec16_pack_sel<T>(o, f);
+    *reinterpret_cast<uint4 *>(p) = o.raw;
 }
 
-/*
- * One block per row, R units per thread (unit j of thread t is t + j * blockDim.x: each j is
- * one coalesced sweep), all R loads issued before the first use. Per-warp sums meet in shared
- * memory behind one barrier; the scratch alternates between two halves by row, so the next
- * row's writes cannot meet this row's reads. The weight is loaded with the row (R <= 4) or
- * after the sum (R = 8: 105 registers for bf16 on sm_90 instead of the cap, 128).
- */
-template <typename T, bool VEC, int R>
-__global__ void __launch_bounds__(BLOCK_THREADS)
-    rms_block_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
-                     const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
-                     float eps)
+/* Loads R units of a row, unit j of this lane being lane + j * lanes (one coalesced sweep per
+ * j), every load issued before any is used; units past the row are zero. */
+template <typename T, int R>
+__device__ __forceinline__ void load_units(kb_vec16<T> (&v)[R],
+                                           const typename kb_type<T>::storage *p, unsigned shift,
+                                           const void *end, int units, int lane, int lanes, bool ok)
 {
-    typedef unit<T, VEC> U;
-    const bool w_early = R <= 4;
-    __shared__ float partial[2][32];
-    const int64_t units = d / U::N;
-    const int ws = kb_warp_size(), lane = threadIdx.x % ws, warp = threadIdx.x / ws;
-    const int warps = (blockDim.x + ws - 1) / ws;
-    int half = 0;
-    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
-        const typename U::S *xr = x + row * d;
-        U xv[R], wv[R];
+    const int V = 16 / (int)sizeof(p[0]);
+    if (shift == 0) {
 #pragma unroll
         for (int j = 0; j < R; j++) {
-            int64_t c = (int64_t)j * blockDim.x + threadIdx.x;
-            if (c < units) {
-                xv[j].load(xr + c * U::N);
-                if (w_early)
-                    wv[j].load(w + c * U::N);
-            } else {
-                xv[j].clear();
+            int c = j * lanes + lane;
+            if (ok && c < units)
+                v[j].raw = *reinterpret_cast<const uint4 *>(p + c * V);
+            else
+                v[j].raw = make_uint4(0u, 0u, 0u, 0u);
+        }
+    } else {
+        /* x not aligned like out (rare: the buffers sit differently modulo 16): 4 units at a
+         * time, which keeps the pairs' registers within the cap */
+        const int B = R < 4 ? R : 4;
+#pragma unroll
+        for (int j0 = 0; j0 < R; j0 += B) {
+            kb_pair16 pr[B];
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                int c = (j0 + j) * lanes + lane;
+                if (ok && c < units)
+                    kb_pair16_load(pr[j], p + c * V, end);
+            }
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                int c = (j0 + j) * lanes + lane;
+                if (ok && c < units)
+                    v[j0 + j].raw = kb_pair16_get(pr[j], p + c * V, end);
+                else
+                    v[j0 + j].raw = make_uint4(0u, 0u, 0u, 0u);
             }
         }
-        float s = 0.0f;
+    }
+}
+
+/* Scales and writes this lane's R units, reading the weight 4 units at a time (L1 hits after
+ * the first rows: every row reads the same weight), then its head and tail elements. */
+template <typename T, int R>
+__device__ __forceinline__ void
+write_row(typename kb_type<T>::storage *orow, const typename kb_type<T>::storage *w,
+          const kb_vec16<T> (&xv)[R], float xh, float xt, const row_geo<T> &g, float inv, int lane,
+          int lanes, int64_t d)
+{
+    typedef typename kb_type<T>::storage S;
+    const int V = row_geo<T>::V;
+    const S *wu = w + g.head, *w_end = w + d;
+    S *ou = orow + g.head;
+    const int B = R < 4 ? R : 4;
+#pragma unroll
+    for (int j0 = 0; j0 < R; j0 += B) {
+        kb_vec16<T> wv[B];
+        if (g.ws == 0) {
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                int c = (j0 + j) * lanes + lane;
+                if (c < (int)g.units)
+                    wv[j].raw = *reinterpret_cast<const uint4 *>(wu + c * V);
+            }
+        } else {
+            kb_pair16 pr[B];
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                int c = (j0 + j) * lanes + lane;
+                if (c < (int)g.units)
+                    kb_pair16_load(pr[j], wu + c * V, w_end);
+            }
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                int c = (j0 + j) * lanes + lane;
+                if (c < (int)g.units)
+                    wv[j].raw = kb_pair16_get(pr[j], wu + c * V, w_end);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < B; j++) {
+            int c = (j0 + j) * lanes + lane;
+            if (c < (int)g.units)
+                write_unit<T>(ou + c * V, xv[j0 + j], wv[j], inv);
+        }
+    }
+    if (lane < g.head)
+        orow[lane] = kb_type<T>::store(xh * inv * kb_type<T>::load(w[lane]));
+    if (lane < g.tail) {
+        int64_t c = g.head + g.units * V + lane;
+        orow[c] = kb_type<T>::store(xt * inv * kb_type<T>::load(w[c]));
+    }
+}
+
+/* The first units of the weight this lane will read, towards L2 (the first rows of a launch
+ * would otherwise wait for them after their sum). */
+template <typename T, int R>
+__device__ __forceinline__ void prefetch_weight(const typename kb_type<T>::storage *w, int64_t d,
+                                                int lane, int lanes)
+{
+    const int64_t bytes = d * (int64_t)sizeof(w[0]);
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        int64_t off = ((int64_t)j * lanes + lane) * 16;
+        if (off < bytes)
+            kb_prefetch_l2((const char *)w + off);
+    }
+}
+
+/* How the lanes of a row are laid out: part of a warp (lanes given at launch: one unit each),
+ * a whole warp (lanes = 32 known when compiling, so unit j's address is an immediate offset
+ * and costs no register), or the whole block. */
+enum shape { SHAPE_GROUP, SHAPE_WARP, SHAPE_BLOCK };
+
+/*
+ * Rows held in registers: R units per lane. GROUP and WARP: blockDim.x / lanes rows per block,
+ * the sum a butterfly inside the lanes of a row (no barrier, no shared memory; the loop bound
+ * is uniform over the block, so every lane reaches every shuffle). BLOCK: the block is one row,
+ * the per-warp sums meet in shared memory behind one barrier; the scratch alternates between
+ * two halves by row, so the next row's writes cannot meet this row's reads. Rows loop over a
+ * grid sized to the device (rows_grid). out == x works: every element is read before the
+ * row's sum, and written only after it, by the lane that read it.
+ */
+/* Most threads per block of each kernel: the compiler then keeps the row in registers (up to
+ * 255 of them) without spilling; the grid takes what fits (rows_grid). */
+template <int R, int SHAPE> struct max_threads {
+    static const int value = SHAPE == SHAPE_BLOCK ? 256 : R >= 8 ? 128 : 256;
+};
+
+template <typename T, int R, int SHAPE>
+__global__ void __launch_bounds__(max_threads<R, SHAPE>::value)
+    rms_rows_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
+                    float eps, int group)
+{
+    typedef typename kb_type<T>::storage S;
+    __shared__ float partial[2][32];
+    const int lanes = SHAPE == SHAPE_WARP ? 32 : SHAPE == SHAPE_BLOCK ? (int)blockDim.x : group;
+    const int lane = SHAPE == SHAPE_BLOCK ? (int)threadIdx.x : (int)threadIdx.x % lanes;
+    const int64_t rows_per_block = SHAPE == SHAPE_BLOCK ? 1 : blockDim.x / lanes;
+    const S *x_end = x + n * d;
+    int half = 0;
+    prefetch_weight<T, R>(w, d, lane, lanes);
+    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < n;
+         base += (int64_t)gridDim.x * rows_per_block, half ^= 1) {
+        const int64_t row = base + (SHAPE == SHAPE_BLOCK ? 0 : threadIdx.x / lanes);
+        const bool ok = row < n;
+        const int64_t r = ok ? row : base;
+        const S *xrow = x + r * d;
+        S *orow = out + r * d;
+        const row_geo<T> g(orow, xrow, w, d);
+        kb_vec16<T> xv[R];
+        load_units<T, R>(xv, xrow + g.head, g.xs, x_end, (int)g.units, lane, lanes, ok);
+        float xh = ok && lane < g.head ? kb_type<T>::load(xrow[lane]) : 0.0f;
+        float xt = ok && lane < g.tail
+                       ? kb_type<T>::load(xrow[g.head + g.units * row_geo<T>::V + lane])
+                       : 0.0f;
+        float s = fmaf(xh, xh, xt * xt);
 #pragma unroll
         for (int j = 0; j < R; j++)
-            s += xv[j].sumsq();
-        s = kb_warp_sum(s);
-        if (lane == 0)
-            partial[half][warp] = s;
-        __syncthreads();
-        /* every warp adds the same values in the same order: one inv for the whole row */
-        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
-        const float inv = rsqrtf(s / (float)d + eps);
-        typename U::S *orow = out + row * d;
-#pragma unroll
-        for (int j = 0; j < R; j++) {
-            int64_t c = (int64_t)j * blockDim.x + threadIdx.x;
-            if (c < units) {
-                if (!w_early)
-                    wv[j].load(w + c * U::N);
-                write_scaled<T, VEC>(orow + c * U::N, xv[j], wv[j], inv);
-            }
+            s += vsumsq<T>(xv[j]);
+        if (SHAPE == SHAPE_BLOCK) {
+            const int ws = kb_warp_size(), wl = threadIdx.x % ws, warp = threadIdx.x / ws;
+            const int warps = (blockDim.x + ws - 1) / ws;
+            s = kb_warp_sum(s);
+            if (wl == 0)
+                partial[half][warp] = s;
+            __syncthreads();
+            /* every warp adds the same values in the same order: one inv for the whole row */
+            s = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
+        } else if (SHAPE == SHAPE_WARP) {
+            s = kb_warp_sum(s);
+        } else {
+            s = kb_group_sum(s, lanes);
         }
+        const float inv = rsqrtf(s / (float)d + eps);
+        if (ok)
+            write_row<T, R>(orow, w, xv, xh, xt, g, inv, lane, lanes, d);
     }
 }
 
-/* Rows too wide for registers: sum in a first sweep, then re-read the row (from L2: a row is
- * at most a few MB) and write it. out == x works: each element is read by the thread that
- * writes it, and every read of the first sweep happens before the barrier. */
-template <typename T, bool VEC>
-__global__ void __launch_bounds__(STREAM_THREADS)
+/* Rows too wide for registers: the sum in a first sweep, then the row read again (from L2: a
+ * row is at most a few MB) and written, both sweeps in the units above. out == x works: each
+ * element is read by the thread that writes it, and every read of the first sweep happens
+ * before the barrier. */
+template <typename T>
+__global__ void __launch_bounds__(1024)
     rms_stream_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
                       const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
                       float eps)
 {
-    typedef unit<T, VEC> U;
+    typedef typename kb_type<T>::storage S;
+    const int V = row_geo<T>::V;
     __shared__ float partial[2][32];
-    const int64_t units = d / U::N;
     const int ws = kb_warp_size(), lane = threadIdx.x % ws, warp = threadIdx.x / ws;
     const int warps = (blockDim.x + ws - 1) / ws;
+    const int t = threadIdx.x, nt = blockDim.x;
+    const S *x_end = x + n * d, *w_end = w + d;
     int half = 0;
     for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
-        const typename U::S *xr = x + row * d;
-        typename U::S *orow = out + row * d;
+        const S *xrow = x + row * d;
+        S *orow = out + row * d;
+        const row_geo<T> g(orow, xrow, w, d);
+        const S *xu = xrow + g.head, *wu = w + g.head;
+        S *ou = orow + g.head;
         float s = 0.0f;
 #pragma unroll 4
-        for (int64_t c = threadIdx.x; c < units; c += blockDim.x) {
-            U xv;
-            xv.load(xr + c * U::N);
-            s += xv.sumsq();
+        for (int64_t c = t; c < g.units; c += nt) {
+            kb_vec16<T> v;
+            if (g.xs == 0)
+                v.raw = *reinterpret_cast<const uint4 *>(xu + c * V);
+            else
+                v.raw = kb_load16_any(xu + c * V, x_end);
+            s += vsumsq<T>(v);
+        }
+        if (t < g.head) {
+            float f = kb_type<T>::load(xrow[t]);
+            s = fmaf(f, f, s);
+        }
+        if (t < g.tail) {
+            float f = kb_type<T>::load(xu[g.units * V + t]);
+            s = fmaf(f, f, s);
         }
         s = kb_warp_sum(s);
         if (lane == 0)
@@ -222,97 +304,162 @@ __global__ void __launch_bounds__(STREAM_THREADS)
         s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
         const float inv = rsqrtf(s / (float)d + eps);
 #pragma unroll 4
-        for (int64_t c = threadIdx.x; c < units; c += blockDim.x) {
-            U xv, wv;
-            xv.load(xr + c * U::N);
-            wv.load(w + c * U::N);
-            write_scaled<T, VEC>(orow + c * U::N, xv, wv, inv);
+        for (int64_t c = t; c < g.units; c += nt) {
+            kb_vec16<T> xv, wv;
+            xv.raw = g.xs == 0 ? *reinterpret_cast<const uint4 *>(xu + c * V)
+                               : kb_load16_any(xu + c * V, x_end);
+            wv.raw = g.ws == 0 ? *reinterpret_cast<const uint4 *>(wu + c * V)
+                               : kb_load16_any(wu + c * V, w_end);
+            write_unit<T>(ou + c * V, xv, wv, inv);
+        }
+        if (t < g.head)
+            orow[t] = kb_type<T>::store(kb_type<T>::load(xrow[t]) * inv * kb_type<T>::load(w[t]));
+        if (t < g.tail) {
+            int64_t c = g.units * V + t;
+            ou[c] = kb_type<T>::store(kb_type<T>::load(xu[c]) * inv * kb_type<T>::load(wu[c]));
         }
     }
 }
 
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_GROUP, PATH_BLOCK, PATH_STREAM };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM };
 struct plan {
     int path;
-    int vecs;    /* PATH_BLOCK: units per thread (R) */
+    int vecs;    /* PATH_WARP, PATH_BLOCK: units per lane (R) */
     int threads; /* per block */
-    int group;   /* PATH_GROUP: lanes per row */
-    unsigned blocks;
+    int lanes;   /* per row */
+    int64_t blocks_needed;
 };
 
-static inline int round_up(int64_t v, int64_t m)
-{
-    return (int)((v + m - 1) / m * m);
-}
+static const int WARP_MAX_VECS = 16;  /* rows of up to 32 x 16 units: a warp or less per row */
+static const int BLOCK_THREADS = 256; /* the block path: 8 units per thread, then 16 */
 
-static inline unsigned grid(int64_t blocks)
+static inline int pow2_at_least(int64_t v)
 {
-    return blocks < KB_RMS_MAX_BLOCKS ? (unsigned)blocks : (unsigned)KB_RMS_MAX_BLOCKS;
-}
-
-/* The block path with R units per thread, as few threads as hold the row (whole warps). */
-static inline plan block_plan(int64_t n, int64_t units, int vecs)
-{
-    plan p = {PATH_BLOCK, vecs, round_up((units + vecs - 1) / vecs, KB_WARP_SIZE_MAX), 0, grid(n)};
+    int p = 1;
+    while (p < v)
+        p *= 2;
     return p;
 }
 
-/* units: 16-byte vectors per row (or elements, off the vector path); n, units > 0.
- * prefer_r8: 8 vectors per thread from 512 units on. Measured on the H200 for bf16 (mem_bench,
- * docs/perf-gpu-notes.md): R8 reached 86-97% of copy bandwidth where R4 reached 65-89%
- * (16384x8192: 94% vs 74%). f16/f32 were already at 95-97% with R4 and keep it. */
-static inline plan choose(int64_t n, int64_t units, bool prefer_r8 = false)
+/*
+ * units: 16-byte vectors per row (d / V, rounded down); n > 0. Rows of up to 512 units go to
+ * a warp or part of one (no barrier): R, the units per lane, the fewest that hold the row in a
+ * warp, and at least V lanes so that each holds at most one head and one tail element.
+ * Wider rows take a block of up to 256 threads of R = 8 (measured on the H200 for bf16: 86-97%
+ * of copy bandwidth where R = 4 reached 65-89%; docs/perf-gpu-notes.md) or 16, then the
+ * streaming kernel (rows past 4096 units: bf16 wider than 32768).
+ */
+static inline plan choose(int64_t n, int64_t units, int V)
 {
-    if (units <= GROUP_MAX_UNITS) {
-        int group = 1;
-        while (group * GROUP_UNITS < units)
-            group *= 2;
-        int64_t rows_per_block = GROUP_THREADS / group;
-        plan p = {PATH_GROUP, GROUP_UNITS, GROUP_THREADS, group,
-                  grid((n + rows_per_block - 1) / rows_per_block)};
+    plan p;
+    if (units <= 32 * WARP_MAX_VECS) {
+        int r = 1;
+        while ((int64_t)32 * r < units)
+            r *= 2;
+        int lanes = pow2_at_least((units + r - 1) / r);
+        if (lanes < V)
+            lanes = V;
+        p.path = PATH_WARP;
+        p.vecs = r;
+        p.lanes = lanes;
+        p.threads = r >= 8 ? 128 : 256;
+        int64_t rows_per_block = p.threads / lanes;
+        p.blocks_needed = (n + rows_per_block - 1) / rows_per_block;
         return p;
     }
-    if (prefer_r8 && units >= 8 * 64 && units <= (int64_t)BLOCK_THREADS * 8)
-        return block_plan(n, units, 8);
-    if (units <= (int64_t)BLOCK_THREADS * KB_RMS_VECS)
-        return block_plan(n, units, KB_RMS_VECS);
-    if (units <= (int64_t)BLOCK_THREADS * 8)
-        return block_plan(n, units, 8);
-    plan p = {PATH_STREAM, 0, STREAM_THREADS, 0, grid(n)};
+    for (int r = 8; r <= 16; r *= 2) {
+        int64_t threads = (units + r - 1) / r;
+        if (threads <= BLOCK_THREADS) {
+            p.path = PATH_BLOCK;
+            p.vecs = r;
+            p.threads =
+                (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
+            p.lanes = p.threads;
+            p.blocks_needed = n;
+            return p;
+        }
+    }
+    p.path = PATH_STREAM;
+    p.vecs = 0;
+    p.threads = 1024;
+    p.lanes = 1024;
+    p.blocks_needed = n;
     return p;
 }
 
-/* Launches the plan's kernel; a PATH_BLOCK plan must have vecs R (the instantiated one). */
-template <typename T, bool VEC, int R>
-static void run_block(const plan &p, typename kb_type<T>::storage *out,
-                      const typename kb_type<T>::storage *x, const typename kb_type<T>::storage *w,
-                      int64_t n, int64_t d, float eps, kb_stream_t s)
+/* Blocks for a launch: what the rows need, at most what the device holds at once (rows loop
+ * inside the kernel: no second wave, no block launch per few rows). The occupancy of each
+ * kernel and block size is asked once (cache: one slot per 32 threads) and kept; the SM count
+ * is asked per call (cheap; the current device may change). */
+template <typename K>
+static unsigned rows_grid(K kernel, const plan &p, std::atomic<int> (&cache)[33])
 {
-    rms_block_kernel<T, VEC, R><<<p.blocks, p.threads, 0, s>>>(out, x, w, n, d, eps);
+    int dev = 0, sms = 0;
+    std::atomic<int> &slot = cache[(p.threads + 31) / 32 % 33];
+    int per_sm = slot.load(std::memory_order_relaxed);
+    bool failed = false;
+    if (per_sm <= 0) {
+        failed = kb_gpu_occupancy(&per_sm, kernel, p.threads) != kb_gpu_success;
+        if (!failed && per_sm > 0)
+            slot.store(per_sm, std::memory_order_relaxed);
+    }
+    int64_t most = KB_RMS_MAX_BLOCKS;
+    if (!failed && per_sm > 0) {
+        failed = kb_gpu_get_device(&dev) != kb_gpu_success ||
+                 kb_gpu_sm_count(&sms, dev) != kb_gpu_success;
+        if (!failed && sms > 0 && (int64_t)sms * per_sm < most)
+            most = (int64_t)sms * per_sm;
+    }
+    if (failed)
+        (void)kb_gpu_get_last_error(); /* a failed query must not look like a failed launch */
+    return (unsigned)(p.blocks_needed < most ? p.blocks_needed : most);
 }
 
-template <typename T, bool VEC>
+template <typename T, int R, int SHAPE>
+static void
+launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+            const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps, kb_stream_t s)
+{
+    static std::atomic<int> cache[33];
+    rms_rows_kernel<T, R, SHAPE>
+        <<<rows_grid(rms_rows_kernel<T, R, SHAPE>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
+                                                                                 eps, p.lanes);
+}
+
+/* Launches the plan's kernel (vecs must be one of the instantiated R). */
+template <typename T>
 static void run(const plan &p, typename kb_type<T>::storage *out,
                 const typename kb_type<T>::storage *x, const typename kb_type<T>::storage *w,
                 int64_t n, int64_t d, float eps, kb_stream_t s)
 {
-    if (p.path == PATH_GROUP)
-        rms_group_kernel<T, VEC><<<p.blocks, p.threads, 0, s>>>(out, x, w, n, d, eps, p.group);
-    else if (p.path == PATH_STREAM)
-        rms_stream_kernel<T, VEC><<<p.blocks, p.threads, 0, s>>>(out, x, w, n, d, eps);
-    else if (p.vecs == KB_RMS_VECS)
-        run_block<T, VEC, KB_RMS_VECS>(p, out, x, w, n, d, eps, s);
-    else
-        run_block<T, VEC, 8>(p, out, x, w, n, d, eps, s);
+    if (p.path == PATH_STREAM) {
+        static std::atomic<int> cache[33];
+        rms_stream_kernel<T>
+            <<<rows_grid(rms_stream_kernel<T>, p, cache), p.threads, 0, s>>>(out, x, w, n, d, eps);
+    } else if (p.path == PATH_BLOCK) {
+        if (p.vecs == 8)
+            launch_rows<T, 8, SHAPE_BLOCK>(p, out, x, w, n, d, eps, s);
+        else
+            launch_rows<T, 16, SHAPE_BLOCK>(p, out, x, w, n, d, eps, s);
+    } else if (p.vecs == 1) {
+        launch_rows<T, 1, SHAPE_GROUP>(p, out, x, w, n, d, eps, s);
+    } else if (p.vecs == 2) {
+        launch_rows<T, 2, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+    } else if (p.vecs == 4) {
+        launch_rows<T, 4, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+    } else if (p.vecs == 8) {
+        launch_rows<T, 8, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+    } else {
+        launch_rows<T, 16, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+    }
 }
 
-/* 16-byte vectors when every row starts and ends on 16 bytes. */
-template <typename T>
-static inline bool vec_ok(const void *out, const void *x, const void *w, int64_t d)
+/* The kernels need each pointer aligned to its element (any 16-byte offset works). */
+template <typename T> static inline bool elem_aligned(const void *out, const void *x, const void *w)
 {
-    return ((uintptr_t)out & 15) == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)w & 15) == 0 &&
-           ((uint64_t)d * sizeof(typename kb_type<T>::storage)) % 16 == 0;
+    const uintptr_t m = sizeof(typename kb_type<T>::storage) - 1;
+    return (((uintptr_t)out | (uintptr_t)x | (uintptr_t)w) & m) == 0;
 }
 
 } // namespace rms

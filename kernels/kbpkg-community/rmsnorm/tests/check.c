@@ -20,25 +20,32 @@ static int w_f16(void *o, const void *x, const void *w, int64_t n, int64_t d, fl
 }
 static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
 
-/* The GPU build picks a kernel by the row's units (16-byte vectors on the vector path: 16-byte
- * aligned rows whose bytes are a multiple of 16; else elements): lanes of a warp per row up to
- * 128 units, a block per row holding 4 (up to 2048) or 8 (up to 4096) units per thread, then a
- * streaming block. Shapes cover each path and its edges for every type, on both paths. */
+/* The GPU build cuts every row at the output's 16-byte boundaries (head elements, 16-byte units,
+ * tail elements) and picks a kernel by the units per row (V = 8 for 16-bit, 4 for f32): lanes
+ * of a warp with one unit each up to 32 units, a whole warp with 2-16 units per lane up to 512,
+ * a block of 8 or 16 per thread up to 4096, then a streaming block. Odd widths put every row at
+ * another offset (head, tail and shifted weight loads); the shifted cases below move x, the
+ * weight or out off each other (shifted x loads). Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
-    {64, 4096},   /* 16-bit: 512 units, 128 threads of 4; f32: 1024 units, 256 threads */
-    {7, 8},       /* one or two units per row: one lane per row */
-    {33, 1000},   /* 16-bit: 125 units, a warp per row, its last lanes short */
-    {5, 13},      /* scalar: 13 units, 4 lanes per row */
-    {3, 1001},    /* scalar: 1001 units, 256 threads of 4, the last thread short */
-    {2, 20000},   /* 16-bit: 2500 units, 8 per thread; f32: 5000 units, streaming */
+    {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
+    {7, 8},       /* 16-bit: one unit per row, 8 lanes; f32: two units */
+    {33, 1000},   /* 16-bit: 125 units, a warp of 4 per lane, its last lanes short */
+    {5, 13},      /* tiny odd: head and tail only or one unit, 8 lanes */
+    {9, 3},       /* tiny: fewer elements than a vector, rows at every offset */
+    {3, 1001},    /* odd: 125 units, heads and tails */
+    {2, 20000},   /* 16-bit: 2500 units, a block of 16 per thread; f32: 5000 units, streaming */
     {1, 1},       /* one element */
-    {129, 64},    /* 2 or 4 lanes per row, a partial last block of rows */
-    {1000, 1024}, /* 16-bit: 128 units, a warp per row, many blocks */
-    {3, 1032},    /* 16-bit: 129 units, the smallest block */
-    {2, 16384},   /* 16-bit: 2048 units, the widest 4-per-thread block; f32: 8 per thread */
-    {2, 16392},   /* 16-bit: 2049 units, 8 per thread; f32: streaming */
+    {129, 64},    /* 8 or 16 lanes per row, a partial last block of rows */
+    {1000, 1024}, /* 16-bit: 128 units, a warp of 4 per lane, many rows per block */
+    {3, 1032},    /* 16-bit: 129 units, a warp of 8 per lane */
+    {2, 16384},   /* 16-bit: 2048 units, the widest block of 8; f32: a block of 16 */
+    {2, 16392},   /* 16-bit: 2049 units, a block of 16 */
     {2, 40000},   /* 16-bit: 5000 units, streaming */
     {300, 24},    /* a few lanes per row */
+    {17, 4095},   /* odd: 511 units of a warp (16-bit), rows at all 8 offsets */
+    {9, 8191},    /* odd, a block per row */
+    {3, 40001},   /* odd, streaming */
+    {33, 127},    /* odd, one unit per lane of 16 */
 };
 
 /* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
@@ -120,6 +127,19 @@ static size_t check_bad_args(void)
             bad++;
         }
     }
+#if defined(KBPKG_CHECK_CUDA) || defined(KBPKG_CHECK_HIP)
+    /* the GPU kernels read whole elements: a pointer between two is refused, not faulted on
+     * (never dereferenced here) */
+    for (int t = 0; t < 3; t++) {
+        char *odd = (char *)dummy + 1;
+        int r = fns[t](odd, dummy, dummy, 4, 4, 1e-6f, NULL);
+        if (r != KBPKG_KERNEL_EINVAL) {
+            fprintf(stderr, "check: FAIL rmsnorm_%s out off its element: %d (want %d)\n",
+                    kbc_dtype_names[t], r, KBPKG_KERNEL_EINVAL);
+            bad++;
+        }
+    }
+#endif
     if (!bad)
         printf("check: ok   bad arguments refused with KBPKG_KERNEL_EINVAL\n");
     return bad;
@@ -140,6 +160,14 @@ int main(void)
         bad += run_case(&rng, (kbc_dtype)t, 9, 4096, 0, SHIFT_W);
         bad += run_case(&rng, (kbc_dtype)t, 9, 512, 0, SHIFT_OUT);
         bad += run_case(&rng, (kbc_dtype)t, 3, 40000, 0, SHIFT_X | SHIFT_W | SHIFT_OUT);
+        /* odd widths in place, and with x off out (shifted x loads) in each kernel */
+        bad += run_case(&rng, (kbc_dtype)t, 11, 4095, 1, 0);
+        bad += run_case(&rng, (kbc_dtype)t, 5, 4095, 1, SHIFT_X);
+        bad += run_case(&rng, (kbc_dtype)t, 13, 1000, 0, SHIFT_X);
+        bad += run_case(&rng, (kbc_dtype)t, 5, 4095, 0, SHIFT_X | SHIFT_W);
+        bad += run_case(&rng, (kbc_dtype)t, 3, 8191, 0, SHIFT_OUT);
+        bad += run_case(&rng, (kbc_dtype)t, 2, 40001, 0, SHIFT_X);
+        bad += run_case(&rng, (kbc_dtype)t, 17, 33, 0, SHIFT_W);
     }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);

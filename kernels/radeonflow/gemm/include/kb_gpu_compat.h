@@ -15,6 +15,11 @@ typedef hipError_t kb_gpu_error_t;
 #define kb_gpu_get_last_error hipGetLastError
 #define kb_gpu_func_set_max_dyn_smem(fn, bytes)                                                    \
     hipFuncSetAttribute((const void *)(fn), hipFuncAttributeMaxDynamicSharedMemorySize, (bytes))
+#define kb_gpu_get_device hipGetDevice
+#define kb_gpu_sm_count(out, dev)                                                                  \
+    hipDeviceGetAttribute((out), hipDeviceAttributeMultiprocessorCount, (dev))
+#define kb_gpu_occupancy(out, fn, threads)                                                         \
+    hipOccupancyMaxActiveBlocksPerMultiprocessor((out), (fn), (threads), 0)
 #define KB_WARP_SIZE_MAX 64
 #else
 #include <cuda_fp16.h>
@@ -27,6 +32,11 @@ typedef cudaError_t kb_gpu_error_t;
 #define kb_gpu_get_last_error cudaGetLastError
 #define kb_gpu_func_set_max_dyn_smem(fn, bytes)                                                    \
     cudaFuncSetAttribute((fn), cudaFuncAttributeMaxDynamicSharedMemorySize, (bytes))
+#define kb_gpu_get_device cudaGetDevice
+#define kb_gpu_sm_count(out, dev)                                                                  \
+    cudaDeviceGetAttribute((out), cudaDevAttrMultiProcessorCount, (dev))
+#define kb_gpu_occupancy(out, fn, threads)                                                         \
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor((out), (fn), (threads), 0)
 #define KB_WARP_SIZE_MAX 32
 #endif
 
@@ -218,6 +228,32 @@ __device__ __forceinline__ void kb_vec16_pack<kb_f16_tag>(kb_vec16<kb_f16_tag> &
         v.w[i] = kb_f32x2_to_f16x2(f[2 * i], f[2 * i + 1]);
 }
 
+/* The same bits as kb_vec16_pack, with each pair's NaN lanes fixed by selects as it is
+ * converted: no float outlives its conversion. For kernels that convert several vectors in a
+ * row (rmsnorm: the branch's kept floats cost about 80 registers, and spills, on sm_90). */
+template <typename T>
+__device__ __forceinline__ void kb_vec16_pack_sel(kb_vec16<T> &v, const float *f)
+{
+    kb_vec16_pack<T>(v, f);
+}
+template <>
+__device__ __forceinline__ void kb_vec16_pack_sel<kb_bf16_tag>(kb_vec16<kb_bf16_tag> &v,
+                                                               const float *f)
+{
+#ifdef KB_GPU_HW_BF16
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float lo = f[2 * i], hi = f[2 * i + 1];
+        uint32_t r = kb_cvt_bf16x2(lo, hi);
+        r = lo != lo ? (r & 0xffff0000u) | kb_bf16_nan_bits(lo) : r;
+        r = hi != hi ? (r & 0x0000ffffu) | ((uint32_t)kb_bf16_nan_bits(hi) << 16) : r;
+        v.w[i] = r;
+    }
+#else
+    kb_vec16_pack<kb_bf16_tag>(v, f);
+#endif
+}
+
 /* Launch-time error check shared by the exports. */
 static inline int kb_gpu_launch_status(void)
 {
@@ -274,6 +310,103 @@ static __device__ __forceinline__ float kb_block_sum(float v, float *scratch)
     __syncthreads();
     v = lane < warps ? scratch[lane] : 0.0f;
     return kb_warp_sum(v);
+}
+
+/* ---- 16 bytes at any element offset: rows whose bytes are not a multiple of 16 (odd widths)
+ * and buffers that sit differently modulo 16 keep 16-byte loads. A row is split into a head
+ * (elements before the first 16-byte boundary of the output row), aligned 16-byte units and
+ * a tail; an input that is not aligned like the output reads each unit as the two aligned
+ * 16-byte chunks around it (the second mostly an L1 hit: it is the next unit's first) and
+ * shifts them together. ---- */
+
+/* The aligned chunk holding p. */
+static __device__ __forceinline__ const uint4 *kb_chunk16(const void *p)
+{
+    return (const uint4 *)((uintptr_t)p & ~(uintptr_t)15);
+}
+
+/* Bytes s .. s + 16 of lo:hi (0 <= s < 16; s is uniform over a row, so the selects do not
+ * diverge). Word i is a funnel shift of words i + s/4 and i + s/4 + 1. */
+static __device__ __forceinline__ uint4 kb_shift16(uint4 lo, uint4 hi, unsigned s)
+{
+    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    const unsigned q = s >> 2, r = (s & 3u) * 8u;
+    uint32_t t[7], u[5], o[4];
+#pragma unroll
+    for (int i = 0; i < 7; i++)
+        t[i] = (q & 1u) ? w[i + 1] : w[i];
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        u[i] = (q & 2u) ? t[i + 2] : t[i];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        o[i] = (uint32_t)((((uint64_t)u[i + 1] << 32) | u[i]) >> r);
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+/* The aligned chunk c, of which only the bytes before end may be read (the last chunk of a
+ * buffer): two bytes at a time, the rest zero. */
+static __device__ __forceinline__ uint4 kb_load16_upto(const uint4 *c, const void *end)
+{
+    const uint16_t *h = (const uint16_t *)c;
+    uint32_t wd[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        if ((uintptr_t)(h + i + 1) <= (uintptr_t)end)
+            wd[i / 2] |= (uint32_t)h[i] << (16 * (i % 2));
+    return make_uint4(wd[0], wd[1], wd[2], wd[3]);
+}
+
+/* The 16 bytes at p (aligned to its element, p % 16 != 0, [p, p + 16) before end) in two
+ * steps, so that a kernel issues every load of a batch before the first shift waits on one:
+ * kb_pair16_load reads the chunk at p and the next one (that chunk again when the next one
+ * would pass end: the last vector of a buffer), kb_pair16_get patches that case from the
+ * bytes before end and shifts. */
+struct kb_pair16 {
+    uint4 lo, hi;
+};
+
+static __device__ __forceinline__ bool kb_pair16_whole(const void *p, const void *end)
+{
+    return (uintptr_t)(kb_chunk16(p) + 2) <= (uintptr_t)end;
+}
+
+static __device__ __forceinline__ void kb_pair16_load(kb_pair16 &v, const void *p, const void *end)
+{
+    const uint4 *c = kb_chunk16(p);
+    v.lo = c[0];
+    v.hi = c[kb_pair16_whole(p, end) ? 1 : 0];
+}
+
+static __device__ __forceinline__ uint4 kb_pair16_get(const kb_pair16 &v, const void *p,
+                                                      const void *end)
+{
+    uint4 hi = v.hi;
+    if (!kb_pair16_whole(p, end))
+        hi = kb_load16_upto(kb_chunk16(p) + 1, end);
+    return kb_shift16(v.lo, hi, (unsigned)((uintptr_t)p & 15));
+}
+
+/* The 16 bytes at p (aligned to its element, [p, p + 16) before end), at once: for loops
+ * that use each vector right after loading it. */
+static __device__ __forceinline__ uint4 kb_load16_any(const void *p, const void *end)
+{
+    if (((uintptr_t)p & 15) == 0)
+        return *(const uint4 *)p;
+    kb_pair16 v;
+    kb_pair16_load(v, p, end);
+    return kb_pair16_get(v, p, end);
+}
+
+/* A warp-uniform hint that the lines at p will be read soon (the weight of a normalisation,
+ * read by every row): one request, no register. */
+static __device__ __forceinline__ void kb_prefetch_l2(const void *p)
+{
+#if defined(KB_GPU_CUDA)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
 }
 
 #endif

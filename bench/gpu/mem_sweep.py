@@ -1,0 +1,459 @@
+"""The memory-bound packages at every shape: rmsnorm and silu_and_mul against torch eager,
+torch.compile and a same-size copy, rows x widths x dtypes, one process.
+
+Each contender is timed as a CUDA graph of K back-to-back calls over rotated input sets (so
+shapes below the L2 size are not read from it more than a real layer would), with CUDA events
+around each replay; the figure is the median replay over K. Our outputs are NaN-poisoned and
+checked against torch in fp32 at every shape before timing. bench/gpu/mem_sweep.sh builds the
+packages and runs this; --cpu runs the same flow on the CPU builds (wall clock, no graphs) to
+check the script itself.
+"""
+import argparse
+import ctypes
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROWS = [1, 7, 64, 512, 4096, 32768]
+WIDTHS = [128, 1000, 2048, 4095, 4096, 5120, 7168, 8192, 14336, 16384]
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+DTYPE_CODE = {"f32": 0, "bf16": 1, "f16": 2}
+EPS = 1e-6
+OPS = ["rmsnorm", "silu_and_mul"]
+
+
+def log(out, line):
+    print(line, flush=True)
+    if out:
+        out.write(line + "\n")
+        out.flush()
+
+
+# ---- the packages through ctypes ----
+
+
+class Packages:
+    def __init__(self, lib_dir):
+        self.rms = ctypes.CDLL(os.path.join(lib_dir, "librmsnorm.so"))
+        self.act = ctypes.CDLL(os.path.join(lib_dir, "libactivation.so"))
+        vp = os.path.join(lib_dir, "libmem_variants.so")
+        self.variants = ctypes.CDLL(vp) if os.path.exists(vp) else None
+        for t in DTYPES:
+            f = getattr(self.rms, "rmsnorm_" + t)
+            f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2 + [ctypes.c_float,
+                                                                         ctypes.c_void_p]
+            f.restype = ctypes.c_int
+            g = getattr(self.act, "act_silu_and_mul_" + t)
+            g.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 2 + [ctypes.c_void_p]
+            g.restype = ctypes.c_int
+        if self.variants:
+            self.variants.rms_variant.argtypes = [ctypes.c_int] * 4 + [ctypes.c_void_p] * 3 + [
+                ctypes.c_int64, ctypes.c_int64, ctypes.c_float, ctypes.c_void_p]
+            self.variants.rms_variant.restype = ctypes.c_int
+
+
+def stream_ptr(dev):
+    return torch.cuda.current_stream().cuda_stream if dev == "cuda" else None
+
+
+def cudart():
+    """cudaMemcpyAsync from the runtime torch loaded (or the toolkit's)."""
+    names = ["libcudart.so.13", "libcudart.so.12", "libcudart.so"]
+    dirs = [os.path.join(os.path.dirname(torch.__file__), "lib"), "/usr/local/cuda/lib64"]
+    for n in names:
+        for cand in [n] + [os.path.join(d, n) for d in dirs]:
+            try:
+                lib = ctypes.CDLL(cand)
+                lib.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                                ctypes.c_int, ctypes.c_void_p]
+                lib.cudaMemcpyAsync.restype = ctypes.c_int
+                return lib, cand
+            except OSError:
+                continue
+    return None, None
+
+
+# ---- the functions torch users call ----
+
+
+def torch_rms(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, EPS)
+
+
+def torch_silu(x):
+    d = x.shape[-1] // 2
+    return F.silu(x[..., :d]) * x[..., d:]
+
+
+def ref_fp32(op, x, w):
+    xf = x.float()
+    if op == "rmsnorm":
+        return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()
+    d = x.shape[-1] // 2
+    return F.silu(xf[..., :d]) * xf[..., d:]
+
+
+def tolerance(op, t, d):
+    """Elementwise |got - ref| <= rtol |ref| + atol: one rounding of the type, plus fp32
+    ordering of d squares for rmsnorm."""
+    ulp = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}[t]
+    if op == "rmsnorm":
+        return 2 * ulp + (d + 16) * 2 * 5.96e-8, 1e-5
+    return 2 * ulp + 8 * 5.96e-8, 1e-5
+
+
+def check(op, t, got, ref, d):
+    rtol, atol = tolerance(op, t, d)
+    g = got.float()
+    bad = ~((g - ref).abs() <= rtol * ref.abs() + atol)  # NaN fails
+    rel = ((g - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+    return int(bad.sum().item()), rel
+
+
+# ---- timing ----
+
+
+class Timer:
+    def __init__(self, dev, budget_s):
+        self.dev = dev
+        self.budget_s = budget_s
+
+    def per_call_us(self, call, sets, est_us):
+        """Median time per call: a graph of K calls (rotating over `sets`) replayed, events
+        around each replay; K fills ~0.3 ms."""
+        if self.dev == "cpu":
+            for i in range(2):
+                call(i % sets)
+            ts = []
+            for r in range(5):
+                t0 = time.perf_counter()
+                for i in range(sets):
+                    call(i)
+                ts.append((time.perf_counter() - t0) / sets * 1e6)
+            return statistics.median(ts)
+        k = max(sets, min(256, int(300.0 / max(est_us, 0.5))))
+        k = (k + sets - 1) // sets * sets
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for i in range(min(k, 2 * sets)):  # warm: allocator pools, lazy init
+                call(i % sets)
+        torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for i in range(k):
+                call(i % sets)
+        g.replay()
+        torch.cuda.synchronize()
+        ts = []
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(7)]
+        for a, b in ev:
+            a.record()
+            g.replay()
+            b.record()
+        torch.cuda.synchronize()
+        ts = [a.elapsed_time(b) * 1000.0 / k for a, b in ev]
+        del g
+        return statistics.median(ts)
+
+
+def quick_us(dev, call):
+    """A rough time per call (events around a few calls), to size K."""
+    if dev == "cpu":
+        return 1.0
+    call(0)
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(3):
+        call(0)
+    b.record()
+    torch.cuda.synchronize()
+    return a.elapsed_time(b) * 1000.0 / 3
+
+
+# ---- torch.compile: rows dynamic, width static; rows = 1 is its own graph ----
+
+
+def setup_dynamo():
+    import torch._dynamo as dynamo
+    cfg = dynamo.config
+    for k in ("recompile_limit", "cache_size_limit"):
+        if hasattr(cfg, k):
+            setattr(cfg, k, 64)
+    if hasattr(cfg, "automatic_dynamic_shapes"):
+        cfg.automatic_dynamic_shapes = False  # a new width stays static (its own graph)
+    return dynamo
+
+
+def compile_group(dynamo, op, dev, dt, width):
+    """A fresh compiled function for one (op, dtype, width), warmed on rows = 64 (rows
+    dynamic) and rows = 1. Returns (fn, seconds)."""
+    dynamo.reset()
+    fn = torch.compile(torch_rms if op == "rmsnorm" else torch_silu)
+    t0 = time.perf_counter()
+    for rows in (64, 1):
+        x, w = make_inputs(op, dev, dt, rows, width, 1)
+        x = x[0]
+        dynamo.maybe_mark_dynamic(x, 0)
+        y = fn(x, w) if op == "rmsnorm" else fn(x)
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        del y
+    return fn, time.perf_counter() - t0
+
+
+def make_inputs(op, dev, dt, rows, width, sets):
+    in_w = width if op == "rmsnorm" else 2 * width
+    g = torch.Generator(device=dev).manual_seed(rows * 100003 + width)
+    xs = [torch.randn(rows, in_w, device=dev, generator=g).mul_(2).to(dt) for _ in range(sets)]
+    w = (torch.rand(width, device=dev, generator=g) + 0.5).to(dt) if op == "rmsnorm" else None
+    return xs, w
+
+
+def precompile(args):
+    """Worker: compile this worker's share of the groups so the main process finds them in
+    the FX graph and Triton caches."""
+    idx, count = (int(v) for v in args.compile_only.split("/"))
+    dynamo = setup_dynamo()
+    groups = [(op, t, w) for op in OPS for t in args.dtypes for w in WIDTHS]
+    for i, (op, t, w) in enumerate(groups):
+        if i % count == idx:
+            compile_group(dynamo, op, "cuda", DTYPES[t], w)
+    return 0
+
+
+# ---- the sweep ----
+
+
+def bytes_moved(op, es, rows, width):
+    if op == "rmsnorm":
+        return (2 * rows * width + width) * es
+    return 3 * rows * width * es
+
+
+def main():
+    global ROWS, WIDTHS, OPS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib-dir", required=True)
+    ap.add_argument("--log", default="")
+    ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--dtypes", default="bf16,f16,f32")
+    ap.add_argument("--rows", default=",".join(map(str, ROWS)))
+    ap.add_argument("--widths", default=",".join(map(str, WIDTHS)))
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--compile-only", default="")
+    ap.add_argument("--compile-budget", type=float, default=60.0,
+                    help="seconds of torch.compile warm-up before the rest is skipped")
+    ap.add_argument("--variants", action="store_true", help="time forced rmsnorm plans too")
+    args = ap.parse_args()
+    args.dtypes = args.dtypes.split(",")
+    ROWS = [int(v) for v in args.rows.split(",")]
+    WIDTHS = [int(v) for v in args.widths.split(",")]
+    OPS = args.ops.split(",")
+    if args.compile_only:
+        return precompile(args)
+
+    dev = "cpu" if args.cpu else "cuda"
+    out = open(args.log, "w") if args.log else None
+    pk = Packages(args.lib_dir)
+    rt, rt_name = (None, None) if dev == "cpu" else cudart()
+    l2 = 50 << 20
+    if dev == "cuda":
+        p = torch.cuda.get_device_properties(0)
+        l2 = getattr(p, "L2_cache_size", l2)
+        log(out, f"device {p.name}, {p.multi_processor_count} SMs, L2 {l2 >> 20} MiB; "
+            f"torch {torch.__version__}; cudart {rt_name}")
+        try:
+            q = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.max.sm,"
+                                "clocks.mem,temperature.gpu,power.draw", "--format=csv,noheader"],
+                               capture_output=True, text=True, timeout=20)
+            log(out, "nvidia-smi (driver, sm clock, max sm, mem clock, temp, power): "
+                + q.stdout.strip())
+        except Exception as e:  # noqa: BLE001 - informational only
+            log(out, f"nvidia-smi: {e}")
+    large = 4 * l2
+    timer = Timer(dev, 0)
+    dynamo = None if (args.no_compile or dev == "cpu") else setup_dynamo()
+    compile_spent = 0.0
+    results = []  # dicts
+    failures = 0
+    hdr = (f"{'op':12} {'dt':4} {'rows':>5} {'width':>5} {'MB':>7} | {'ours':>8} {'eager':>8} "
+           f"{'compile':>8} {'copy_':>8} {'memcpy':>8} us | {'GB/s':>6} {'xEag':>5} {'xCmp':>5} "
+           f"{'%copy':>5} | err")
+    log(out, hdr)
+    for op in OPS:
+        for t in args.dtypes:
+            dt = DTYPES[t]
+            es = torch.tensor([], dtype=dt).element_size()
+            for width in WIDTHS:
+                cfn = None
+                if dynamo is not None and compile_spent < args.compile_budget:
+                    try:
+                        cfn, secs = compile_group(dynamo, op, dev, dt, width)
+                        compile_spent += secs
+                    except Exception as e:  # noqa: BLE001 - reported, the rest goes on
+                        log(out, f"torch.compile {op} {t} {width}: {type(e).__name__}: {e}")
+                for rows in ROWS:
+                    r = run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large,
+                                  out)
+                    failures += r["bad"] > 0
+                    results.append(r)
+                    if args.variants and op == "rmsnorm" and pk.variants and rows >= 4096 and t in ("bf16", "f32"):
+                        run_variants(pk, timer, dev, t, dt, es, rows, width, out)
+    summarize(results, out)
+    if rt is None and dev == "cuda":
+        log(out, "note: no cudart found for cudaMemcpyAsync; copy_ only")
+    log(out, f"torch.compile warm-up: {compile_spent:.1f} s")
+    log(out, f"checks: {len(results) - failures} shapes passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
+    moved = bytes_moved(op, es, rows, width)
+    sets = max(1, min(32, math.ceil(2 * large / max(moved, 1))))
+    xs, w = make_inputs(op, dev, dt, rows, width, sets)
+    outs = [torch.empty(rows, width, device=dev, dtype=dt) for _ in range(sets)]
+    sp = stream_ptr(dev)
+    code = DTYPE_CODE[t]
+    if op == "rmsnorm":
+        f = getattr(pk.rms, "rmsnorm_" + t)
+
+        def ours(i):
+            rc = f(outs[i].data_ptr(), xs[i].data_ptr(), w.data_ptr(), rows, width, EPS,
+                   stream_ptr(dev))
+            if rc != 0:
+                raise RuntimeError(f"rmsnorm_{t} returned {rc}")
+
+        def eager(i):
+            return torch_rms(xs[i], w)
+
+        def comp(i):
+            return cfn(xs[i], w)
+    else:
+        f = getattr(pk.act, "act_silu_and_mul_" + t)
+
+        def ours(i):
+            rc = f(outs[i].data_ptr(), xs[i].data_ptr(), rows, width, stream_ptr(dev))
+            if rc != 0:
+                raise RuntimeError(f"act_silu_and_mul_{t} returned {rc}")
+
+        def eager(i):
+            return torch_silu(xs[i])
+
+        def comp(i):
+            return cfn(xs[i])
+    del code, sp
+    # correctness first, on poisoned outputs
+    outs[0].fill_(float("nan"))
+    ours(0)
+    ref = ref_fp32(op, xs[0], w)
+    bad, rel = check(op, t, outs[0], ref, width)
+    _, rel_e = check(op, t, eager(0), ref, width)
+    del ref
+    # copies of the same bytes: half read, half written
+    n_copy = max(1, moved // 2 // es)
+    src = [torch.empty(n_copy, device=dev, dtype=dt).normal_() for _ in range(sets)]
+    dst = [torch.empty(n_copy, device=dev, dtype=dt) for _ in range(sets)]
+
+    def copy_(i):
+        dst[i].copy_(src[i])
+
+    def memcpy(i):
+        rt.cudaMemcpyAsync(dst[i].data_ptr(), src[i].data_ptr(), n_copy * es, 3, stream_ptr(dev))
+
+    res = {"op": op, "t": t, "rows": rows, "width": width, "moved": moved, "bad": bad,
+           "rel": rel, "rel_eager": rel_e, "large": moved > large}
+    est = quick_us(dev, ours)
+    res["ours"] = timer.per_call_us(ours, sets, est)
+    res["eager"] = timer.per_call_us(eager, sets, est)
+    res["compile"] = timer.per_call_us(comp, sets, est) if cfn is not None else float("nan")
+    res["copy_"] = timer.per_call_us(copy_, sets, est)
+    res["memcpy"] = timer.per_call_us(memcpy, sets, est) if rt is not None else float("nan")
+    best_copy = min(v for v in (res["copy_"], res["memcpy"]) if v == v)
+    res["x_eager"] = res["eager"] / res["ours"]
+    res["x_compile"] = res["compile"] / res["ours"]
+    res["pct_copy"] = 100.0 * best_copy / res["ours"]
+    gbs = moved / res["ours"] / 1e3
+    log(out, f"{op:12} {t:4} {rows:5d} {width:5d} {moved / 1e6:7.1f} | {res['ours']:8.2f} "
+        f"{res['eager']:8.2f} {res['compile']:8.2f} {res['copy_']:8.2f} {res['memcpy']:8.2f} us | "
+        f"{gbs:6.0f} {res['x_eager']:5.2f} {res['x_compile']:5.2f} {res['pct_copy']:5.1f} | "
+        f"{'FAIL ' + str(bad) + ' wrong' if bad else 'ok'} rel {rel:.1e} (eager {rel_e:.1e})")
+    del xs, outs, src, dst
+    return res
+
+
+def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
+    """Forced rmsnorm plans on one shape: the warp path at R = 16 where it holds the row, the
+    block path at R = 8 and 16, the streaming kernel; each checked, then timed."""
+    V = 16 // es
+    units = width // V
+    cands = []
+    if units <= 512:
+        r = 1
+        while 32 * r < units:
+            r *= 2
+        if r >= 2:
+            cands.append(("warp R%d" % r, 0, r, 128 if r >= 8 else 256))
+    for r in (8, 16):
+        thr = -(-units // r)
+        if 32 <= thr <= 256:
+            cands.append(("block R%d T%d" % (r, (thr + 31) // 32 * 32), 1, r, (thr + 31) // 32 * 32))
+    if units >= 256:
+        cands.append(("stream T1024", 2, 0, 1024))
+    moved = bytes_moved("rmsnorm", es, rows, width)
+    xs, w = make_inputs("rmsnorm", dev, dt, rows, width, 1)
+    o = torch.empty(rows, width, device=dev, dtype=dt)
+    ref = ref_fp32("rmsnorm", xs[0], w)
+    for name, path, r, thr in cands:
+        def call(i, path=path, r=r, thr=thr):
+            rc = pk.variants.rms_variant(DTYPE_CODE[t], path, r, thr, o.data_ptr(),
+                                         xs[0].data_ptr(), w.data_ptr(), rows, width, EPS,
+                                         stream_ptr(dev))
+            if rc != 0:
+                raise RuntimeError(f"variant {name} returned {rc}")
+        o.fill_(float("nan"))
+        call(0)
+        bad, rel = check("rmsnorm", t, o, ref, width)
+        us = timer.per_call_us(call, 1, quick_us(dev, call))
+        log(out, f"  variant rmsnorm {t} {rows}x{width} {name:16} {us:8.2f} us "
+            f"{moved / us / 1e3:6.0f} GB/s {'ok' if not bad else 'FAIL'}")
+
+
+def summarize(results, out):
+    log(out, "")
+    log(out, "worst per op and dtype (ratio = their time / ours; %copy = best copy time / ours,"
+        " over shapes moving > 4x L2):")
+    for op in OPS:
+        for t in sorted({r["t"] for r in results}):
+            rs = [r for r in results if r["op"] == op and r["t"] == t]
+            if not rs:
+                continue
+            we = min(rs, key=lambda r: r["x_eager"])
+            cs = [r for r in rs if r["x_compile"] == r["x_compile"]]
+            wc = min(cs, key=lambda r: r["x_compile"]) if cs else None
+            big = [r for r in rs if r["large"]]
+            wb = min(big, key=lambda r: r["pct_copy"]) if big else None
+            gm = math.exp(sum(math.log(r["x_eager"]) for r in rs) / len(rs))
+            line = (f"{op:12} {t:4} vs eager: worst {we['x_eager']:.2f} at {we['rows']}x"
+                    f"{we['width']}, geomean {gm:.2f}")
+            if wc:
+                gmc = math.exp(sum(math.log(r["x_compile"]) for r in cs) / len(cs))
+                line += (f"; vs compile: worst {wc['x_compile']:.2f} at {wc['rows']}x"
+                         f"{wc['width']}, geomean {gmc:.2f}")
+            if wb:
+                line += f"; large: worst {wb['pct_copy']:.1f}% of copy at {wb['rows']}x{wb['width']}"
+            log(out, line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# rmsnorm and silu_and_mul at every shape against torch eager, torch.compile and copies
+# (bench/gpu/mem_sweep.py), in one device call of about 150 s on the H200: builds both packages
+# for sm_90 with nvcc, runs their checks (plain, with rmsnorm capped at 7 blocks so every kernel
+# loops over rows, and under compute-sanitizer memcheck) while worker processes fill the
+# torch.compile caches, then the sweep. Prints the sweep's table last; logs under the outdir.
+# Usage: bench/gpu/mem_sweep.sh [outdir] [extra mem_sweep.py args, e.g. --variants]
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUTDIR=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
+shift || true
+B=/tmp/kbpkg-sweep-build
+WORKERS=${SWEEP_WORKERS:-10}
+mkdir -p "$OUTDIR" "$B/grid7"
+export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
+PY=${KBPKG_PYTHON:-python3}
+SWEEP=$ROOT/bench/gpu/mem_sweep.py
+# one compile process each (no pool of 16 per worker); workers do not keep their autotuning
+# picks (the GPU is shared while they run): the sweep benchmarks the configs itself, alone
+export TORCHINDUCTOR_COMPILE_THREADS=1
+export TORCHINDUCTOR_CACHE_DIR=/tmp/kbpkg-sweep-inductor
+t0=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu \
+    --format=csv,noheader | tee "$OUTDIR/gpu.txt"
+nvcc --version | tail -1
+for i in $(seq 0 $((WORKERS - 1))); do
+    TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE=0 "$PY" -c "
+import sys, torch._inductor.config as c
+c.autotune_local_cache = False
+sys.argv = ['mem_sweep.py', '--lib-dir', '-', '--compile-only', '$i/$WORKERS'] + sys.argv[1:]
+sys.path.insert(0, '$ROOT/bench/gpu')
+import mem_sweep
+sys.exit(mem_sweep.main())" "$@" >"$OUTDIR/precompile_$i.log" 2>&1 &
+    echo $! >>"$B/workers.pid"
+done
+
+INC="-I$ROOT/include"
+build() { # name source [extra flags...]: a shared library for sm_90
+    local out=$1 src=$2
+    shift 2
+    nvcc -std=c++17 -O3 $INC -Xcompiler -fPIC,-fvisibility=hidden -shared \
+        -gencode arch=compute_90,code=sm_90 -Xptxas -v \
+        -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$@" "$src" -o "$out"
+}
+status=0
+builds=()
+for p in activation rmsnorm; do
+    d=$ROOT/kernels/kbpkg-community/$p
+    (build "$B/lib$p.so" "$d/src/$p.cu" -I"$d/include" &&
+     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY $INC -I"$d/include" "$d/tests/check.c" \
+        "$d/src/${p}_cpu.c" -L"$B" -l"$p" -Xlinker -rpath,"$B" -o "$B/check_$p") \
+        >"$OUTDIR/build_$p.log" 2>&1 &
+    builds+=($!)
+done
+R=$ROOT/kernels/kbpkg-community/rmsnorm
+(build "$B/grid7/librmsnorm.so" "$R/src/rmsnorm.cu" -I"$R/include" -DKB_RMS_MAX_BLOCKS=7 &&
+ nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY $INC -I"$R/include" "$R/tests/check.c" \
+    "$R/src/rmsnorm_cpu.c" -L"$B/grid7" -lrmsnorm -Xlinker -rpath,"$B/grid7" -o "$B/grid7/check") \
+    >"$OUTDIR/build_grid7.log" 2>&1 &
+builds+=($!)
+build "$B/libmem_variants.so" "$ROOT/bench/gpu/mem_variants.cu" -I"$R/include" -I"$R/src" \
+    >"$OUTDIR/build_variants.log" 2>&1 &
+builds+=($!)
+wait "${builds[@]}"
+echo "builds: $(( $(date +%s) - t0 )) s"
+grep -h -A2 "Compiling entry" "$OUTDIR"/build_activation.log "$OUTDIR"/build_rmsnorm.log |
+    grep -E "spill|registers" | grep -v " 0 bytes spill stores" | head -5
+
+checks() { # name binary [runner...]: in the background, result in check_<name>.rc
+    local name=$1 bin=$2
+    shift 2
+    if [ ! -x "$bin" ]; then
+        echo "$name: BUILD FAILED"
+        tail -20 "$OUTDIR"/build_*.log
+        echo 1 >"$OUTDIR/check_$name.rc"
+        return
+    fi
+    (timeout 60 "$@" "$bin" >"$OUTDIR/check_$name.log" 2>&1; echo $? >"$OUTDIR/check_$name.rc") &
+    checkpids+=($!)
+}
+checkpids=()
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+names="activation rmsnorm rmsnorm_grid7"
+checks activation "$B/check_activation"
+checks rmsnorm "$B/check_rmsnorm"
+checks rmsnorm_grid7 "$B/grid7/check"
+if [ -x "$SAN" ]; then
+    names="$names rmsnorm_memcheck activation_memcheck rmsnorm_grid7_racecheck"
+    checks rmsnorm_memcheck "$B/check_rmsnorm" "$SAN" --tool memcheck --error-exitcode 3
+    checks activation_memcheck "$B/check_activation" "$SAN" --tool memcheck --error-exitcode 3
+    checks rmsnorm_grid7_racecheck "$B/grid7/check" "$SAN" --tool racecheck --error-exitcode 3
+fi
+wait "${checkpids[@]}"
+for n in $names; do
+    rc=$(cat "$OUTDIR/check_$n.rc" 2>/dev/null || echo "?")
+    echo "check $n: rc=$rc ($(grep -c '^check: ok' "$OUTDIR/check_$n.log" 2>/dev/null) ok)" \
+        "$(tail -1 "$OUTDIR/check_$n.log" 2>/dev/null | cut -c1-100)"
+    if [ "$rc" != 0 ]; then
+        grep -m5 -E "FAIL|ERROR|Invalid|hazard" "$OUTDIR/check_$n.log"
+        status=1
+    fi
+done
+echo "checks done: $(( $(date +%s) - t0 )) s; waiting for the compile workers"
+while read -r pid; do wait "$pid" || echo "worker $pid exited $?"; done <"$B/workers.pid"
+rm -f "$B/workers.pid"
+echo "workers done: $(( $(date +%s) - t0 )) s"
+"$PY" "$SWEEP" --lib-dir "$B" --log "$OUTDIR/sweep.txt" "$@" >"$OUTDIR/sweep_stdout.txt" 2>&1 ||
+    status=1
+echo "sweep done: $(( $(date +%s) - t0 )) s"
+grep -E "^(device|nvidia-smi|torch.compile |checks:)" "$OUTDIR/sweep.txt"
+grep -E "FAIL|Error|error" "$OUTDIR/sweep_stdout.txt" | head -5
+sed -n '/^worst per op/,$p' "$OUTDIR/sweep.txt"
+exit $status

@@ -1,0 +1,36 @@
+/* rmsnorm's kernels with the plan forced (bench/gpu/mem_sweep.py times them beside the export
+ * to pick the plan per width class): one C entry, loaded with ctypes. */
+#include "rmsnorm_cpu.h"
+
+#include "kb_gpu_compat.h"
+#include "rmsnorm_kernels.cuh"
+
+template <typename T>
+static int forced(int path, int vecs, int threads, void *out, const void *x, const void *w,
+                  int64_t n, int64_t d, float eps, void *stream)
+{
+    typedef typename kb_type<T>::storage S;
+    const int V = rms::row_geo<T>::V;
+    rms::plan p = rms::choose(n, d / V, V);
+    if (path >= 0) {
+        p.path = path;
+        p.vecs = vecs;
+        p.threads = threads;
+        p.lanes = path == rms::PATH_WARP ? 32 : threads;
+        p.blocks_needed = path == rms::PATH_WARP ? (n + threads / 32 - 1) / (threads / 32) : n;
+    }
+    rms::run<T>(p, (S *)out, (const S *)x, (const S *)w, n, d, eps, (kb_stream_t)stream);
+    return kb_gpu_launch_status();
+}
+
+/* dtype 0 f32, 1 bf16, 2 f16; path -1: the export's own plan; returns 0 or -2 (launch). */
+extern "C" __attribute__((visibility("default"))) int
+rms_variant(int dtype, int path, int vecs, int threads, void *out, const void *x, const void *w,
+            int64_t n, int64_t d, float eps, void *stream)
+{
+    if (dtype == 1)
+        return forced<kb_bf16_tag>(path, vecs, threads, out, x, w, n, d, eps, stream);
+    if (dtype == 2)
+        return forced<kb_f16_tag>(path, vecs, threads, out, x, w, n, d, eps, stream);
+    return forced<float>(path, vecs, threads, out, x, w, n, d, eps, stream);
+}
