@@ -2,8 +2,9 @@
 torch.compile and a same-size copy, rows x widths x dtypes, one process.
 
 Each contender is timed as a CUDA graph of K back-to-back calls over rotated input sets (so
-shapes below the L2 size are not read from it more than a real layer would), with CUDA events
-around each replay; the figure is the median replay over K. Our outputs are NaN-poisoned and
+shapes below the L2 size are not read from it more than a real layer would) writing one output
+buffer (torch's ops get theirs back from the caching allocator call after call), with CUDA
+events around each replay; the figure is the median replay over K. Our outputs are NaN-poisoned and
 checked against torch in fp32 at every shape before timing. bench/gpu/mem_sweep.sh builds the
 packages and runs this; --cpu runs the same flow on the CPU builds (wall clock, no graphs) to
 check the script itself.
@@ -322,7 +323,9 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     moved = bytes_moved(op, es, rows, width)
     sets = max(1, min(32, math.ceil(2 * large / max(moved, 1))))
     xs, w = make_inputs(op, dev, dt, rows, width, sets)
-    outs = [torch.empty(rows, width, device=dev, dtype=dt) for _ in range(sets)]
+    # one output buffer, as torch's ops get from the caching allocator call after call (their
+    # freed output comes back): every contender writes the same bytes to the same place
+    outs = [torch.empty(rows, width, device=dev, dtype=dt)] * sets
     sp = stream_ptr(dev)
     code = DTYPE_CODE[t]
     if op == "rmsnorm":
@@ -363,7 +366,7 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     # copies of the same bytes: half read, half written
     n_copy = max(1, moved // 2 // es)
     src = [torch.empty(n_copy, device=dev, dtype=dt).normal_() for _ in range(sets)]
-    dst = [torch.empty(n_copy, device=dev, dtype=dt) for _ in range(sets)]
+    dst = [torch.empty(n_copy, device=dev, dtype=dt)] * sets
 
     def copy_(i):
         dst[i].copy_(src[i])

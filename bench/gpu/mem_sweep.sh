@@ -7,11 +7,14 @@
 # Usage: bench/gpu/mem_sweep.sh [outdir] [extra mem_sweep.py args, e.g. --variants]
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUTDIR=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
+FINAL=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
 shift || true
+# logs go to a scratch folder and come back as one tarball (the device tool returns few files)
+OUTDIR=/tmp/kbpkg-sweep-logs
+rm -rf "$OUTDIR"
 B=/tmp/kbpkg-sweep-build
 WORKERS=${SWEEP_WORKERS:-10}
-mkdir -p "$OUTDIR" "$B/grid7"
+mkdir -p "$OUTDIR" "$FINAL" "$B/grid7"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
 PY=${KBPKG_PYTHON:-python3}
 SWEEP=$ROOT/bench/gpu/mem_sweep.py
@@ -109,5 +112,7 @@ echo "workers done: $(( $(date +%s) - t0 )) s"
 echo "sweep done: $(( $(date +%s) - t0 )) s"
 grep -E "^(device|nvidia-smi|torch.compile |checks:)" "$OUTDIR/sweep.txt"
 grep -E "FAIL|Error|error" "$OUTDIR/sweep_stdout.txt" | head -5
+cp "$OUTDIR/sweep.txt" "$FINAL/" 2>/dev/null
+tar -czf "$FINAL/logs.tar.gz" -C "$OUTDIR" .
 sed -n '/^worst per op/,$p' "$OUTDIR/sweep.txt"
 exit $status

@@ -21,8 +21,8 @@ extern "C" {
  * Math is fp32; 16-bit outputs round to nearest even. n, d >= 0; out must not overlap in.
  * Pointers are device pointers on GPU builds (host on CPU builds); stream is a
  * cudaStream_t / hipStream_t (NULL = default), ignored on CPU. Returns 0 or a negative
- * KBPKG_KERNEL_* code. Rows whose bytes are a multiple of 16 with 16-byte aligned pointers
- * take the vectorized path.
+ * KBPKG_KERNEL_* code; GPU builds refuse (KBPKG_KERNEL_EINVAL) a pointer that is not aligned
+ * to its element. Any width and any element offset keep 16-byte accesses on GPUs.
  */
 KBPKG_EXPORT int act_silu_and_mul_f32(float *out, const float *in, int64_t n, int64_t d,
                                       void *stream);

@@ -16,7 +16,8 @@ extern "C" {
  * n, d >= 0, eps >= 0 (and not NaN); out may equal x (in place) but must not partly overlap it.
  * Pointers are device pointers on GPU builds (host on CPU builds); stream is a
  * cudaStream_t / hipStream_t (NULL = default), ignored on CPU. Returns 0 or a negative
- * KBPKG_KERNEL_* code.
+ * KBPKG_KERNEL_* code; GPU builds refuse (KBPKG_KERNEL_EINVAL) a pointer that is not aligned
+ * to its element. Any width and any element offset keep 16-byte accesses on GPUs.
  */
 KBPKG_EXPORT int rmsnorm_f32(float *out, const float *x, const float *weight, int64_t n, int64_t d,
                              float eps, void *stream);
