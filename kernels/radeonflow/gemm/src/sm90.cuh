@@ -87,6 +87,39 @@ static int sm_count(void)
     return sms;
 }
 
+/* A row-major rows x cols matrix of elem_bytes-wide elements with leading dimension ld, read
+ * in boxes of box_rows x (128 / elem_bytes) columns (128 bytes, the swizzle span), 128-byte
+ * swizzled in shared memory. Out-of-bounds reads fill zeros. */
+static inline bool make_tensor_map_128b(CUtensorMap *map, CUtensorMapDataType type, int elem_bytes,
+                                        const void *base, int rows, int cols, int ld, int box_rows)
+{
+    tensor_map_encode_fn encode = tensor_map_encoder();
+    if (!encode)
+        return false;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)ld * (cuuint64_t)elem_bytes};
+    cuuint32_t box[2] = {(cuuint32_t)(128 / elem_bytes), (cuuint32_t)box_rows};
+    cuuint32_t elem_strides[2] = {1, 1};
+    return encode(map, type, 2, (void *)base, dims, strides, box, elem_strides,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+constexpr bool starts_with(const char *s, const char *w)
+{
+    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
+}
+constexpr bool contains(const char *s, const char *w)
+{
+    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
+}
+/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
+ * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
+constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
+/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
+constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
+
 } // namespace rf
 
 #endif
