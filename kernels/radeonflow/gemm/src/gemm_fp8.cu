@@ -487,8 +487,19 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     if (kb_gpu_func_set_max_dyn_smem(kernel, H_SMEM_BYTES) != kb_gpu_success)
         return KBPKG_KERNEL_ELAUNCH;
     long long blocks = (long long)a.tiles_m * a.units_n * CL;
-    int sms = rf::sm_count() / CL * CL; /* whole clusters */
-    unsigned grid = (unsigned)(sms > 0 && blocks > sms ? sms : blocks);
+    int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
+    if (CL > 1) { /* a GPC may not fit a whole number of clusters: ask how many do */
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((unsigned)resident);
+        cfg.blockDim = dim3(H_THREADS);
+        cfg.dynamicSmemBytes = H_SMEM_BYTES;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess &&
+            clusters > 0 && clusters * CL < resident)
+            resident = clusters * CL;
+        (void)cudaGetLastError();
+    }
+    unsigned grid = (unsigned)(resident > 0 && blocks > resident ? resident : blocks);
     kernel<<<grid, H_THREADS, H_SMEM_BYTES, stream>>>(a, ma, mb, mc);
     return kb_gpu_launch_status();
 }
