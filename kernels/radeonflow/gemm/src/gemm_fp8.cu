@@ -430,11 +430,11 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
 #endif
 
 template <int CL>
-__global__ __launch_bounds__(H_THREADS, 1)
-    __cluster_dims__(CL, 1, 1) void gemm_fp8_wgmma(const h_args a,
-                                                   const __grid_constant__ CUtensorMap tma,
-                                                   const __grid_constant__ CUtensorMap tmb,
-                                                   const __grid_constant__ CUtensorMap tmc)
+__global__ __launch_bounds__(H_THREADS,
+                             1) void gemm_fp8_wgmma(const h_args a,
+                                                    const __grid_constant__ CUtensorMap tma,
+                                                    const __grid_constant__ CUtensorMap tmb,
+                                                    const __grid_constant__ CUtensorMap tmc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) uint8_t h_smem_raw[];
@@ -488,19 +488,32 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
         return KBPKG_KERNEL_ELAUNCH;
     long long blocks = (long long)a.tiles_m * a.units_n * CL;
     int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
-    if (CL > 1) { /* a GPC may not fit a whole number of clusters: ask how many do */
-        cudaLaunchConfig_t cfg = {};
+    /* the cluster shape is a launch attribute (not __cluster_dims__), so the same source
+     * compiles for the targets without clusters */
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = CL;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(H_THREADS);
+    cfg.dynamicSmemBytes = H_SMEM_BYTES;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    if (CL > 1) { /* a GPC may not fit a whole number of clusters: ask how many do at once */
         cfg.gridDim = dim3((unsigned)resident);
-        cfg.blockDim = dim3(H_THREADS);
-        cfg.dynamicSmemBytes = H_SMEM_BYTES;
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess &&
             clusters > 0 && clusters * CL < resident)
             resident = clusters * CL;
         (void)cudaGetLastError();
     }
-    unsigned grid = (unsigned)(resident > 0 && blocks > resident ? resident : blocks);
-    kernel<<<grid, H_THREADS, H_SMEM_BYTES, stream>>>(a, ma, mb, mc);
+    cfg.gridDim = dim3((unsigned)(resident > 0 && blocks > resident ? resident : blocks));
+    if (cudaLaunchKernelEx(&cfg, kernel, a, ma, mb, mc) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return KBPKG_KERNEL_ELAUNCH;
+    }
     return kb_gpu_launch_status();
 }
 
