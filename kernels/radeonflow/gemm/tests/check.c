@@ -118,8 +118,7 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
          *ex = kbc_xmalloc(mn * es + 1);
     double *exact = kbc_xmalloc(sizeof(double) * (mn + 1)),
            *absdot = kbc_xmalloc(sizeof(double) * (mn + 1)),
-           *tol = kbc_xmalloc(sizeof(double) * (mn + 1)),
-           *tol_dev = kbc_xmalloc(sizeof(double) * (mn + 1));
+           *tol = kbc_xmalloc(sizeof(double) * (mn + 1));
     for (int m = 0; m < c->M; m++) {
         memcpy((char *)g + (size_t)m * c->N * es, (char *)got + (size_t)m * ldc * es, c->N * es);
         memcpy((char *)w + (size_t)m * c->N * es, (char *)want + (size_t)m * ldc * es, c->N * es);
