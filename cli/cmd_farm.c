@@ -145,7 +145,7 @@ static int farm_plan(cli *c, int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         dirs[n++] = argv[i];
     if (!rc && n == 0)
-        rc = cli_usage_error(c, "farm plan", "which folders? (kbpkg farm plan DIR...)");
+        rc = cli_usage_error(c, "farm plan", "which folders?");
     char *plan = NULL;
     int err = rc ? 0 : kb_farm_plan(&plan, c->ctx, dirs, n, &o);
     if (err)
@@ -231,8 +231,7 @@ static int farm_merge(cli *c, int argc, char **argv)
         r = NULL;
     }
     if (!rc && first >= argc)
-        rc = cli_usage_error(c, "farm merge",
-                             "which version? (kbpkg farm merge org/name@version...)");
+        rc = cli_usage_error(c, "farm merge", "which version? (org/name@version)");
     return rc;
 }
 
@@ -291,7 +290,7 @@ int cmd_farm(cli *c, int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         dirs[n++] = argv[i];
     if (!rc && n == 0)
-        rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm DIR...)");
+        rc = cli_usage_error(c, "farm", "which folders?");
     kb_farm_report *r = NULL;
     if (!rc) {
         int err = kb_farm(&r, c->ctx, dirs, n, &o);

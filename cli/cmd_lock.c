@@ -83,7 +83,7 @@ int cmd_lock(cli *c, int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         refs[nrefs++] = argv[i];
     if (!rc && nrefs == 0)
-        rc = cli_usage_error(c, "lock", "which packages? (kbpkg lock org/name[@constraint]...)");
+        rc = cli_usage_error(c, "lock", "which packages?");
     kb_lockfile *lock = NULL;
     if (!rc) {
         kb_lock_options o = KB_LOCK_OPTIONS_INIT;

@@ -86,7 +86,7 @@ int cmd_publish(cli *c, int argc, char **argv)
         rc = cli_usage_error(c, "publish", "one package folder only, got '%s' and '%s'", dir,
                              argv[optind + 1]);
     if (!rc && !dir)
-        rc = cli_usage_error(c, "publish", "which package folder? (kbpkg publish DIR)");
+        rc = cli_usage_error(c, "publish", "which package folder?");
     kb_publish_report *r = NULL;
     if (!rc) {
         o.targets = targets;
