@@ -65,8 +65,9 @@ static void print_result(cli *c, const kb_bench_result *r)
 }
 
 const cli_option cli_bench_options[] = {
-    {'t', "target", true, "T", "only targets whose id is or starts with T (repeatable)"},
+    CLI_OPTION_GROUP(cli_target_filter_options),
     {'q', "quick", false, NULL, "small sizes (CI); the program's own --quick"},
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 

@@ -52,12 +52,16 @@ static json_t *info_json(const kb_package_info *info, const kb_package_list *ins
 
 int cmd_info(cli *c, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error(c, "info", "give one package, e.g. radeonflow/gemm");
-    kb_package_info *info = NULL;
-    int rc = kb_package_info_get(&info, c->ctx, argv[1], NULL);
+    int first = 0, rc = cli_parse_none(&first, c, "info", cli_json_options, argc, argv);
+    if (!rc && argc - first != 1)
+        rc = cli_usage_error(c, "info", "give one package, e.g. radeonflow/gemm");
     if (rc)
-        return cli_fail_package(c, rc, argv[1], CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED, NULL);
+        return rc;
+    const char *ref = argv[first];
+    kb_package_info *info = NULL;
+    rc = kb_package_info_get(&info, c->ctx, ref, NULL);
+    if (rc)
+        return cli_fail_package(c, rc, ref, CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED, NULL);
     kb_package_list *installed = NULL;
     rc = kb_cache_list_installed(&installed, c->ctx, kb_package_info_name(info));
     if (rc) {
