@@ -7,8 +7,10 @@
 /* Keep sorted by name. Adding a command: one file in cli/, one row here. */
 const cli_command cli_commands[] = {
     {"bench", cmd_bench, "build and run a package's benchmark against the vendor library",
-     "kbpkg bench [DIR] [--target T]... [--quick] [--json]",
-     "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/kernels.md)",
+     "kbpkg bench [DIR | org/name[@v]] [--target T]... [--quick] [--publish] " CLI_TRUST_USAGE
+     " [--json]",
+     "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/bench.md); a\n"
+     "  package name benches its installed artifacts, a folder builds from source\n" CLI_TRUST_HELP,
      cli_bench_options},
     {"build", cmd_build, "compile, verify and package a kernel package for its targets",
      "kbpkg build [DIR] [--target T]... [-j N] [--out DIR] [--json]",

@@ -7,7 +7,7 @@
 /* Every command that admits a package index through the trust policy (kb_trust_check): each
  * takes every option below, and its usage and help show CLI_TRUST_USAGE and CLI_TRUST_HELP.
  * info and search only read what a registry holds and admit nothing. */
-const char *const cli_trust_commands[] = {"fetch", "install", "lock", "resolve", "sync"};
+const char *const cli_trust_commands[] = {"bench", "fetch", "install", "lock", "resolve", "sync"};
 const size_t cli_trust_command_count = sizeof(cli_trust_commands) / sizeof(cli_trust_commands[0]);
 
 const cli_trust_option cli_trust_options[] = {
