@@ -21,13 +21,14 @@ static double now_s(void)
 /* The device a runnable target runs on, as JSON text: the first probed device the target fits
  * (the resolver's rules), or this CPU with its /proc/cpuinfo model and clock. The probe knows
  * no GPU clocks: clock_mhz is null there (docs/bench.md). */
-static char *device_json(const kb_plan_item *item, const char *level, const kb_probe_report *probe)
+static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const char *level,
+                         const kb_probe_report *probe)
 {
     json_t *d = NULL;
     if (item->backend == KB_BACKEND_CPU) {
         char model[256];
         double mhz;
-        kbi_cpu_model(model, sizeof(model), &mhz, NULL);
+        kbi_cpu_model(model, sizeof(model), &mhz, kbi_config_str(ctx, "probe.cpuinfo"));
         d = json_pack("{s:s, s:s, s:s, s:n, s:o, s:n}", "backend", "cpu", "name",
                       *model ? model : "unknown CPU", "arch", level, "driver", "clock_mhz",
                       mhz > 0 ? json_real(mhz) : json_null(), "memory_bytes");
@@ -149,7 +150,7 @@ int kbi_pkgrun_targets(kbi_pkgrun_row **rows, size_t *row_count, kb_manifest **m
         kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s %s", verb, item->target);
         run_one(ctx, t, m, item, work_root, libdir, how);
         if (how->bench && t->status == KB_BUILD_BUILT)
-            t->device = device_json(item, level, &probe);
+            t->device = device_json(ctx, item, level, &probe);
         bool ok = t->status == KB_BUILD_BUILT;
         kbi_event_emit(ctx, ok ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED, m->name,
                        "%s %s %s (%.1fs)", verb, item->target,

@@ -155,7 +155,7 @@ KB_EXTERN void kb_bench_result_free(kb_bench_result *result);
 /* Benchmark the installed "org/name[@constraint]" (highest installed version that matches):
  * for every installed target this machine runs (targets: only those whose id is or starts
  * with one of them), the package's bench program from its source artifact (found in the cache
- * or fetched from the registry it was installed from, admitted by the trust policy as `kbpkg
+ * or fetched from the registry setting, admitted by the trust policy as `kbpkg
  * fetch --source` does) is compiled against the installed artifact's header and linked to its
  * library, so the artifact that kb_kernel_open loads is what is timed, not a rebuild.
  * KB_ERR_NOT_FOUND when nothing of it is installed; KB_ERR_MANIFEST when it declares no bench. */
