@@ -1,6 +1,7 @@
 /* kbpkg bench on installed packages: the installed library is what runs, --json fields, --publish
  * to a folder registry and to docker-registry, results kept per device, info and hub show them,
  * and bad input (unknown package, no bench, a refusing registry) fails clearly, losing nothing. */
+#include "json_schema.h"
 #include "kbtest.h"
 #include "registry_harness.h"
 
@@ -106,9 +107,20 @@ static void publish_and_install(const world *w, const char *trust)
     ok(run(w, "install", PKG, trust, NULL), "install");
 }
 
+/* doc against docs/json/<schema> (docs/json.md). */
+static void expect_schema(const json_t *doc, const char *schema)
+{
+    char *dir = kbt_source("docs/json");
+    char *problems = kbt_json_check_ref(dir, schema, doc);
+    cr_expect(problems == NULL, "%s: %s", schema, problems);
+    free(problems);
+    free(dir);
+}
+
 static json_t *info_benchmarks(const world *w, const char *trust)
 {
     json_t *doc = ok_json(run(w, "info", PKG, "--json", trust, NULL), "info --json");
+    expect_schema(doc, "info.json");
     json_t *b = json_incref(json_object_get(doc, "benchmarks"));
     cr_assert(json_is_array(b), "info --json has benchmarks");
     json_decref(doc);
@@ -126,6 +138,7 @@ Test(bench_cli, installed_cpu_package_runs_the_installed_library)
     world_init(&w, NULL, "bench/cpuinfo-a");
     publish_and_install(&w, NULL);
     json_t *doc = ok_json(run(&w, "bench", PKG, "--quick", "--json", NULL), "bench --json");
+    expect_schema(doc, "bench.json");
     cr_expect_str_eq(json_string_value(json_object_get(doc, "package")), PKG);
     cr_expect_str_eq(json_string_value(json_object_get(doc, "version")), "1.0.0");
     cr_expect(json_is_true(json_object_get(doc, "installed")), "benched what is installed");
@@ -173,6 +186,7 @@ Test(bench_cli, publish_to_a_folder_keeps_each_device_and_info_and_hub_show_them
 
     json_t *doc = ok_json(run(&w, "bench", PKG, "--quick", "--publish", "--json", NULL), "A");
     cr_expect_eq(json_array_size(json_object_get(doc, "published")), 1, "one target published");
+    expect_schema(doc, "bench.json");
     json_decref(doc);
     world_use_cpuinfo(&w, "bench/cpuinfo-b");
     ok(run(&w, "bench", PKG, "--quick", "--publish", NULL), "publish from device B");
