@@ -10,6 +10,7 @@
 #endif
 #include <kbpkg/kernel_abi.h>
 #include "rf_gemm.h"
+#include "sm90.cuh"
 
 namespace rf
 {
@@ -138,11 +139,6 @@ static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<
 /* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
  * ---- */
 constexpr int MMA_THREADS = 256;
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
 
 /* Copies bytes (0..16) from src and zero-fills the rest of the 16-byte chunk. */
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int bytes)
@@ -424,13 +420,6 @@ template <int BN> struct wg_cfg {
     static constexpr int SMEM_BYTES = WG_STAGES * STAGE_BYTES + 1024; /* + room to align */
 };
 
-/* Matrix descriptor: start, leading and stride byte offsets (>> 4), 128-byte swizzle. */
-__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((saddr >> 4) & 0x3fff) | ((uint64_t)((lbo >> 4) & 0x3fff) << 16) |
-           ((uint64_t)((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);
-}
-
 template <typename T, int BN>
 __device__ __forceinline__ void wgmma_op(float *d, uint64_t da, uint64_t db);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -698,39 +687,6 @@ constexpr int TS_A_BYTES = TS_BM * TS_BK * 2, TS_B_BYTES = TS_BK * TS_BN * 2;
 constexpr int TS_STAGE_BYTES = TS_A_BYTES + TS_B_BYTES;
 constexpr int TS_SMEM_BYTES = TS_STAGES * TS_STAGE_BYTES + 1024 + 2 * TS_STAGES * 8;
 constexpr int TS_CONSUMER_WARPS = 8;
-
-__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-/* Waits until the phase with the given parity has completed (a fresh barrier counts its
- * phase "1" as completed, which lets the producer start on empty stages). */
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
-{
-    asm volatile("{\n.reg .pred p;\nTS_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-                 "@p bra TS_DONE;\nbra TS_WAIT;\nTS_DONE:\n}\n" ::"r"(smem_addr(bar)),
-                 "r"(parity)
-                 : "memory");
-}
-__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar,
-                                            int inner, int outer)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
-                 "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(inner), "r"(outer)
-                 : "memory");
-}
 
 /* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
 template <typename T>
@@ -1013,46 +969,13 @@ template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
     }
 }
 
-typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                         const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                         const cuuint32_t *, CUtensorMapInterleave,
-                                         CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                         CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled is a driver function; reach it through the runtime so the artifact
- * links no libcuda. Null on drivers without it (the caller falls back to cp.async). */
-static tensor_map_encode_fn tensor_map_encoder(void)
-{
-    static const tensor_map_encode_fn fn = [] {
-        void *p = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess)
-            return (tensor_map_encode_fn) nullptr;
-        return (tensor_map_encode_fn)p;
-    }();
-    return fn;
-}
-
-/* A row-major rows x cols 16-bit matrix with leading dimension ld, read in boxes of
- * box_rows x 64 columns (128 bytes, the swizzle span). Out-of-bounds reads fill zeros. */
+/* A row-major rows x cols 16-bit matrix read in boxes of box_rows x 64 columns. */
 static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
                             int box_rows)
 {
-    tensor_map_encode_fn encode = tensor_map_encoder();
-    if (!encode)
-        return false;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem_strides[2] = {1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)base, dims, strides, box,
-                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return make_tensor_map_128b(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, base, rows, cols, ld,
+                                box_rows);
 }
-
-static int sm_count(void);
 
 /* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
  * the driver cannot encode tensor maps. */
@@ -1153,28 +1076,6 @@ static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int l
 #define RF_GEMM_WG_PIPE 1
 #endif
 
-constexpr bool starts_with(const char *s, const char *w)
-{
-    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
-}
-constexpr bool contains(const char *s, const char *w)
-{
-    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
-}
-/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
- * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
-constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
-/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
-constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
-
-static int sm_count(void)
-{
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return 0;
-    return sms;
-}
 #endif
 
 /* The default configuration for 16-bit inputs, chosen from docs/perf-gpu-notes.md. */
