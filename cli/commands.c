@@ -55,9 +55,12 @@ const cli_command cli_commands[] = {
         .name = "bench",
         .run = cmd_bench,
         .summary = "build and run a package's benchmark against the vendor library",
-        .args = (const cli_arg[]){ARG_PACKAGE_DIR, CLI_ARGS_END},
+        .args = (const cli_arg[]){{"DIR|org/name[@v]", CLI_ARG_OPTIONAL | CLI_ARG_PACKAGE,
+                                   "a package folder (default: .), or an installed package"},
+                                  CLI_ARGS_END},
         .options = cli_bench_options,
-        .help = "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/kernels.md)",
+        .help = "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/bench.md); a\n"
+                "  package name benches its installed artifacts, a folder builds from source",
     },
     {
         .name = "build",
