@@ -59,8 +59,9 @@ const cli_command cli_commands[] = {
                                    "a package folder (default: .), or an installed package"},
                                   CLI_ARGS_END},
         .options = cli_bench_options,
-        .help = "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/bench.md); a\n"
-                "  package name benches its installed artifacts, a folder builds from source",
+        .help =
+            "  prints shape, time, TFLOP/s or GB/s and the baseline per case (docs/bench.md); a\n"
+            "  package name benches its installed artifacts, a folder builds from source",
     },
     {
         .name = "build",
