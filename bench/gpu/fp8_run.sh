@@ -10,8 +10,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=$ROOT/kernels/radeonflow/gemm
 W=${1:-${OUT:-/tmp}/rf-fp8}; mkdir -p "$W"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
-# the package as built, and variants timed side by side with it: no clusters (no A multicast),
-# no ping-pong (one partial, waited for every K block), no TMA store (C from registers)
+# the package as built, and variants timed side by side with it: no ping-pong (one partial,
+# waited for every K block), no TMA store (C from registers), clusters of 2 multicasting A (with
+# the grid capped at cudaOccupancyMaxActiveClusters, and without the cap)
 build() { # name extra-flags...
   local name=$1; shift
   nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
@@ -19,13 +20,13 @@ build() { # name extra-flags...
     -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" \
     -o "$W/lib$name.so" >"$W/build_$name.log" 2>&1 || { tail -30 "$W/build_$name.log"; return 1; }
 }
-VARIANTS="gemm_cl1 gemm_pp0 gemm_ts0"
-build gemm & build gemm_cl1 -DRF_FP8_CLUSTER=1 & build gemm_pp0 -DRF_FP8_PINGPONG=0 &
-build gemm_ts0 -DRF_FP8_TMA_STORE=0 &
+VARIANTS="gemm_pp0 gemm_ts0 gemm_cl2 gemm_cl2nocap"
+build gemm & build gemm_pp0 -DRF_FP8_PINGPONG=0 & build gemm_ts0 -DRF_FP8_TMA_STORE=0 &
+build gemm_cl2 -DRF_FP8_CLUSTER=2 & build gemm_cl2nocap -DRF_FP8_CLUSTER=2 -DRF_FP8_CLUSTER_CAP=0 &
 wait
 for n in gemm $VARIANTS; do [ -f "$W/lib$n.so" ] || exit 1; done
 mv "$W/build_gemm.log" "$W/build.log"
-grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill" | sed 's/^/ptxas: /' || true
+grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill|C75" | sed 's/^/ptxas: /' || true
 if command -v cuobjdump >/dev/null; then
   cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : .*gemm_fp8_wgmma/{p=1} /Function : /&&!/gemm_fp8_wgmma/{p=0} p' \
     >"$W/fp8_wgmma.sass" 2>&1 || true
@@ -93,7 +94,7 @@ for M, N, K in shapes:
     rows.append((M, N, K, tf, t[1] / t[0], t[3] / t[0], err, nan))
     del A, B, sa, sb, A16, B16, C, ref
     torch.cuda.empty_cache()
-print(f"{'M x N x K':>20} {'ours':>6} " + " ".join(f"{v[5:]:>6}" for v in variants) + f" {'rowwise':>8} {'tensor':>7} {'deq+mm':>7} {'bf16':>6} | {'vs row':>6} {'vs deq':>6} | rel err (fp64)")
+print(f"{'M x N x K':>20} {'ours':>6} " + " ".join(f"{v[5:]:>7}" for v in variants) + f" {'rowwise':>8} {'tensor':>7} {'deq+mm':>7} {'bf16':>6} | {'vs row':>6} {'vs deq':>6} | rel err (fp64)")
 for M, N, K, tf, r1, r2, err, nan in rows:
-    print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} " + " ".join(f"{x:6.0f}" for x in tf[5:]) + f" {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
+    print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} " + " ".join(f"{x:7.0f}" for x in tf[5:]) + f" {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
 PY

@@ -178,6 +178,31 @@ __device__ __forceinline__ void wgmma_fp8_m64n128k32(float *d, uint64_t da, uint
         : "l"(da), "l"(db), "r"(accumulate));
 }
 
+/* d = A x B^T for one 64 x 128 x 32 step, d only written: the first step of a block. Declaring
+ * d as outputs (not read) ends the life of the previous partial here, so the compiler never
+ * moves a partial that a wgmma still writes (which it answers by serialising the wgmma). */
+__device__ __forceinline__ void wgmma_fp8_m64n128k32_first(float *d, uint64_t da, uint64_t db)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+        "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+        "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+        "%56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]),
+          "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]),
+          "=f"(d[14]), "=f"(d[15]), "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]),
+          "=f"(d[21]), "=f"(d[22]), "=f"(d[23]), "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]),
+          "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31]), "=f"(d[32]), "=f"(d[33]), "=f"(d[34]),
+          "=f"(d[35]), "=f"(d[36]), "=f"(d[37]), "=f"(d[38]), "=f"(d[39]), "=f"(d[40]), "=f"(d[41]),
+          "=f"(d[42]), "=f"(d[43]), "=f"(d[44]), "=f"(d[45]), "=f"(d[46]), "=f"(d[47]), "=f"(d[48]),
+          "=f"(d[49]), "=f"(d[50]), "=f"(d[51]), "=f"(d[52]), "=f"(d[53]), "=f"(d[54]), "=f"(d[55]),
+          "=f"(d[56]), "=f"(d[57]), "=f"(d[58]), "=f"(d[59]), "=f"(d[60]), "=f"(d[61]), "=f"(d[62]),
+          "=f"(d[63])
+        : "l"(da), "l"(db));
+}
+
 /* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
  * its rows once and the copy engine writes them into every block of the cluster (multicast),
  * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
@@ -300,10 +325,11 @@ __device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *fu
     uint32_t sa = smem_addr(smem + c.s * H_STAGE_BYTES) + wg * 64 * 128;
     uint32_t sb = smem_addr(smem + c.s * H_STAGE_BYTES + H_A_BYTES);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    wgmma_fp8_m64n128k32_first(part, wg_desc(sa, 16, 1024), wg_desc(sb, 16, 1024));
 #pragma unroll
-    for (int j = 0; j < H_BK / 32; j++)
+    for (int j = 1; j < H_BK / 32; j++)
         wgmma_fp8_m64n128k32(part, wg_desc(sa + j * 32, 16, 1024), wg_desc(sb + j * 32, 16, 1024),
-                             j);
+                             1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
@@ -346,9 +372,8 @@ struct h_scales {
     }
 };
 
-/* PP (ping-pong): two partials, so the next block's wgmma run while this one is promoted; the
- * tensor core then never waits for the promotion. Without PP one partial, waited for each
- * block (the other warpgroup's wgmma fill the gap). */
+/* PP (ping-pong): two partials, so a block's wgmma run while the one before is promoted.
+ * Without PP one partial, waited for each block (the other warpgroup's wgmma fill the gap). */
 template <int CL, bool PP>
 __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tmc)
@@ -377,35 +402,29 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
         for (int i = 0; i < 64; i++)
             acc[i] = 0.0f;
         if (PP) {
-            float a0, a1, b0, b1;
-            int sa_stage = c.s, sb_stage = 0;
-            h_issue(pa, smem, full, c, wg);
-            sc.at(0, &a0, &a1);
-            c.next();
+            /* pairs of blocks: the second block's wgmma run while the first is promoted. No
+             * partial is in flight across a branch or the loop's back edge, so the compiler
+             * has no reason to move one while a wgmma writes it (it would serialise them). */
             for (int kb = 0; kb < a.kblocks; kb += 2) {
-                bool more1 = kb + 1 < a.kblocks, more2 = kb + 2 < a.kblocks;
-                if (more1) {
-                    sb_stage = c.s;
-                    h_issue(pb, smem, full, c, wg);
+                float a0, a1;
+                sc.at(kb, &a0, &a1); /* loads under the wgmma */
+                int first = c.s;
+                h_issue(pa, smem, full, c, wg);
+                c.next();
+                if (kb + 1 < a.kblocks) {
+                    float b0, b1;
                     sc.at(kb + 1, &b0, &b1);
+                    int second = c.s;
+                    h_issue(pb, smem, full, c, wg);
                     c.next();
                     h_wait_group<1>();
+                    h_retire<CL>(acc, pa, empty, first, lane, a0, a1);
+                    h_wait_group<0>();
+                    h_retire<CL>(acc, pb, empty, second, lane, b0, b1);
                 } else {
                     h_wait_group<0>();
+                    h_retire<CL>(acc, pa, empty, first, lane, a0, a1);
                 }
-                h_retire<CL>(acc, pa, empty, sa_stage, lane, a0, a1);
-                if (!more1)
-                    break;
-                if (more2) {
-                    sa_stage = c.s;
-                    h_issue(pa, smem, full, c, wg);
-                    sc.at(kb + 2, &a0, &a1);
-                    c.next();
-                    h_wait_group<1>();
-                } else {
-                    h_wait_group<0>();
-                }
-                h_retire<CL>(acc, pb, empty, sb_stage, lane, b0, b1);
             }
         } else {
             for (int kb = 0; kb < a.kblocks; kb++) {
@@ -475,8 +494,11 @@ __global__ __launch_bounds__(H_THREADS,
 #ifndef RF_FP8_TMA_STORE
 #define RF_FP8_TMA_STORE 1 /* bench/gpu/fp8_run.sh times 0 and 1 side by side */
 #endif
+#ifndef RF_FP8_CLUSTER_CAP
+#define RF_FP8_CLUSTER_CAP 1 /* cap the grid at cudaOccupancyMaxActiveClusters */
+#endif
 #ifndef RF_FP8_CLUSTER
-#define RF_FP8_CLUSTER 2 /* bench/gpu/fp8_run.sh times 1 and 2 side by side */
+#define RF_FP8_CLUSTER 1 /* bench/gpu/fp8_run.sh times 1 and 2 side by side */
 #endif
 
 template <int CL>
@@ -501,7 +523,7 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     cfg.stream = (cudaStream_t)stream;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    if (CL > 1) { /* a GPC may not fit a whole number of clusters: ask how many do at once */
+    if (CL > 1 && RF_FP8_CLUSTER_CAP) { /* a GPC may not fit whole clusters: ask how many fit */
         cfg.gridDim = dim3((unsigned)resident);
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess &&
