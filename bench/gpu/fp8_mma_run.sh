@@ -7,11 +7,13 @@
 # kernel (a library whose target id names sm_80, compiled for sm_90 so it runs here) and the
 # sm_90a wgmma build, against cuBLASLt FP8 through torch._scaled_mm (row-wise scales) and the
 # dequantise-then-matmul path, in one process (CUDA events, medians of 30, 4 input sets rotated
-# so no operand is timed out of L2). Needs nvcc + torch. Usage: bench/gpu/fp8_mma_run.sh [outdir]
+# so no operand is timed out of L2). Needs nvcc + torch. Usage: bench/gpu/fp8_mma_run.sh [workdir]
+# (default /tmp/rf-fp8-mma); with $OUT set, the check log, the timings and the SASS of the mma
+# kernel are copied there.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=$ROOT/kernels/radeonflow/gemm
-W=${1:-${OUT:-/tmp}/rf-fp8-mma}
+W=${1:-/tmp/rf-fp8-mma}
 mkdir -p "$W"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
 FP8="$PKG/src/gemm_fp8.cu $PKG/src/gemm_fp8_mma.cu"
@@ -134,4 +136,5 @@ for M, N, K, tf, t, errs in rows:
 bad = [(r[0], r[1], r[2], v) for r in rows for v, (e, n) in r[5].items() if n or not e <= 1e-2]
 print("rel err over 1e-2 or NaN:", bad if bad else "none")
 PY
+[ -n "${OUT:-}" ] && cp "$W/check.log" "$W/timing.txt" "$W"/sass-*-bm128.txt "$OUT"/ 2>/dev/null || true
 echo "total ${SECONDS}s"
