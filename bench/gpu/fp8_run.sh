@@ -10,26 +10,44 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=$ROOT/kernels/radeonflow/gemm
 W=${1:-${OUT:-/tmp}/rf-fp8}; mkdir -p "$W"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
-nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
-  -Xcompiler -fPIC,-fvisibility=hidden -Xlinker --exclude-libs,ALL -shared -Xptxas -v \
-  -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" \
-  -o "$W/libgemm.so" >"$W/build.log" 2>&1 || { tail -30 "$W/build.log"; exit 1; }
-grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill" | sed 's/^/ptxas: /' || true
+# the package as built, and variants timed side by side with it: no ping-pong (one partial,
+# waited for every K block), no TMA store (C from registers), clusters of 2 multicasting A (with
+# the grid capped at cudaOccupancyMaxActiveClusters, and without the cap)
+build() { # name extra-flags...
+  local name=$1; shift
+  nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
+    "$@" -Xcompiler -fPIC,-fvisibility=hidden -Xlinker --exclude-libs,ALL -shared -Xptxas -v \
+    -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" \
+    -o "$W/lib$name.so" >"$W/build_$name.log" 2>&1 || { tail -30 "$W/build_$name.log"; return 1; }
+}
+VARIANTS="gemm_pp0 gemm_ts0 gemm_cl2 gemm_cl2nocap"
+build gemm & build gemm_pp0 -DRF_FP8_PINGPONG=0 & build gemm_ts0 -DRF_FP8_TMA_STORE=0 &
+build gemm_cl2 -DRF_FP8_CLUSTER=2 & build gemm_cl2nocap -DRF_FP8_CLUSTER=2 -DRF_FP8_CLUSTER_CAP=0 &
+wait
+for n in gemm $VARIANTS; do [ -f "$W/lib$n.so" ] || exit 1; done
+mv "$W/build_gemm.log" "$W/build.log"
+grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill|C75" | sed 's/^/ptxas: /' || true
 if command -v cuobjdump >/dev/null; then
-  cuobjdump --dump-sass --function '_ZN6rf_fp814gemm_fp8_wgmmaENS_6h_argsE14CUtensorMap_stS1_' \
-    "$W/libgemm.so" >"$W/fp8_wgmma.sass" 2>&1 || true
+  cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : .*gemm_fp8_wgmma/{p=1} /Function : /&&!/gemm_fp8_wgmma/{p=0} p' \
+    >"$W/fp8_wgmma.sass" 2>&1 || true
   echo "sass gemm_fp8_wgmma: $(grep -c QGMMA "$W/fp8_wgmma.sass") QGMMA, $(grep -c 'UTMALDG' "$W/fp8_wgmma.sass") UTMALDG, $(grep -c 'LDL\|STL' "$W/fp8_wgmma.sass") LDL/STL"
 fi
-nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
-  "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" -L"$W" -lgemm -Xlinker -rpath,"$W" -o "$W/check"
-"$W/check" >"$W/check.log" 2>&1 || true
-grep -E "fp8|FAIL|PASSED|FAILED" "$W/check.log" | tail -16
+for n in gemm $VARIANTS; do # the package check against each variant
+  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
+    "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/check_$n" &&
+    { "$W/check_$n" >"$W/check_$n.log" 2>&1; echo "check $n: rc=$? $(tail -1 "$W/check_$n.log")"; } &
+done
+wait
+grep -E "fp8_blockscale M|FAIL" "$W/check_gemm.log" | grep -v "reference vs" | tail -12
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
-LIB=$W/libgemm.so python3 - <<'PY'
+W=$W VARIANTS=$VARIANTS python3 - <<'PY'
 import ctypes, os, torch
-lib = ctypes.CDLL(os.environ["LIB"])
-f = lib.rf_gemm_fp8_blockscale
-f.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
+def export(name):
+    fn = ctypes.CDLL(os.path.join(os.environ["W"], f"lib{name}.so")).rf_gemm_fp8_blockscale
+    fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
+    return fn
+variants = os.environ["VARIANTS"].split()
+fns = [export("gemm")] + [export(v) for v in variants]
 SETS = 4
 def med(fn, n=30):
     for i in range(3): fn(i % SETS)
@@ -49,9 +67,12 @@ for M, N, K in shapes:
     A16 = [a.bfloat16() for a in A]; B16 = [b.bfloat16() for b in B]
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.current_stream().cuda_stream
-    def ours(i):
-        rc = f(M, N, K, A[i].data_ptr(), sa[i].data_ptr(), B[i].data_ptr(), sb[i].data_ptr(), C.data_ptr(), s)
-        assert rc == 0, rc
+    def call(fn):
+        def run(i):
+            rc = fn(M, N, K, A[i].data_ptr(), sa[i].data_ptr(), B[i].data_ptr(), sb[i].data_ptr(), C.data_ptr(), s)
+            assert rc == 0, rc
+        return run
+    ours = call(fns[0])
     ra, rb = torch.ones(M, 1, device="cuda"), torch.ones(1, N, device="cuda")
     one = torch.ones((), device="cuda")
     rowwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
@@ -68,12 +89,12 @@ for M, N, K in shapes:
     err = ((C.double() - ref).norm() / ref.norm()).item()
     nan = int(torch.isnan(C).sum().item())
     fl = 2 * M * N * K
-    t = [med(ours), med(rowwise), med(tensorwise), med(deq), med(bf16)]
+    t = [med(ours), med(rowwise), med(tensorwise), med(deq), med(bf16)] + [med(call(fn)) for fn in fns[1:]]
     tf = [fl / x / 1e12 for x in t]
     rows.append((M, N, K, tf, t[1] / t[0], t[3] / t[0], err, nan))
     del A, B, sa, sb, A16, B16, C, ref
     torch.cuda.empty_cache()
-print(f"{'M x N x K':>20} {'ours':>6} {'rowwise':>8} {'tensor':>7} {'deq+mm':>7} {'bf16':>6} | {'vs row':>6} {'vs deq':>6} | rel err (fp64)")
+print(f"{'M x N x K':>20} {'ours':>6} " + " ".join(f"{v[5:]:>7}" for v in variants) + f" {'rowwise':>8} {'tensor':>7} {'deq+mm':>7} {'bf16':>6} | {'vs row':>6} {'vs deq':>6} | rel err (fp64)")
 for M, N, K, tf, r1, r2, err, nan in rows:
-    print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
+    print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} " + " ".join(f"{x:7.0f}" for x in tf[5:]) + f" {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
 PY

@@ -56,6 +56,57 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+/* Cluster versions: a wait that acquires what other blocks of the cluster released, an arrive
+ * on block rank's barrier at the same shared offset, a bulk tensor copy written into every
+ * block of cta_mask (with complete_tx on each one's barrier), and a whole-cluster barrier. */
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nTS_CWAIT:\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+                 "@p bra TS_CDONE;\nbra TS_CWAIT;\nTS_CDONE:\n}\n" ::"r"(smem_addr(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned rank)
+{
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(
+                     smem_addr(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map,
+                                                      uint64_t *bar, int inner, int outer,
+                                                      uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(inner), "r"(outer), "h"(cta_mask)
+                 : "memory");
+}
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::
+                     : "memory");
+}
+
+/* Shared -> global bulk tensor copy of one box (a bulk group; the caller commits it), and a
+ * barrier among `threads` threads of the block on barrier id (1..15; 0 is __syncthreads). */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int inner,
+                                             int outer)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+            (uint64_t)map),
+        "r"(smem_addr(src)), "r"(inner), "r"(outer)
+        : "memory");
+}
+__device__ __forceinline__ void named_barrier_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                          const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                                          const cuuint32_t *, CUtensorMapInterleave,
