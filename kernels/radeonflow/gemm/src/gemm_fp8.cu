@@ -1,12 +1,13 @@
-/* radeonflow/gemm FP8 block-scaled GEMM on GPUs: wgmma e4m3 on sm_90a; elsewhere a portable
- * SIMT kernel (every CUDA and ROCm target) that dequantises e4m3 tiles into shared memory; both
- * promote each 128-wide K block. */
+/* radeonflow/gemm FP8 block-scaled GEMM on GPUs: wgmma e4m3 on sm_90a, mma.sync e4m3 on sm_89 and
+ * sm_90 (gemm_fp8_mma.cu); elsewhere a portable SIMT kernel (every CUDA and ROCm target) that
+ * dequantises e4m3 tiles into shared memory; all promote each 128-wide K block. */
 #include "gemm_cpu.h"
 
 #include <stdint.h>
 
 #include "kb_gpu_compat.h"
 #include <kbpkg/kernel_abi.h>
+#include "gemm_fp8_mma.h"
 #include "rf_gemm.h"
 #include "sm90.cuh"
 
@@ -610,6 +611,9 @@ extern "C" KBPKG_EXPORT int rf_gemm_fp8_blockscale(int M, int N, int K, const kb
     }
 #if defined(KB_GPU_CUDA)
     rc = rf_fp8::launch_wgmma(M, N, K, A, scale_a, B, scale_b, C, s);
+    if (rc != KBPKG_KERNEL_EUNSUPPORTED)
+        return rc;
+    rc = rf_fp8::launch_mma(M, N, K, A, scale_a, B, scale_b, C, s);
     if (rc != KBPKG_KERNEL_EUNSUPPORTED)
         return rc;
 #endif
