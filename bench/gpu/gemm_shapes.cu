@@ -145,8 +145,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
                          &beta, C[s], ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
     double t_probe = bench_median_ms(cublas, 3, 5);
-    /* about 40 ms of timed calls per variant, 10..60 calls */
-    int reps = (int)std::max(10.0, std::min(60.0, 40.0 / std::max(t_probe, 1e-3)));
+    /* about 25 ms of timed calls per variant, 10..50 calls */
+    int reps = (int)std::max(10.0, std::min(50.0, 25.0 / std::max(t_probe, 1e-3)));
     double t_cublas = bench_median_ms(cublas, 2, reps);
     cublas(0);
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
