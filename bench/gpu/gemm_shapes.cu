@@ -147,17 +147,15 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     double t_probe = bench_median_ms(cublas, 3, 5);
     /* about 25 ms of timed calls per variant, 10..50 calls */
     int reps = (int)std::max(10.0, std::min(50.0, 25.0 / std::max(t_probe, 1e-3)));
-    double t_cublas = bench_median_ms(cublas, 2, reps);
     cublas(0);
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
 
-    rf::ts_plan pick = rf::ts_choose(M, N, K, sms, true);
+    rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
     std::vector<variant> vs;
     vs.push_back({bf16 ? "rf_gemm_bf16" : "rf_gemm_f16", 0, {0, 0}});
-    vs.push_back(
-        {"table sm_90 (mma.sync) " + plan_name(rf::ts_choose(M, N, K, sms, false)), 3, {0, 0}});
+    vs.push_back({"sm_90 build (mma.sync) " + plan_name(rf::ts_choose(M, N, K, sms)), 3, {0, 0}});
     for (int t = 0; t < rf::TS_NTILES; t++) {
-        rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms, true)};
+        rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
         vs.push_back({"tile " + plan_name(p), 1, p});
     }
     int ktiles = (K + 63) / 64;
@@ -169,10 +167,9 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
 
     char label[64];
     snprintf(label, sizeof label, "%dx%dx%d", M, N, K);
-    fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
-            "cuBLAS", t_cublas, flop / t_cublas / 1e9);
-    result r = {0, 0, 0};
-    std::string best_name = "-";
+    /* correctness first (C poisoned), dropping variants that cannot run here */
+    std::vector<double> errs;
+    std::vector<variant> run;
     for (const auto &v : vs) {
         CK(cudaMemset(C[0], 0xff, nc * 2)); /* NaN poison: unwritten outputs show as error */
         int rc = call_variant<T>(v, M, N, K, alpha, A[0], lda, B[0], ldb, beta, C[0], ldc);
@@ -186,30 +183,73 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             exit(1);
         }
         CK(cudaDeviceSynchronize());
-        double err = rel_err<T>(C[0], ref, M, N, ldc);
-        auto ours = [&](int i) {
-            int s = i % sets;
-            if (call_variant<T>(v, M, N, K, alpha, A[s], lda, B[s], ldb, beta, C[s], ldc) != 0) {
-                fprintf(stderr, "%s failed to launch\n", v.name.c_str());
-                exit(1);
-            }
-        };
-        double t = bench_median_ms(ours, 2, reps), ratio = t_cublas / t;
+        errs.push_back(rel_err<T>(C[0], ref, M, N, ldc));
+        run.push_back(v);
+    }
+    /* then timing, interleaved: each round calls cuBLAS and every variant once, so clock and
+     * power drift over the run hits all of them alike; medians per variant */
+    size_t nv = run.size() + 1;
+    std::vector<cudaEvent_t> ev(2 * nv * reps);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    auto call = [&](size_t v, int i) {
+        int s = i % sets;
+        if (v == 0) {
+            CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B[s], ct, ldb, A[s], ct,
+                             lda, &beta, C[s], ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        } else if (call_variant<T>(run[v - 1], M, N, K, alpha, A[s], lda, B[s], ldb, beta, C[s],
+                                   ldc) != 0) {
+            fprintf(stderr, "%s failed to launch\n", run[v - 1].name.c_str());
+            exit(1);
+        }
+    };
+    for (int i = 0; i < 2; i++)
+        for (size_t v = 0; v < nv; v++)
+            call(v, i);
+    for (int i = 0; i < reps; i++)
+        for (size_t v = 0; v < nv; v++) {
+            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
+            call(v, i + (int)v);
+            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
+        }
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    std::vector<double> med(nv);
+    for (size_t v = 0; v < nv; v++) {
+        std::vector<double> ms(reps);
+        for (int i = 0; i < reps; i++) {
+            float t;
+            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+            ms[i] = t;
+        }
+        std::sort(ms.begin(), ms.end());
+        med[v] = ms[reps / 2];
+    }
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    double t_cublas = med[0];
+    fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
+            "cuBLAS", t_cublas, flop / t_cublas / 1e9);
+    result r = {0, 0, 0};
+    std::string best_name = "-";
+    for (size_t v = 1; v < nv; v++) {
+        const variant &var = run[v - 1];
+        double t = med[v], ratio = t_cublas / t, err = errs[v - 1];
         bool wrong = !(err < 1e-2);
         fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  %.3f  relerr %.1e%s\n", sh.cls,
-                label, tname, v.name.c_str(), t, flop / t / 1e9, ratio, err,
+                label, tname, var.name.c_str(), t, flop / t / 1e9, ratio, err,
                 wrong ? "  WRONG" : "");
         if (wrong) {
-            fprintf(stderr, "WRONG: %s %s %s relerr %.3e\n", label, tname, v.name.c_str(), err);
+            fprintf(stderr, "WRONG: %s %s %s relerr %.3e\n", label, tname, var.name.c_str(), err);
             ratio = 0;
         }
-        if (v.kind == 0)
+        if (var.kind == 0)
             r.ratio_default = ratio;
-        if (v.kind == 3)
+        if (var.kind == 3)
             r.ratio_sm90 = ratio;
         if (ratio > r.ratio_best) {
             r.ratio_best = ratio;
-            best_name = v.name;
+            best_name = var.name;
         }
     }
     printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | rf_gemm %.3f | sm_90 %.3f | best %.3f %s\n", sh.cls,

@@ -1002,62 +1002,74 @@ static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, in
 }
 
 /* ---- the tile table: which ts_cfg and how many K splits for a problem ----
- * One row per tile the TMA kernels are built with. `wg` and `mma` are the fraction of the
- * SM's bf16 tensor rate one block of that tile reaches in its main loop with the wgmma
- * (sm_90a) and the mma.sync (sm_90) consumers; `epi` is what one tile's epilogue costs, in
- * k-tiles of that main loop (two blocks per SM hide most of it behind the other block's
- * math). Calibrated on an H200 with bench/gpu/gemm_shapes.cu (docs/perf.md). */
+ * One row per tile the TMA kernels are built with; `rate` is the fraction of the 128x256
+ * tile's main-loop speed that tile reaches on large problems (H200, wgmma). Calibrated with
+ * bench/gpu/gemm_shapes.cu over 40 LLM shapes (docs/perf.md); two blocks per SM of 64-row
+ * tiles were measured too and won no shape clearly, so they are not in the table. */
 struct ts_tile {
     int bm, bn, ctas;
-    float wg, mma, epi;
+    double rate;
 };
 static const ts_tile kTsTiles[] = {
-    {128, 256, 1, 0.92f, 0.55f, 3.0f}, {128, 128, 1, 0.85f, 0.50f, 3.0f},
-    {64, 256, 1, 0.78f, 0.40f, 3.0f},  {64, 128, 1, 0.70f, 0.38f, 3.0f},
-    {64, 256, 2, 0.88f, 0.50f, 1.0f},  {64, 128, 2, 0.80f, 0.48f, 1.0f},
+    {128, 256, 1, 1.00},
+    {128, 128, 1, 0.88},
+    {64, 256, 1, 0.75},
+    {64, 128, 1, 0.65},
 };
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
 constexpr int TS_MAX_SPLITS = 16;
 
-/* H200 figures the model needs (a lead, not a limit: other Hopper parts keep the ratios). */
-constexpr double TS_SM_RATE = 7.4e12;  /* dense bf16 flop/s of one SM at boost clock */
-constexpr double TS_DRAM_BW = 3.9e12;  /* bytes/s a GEMM's operand streams reach */
-constexpr double TS_SM_BW = 1.0e11;    /* bytes/s one SM's TMA stream reaches on its own */
-constexpr double TS_SPLIT_COST = 4e-6; /* workspace, second launch, partials round trip */
+/* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
+constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */
+constexpr double TS_EPI_KTILES = 8.0;   /* one tile's epilogue, in k-tiles of main loop */
+constexpr double TS_DRAM_BW = 3.0e12;   /* bytes/s the operand streams reach together */
+constexpr double TS_SM_BW = 6.0e10;     /* bytes/s one SM's TMA stream reaches on its own */
+constexpr double TS_SPLIT_COST = 8e-6;  /* workspace, the reduce launch */
+constexpr double TS_SPLIT_BYTES = 8.0;  /* partial bytes per output and split, write + read */
 
 struct ts_plan {
     int tile, splits;
 };
 
-/* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each k-tiles
- * of main loop plus an epilogue) and memory (operands once, C, split partials; and each SM's
- * own stream when few SMs have work). */
-static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms, bool wgmma)
+/* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
+ * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
+ * stream limited, and over DRAM), plus what a split adds. */
+static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms)
 {
-    double tiles = (double)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
-    double units = tiles * splits, slots = (double)sms * t.ctas;
-    double waves = (double)(long long)((units + slots - 1) / slots);
-    double ktile_s = 2.0 * t.bm * t.bn * TS_BK * t.ctas / (TS_SM_RATE * (wgmma ? t.wg : t.mma));
-    double compute = waves * (per + t.epi) * ktile_s;
-    double mn = (double)M * N;
-    double bytes =
-        2.0 * ((double)M * K + (double)K * N + mn) + (splits > 1 ? 10.0 * mn * splits : 0);
-    int rows = M < t.bm ? M : t.bm; /* TMA fetches no out-of-bounds rows */
-    double unit_bytes = 2.0 * (rows + t.bn) * TS_BK * per;
-    double stream = waves * t.ctas * unit_bytes / TS_SM_BW;
-    double memory = bytes / TS_DRAM_BW > stream ? bytes / TS_DRAM_BW : stream;
-    return (compute > memory ? compute : memory) + (splits > 1 ? TS_SPLIT_COST : 0.0);
+    long long units = tiles * splits, waves = (units + sms - 1) / sms;
+    double compute =
+        (double)waves * (per + TS_EPI_KTILES) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+    double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
+    double active = (double)(units < sms ? units : sms);
+    double memory = operands / (active * TS_SM_BW);
+    if ((operands + 2.0 * mn) / TS_DRAM_BW > memory)
+        memory = (operands + 2.0 * mn) / TS_DRAM_BW;
+    double split = splits > 1 ? TS_SPLIT_COST + TS_SPLIT_BYTES * mn * splits / TS_DRAM_BW : 0.0;
+    return (compute > memory ? compute : memory) + split;
 }
 
-/* The cheapest split for one tile: splits keep at least 4 k-tiles each. */
-static int ts_best_splits(int tile, int M, int N, int K, int sms, bool wgmma)
+/* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
+ * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
+ * the model says it pays. Each split keeps at least 4 k-tiles. */
+static int ts_best_splits(int tile, int M, int N, int K, int sms)
 {
-    int ktiles = (K + TS_BK - 1) / TS_BK, best = 1;
-    double best_cost = ts_cost(kTsTiles[tile], 1, M, N, K, sms, wgmma);
-    for (int s = 2; s <= TS_MAX_SPLITS && s * 4 <= ktiles; s++) {
-        double c = ts_cost(kTsTiles[tile], s, M, N, K, sms, wgmma);
-        if (c < best_cost * 0.97) { /* a split must pay for its extra launch clearly */
+    const ts_tile &t = kTsTiles[tile];
+    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    int ktiles = (K + TS_BK - 1) / TS_BK, cap = ktiles / 4;
+    cap = cap < TS_MAX_SPLITS ? cap : TS_MAX_SPLITS;
+    if (M <= 32) {
+        long long s = sms / tiles;
+        return (int)(s < 1 ? 1 : s > cap ? (cap < 1 ? 1 : cap) : s);
+    }
+    int best = 1;
+    if (2 * tiles > sms)
+        return best;
+    double best_cost = ts_cost(t, 1, M, N, K, sms);
+    for (int s = 2; s <= cap; s++) {
+        double c = ts_cost(t, s, M, N, K, sms);
+        if (c < best_cost) {
             best = s;
             best_cost = c;
         }
@@ -1065,13 +1077,22 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, bool wgmma)
     return best;
 }
 
-static ts_plan ts_choose(int M, int N, int K, int sms, bool wgmma)
+/* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
+ * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
+ * row of the table. */
+static ts_plan ts_choose(int M, int N, int K, int sms)
 {
+    if (M <= 64) {
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms)};
+        if (M > 32 && K <= 8192)
+            p.splits = 1;
+        return p;
+    }
     ts_plan p = {0, 1};
     double best = 0;
     for (int t = 0; t < TS_NTILES; t++) {
-        int s = ts_best_splits(t, M, N, K, sms, wgmma);
-        double c = ts_cost(kTsTiles[t], s, M, N, K, sms, wgmma);
+        int s = ts_best_splits(t, M, N, K, sms);
+        double c = ts_cost(kTsTiles[t], s, M, N, K, sms);
         if (t == 0 || c < best) {
             best = c;
             p.tile = t;
@@ -1179,7 +1200,7 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     if (plan)
         p = *plan;
     else if (!ts_plan_from_env(&p))
-        p = ts_choose(M, N, K, sms > 0 ? sms : 132, WGMMA);
+        p = ts_choose(M, N, K, sms > 0 ? sms : 132);
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
@@ -1193,14 +1214,8 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     case 2:
         return launch_tma_cfg<T, ts_cfg<64, 256, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
                                                             B, ldb, beta, C, ldc, stream);
-    case 3:
-        return launch_tma_cfg<T, ts_cfg<64, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                            B, ldb, beta, C, ldc, stream);
-    case 4:
-        return launch_tma_cfg<T, ts_cfg<64, 256, 2>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                            B, ldb, beta, C, ldc, stream);
     default:
-        return launch_tma_cfg<T, ts_cfg<64, 128, 2>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
+        return launch_tma_cfg<T, ts_cfg<64, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
                                                             B, ldb, beta, C, ldc, stream);
     }
 }

@@ -28,7 +28,7 @@ static const gemm_case cases[] = {
     /* few tiles, long K: split-K through the workspace; odd N with an aligned ldb */
     {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f},
     /* the tile table's classes (docs/perf.md): decode-sized M with a deep split, small M with
-     * 64-row tiles, an odd aligned size, and shallow K with many tiles (two blocks per SM) */
+     * 64-row tiles, an odd aligned size, and shallow K with many tiles */
     {1, 1000, 2048, 0, 0, 0, 1.0f, 0.0f},
     {3, 520, 4096, 8, 0, 1, -0.5f, 1.0f},
     {64, 384, 1536, 0, 8, 0, 1.0f, 0.0f},
@@ -41,10 +41,10 @@ static const gemm_case cases[] = {
  * tiles, a K tail, strides and beta: RF_GEMM_TMA_PLAN forces the plan (sm_90/sm_90a builds;
  * other builds ignore it and run these as more cases). */
 static const gemm_case plan_cases[] = {
-    {77, 300, 1000, 8, 0, 2, 0.5f, -1.0f},
+    {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f},
     {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
 };
-enum { PLAN_TILES = 6 };
+enum { PLAN_TILES = 4 };
 #endif
 
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
