@@ -984,21 +984,12 @@ template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
         }
 }
 
-/* A row-major rows x cols 16-bit matrix with leading dimension ld, read in boxes of
- * box_rows x 64 columns (128 bytes, the swizzle span). Out-of-bounds reads fill zeros. */
+/* A row-major rows x cols 16-bit matrix read in boxes of box_rows x 64 columns. */
 static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
                             int box_rows)
 {
-    tensor_map_encode_fn encode = tensor_map_encoder();
-    if (!encode)
-        return false;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem_strides[2] = {1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)base, dims, strides, box,
-                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return make_tensor_map_128b(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, base, rows, cols, ld,
+                                box_rows);
 }
 
 /* ---- the tile table: which ts_cfg and how many K splits for a problem ----
@@ -1258,20 +1249,6 @@ static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int l
 #ifndef RF_GEMM_WG_PIPE
 #define RF_GEMM_WG_PIPE 1
 #endif
-
-constexpr bool starts_with(const char *s, const char *w)
-{
-    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
-}
-constexpr bool contains(const char *s, const char *w)
-{
-    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
-}
-/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
- * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
-constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
-/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
-constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
 
 #endif
 
