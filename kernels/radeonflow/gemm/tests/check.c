@@ -27,7 +27,25 @@ static const gemm_case cases[] = {
     {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f},
     /* few tiles, long K: split-K through the workspace; odd N with an aligned ldb */
     {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f},
+    /* the tile table's classes (docs/perf.md): decode-sized M with a deep split, small M with
+     * 64-row tiles, an odd aligned size, and shallow K with many tiles */
+    {1, 1000, 2048, 0, 0, 0, 1.0f, 0.0f},
+    {3, 520, 4096, 8, 0, 1, -0.5f, 1.0f},
+    {64, 384, 1536, 0, 8, 0, 1.0f, 0.0f},
+    {120, 1000, 200, 0, 0, 0, 1.0f, 0.5f},
+    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f},
 };
+
+#ifdef KBPKG_CHECK_CUDA
+/* On GPUs every row of the TMA kernels' tile table, unsplit and split, on shapes with ragged
+ * tiles, a K tail, strides and beta: RF_GEMM_TMA_PLAN forces the plan (sm_90/sm_90a builds;
+ * other builds ignore it and run these as more cases). */
+static const gemm_case plan_cases[] = {
+    {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f},
+    {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
+};
+enum { PLAN_TILES = 4 };
+#endif
 
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
                        int, void *);
@@ -392,6 +410,21 @@ int main(void)
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
+#ifdef KBPKG_CHECK_CUDA
+    size_t before_plans = bad;
+    for (int tile = 0; tile < PLAN_TILES; tile++)
+        for (int splits = 1; splits <= 3; splits += 2) {
+            char plan[16];
+            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
+            setenv("RF_GEMM_TMA_PLAN", plan, 1);
+            for (int t = KBC_BF16; t <= KBC_F16; t++)
+                for (size_t i = 0; i < sizeof plan_cases / sizeof plan_cases[0]; i++)
+                    bad += run_case(&rng, (kbc_dtype)t, &plan_cases[i]);
+        }
+    unsetenv("RF_GEMM_TMA_PLAN");
+    if (bad == before_plans)
+        printf("check: ok   every TMA tile forced, unsplit and split\n");
+#endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
     for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
