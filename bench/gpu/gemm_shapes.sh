@@ -15,7 +15,7 @@ nvcc --version | tail -1
 build_lib() { # dir arch target
     nvcc -std=c++17 -O3 --threads 2 -I"$G/include" -I"$ROOT/include" -Xcompiler -fPIC,-fvisibility=hidden \
         -Xlinker --exclude-libs,ALL -shared -gencode "arch=compute_$2,code=sm_$2" -Xptxas -v \
-        -DKBPKG_TARGET="\"cuda13-sm_$2-x86_64-linux\"" "$G/src/gemm.cu" "$G/src/gemm_fp8.cu" \
+        -DKBPKG_TARGET="\"cuda13-sm_$2-x86_64-linux\"" "$G/src/gemm.cu" "$G/src/gemm_fp8.cu" "$G/src/gemm_fp8_mma.cu" \
         -o "$1/libgemm.so" &&
     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" -I"$ROOT/include" "$G/tests/check.c" \
         "$G/src/gemm_cpu.c" -L"$1" -lgemm -Xlinker -rpath,"$1" -o "$1/check"
