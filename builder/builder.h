@@ -188,10 +188,42 @@ int kbi_pkgtest_plan(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *
 char *kbi_pkgtest_not_runnable(const kb_plan_item *item, const char *host_level,
                                const kb_probe_report *probe);
 /* program (m->test or m->bench) with the CPU reference sources, linked against the target's
- * library (built into work for GPU targets), as exe. */
+ * library, as exe: the installed artifact's (libdir: its folder, lib/ and include/ inside), or
+ * one built into work for GPU targets (libdir NULL; CPU targets then compile the CPU sources
+ * into the program itself). */
 int kbi_pkgtest_build_program(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                              const char *work, const char *program, const char *exe,
-                              kb_buf *output);
+                              const char *work, const char *program, const char *libdir,
+                              const char *exe, kb_buf *output);
+
+/* One target's run of a package program (builder/pkgrun.c), the loop test and bench share. */
+typedef struct kbi_pkgrun_row {
+    char *target;
+    kb_build_status status;
+    char *message;
+    double seconds;
+    char *output; /* the program's output, NULL unless it ran */
+    char *device; /* bench: JSON of the device it ran on (kb_bench_target_result) */
+} kbi_pkgrun_row;
+
+typedef struct kbi_pkgrun {
+    bool bench;                 /* m->bench, else m->test */
+    unsigned flags;             /* KB_BENCH_QUICK */
+    const char *const *libdirs; /* NULL, or per targets[i] its installed artifact's folder: only
+                                   those targets run, against those libraries */
+} kbi_pkgrun;
+
+/* Plan dir's targets (filtered by targets), skip what cannot run here, build and run the
+ * program for the rest; *rows (count *row_count) owned, free with kbi_pkgrun_rows_free.
+ * *m_out (may be NULL) gets the manifest. Errors only for what stops every target. */
+int kbi_pkgrun_targets(kbi_pkgrun_row **rows, size_t *row_count, kb_manifest **m_out, kb_ctx *ctx,
+                       const char *dir, const char *const *targets, size_t count,
+                       const kbi_pkgrun *how);
+void kbi_pkgrun_rows_free(kbi_pkgrun_row *rows, size_t count);
+
+/* kb_package_bench, with installed libraries (kbi_pkgrun.libdirs) when libdirs is set. */
+int kbi_package_bench_run(kb_bench_result **out, kb_ctx *ctx, const char *dir,
+                          const char *const *targets, size_t count, unsigned flags,
+                          const char *const *libdirs);
 
 /* ---- packaging (builder/package.c) ---- */
 

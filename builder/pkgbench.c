@@ -1,20 +1,9 @@
-/* kb_package_bench: build the package's benchmark per runnable target, run it, collect its cases.
- */
+/* kb_package_bench: the package's benchmark per runnable target (builder/pkgrun.c), its cases. */
 #include "builder/builder.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define BENCH_RUN_TIMEOUT_MS (10u * 60u * 1000u)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The program's output holds one JSON object per case on its own line (docs/kernels.md); other
  * lines (the check header's prints, stderr) are not cases. A line that opens with '{' but is
@@ -51,96 +40,42 @@ static int collect_cases(kb_ctx *ctx, char **out, const char *output, const char
     return rc;
 }
 
-static void run_one(kb_ctx *ctx, kb_bench_target_result *t, const kb_manifest *m,
-                    const kb_plan_item *item, const char *work_root, unsigned flags)
-{
-    double start = now_s();
-    char *work = kbi_path_join(work_root, item->target);
-    char *exe = work ? kbi_path_join(work, "bench") : NULL;
-    kb_buf output = KB_BUF_INIT;
-    int rc = exe ? kbi_mkdir_p(ctx, work, 0755) : kbi_error_oom(ctx);
-    if (!rc)
-        rc = kbi_pkgtest_build_program(ctx, m, item, work, m->bench, exe, &output);
-    if (!rc) {
-        const char *argv[] = {exe, (flags & KB_BENCH_QUICK) ? "--quick" : NULL, NULL};
-        kb_proc_result r;
-        rc = kbi_proc_run(ctx, &r, argv, m->dir, BENCH_RUN_TIMEOUT_MS);
-        if (!rc) {
-            if (r.exit_code != 0) {
-                char *tail = kbi_test_output_excerpt(r.output.data, 20);
-                rc = r.timed_out
-                         ? kbi_error_set(ctx, KB_ERR_TIMEOUT, "%s: the benchmark timed out",
-                                         item->target)
-                         : kbi_error_set(ctx, KB_ERR_BUILD, "%s: the benchmark exited %d:\n%s",
-                                         item->target, r.exit_code, tail ? tail : "");
-                free(tail);
-            } else {
-                rc = collect_cases(ctx, &t->cases, r.output.data, item->target);
-            }
-            kbi_proc_result_free(&r);
-        }
-    }
-    t->status = rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
-    if (rc)
-        t->message = kbi_strdup(kb_ctx_last_error(ctx)->message);
-    kb_ctx_clear_error(ctx);
-    t->seconds = now_s() - start;
-    kbi_buf_free(&output);
-    free(work);
-    free(exe);
-}
-
-KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *dir,
-                               const char *const *targets, size_t target_count, unsigned flags)
+int kbi_package_bench_run(kb_bench_result **out, kb_ctx *ctx, const char *dir,
+                          const char *const *targets, size_t count, unsigned flags,
+                          const char *const *libdirs)
 {
     *out = NULL;
+    kbi_pkgrun_row *rows = NULL;
+    size_t n = 0;
     kb_manifest *m = NULL;
-    kb_toolchains tcs;
-    memset(&tcs, 0, sizeof(tcs));
-    kb_plan plan = {0};
-    char level[16];
-    kb_probe_report probe;
-    memset(&probe, 0, sizeof(probe));
-    int rc = kbi_pkgtest_plan(ctx, &m, &tcs, &plan, dir, targets, target_count, level,
-                              sizeof(level), &probe, true);
+    kbi_pkgrun how = {true, flags, libdirs};
+    int rc = kbi_pkgrun_targets(&rows, &n, &m, ctx, dir, targets, count, &how);
     kb_bench_result *res = rc ? NULL : calloc(1, sizeof(*res));
-    if (res)
-        res->targets = calloc(plan.count + 1, sizeof(*res->targets));
-    if (!rc && (!res || !res->targets))
+    if (res) {
+        res->targets = calloc(n + 1, sizeof(*res->targets));
+        res->name = kbi_strdup(m->name);
+        res->version = kbi_strdup(m->version_text);
+    }
+    if (!rc && (!res || !res->targets || !res->name || !res->version))
         rc = kbi_error_oom(ctx);
-    char *work_root = NULL;
-    if (!rc) {
-        work_root = kbi_asprintf("%s/builds/bench/%s", kbi_config_str(ctx, "cache.dir"), m->name);
-        rc = work_root ? 0 : kbi_error_oom(ctx);
-    }
-    for (size_t i = 0; !rc && i < plan.count; i++) {
-        const kb_plan_item *item = &plan.items[i];
+    for (size_t i = 0; !rc && i < n; i++) {
         kb_bench_target_result *t = &res->targets[res->count++];
-        t->target = kbi_strdup(item->target);
-        char *why = kbi_pkgtest_not_runnable(item, level, &probe);
-        if (why) {
-            t->status = KB_BUILD_SKIPPED;
-            t->message = why;
-            res->skipped++;
-            kbi_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, m->name, "bench %s skipped: %s",
-                           item->target, why);
-            continue;
+        kbi_pkgrun_row *row = &rows[i];
+        t->target = row->target, t->status = row->status, t->message = row->message;
+        t->seconds = row->seconds, t->device = row->device;
+        row->target = row->message = row->device = NULL;
+        /* a program that exits 0 but breaks the output contract fails its target */
+        if (t->status == KB_BUILD_BUILT &&
+            collect_cases(ctx, &t->cases, row->output ? row->output : "", t->target) != 0) {
+            t->status = KB_BUILD_FAILED;
+            t->message = kbi_strdup(kb_ctx_last_error(ctx)->message);
+            kb_ctx_clear_error(ctx);
         }
-        kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "bench %s", item->target);
-        run_one(ctx, t, m, item, work_root, flags);
-        if (t->status == KB_BUILD_BUILT)
-            res->ran++;
-        else
-            res->failed++;
-        kbi_event_emit(ctx,
-                       t->status == KB_BUILD_BUILT ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED,
-                       m->name, "bench %s %s (%.1fs)", item->target,
-                       t->status == KB_BUILD_BUILT ? "ran" : "failed", t->seconds);
+        res->ran += t->status == KB_BUILD_BUILT;
+        res->skipped += t->status == KB_BUILD_SKIPPED;
+        res->failed += t->status == KB_BUILD_FAILED;
     }
-    free(work_root);
-    kbi_probe_report_free(&probe);
-    kbi_plan_free(&plan);
-    kbi_toolchains_free(&tcs);
+    kbi_pkgrun_rows_free(rows, n);
     kb_manifest_free(m);
     if (rc) {
         kb_bench_result_free(res);
@@ -148,6 +83,12 @@ KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *d
     }
     *out = res;
     return 0;
+}
+
+KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *dir,
+                               const char *const *targets, size_t target_count, unsigned flags)
+{
+    return kbi_package_bench_run(out, ctx, dir, targets, target_count, flags, NULL);
 }
 
 KB_EXTERN void kb_bench_result_free(kb_bench_result *res)
@@ -158,7 +99,11 @@ KB_EXTERN void kb_bench_result_free(kb_bench_result *res)
         free(res->targets[i].target);
         free(res->targets[i].message);
         free(res->targets[i].cases);
+        free(res->targets[i].device);
     }
     free(res->targets);
+    free(res->name);
+    free(res->version);
+    free(res->registry);
     free(res);
 }

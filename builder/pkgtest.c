@@ -5,17 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define TEST_RUN_TIMEOUT_MS (10u * 60u * 1000u)
-#define TEST_TAIL_LINES 20
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* x86_64_v3 -> 3; aarch64 -> 1; unknown -> 0. */
 static int cpu_rank(const char *level)
@@ -113,27 +102,37 @@ char *kbi_test_output_excerpt(const char *text, size_t n)
 /* The test program: check.c and the CPU sources (the reference, with their own flags),
  * compiled with the target's flags, so the test sees the defines, include folders and flags
  * the package's build uses (KBPKG_NAME among them). CUDA: the package library is built for
- * the target and linked, and the test uses device memory (-DKBPKG_CHECK_CUDA, docs/kernels.md). */
+ * the target and linked, and the test uses device memory (-DKBPKG_CHECK_CUDA, docs/kernels.md).
+ * An installed artifact (libdir) is linked as it is, whatever the backend, and its header
+ * comes first on the include path. */
 int kbi_pkgtest_build_program(kb_ctx *ctx, const kb_manifest *m, const kb_plan_item *item,
-                              const char *work, const char *program, const char *exe,
-                              kb_buf *output)
+                              const char *work, const char *program, const char *libdir,
+                              const char *exe, kb_buf *output)
 {
     char *deps = kbi_path_join(kbi_config_str(ctx, "cache.dir"), "deps");
     kb_compile_env env = {work, NULL, deps};
     kb_strv extra = KB_STRV_INIT, link_extra = KB_STRV_INIT, objects = KB_STRV_INIT;
     int rc = deps ? 0 : kbi_error_oom(ctx);
-    if (!rc && item->backend == KB_BACKEND_CUDA) {
-        char name[64];
-        kbi_lib_name(m->name, name, sizeof(name));
+    char name[64];
+    kbi_lib_name(m->name, name, sizeof(name));
+    bool cuda = item->backend == KB_BACKEND_CUDA;
+    char *lib_dir = libdir ? kbi_path_join(libdir, "lib") : kbi_strdup(work);
+    rc = rc ? rc : lib_dir ? 0 : kbi_error_oom(ctx);
+    if (!rc && !libdir && cuda) {
         char *lib = kbi_asprintf("%s/lib%s.so", work, name);
         rc = lib ? kbi_compile_target(ctx, m, item, &env, lib, output) : kbi_error_oom(ctx);
         free(lib);
-        kbi_strv_push(&extra, "-DKBPKG_CHECK_CUDA");
+    }
+    if (!rc && (cuda || libdir)) {
+        if (cuda)
+            kbi_strv_push(&extra, "-DKBPKG_CHECK_CUDA");
         kbi_strv_push(&extra, "-DKBPKG_REFERENCE_ONLY");
-        kbi_strv_push_owned(&link_extra, kbi_asprintf("-L%s", work));
+        if (libdir)
+            kbi_strv_push_owned(&extra, kbi_asprintf("-I%s/include", libdir));
+        kbi_strv_push_owned(&link_extra, kbi_asprintf("-L%s", lib_dir));
         kbi_strv_push_owned(&link_extra, kbi_asprintf("-l%s", name));
-        kbi_strv_push_owned(&link_extra, kbi_asprintf("-Xlinker=-rpath,%s", work));
-        kbi_strv_free(&objects); /* the library's objects are not the test's */
+        kbi_strv_push_owned(&link_extra,
+                            kbi_asprintf(cuda ? "-Xlinker=-rpath,%s" : "-Wl,-rpath,%s", lib_dir));
     }
     char *check_obj = kbi_asprintf("%s/obj/%s.o", work, program == m->test ? "check" : "bench");
     if (!rc)
@@ -157,51 +156,13 @@ int kbi_pkgtest_build_program(kb_ctx *ctx, const kb_manifest *m, const kb_plan_i
         rc = kbi_link(ctx, m, item, &env, &objects, &link_extra, exe, true, output);
     if (rc)
         kbi_error_prefix(ctx, "building %s", program);
+    free(lib_dir);
     free(check_obj);
     free(deps);
     kbi_strv_free(&extra);
     kbi_strv_free(&link_extra);
     kbi_strv_free(&objects);
     return rc;
-}
-
-static void run_one(kb_ctx *ctx, kb_test_target_result *t, const kb_manifest *m,
-                    const kb_plan_item *item, const char *work_root)
-{
-    double start = now_s();
-    char *work = kbi_path_join(work_root, item->target);
-    char *exe = work ? kbi_path_join(work, "check") : NULL;
-    kb_buf output = KB_BUF_INIT;
-    int rc = exe ? kbi_mkdir_p(ctx, work, 0755) : kbi_error_oom(ctx);
-    if (!rc)
-        rc = kbi_pkgtest_build_program(ctx, m, item, work, m->test, exe, &output);
-    if (!rc) {
-        const char *argv[] = {exe, NULL};
-        kb_proc_result r;
-        kbi_buf_reset(&output);
-        rc = kbi_proc_run(ctx, &r, argv, m->dir, TEST_RUN_TIMEOUT_MS);
-        if (!rc) {
-            t->output = kbi_strdup(r.output.data);
-            if (r.exit_code != 0) {
-                char *tail = kbi_test_output_excerpt(r.output.data, TEST_TAIL_LINES);
-                rc = r.timed_out ? kbi_error_set(ctx, KB_ERR_TIMEOUT, "%s: the test timed out",
-                                                 item->target)
-                                 : kbi_error_set(ctx, KB_ERR_BUILD, "%s: the test exited %d%s:\n%s",
-                                                 item->target, r.exit_code,
-                                                 r.signal ? " (signal)" : "", tail ? tail : "");
-                free(tail);
-            }
-            kbi_proc_result_free(&r);
-        }
-    }
-    t->status = rc ? KB_BUILD_FAILED : KB_BUILD_BUILT;
-    if (rc)
-        t->message = kbi_strdup(kb_ctx_last_error(ctx)->message);
-    kb_ctx_clear_error(ctx);
-    t->seconds = now_s() - start;
-    kbi_buf_free(&output);
-    free(work);
-    free(exe);
 }
 
 int kbi_pkgtest_plan(kb_ctx *ctx, kb_manifest **m, kb_toolchains *tcs, kb_plan *plan,
@@ -234,54 +195,25 @@ KB_EXTERN int kb_package_test(kb_test_result **out, kb_ctx *ctx, const char *dir
                               const char *const *targets, size_t target_count)
 {
     *out = NULL;
-    kb_manifest *m = NULL;
-    kb_toolchains tcs;
-    memset(&tcs, 0, sizeof(tcs));
-    kb_plan plan = {0};
-    char level[16];
-    kb_probe_report probe;
-    memset(&probe, 0, sizeof(probe));
-    int rc = kbi_pkgtest_plan(ctx, &m, &tcs, &plan, dir, targets, target_count, level,
-                              sizeof(level), &probe, false);
+    kbi_pkgrun_row *rows = NULL;
+    size_t n = 0;
+    kbi_pkgrun how = {false, 0, NULL};
+    int rc = kbi_pkgrun_targets(&rows, &n, NULL, ctx, dir, targets, target_count, &how);
     kb_test_result *res = rc ? NULL : calloc(1, sizeof(*res));
     if (res)
-        res->targets = calloc(plan.count + 1, sizeof(*res->targets));
+        res->targets = calloc(n + 1, sizeof(*res->targets));
     if (!rc && (!res || !res->targets))
         rc = kbi_error_oom(ctx);
-    char *work_root = NULL;
-    if (!rc) {
-        work_root = kbi_asprintf("%s/builds/tests/%s", kbi_config_str(ctx, "cache.dir"), m->name);
-        rc = work_root ? 0 : kbi_error_oom(ctx);
-    }
-    for (size_t i = 0; !rc && i < plan.count; i++) {
-        const kb_plan_item *item = &plan.items[i];
+    for (size_t i = 0; !rc && i < n; i++) {
         kb_test_target_result *t = &res->targets[res->count++];
-        t->target = kbi_strdup(item->target);
-        char *why = kbi_pkgtest_not_runnable(item, level, &probe);
-        if (why) {
-            t->status = KB_BUILD_SKIPPED;
-            t->message = why;
-            res->skipped++;
-            kbi_event_emit(ctx, KB_EVENT_BUILD_SKIPPED, m->name, "test %s skipped: %s",
-                           item->target, why);
-            continue;
-        }
-        kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "test %s", item->target);
-        run_one(ctx, t, m, item, work_root);
-        if (t->status == KB_BUILD_BUILT)
-            res->passed++;
-        else
-            res->failed++;
-        kbi_event_emit(ctx,
-                       t->status == KB_BUILD_BUILT ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED,
-                       m->name, "test %s %s (%.1fs)", item->target,
-                       t->status == KB_BUILD_BUILT ? "passed" : "failed", t->seconds);
+        t->target = rows[i].target, t->status = rows[i].status, t->message = rows[i].message;
+        t->seconds = rows[i].seconds, t->output = rows[i].output;
+        rows[i].target = rows[i].message = rows[i].output = NULL;
+        res->passed += t->status == KB_BUILD_BUILT;
+        res->skipped += t->status == KB_BUILD_SKIPPED;
+        res->failed += t->status == KB_BUILD_FAILED;
     }
-    free(work_root);
-    kbi_probe_report_free(&probe);
-    kbi_plan_free(&plan);
-    kbi_toolchains_free(&tcs);
-    kb_manifest_free(m);
+    kbi_pkgrun_rows_free(rows, n);
     if (rc) {
         kb_test_result_free(res);
         return rc;

@@ -33,54 +33,149 @@ typedef struct cli {
     cli_progress *progress; /* stderr's progress display; every stderr line goes through it */
 } cli;
 
-/* One option of a command, declared once: the command's getopt_long tables, its help, its man
- * page and the completion scripts are all made from its rows (cli/options.c). */
+/* One option of a command, declared once: the command's getopt_long tables, its usage line, its
+ * help, its man page and the completion scripts are all made from its rows (cli/options.c). */
 typedef struct cli_option {
     int key;          /* what getopt_long returns for it: the command switches on this */
     const char *name; /* "target" (typed --target) */
     bool short_form;  /* -<key> works too ("-t T") */
     const char *arg;  /* "T" when it takes a value, else NULL */
     const char *help; /* a '\n' continues it on the next line */
+    unsigned flags;   /* CLI_OPT_* */
+    const struct cli_option *group; /* a shared group's rows in place of this row (name NULL) */
 } cli_option;
+enum {
+    CLI_OPT_REPEAT = 1,  /* may be given more than once: "[--target T]..." */
+    CLI_OPT_REQUIRED = 2 /* the (sub)command needs it: "--out DIR", no brackets */
+};
+/* Keys of options with no one-letter form. Global options (CLI_KEY_GLOBAL and up) are taken
+ * out of argv by main before the command parses; a command lists one (--json, --device) in its
+ * table, through its group, to say it uses it. */
+enum {
+    CLI_KEY_ALLOW_UNSIGNED = 0x100,
+    CLI_KEY_GLOBAL = 0x200,
+    CLI_KEY_JSON,
+    CLI_KEY_NO_COLOR,
+    CLI_KEY_REGISTRY,
+    CLI_KEY_DEVICE,
+    CLI_KEY_CACHE,
+    CLI_KEY_OFFLINE,
+    CLI_KEY_INSECURE,
+    CLI_KEY_SET,
+    CLI_KEY_VERSION
+};
+#define CLI_OPTION_GROUP(rows)                                                                     \
+    {                                                                                              \
+        0, NULL, false, NULL, NULL, 0, (rows)                                                      \
+    }
 #define CLI_OPTIONS_END                                                                            \
     {                                                                                              \
-        0, NULL, false, NULL, NULL                                                                 \
+        0, NULL, false, NULL, NULL, 0, NULL                                                        \
     }
-#define CLI_OPTIONS_MAX 16
-/* getopt_long's tables made from a command's options. */
+#define CLI_OPTIONS_MAX 24
+/* A table's rows with its groups expanded, in order (at most CLI_OPTIONS_MAX). */
+typedef struct cli_option_list {
+    const cli_option *rows[CLI_OPTIONS_MAX];
+    size_t count;
+} cli_option_list;
+void cli_options_flatten(cli_option_list *out, const cli_option *options);
+/* getopt_long's tables made from a command's options (the global ones left out: main took
+ * them). */
 typedef struct cli_getopt {
     struct option longs[CLI_OPTIONS_MAX + 1];
     char shorts[2 * CLI_OPTIONS_MAX + 2]; /* ":t:j:": the leading ':' keeps getopt quiet */
 } cli_getopt;
+/* One operand (positional argument) of a command, declared in the table with its options. */
+typedef struct cli_arg {
+    const char *name; /* "DIR", "org/name[@constraint]" */
+    unsigned flags;   /* CLI_ARG_* */
+    const char *help; /* NULL: the synopsis names it, the option list does not */
+} cli_arg;
+enum {
+    CLI_ARG_OPTIONAL = 1, /* "[DIR]" */
+    CLI_ARG_REPEAT = 2,   /* "PATH..." */
+    CLI_ARG_PACKAGE = 4   /* a package name: completion offers the installed ones */
+};
+#define CLI_ARGS_END                                                                               \
+    {                                                                                              \
+        NULL, 0, NULL                                                                              \
+    }
+/* A command or a subcommand: what `kbpkg help`, its --json, the usage lines, man pages and
+ * completion are generated from, and what main dispatches on. */
 typedef struct cli_command {
     const char *name;
-    int (*run)(cli *c, int argc, char **argv); /* argv[0] is the command name */
-    const char *summary;                       /* one line for `kbpkg help` */
-    const char *usage;                         /* "kbpkg probe [--json]" */
-    const char *help; /* converted commands: the prose after the options; else the options */
-    const cli_option *options; /* ends with CLI_OPTIONS_END; NULL: not converted yet */
+    /* argv[0] is the (sub)command name; NULL: a subcommand is required. A command with
+     * subcommands runs this when argv[1] names none of them. */
+    int (*run)(cli *c, int argc, char **argv);
+    const char *summary;       /* one line for `kbpkg help` */
+    const cli_arg *args;       /* its operands, ending with CLI_ARGS_END; NULL: none */
+    const cli_option *options; /* ending with CLI_OPTIONS_END; every command has a table */
+    const struct cli_command *subcommands; /* ending with a row whose name is NULL; or NULL */
+    const char *help; /* prose after the operands and options (no option lists) */
 } cli_command;
 /* Fill g from options (at most CLI_OPTIONS_MAX rows before CLI_OPTIONS_END). */
 void cli_getopt_build(cli_getopt *g, const cli_option *options);
-/* The command's options, one per line as `kbpkg help COMMAND` shows them, then its prose. */
+/* Parse a command that takes no option of its own (its table holds global groups only): every
+ * option is refused as getopt_long would; on success *first is the first operand. */
+int cli_parse_none(int *first, cli *c, const char *command, const cli_option *options, int argc,
+                   char **argv);
+/* The synopsis: "kbpkg NAME OPERANDS [OPTIONS]", one line per (sub)command that runs, lines
+ * joined by "\n       " (under "usage: "). Owned by the caller; NULL when out of memory. */
+char *cli_usage_text(const cli_command *cmd);
+/* The synopsis of a command ("key") or subcommand ("key revoke"); NULL when there is none. */
+char *cli_usage_for(const char *path);
+/* The operands, options, prose and subcommands, as `kbpkg help COMMAND` shows them below the
+ * usage. */
 void cli_print_options(FILE *out, const cli_command *cmd);
 /* The same text, owned by the caller (for --json and man pages); NULL when out of memory. */
 char *cli_options_text(const cli_command *cmd);
-/* Its flags ("--target", "-t") for completion, through add(word, payload). */
+/* Its flags ("--target", "-t") for completion, subcommands' too, through add(word, payload). */
 void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
                       void *payload);
+/* A usage error for cmd's argv that names no subcommand: the option that is not one, the
+ * subcommands when none is given, or the closest to the word given. */
+int cli_subcommand_error(cli *c, const cli_command *cmd, int argc, char **argv);
+/* Run cmd: the subcommand argv[1] names, else cmd->run, else cli_subcommand_error. */
+int cli_run_command(cli *c, const cli_command *cmd, int argc, char **argv);
 
-/* The option tables of the commands converted so far, each in its cmd_<name>.c. */
+/* -j N (--jobs N): N from 1 to 256 into *out, else a usage error of command. */
+int cli_parse_jobs(cli *c, const char *command, const char *num, unsigned *out);
+/* Shared groups, written once (cli/commands.c, cli/trust_options.c) and referenced with
+ * CLI_OPTION_GROUP from the tables that take them. */
+extern const cli_option cli_json_options[];
+extern const cli_option cli_device_options[];
+extern const cli_option cli_registry_options[];
+extern const cli_option cli_offline_options[];
+extern const cli_option cli_target_filter_options[];
+extern const cli_option cli_jobs_options[];
+extern const cli_option cli_trust_options[];
+extern const cli_option cli_no_options[];
+
+/* The option tables, each in its cmd_<name>.c. */
 extern const cli_option cli_bench_options[];
+extern const cli_option cli_build_options[];
 extern const cli_option cli_fetch_options[];
+extern const cli_option cli_farm_options[];
 extern const cli_option cli_gc_options[];
+extern const cli_option cli_help_options[];
 extern const cli_option cli_import_options[];
 extern const cli_option cli_install_options[];
 extern const cli_option cli_lock_options[];
+extern const cli_option cli_login_options[];
+extern const cli_option cli_probe_options[];
+extern const cli_option cli_publish_options[];
 extern const cli_option cli_resolve_options[];
 extern const cli_option cli_sync_options[];
+extern const cli_option cli_targets_options[];
 extern const cli_option cli_test_options[];
 extern const cli_option cli_uninstall_options[];
+/* Subcommand tables, each in its cmd_<name>.c. */
+extern const cli_command cli_completion_subcommands[];
+extern const cli_command cli_config_subcommands[];
+extern const cli_command cli_farm_subcommands[];
+extern const cli_command cli_hub_subcommands[];
+extern const cli_command cli_key_subcommands[];
+extern const cli_command cli_manifest_subcommands[];
 
 /* Command entry points, one file each in cli/ (cmd_<name>.c). */
 int cmd_build(cli *c, int argc, char **argv);
@@ -91,16 +186,13 @@ int cmd_farm(cli *c, int argc, char **argv);
 int cmd_fetch(cli *c, int argc, char **argv);
 int cmd_gc(cli *c, int argc, char **argv);
 int cmd_help(cli *c, int argc, char **argv);
-int cmd_hub(cli *c, int argc, char **argv);
 int cmd_info(cli *c, int argc, char **argv);
 int cmd_inspect(cli *c, int argc, char **argv);
 int cmd_install(cli *c, int argc, char **argv);
-int cmd_key(cli *c, int argc, char **argv);
 int cmd_list(cli *c, int argc, char **argv);
 int cmd_lock(cli *c, int argc, char **argv);
 int cmd_login(cli *c, int argc, char **argv);
 int cmd_logout(cli *c, int argc, char **argv);
-int cmd_manifest(cli *c, int argc, char **argv);
 int cmd_import(cli *c, int argc, char **argv);
 int cmd_new(cli *c, int argc, char **argv);
 int cmd_probe(cli *c, int argc, char **argv);
@@ -118,43 +210,24 @@ int cmd_verify(cli *c, int argc, char **argv);
 /* The one table of commands (cli/commands.c). */
 extern const cli_command cli_commands[];
 extern const size_t cli_command_count;
+/* A command ("key"), or one of its subcommands ("key revoke"); NULL when there is none. */
 const cli_command *cli_find_command(const char *name);
 /* The one table of global options (cli/commands.c), valid before or after any command: `kbpkg
  * help`, kbpkg(1) and the completion scripts are generated from it; main.c parses them. */
-typedef struct cli_global_option {
-    const char *name;       /* "--quiet" */
-    const char *short_name; /* "-q", or NULL */
-    const char *arg;        /* "R" when the option takes a value (--registry R), else NULL */
-    const char *help;       /* one line */
-} cli_global_option;
-extern const cli_global_option cli_global_options[];
-extern const size_t cli_global_option_count;
-/* "--registry" (or "-q"): its row, or NULL when arg is not a global option. */
-const cli_global_option *cli_find_global_option(const char *arg);
-/* "-q, --quiet" or "--registry R": how help and man pages name an option. */
-void cli_global_option_label(const cli_global_option *o, char *out, size_t size);
-/* The trust options (cli/trust_options.c): every command in cli_trust_commands takes every
- * option of cli_trust_options, taken out of argv by cli_trust_take before the command parses
- * its own, so that no command spells them differently or lacks one. */
+extern const cli_option cli_global_options[];
+/* "--registry", "--registry=R" or "-q": its row, or NULL when arg is not a global option. */
+const cli_option *cli_find_global_option(const char *arg);
+/* "--target T, -t T" or "-q, --quiet": how help and man pages name an option. */
+void cli_option_label(const cli_option *o, bool short_first, char *out, size_t size);
+/* The trust options (cli/trust_options.c): the one group every command that admits a package
+ * index through the trust policy lists in its table (CLI_OPTION_GROUP(cli_trust_options)). */
 typedef struct cli_trust {
     bool allow_unsigned; /* admit packages that have no signature at all */
 } cli_trust;
-typedef struct cli_trust_option {
-    const char *name; /* "--allow-unsigned" */
-    size_t offset;    /* of its bool in cli_trust */
-} cli_trust_option;
-extern const cli_trust_option cli_trust_options[];
-extern const size_t cli_trust_option_count;
-extern const char *const cli_trust_commands[];
-extern const size_t cli_trust_command_count;
-/* The usage and help lines of the table, for the command table's rows. */
-#define CLI_TRUST_USAGE "[--allow-unsigned]"
-#define CLI_TRUST_HELP                                                                             \
-    "  --allow-unsigned     accept a package that has no signature (prints a warning); a bad,\n"   \
-    "                       expired or foreign signature is refused all the same"
-/* Set *out from the trust options in argv and remove them (argv[0] and the order of the rest
- * are kept; nothing after "--" is taken); warns on stderr when unsigned packages are allowed. */
-void cli_trust_take(cli_trust *out, cli *c, int *argc, char **argv);
+/* Record key in *t when it is a trust option; false when it is not one. */
+bool cli_trust_option(cli_trust *t, int key);
+/* The warning every command gives when unsigned packages are allowed (on stderr). */
+void cli_trust_warn(cli *c, const cli_trust *t);
 /* Suggestions for typos (cli/suggest.c). The candidate closest to word by edit distance
  * (swaps of neighbours count one), or NULL when none is close enough to be a typo. */
 const char *cli_closest(const char *word, const char *const *candidates, size_t count);

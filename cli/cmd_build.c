@@ -1,6 +1,7 @@
 /* kbpkg build DIR [--target T]... [-j N] [--out DIR]: compile, verify and package targets. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,36 +54,39 @@ static void print_table(cli *c, const kb_build_result *r)
         printf("  source: %s\n", r->source_artifact);
 }
 
+const cli_option cli_build_options[] = {
+    CLI_OPTION_GROUP(cli_target_filter_options),
+    CLI_OPTION_GROUP(cli_jobs_options),
+    {'o', "out", false, "DIR", "where artifacts go (default: DIR/dist)"},
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_build(cli *c, int argc, char **argv)
 {
-    const char *dir = NULL;
+    const char *dir = ".";
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     kb_build_options o = KB_BUILD_OPTIONS_INIT;
     size_t n = 0;
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
-            targets[n++] = argv[++i];
-        else if ((strcmp(a, "-j") == 0 && has_value) || (strncmp(a, "-j", 2) == 0 && a[2])) {
-            const char *num = a[2] ? a + 2 : argv[++i];
-            char *end = NULL;
-            long j = strtol(num, &end, 10);
-            if (!end || *end || j < 1 || j > 256)
-                rc = cli_usage_error(c, "build", "-j needs a number from 1 to 256, got '%s'", num);
-            o.jobs = (unsigned)j;
-        } else if (strcmp(a, "--out") == 0 && has_value)
-            o.out_dir = argv[++i];
-        else if (a[0] == '-')
-            rc = cli_usage_error(c, "build", "unknown or incomplete option '%s'", a);
-        else if (!dir)
-            dir = a;
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_build_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            targets[n++] = optarg;
+        else if (opt == 'j')
+            rc = cli_parse_jobs(c, "build", optarg, &o.jobs);
+        else if (opt == 'o')
+            o.out_dir = optarg;
         else
-            rc = cli_usage_error(c, "build", "one package folder only, got '%s' and '%s'", dir, a);
+            rc = cli_option_error(c, "build", opt, g.longs, argv);
     }
-    if (!rc && !dir)
-        dir = ".";
+    if (!rc && optind < argc)
+        dir = argv[optind];
+    if (!rc && optind + 1 < argc)
+        rc = cli_usage_error(c, "build", "one package folder only, got '%s' and '%s'", dir,
+                             argv[optind + 1]);
     kb_build_result *r = NULL;
     if (!rc) {
         o.targets = targets;

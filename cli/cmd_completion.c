@@ -1,107 +1,54 @@
 /* kbpkg completion bash|zsh: a shell completion script generated from the command table. */
 #include "cli.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-/* A word list built from a command's usage and help text. */
+/* A command's words: its subcommands and flags, from its table. */
 typedef struct word_list {
     char words[64][40];
     size_t count;
 } word_list;
 
-static bool is_global_flag(const char *start, size_t len)
-{
-    char flag[40];
-    if (len >= sizeof(flag))
-        return false;
-    memcpy(flag, start, len);
-    flag[len] = '\0';
-    return cli_find_global_option(flag) != NULL;
-}
-
 /* Adds a word once; global flags are offered everywhere already. */
-static void add_word(word_list *w, const char *start, size_t len)
+static void add_word(word_list *w, const char *word)
 {
-    if (len == 0 || len >= sizeof(w->words[0]) || w->count == 64 || is_global_flag(start, len))
+    size_t len = strlen(word);
+    if (len == 0 || len >= sizeof(w->words[0]) || w->count == 64 || cli_find_global_option(word))
         return;
     for (size_t i = 0; i < w->count; i++)
-        if (strlen(w->words[i]) == len && strncmp(w->words[i], start, len) == 0)
+        if (strcmp(w->words[i], word) == 0)
             return;
-    memcpy(w->words[w->count], start, len);
-    w->words[w->count++][len] = '\0';
-}
-
-static bool flag_char(char ch)
-{
-    return isalnum((unsigned char)ch) || ch == '-' || ch == '_';
-}
-
-/* Every --long and -x flag mentioned in text. */
-static void collect_flags(word_list *w, const char *text)
-{
-    for (const char *p = text ? text : ""; *p; p++) {
-        if (*p != '-' || (p > text && flag_char(p[-1])))
-            continue;
-        const char *end = p + 1;
-        if (*end == '-')
-            end++;
-        if (!isalpha((unsigned char)*end))
-            continue;
-        while (flag_char(*end))
-            end++;
-        if (p[1] != '-' && end - p != 2)
-            continue; /* short flags are one letter: "-j", not "-foo" */
-        add_word(w, p, (size_t)(end - p));
-        p = end - 1;
-    }
-}
-
-/* Subcommands: lowercase words of the usage after "kbpkg NAME", outside [options]. */
-static void collect_subcommands(word_list *w, const cli_command *cmd)
-{
-    const char *p = cmd->usage + strlen("kbpkg ");
-    p += strlen(cmd->name);
-    int depth = 0;
-    while (*p) {
-        if (*p == '[')
-            depth++;
-        else if (*p == ']')
-            depth--;
-        if (depth || !islower((unsigned char)*p) || (p[-1] != ' ' && p[-1] != '|')) {
-            p++;
-            continue;
-        }
-        const char *end = p;
-        while (islower((unsigned char)*end) || *end == '-')
-            end++;
-        if (*end == '\0' || *end == ' ' || *end == '|')
-            add_word(w, p, (size_t)(end - p));
-        p = end;
-    }
+    memcpy(w->words[w->count++], word, len + 1);
 }
 
 static void add_option_word(const char *word, void *payload)
 {
-    add_word(payload, word, strlen(word));
+    add_word(payload, word);
 }
 
-/* A command's flags: from its option table once converted, else read off its usage and help. */
-static void collect_command_flags(word_list *w, const cli_command *cmd)
+static void collect_words(word_list *w, const cli_command *cmd)
 {
-    if (cmd->options) {
-        cli_option_words(cmd, add_option_word, w);
-        return;
-    }
-    collect_flags(w, cmd->usage);
-    collect_flags(w, cmd->help);
+    for (const cli_command *s = cmd->subcommands; s && s->name; s++)
+        add_word(w, s->name);
+    cli_option_words(cmd, add_option_word, w);
 }
 
-/* Commands that take a package name ("org/name") complete the installed ones; `new` makes one. */
+static bool has_package_arg(const cli_command *cmd)
+{
+    for (const cli_arg *a = cmd->args; a && a->name; a++)
+        if (a->flags & CLI_ARG_PACKAGE)
+            return true;
+    return false;
+}
+
+/* Commands with a package operand (CLI_ARG_PACKAGE) complete the installed ones. */
 static bool takes_installed_package(const cli_command *cmd)
 {
-    return strcmp(cmd->name, "new") != 0 && strstr(cmd->usage, "org/name") != NULL;
+    bool any = has_package_arg(cmd);
+    for (const cli_command *s = cmd->subcommands; s && s->name; s++)
+        any = any || has_package_arg(s);
+    return any;
 }
 
 static void print_words(const word_list *w)
@@ -119,10 +66,13 @@ static void print_command_names(void)
 /* Every global option (cli_global_options), short forms too. */
 static void print_globals(void)
 {
-    for (size_t i = 0; i < cli_global_option_count; i++) {
-        const cli_global_option *o = &cli_global_options[i];
-        printf("%s%s%s%s", i ? " " : "", o->short_name ? o->short_name : "",
-               o->short_name ? " " : "", o->name);
+    cli_option_list all;
+    cli_options_flatten(&all, cli_global_options);
+    for (size_t i = 0; i < all.count; i++) {
+        const cli_option *o = all.rows[i];
+        if (o->short_form)
+            printf("%s-%c", i ? " " : "", o->key);
+        printf("%s--%s", i || o->short_form ? " " : "", o->name);
     }
 }
 
@@ -130,11 +80,13 @@ static void print_globals(void)
  * the word after them is not the command. */
 static void print_value_flags(void)
 {
+    cli_option_list all;
+    cli_options_flatten(&all, cli_global_options);
     bool first = true;
-    for (size_t i = 0; i < cli_global_option_count; i++) {
-        if (!cli_global_options[i].arg)
+    for (size_t i = 0; i < all.count; i++) {
+        if (!all.rows[i]->arg)
             continue;
-        printf("%s%s", first ? "" : "|", cli_global_options[i].name);
+        printf("%s--%s", first ? "" : "|", all.rows[i]->name);
         first = false;
     }
 }
@@ -165,8 +117,7 @@ static void print_bash(void)
     for (size_t i = 0; i < cli_command_count; i++) {
         const cli_command *cmd = &cli_commands[i];
         word_list w = {.count = 0};
-        collect_subcommands(&w, cmd);
-        collect_command_flags(&w, cmd);
+        collect_words(&w, cmd);
         printf("    %s) words=\"", cmd->name);
         if (strcmp(cmd->name, "help") == 0)
             print_command_names();
@@ -229,8 +180,7 @@ static void print_zsh(void)
     for (size_t i = 0; i < cli_command_count; i++) {
         const cli_command *cmd = &cli_commands[i];
         word_list w = {.count = 0};
-        collect_subcommands(&w, cmd);
-        collect_command_flags(&w, cmd);
+        collect_words(&w, cmd);
         printf("    %s) cwords=(", cmd->name);
         if (strcmp(cmd->name, "help") == 0)
             print_command_names();
@@ -249,17 +199,49 @@ static void print_zsh(void)
            "else compdef _kbpkg kbpkg; fi\n");
 }
 
+static int run_bash(cli *c, int argc, char **argv)
+{
+    int first = 0, rc = cli_parse_none(&first, c, "completion bash", cli_no_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "completion bash", "unexpected argument '%s'", argv[first]);
+    if (!rc)
+        print_bash();
+    return rc;
+}
+
+static int run_zsh(cli *c, int argc, char **argv)
+{
+    int first = 0, rc = cli_parse_none(&first, c, "completion zsh", cli_no_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "completion zsh", "unexpected argument '%s'", argv[first]);
+    if (!rc)
+        print_zsh();
+    return rc;
+}
+
+const cli_command cli_completion_subcommands[] = {
+    {
+        .name = "bash",
+        .run = run_bash,
+        .summary = "source <(kbpkg completion bash), e.g. from ~/.bashrc",
+        .options = cli_no_options,
+    },
+    {
+        .name = "zsh",
+        .run = run_zsh,
+        .summary = "source <(kbpkg completion zsh), or save as _kbpkg in $fpath",
+        .options = cli_no_options,
+    },
+    {.name = NULL},
+};
+
+/* No shell named: say which there are (an option that is not one is refused as everywhere). */
 int cmd_completion(cli *c, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error(c, "completion",
-                               argc < 2 ? "which shell? bash or zsh" : "unexpected argument '%s'",
-                               argc < 2 ? "" : argv[2]);
-    if (strcmp(argv[1], "bash") == 0)
-        print_bash();
-    else if (strcmp(argv[1], "zsh") == 0)
-        print_zsh();
-    else
-        return cli_usage_error(c, "completion", "unknown shell '%s': bash or zsh", argv[1]);
-    return CLI_EXIT_OK;
+    int first = 0, rc = cli_parse_none(&first, c, "completion", cli_no_options, argc, argv);
+    if (rc)
+        return rc;
+    if (first >= argc)
+        return cli_usage_error(c, "completion", "which shell? bash or zsh");
+    return cli_usage_error(c, "completion", "unknown shell '%s': bash or zsh", argv[first]);
 }

@@ -1,6 +1,7 @@
 /* kbpkg config list|get KEY|set KEY VALUE: settings, their values and where they came from. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,20 +46,6 @@ static int config_get(cli *c, const char *want)
     return cli_failf(c, KB_ERR_CONFIG, "unknown configuration key '%s'", want);
 }
 
-/* --user (default), --project or --system; returns -1 for anything else. */
-static int layer_flag(const char *arg, kb_config_origin *layer)
-{
-    if (strcmp(arg, "--user") == 0)
-        *layer = KB_CONFIG_USER;
-    else if (strcmp(arg, "--project") == 0)
-        *layer = KB_CONFIG_PROJECT;
-    else if (strcmp(arg, "--system") == 0)
-        *layer = KB_CONFIG_SYSTEM;
-    else
-        return -1;
-    return 0;
-}
-
 /* The layer above `layer` that sets key (an environment variable, a flag, or a project file
  * over the user's): what was just written will not be what kbpkg uses here. */
 static bool overridden(const char **value, kb_config_origin *origin, const char **path, cli *c,
@@ -97,22 +84,33 @@ static void report_set(cli *c, const char *key, const char *value, kb_config_ori
             kb_config_origin_name(layer));
 }
 
+static const cli_option set_options[] = {
+    {'u', "user", false, NULL, "<config.dir>/config.yaml (the default)"},
+    {'p', "project", false, NULL, "./kbpkg.yaml"},
+    {'s', "system", false, NULL, "$KBPKG_SYSTEM_CONFIG or /etc/kbpkg/config.yaml"},
+    CLI_OPTIONS_END,
+};
+
 static int config_set(cli *c, int argc, char **argv)
 {
     kb_config_origin layer = KB_CONFIG_USER;
-    const char *words[2];
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1] && layer_flag(argv[i], &layer))
-            return cli_usage_error(c, "config", "unknown option '%s'", argv[i]);
-        else if (argv[i][0] != '-' || !argv[i][1]) {
-            if (n == 2)
-                return cli_usage_error(c, "config", "config set takes KEY VALUE");
-            words[n++] = argv[i];
-        }
+    cli_getopt g;
+    cli_getopt_build(&g, set_options);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'u')
+            layer = KB_CONFIG_USER;
+        else if (opt == 'p')
+            layer = KB_CONFIG_PROJECT;
+        else if (opt == 's')
+            layer = KB_CONFIG_SYSTEM;
+        else
+            return cli_option_error(c, "config set", opt, g.longs, argv);
     }
-    if (n != 2)
-        return cli_usage_error(c, "config", "config set takes KEY VALUE");
+    if (argc - optind != 2)
+        return cli_usage_error(c, "config set", "config set takes KEY VALUE");
+    const char *words[2] = {argv[optind], argv[optind + 1]};
     int rc = kb_config_write(c->ctx, layer, words[0], words[1]);
     if (rc)
         return cli_fail(c, rc);
@@ -123,18 +121,51 @@ static int config_set(cli *c, int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static int run_list(cli *c, int argc, char **argv)
+{
+    int first = 0, rc = cli_parse_none(&first, c, "config list", cli_no_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "config list", "unexpected argument '%s'", argv[first]);
+    return rc ? rc : config_list(c);
+}
+
+static int run_get(cli *c, int argc, char **argv)
+{
+    int first = 0, rc = cli_parse_none(&first, c, "config get", cli_no_options, argc, argv);
+    if (!rc && argc - first != 1)
+        rc = cli_usage_error(c, "config get", "config get takes one KEY");
+    return rc ? rc : config_get(c, argv[first]);
+}
+
+const cli_command cli_config_subcommands[] = {
+    {
+        .name = "list",
+        .run = run_list,
+        .summary = "every setting, its value and its layer (and file); the default",
+        .options = cli_no_options,
+    },
+    {
+        .name = "get",
+        .run = run_get,
+        .summary = "one setting's value",
+        .args = (const cli_arg[]){{"KEY", 0, NULL}, CLI_ARGS_END},
+        .options = cli_no_options,
+    },
+    {
+        .name = "set",
+        .run = config_set,
+        .summary = "write KEY into a config file (default: the user file)",
+        .args = (const cli_arg[]){{"KEY", 0, NULL}, {"VALUE", 0, NULL}, CLI_ARGS_END},
+        .options = set_options,
+        .help = "    warns when a higher layer (project, env, flag) still overrides it",
+    },
+    {.name = NULL},
+};
+
+/* `kbpkg config` alone lists ("show or change settings"); any other word is a typo. */
 int cmd_config(cli *c, int argc, char **argv)
 {
-    static const char *const subcommands[] = {"list", "get", "set"};
     if (argc < 2)
-        return config_list(c); /* "show or change settings": plain `kbpkg config` shows them */
-    if (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "get") != 0 && strcmp(argv[1], "set") != 0)
-        return cli_unknown_subcommand(c, "config", argv[1], subcommands, 3);
-    if (strcmp(argv[1], "list") == 0 && argc == 2)
         return config_list(c);
-    if (strcmp(argv[1], "get") == 0 && argc == 3)
-        return config_get(c, argv[2]);
-    if (strcmp(argv[1], "set") == 0)
-        return config_set(c, argc - 1, argv + 1);
-    return cli_usage_error(c, "config", "bad config command");
+    return cli_subcommand_error(c, cli_find_command("config"), argc, argv);
 }

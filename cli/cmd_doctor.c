@@ -234,8 +234,11 @@ static void check_trust(doctor *d)
 
 int cmd_doctor(cli *c, int argc, char **argv)
 {
-    if (argc > 1)
-        return cli_usage_error(c, "doctor", "unexpected argument '%s'", argv[1]);
+    int first = 0, rc = cli_parse_none(&first, c, "doctor", cli_json_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "doctor", "unexpected argument '%s'", argv[first]);
+    if (rc)
+        return rc;
     doctor d = {c, json_array(), {0, 0, 0}};
     check_toolchains(&d);
     check_gpus(&d);

@@ -2,6 +2,7 @@
  * kbpkg farm plan | build --stage | merge, the steps of a farm run by a job engine. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,16 +68,6 @@ static void print_table(cli *c, const kb_farm_report *r)
     print_summary(r);
 }
 
-static int parse_jobs(cli *c, const char *num, unsigned *out)
-{
-    char *end = NULL;
-    long j = strtol(num, &end, 10);
-    if (!end || *end || j < 1 || j > 256)
-        return cli_usage_error(c, "farm", "-j needs a number from 1 to 256, got '%s'", num);
-    *out = (unsigned)j;
-    return 0;
-}
-
 /* Print a report and turn it into the exit status: 1 when a row failed or a merge met a
  * conflict (a staged target the index did not take: a job engine must see it, docs/farm.md). */
 static int finish(cli *c, kb_farm_report *r)
@@ -123,30 +114,38 @@ static int print_github(cli *c, const char *plan_json)
     return CLI_EXIT_OK;
 }
 
+static const cli_option plan_options[] = {
+    {'p', "pools", false, "FILE", "the farm's pools and their toolchain ids (docs/farm.md)"},
+    {'f', "format", false, "F",
+     "json (default), or github: $GITHUB_OUTPUT lines chunks=N,\n"
+     "chunk<i>= (matrices of at most 256 jobs), merges="},
+    CLI_OPTIONS_END,
+};
+
 static int farm_plan(cli *c, int argc, char **argv)
 {
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     bool github = false;
     size_t n = 0;
-    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 2; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--pools") == 0 && i + 1 < argc)
-            o.pools = argv[++i];
-        else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-            const char *f = argv[++i];
-            if (strcmp(f, "github") == 0)
-                github = true;
-            else if (strcmp(f, "json") != 0)
-                rc = cli_usage_error(c, "farm", "--format is json or github, not '%s'", f);
-        } else if (a[0] == '-')
-            rc = cli_usage_error(c, "farm", "unknown or incomplete option '%s'", a);
-        else
-            dirs[n++] = a;
+    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, plan_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'p')
+            o.pools = optarg;
+        else if (opt == 'f' && strcmp(optarg, "github") == 0)
+            github = true;
+        else if (opt == 'f' && strcmp(optarg, "json") != 0)
+            rc = cli_usage_error(c, "farm plan", "--format is json or github, not '%s'", optarg);
+        else if (opt != 'f')
+            rc = cli_option_error(c, "farm plan", opt, g.longs, argv);
     }
+    for (int i = optind; !rc && i < argc; i++)
+        dirs[n++] = argv[i];
     if (!rc && n == 0)
-        rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm plan DIR...)");
+        rc = cli_usage_error(c, "farm plan", "which folders?");
     char *plan = NULL;
     int err = rc ? 0 : kb_farm_plan(&plan, c->ctx, dirs, n, &o);
     if (err)
@@ -160,28 +159,49 @@ static int farm_plan(cli *c, int argc, char **argv)
     return rc;
 }
 
+/* Where farm and farm build put their builds. */
+static const cli_option out_options[] = {
+    {'o', "out", false, "DIR", "where builds go (default: <cache>/farm)"},
+    CLI_OPTIONS_END,
+};
+
+static const cli_option build_options[] = {
+    {'t', "target", false, "T", "the one target to build", CLI_OPT_REQUIRED},
+    {'s', "stage", false, NULL,
+     "on a worker: push the target and its staging tag, never the\n"
+     "version tag or latest (without --stage: merge too)"},
+    CLI_OPTION_GROUP(cli_jobs_options),
+    CLI_OPTION_GROUP(out_options),
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 static int farm_build(cli *c, int argc, char **argv)
 {
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     const char *dir = NULL, *target = NULL;
-    int rc = 0;
-    for (int i = 2; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--target") == 0 && i + 1 < argc)
-            target = argv[++i];
-        else if (strcmp(a, "--stage") == 0)
+    int rc = 0, opt;
+    cli_getopt g;
+    cli_getopt_build(&g, build_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            target = optarg;
+        else if (opt == 's')
             o.stage_only = 1;
-        else if (strcmp(a, "--out") == 0 && i + 1 < argc)
-            o.out_dir = argv[++i];
-        else if (strcmp(a, "-j") == 0 && i + 1 < argc)
-            rc = parse_jobs(c, argv[++i], &o.jobs);
-        else if (a[0] == '-' || dir)
-            rc = cli_usage_error(c, "farm", "unknown or incomplete option '%s'", a);
+        else if (opt == 'o')
+            o.out_dir = optarg;
+        else if (opt == 'j')
+            rc = cli_parse_jobs(c, "farm build", optarg, &o.jobs);
         else
-            dir = a;
+            rc = cli_option_error(c, "farm build", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        dir = argv[optind];
+    if (!rc && optind + 1 < argc)
+        rc = cli_usage_error(c, "farm build", "unexpected argument '%s'", argv[optind + 1]);
     if (!rc && (!dir || !target))
-        rc = cli_usage_error(c, "farm", "kbpkg farm build DIR --target T [--stage]");
+        rc = cli_usage_error(c, "farm build", "farm build needs a package folder and --target T");
     kb_farm_report *r = NULL;
     int err = rc ? 0 : kb_farm_build(&r, c->ctx, dir, target, &o);
     if (err)
@@ -189,14 +209,19 @@ static int farm_build(cli *c, int argc, char **argv)
     return r ? finish(c, r) : rc;
 }
 
+static const cli_option merge_options[] = {
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 static int farm_merge(cli *c, int argc, char **argv)
 {
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     kb_farm_report *r = NULL;
-    int rc = 0;
-    for (int i = 2; i < argc && !rc; i++) {
-        int err = argv[i][0] == '-' ? cli_usage_error(c, "farm", "unknown option '%s'", argv[i])
-                                    : kb_farm_merge(&r, c->ctx, argv[i], &o);
+    int first = 0;
+    int rc = cli_parse_none(&first, c, "farm merge", merge_options, argc, argv);
+    for (int i = first; !rc && i < argc; i++) {
+        int err = kb_farm_merge(&r, c->ctx, argv[i], &o);
         if (err < 0)
             rc = cli_fail(c, err);
         else if (err)
@@ -205,38 +230,67 @@ static int farm_merge(cli *c, int argc, char **argv)
             rc = finish(c, r) ? CLI_EXIT_FAILURE : rc;
         r = NULL;
     }
-    if (argc < 3)
-        rc = cli_usage_error(c, "farm", "which version? (kbpkg farm merge org/name@version...)");
+    if (!rc && first >= argc)
+        rc = cli_usage_error(c, "farm merge", "which version? (org/name@version)");
     return rc;
 }
 
+const cli_command cli_farm_subcommands[] = {
+    {
+        .name = "plan",
+        .run = farm_plan,
+        .summary = "what to build (one item per target, with its pool) and merge",
+        .args = (const cli_arg[]){{"DIR", CLI_ARG_REPEAT, NULL}, CLI_ARGS_END},
+        .options = plan_options,
+    },
+    {
+        .name = "build",
+        .run = farm_build,
+        .summary = "build one target of DIR and push it (a worker's job)",
+        .args = (const cli_arg[]){{"DIR", 0, NULL}, CLI_ARGS_END},
+        .options = build_options,
+    },
+    {
+        .name = "merge",
+        .run = farm_merge,
+        .summary = "union of the version's index and its staged targets",
+        .help = "    a target staged with other bytes is a conflict, reported and skipped",
+        .args = (const cli_arg[]){{"org/name@version", CLI_ARG_REPEAT | CLI_ARG_PACKAGE, NULL},
+                                  CLI_ARGS_END},
+        .options = merge_options,
+    },
+    {.name = NULL},
+};
+
+const cli_option cli_farm_options[] = {
+    CLI_OPTION_GROUP(cli_registry_options),
+    CLI_OPTION_GROUP(cli_jobs_options),
+    CLI_OPTION_GROUP(out_options),
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_farm(cli *c, int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "plan") == 0)
-        return farm_plan(c, argc, argv);
-    if (argc > 1 && strcmp(argv[1], "build") == 0)
-        return farm_build(c, argc, argv);
-    if (argc > 1 && strcmp(argv[1], "merge") == 0)
-        return farm_merge(c, argc, argv);
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     kb_farm_options o = KB_FARM_OPTIONS_INIT;
     size_t n = 0;
-    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-j") == 0 && i + 1 < argc)
-            rc = parse_jobs(c, argv[++i], &o.jobs);
-        else if (strncmp(a, "-j", 2) == 0 && a[2])
-            rc = parse_jobs(c, a + 2, &o.jobs);
-        else if (strcmp(a, "--out") == 0 && i + 1 < argc)
-            o.out_dir = argv[++i];
-        else if (a[0] == '-')
-            rc = cli_usage_error(c, "farm", "unknown or incomplete option '%s'", a);
+    int rc = dirs ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_farm_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'j')
+            rc = cli_parse_jobs(c, "farm", optarg, &o.jobs);
+        else if (opt == 'o')
+            o.out_dir = optarg;
         else
-            dirs[n++] = a;
+            rc = cli_option_error(c, "farm", opt, g.longs, argv);
     }
+    for (int i = optind; !rc && i < argc; i++)
+        dirs[n++] = argv[i];
     if (!rc && n == 0)
-        rc = cli_usage_error(c, "farm", "which folders? (kbpkg farm DIR...)");
+        rc = cli_usage_error(c, "farm", "which folders?");
     kb_farm_report *r = NULL;
     if (!rc) {
         int err = kb_farm(&r, c->ctx, dirs, n, &o);

@@ -24,6 +24,8 @@ static int fetch_inputs(cli *c, const char *dir, int args)
 const cli_option cli_fetch_options[] = {
     {'s', "source", false, NULL,
      "the source artifact of each package (what 'install --offline'\nbuilds from)"},
+    CLI_OPTION_GROUP(cli_trust_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 
@@ -32,16 +34,16 @@ int cmd_fetch(cli *c, int argc, char **argv)
     cli_getopt g;
     cli_getopt_build(&g, cli_fetch_options);
     bool source = false;
-    cli_trust trust;
-    cli_trust_take(&trust, c, &argc, argv);
+    cli_trust trust = {0};
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 's')
             source = true;
-        else
+        else if (!cli_trust_option(&trust, opt))
             return cli_option_error(c, "fetch", opt, g.longs, argv);
     }
+    cli_trust_warn(c, &trust);
     if (!source)
         return fetch_inputs(c, optind < argc ? argv[optind] : ".", argc - optind);
     if (optind >= argc)

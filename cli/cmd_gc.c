@@ -8,6 +8,7 @@
 const cli_option cli_gc_options[] = {
     {'k', "keep-lock", false, "FILE",
      "also keep every blob FILE pins (a kbpkg.lock; must exist); repeatable"},
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 

@@ -1,6 +1,7 @@
 /* kbpkg help [COMMAND]: the command list, or one command's usage and options. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,12 @@ int cli_print_general_help(void)
     for (size_t i = 0; i < cli_command_count; i++)
         printf("  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
     printf("\nglobal options (before or after the command):\n");
-    for (size_t i = 0; i < cli_global_option_count; i++) {
+    cli_option_list all;
+    cli_options_flatten(&all, cli_global_options);
+    for (size_t i = 0; i < all.count; i++) {
         char label[64];
-        cli_global_option_label(&cli_global_options[i], label, sizeof(label));
-        printf("  %-18s %s\n", label, cli_global_options[i].help);
+        cli_option_label(all.rows[i], true, label, sizeof(label));
+        printf("  %-18s %s\n", label, all.rows[i]->help);
     }
     printf("\n"
            "Progress goes to stderr: on a terminal, a live line per download or target being\n"
@@ -27,47 +30,108 @@ int cli_print_general_help(void)
 }
 
 /* kbpkg help --man [COMMAND]: the roff page build/man/ is generated from. */
-static int help_man(cli *c, int argc, char **argv)
+static int help_man(cli *c, const char *name)
 {
-    if (argc < 2)
+    if (!name)
         return cli_print_man_index();
-    const cli_command *cmd = cli_find_command(argv[1]);
+    const cli_command *cmd = cli_find_command(name);
     if (!cmd)
-        return cli_usage_error(c, "help", "unknown command '%s'", argv[1]);
+        return cli_usage_error(c, "help", "unknown command '%s'", name);
     return cli_print_man_page(cmd);
 }
 
+/* A (sub)command's table as JSON: its operands, options and subcommands. */
+static json_t *command_json(const cli_command *cmd, bool with_text)
+{
+    char *usage = cli_usage_text(cmd);
+    json_t *o =
+        json_pack("{s:s,s:s,s:s?}", "name", cmd->name, "summary", cmd->summary, "usage", usage);
+    free(usage);
+    if (with_text) {
+        char *text = cli_options_text(cmd);
+        json_object_set_new(o, "help", json_string(text ? text : ""));
+        free(text);
+    }
+    json_t *args = json_array();
+    for (const cli_arg *a = cmd->args; a && a->name; a++)
+        json_array_append_new(args, json_pack("{s:s,s:b,s:b}", "name", a->name, "optional",
+                                              (a->flags & CLI_ARG_OPTIONAL) != 0, "repeat",
+                                              (a->flags & CLI_ARG_REPEAT) != 0));
+    json_object_set_new(o, "arguments", args);
+    if (cmd->options) { /* a command without a table shows none: tests/cli catch it */
+        json_t *options = json_array();
+        cli_option_list all;
+        cli_options_flatten(&all, cmd->options);
+        for (size_t i = 0; i < all.count; i++) {
+            const cli_option *opt = all.rows[i];
+            char short_name[3] = {'-', (char)opt->key, '\0'};
+            json_t *row = json_pack("{s:s,s:b,s:s}", "name", opt->name, "repeat",
+                                    (opt->flags & CLI_OPT_REPEAT) != 0, "help", opt->help);
+            if (opt->short_form)
+                json_object_set_new(row, "short", json_string(short_name));
+            if (opt->arg)
+                json_object_set_new(row, "arg", json_string(opt->arg));
+            json_array_append_new(options, row);
+        }
+        json_object_set_new(o, "options", options);
+    }
+    if (cmd->subcommands) {
+        json_t *subs = json_array();
+        for (const cli_command *s = cmd->subcommands; s->name; s++)
+            json_array_append_new(subs, command_json(s, false));
+        json_object_set_new(o, "subcommands", subs);
+    }
+    return o;
+}
+
+const cli_option cli_help_options[] = {
+    {'m', "man", false, NULL, "the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_help(cli *c, int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "--man") == 0)
-        return help_man(c, argc - 1, argv + 1);
-    if (argc < 2) {
+    cli_getopt g;
+    cli_getopt_build(&g, cli_help_options);
+    bool man = false;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'm')
+            man = true;
+        else
+            return cli_option_error(c, "help", opt, g.longs, argv);
+    }
+    if (optind + 1 < argc)
+        return cli_usage_error(c, "help", "unexpected argument '%s'", argv[optind + 1]);
+    const char *name = optind < argc ? argv[optind] : NULL;
+    if (man)
+        return help_man(c, name);
+    if (!name) {
         if (c->json) {
             json_t *arr = json_array();
-            for (size_t i = 0; i < cli_command_count; i++)
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", cli_commands[i].name,
+            for (size_t i = 0; i < cli_command_count; i++) {
+                char *usage = cli_usage_text(&cli_commands[i]);
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:s?}", "name", cli_commands[i].name,
                                                      "summary", cli_commands[i].summary, "usage",
-                                                     cli_commands[i].usage));
+                                                     usage));
+                free(usage);
+            }
             cli_json_print(json_pack("{s:o}", "commands", arr));
             return CLI_EXIT_OK;
         }
         return cli_print_general_help();
     }
-    const cli_command *cmd = cli_find_command(argv[1]);
+    const cli_command *cmd = cli_find_command(name);
     if (!cmd) {
-        const char *s = cli_suggest_command(argv[1]);
+        const char *s = cli_suggest_command(name);
         if (s)
-            return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", argv[1], s);
-        return cli_usage_error(c, NULL, "unknown command '%s'", argv[1]);
+            return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", name, s);
+        return cli_usage_error(c, NULL, "unknown command '%s'", name);
     }
     if (c->json) {
-        char *options = cmd->options ? cli_options_text(cmd) : NULL;
-        if (cmd->options && !options)
-            return cli_fail(c, KB_ERR_NOMEM);
-        const char *help = options ? options : cmd->help ? cmd->help : "";
-        cli_json_print(json_pack("{s:s,s:s,s:s,s:s}", "name", cmd->name, "summary", cmd->summary,
-                                 "usage", cmd->usage, "help", help));
-        free(options);
+        cli_json_print(command_json(cmd, true));
         return CLI_EXIT_OK;
     }
     return cli_print_command_help(cmd);

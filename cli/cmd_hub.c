@@ -2,29 +2,36 @@
 #include "cli.h"
 #include "hub.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_hub(cli *c, int argc, char **argv)
+static const cli_option render_options[] = {
+    {'o', "out", false, "DIR", "where the site goes (created; pages are replaced)",
+     CLI_OPT_REQUIRED},
+    CLI_OPTION_GROUP(cli_registry_options),
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
+static int hub_render(cli *c, int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "render") != 0)
-        return cli_usage_error(c, "hub",
-                               argc < 2 ? "missing subcommand" : "unknown subcommand '%s'",
-                               argc < 2 ? "" : argv[1]);
     const char *out = NULL;
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (strncmp(argv[i], "--out=", 6) == 0)
-            out = argv[i] + 6;
-        else if (strcmp(argv[i], "--out") == 0)
-            return cli_usage_error(c, "hub", "--out needs a folder");
+    cli_getopt g;
+    cli_getopt_build(&g, render_options);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'o')
+            out = optarg;
         else
-            return cli_usage_error(c, "hub", "unexpected argument '%s'", argv[i]);
+            return cli_option_error(c, "hub render", opt, g.longs, argv);
     }
+    if (optind < argc)
+        return cli_usage_error(c, "hub render", "unexpected argument '%s'", argv[optind]);
     if (!out)
-        return cli_usage_error(c, "hub", "render needs --out DIR");
+        return cli_usage_error(c, "hub render", "render needs --out DIR");
     size_t packages = 0;
     char *why = NULL;
     int rc = kbi_hub_render(&packages, &why, c->ctx, NULL, out, cli_on_event, c);
@@ -43,3 +50,13 @@ int cmd_hub(cli *c, int argc, char **argv)
                 packages == 1 ? "" : "s");
     return CLI_EXIT_OK;
 }
+
+const cli_command cli_hub_subcommands[] = {
+    {
+        .name = "render",
+        .run = hub_render,
+        .summary = "write DIR/index.html and one page per package",
+        .options = render_options,
+    },
+    {.name = NULL},
+};

@@ -6,6 +6,7 @@
 const cli_option cli_import_options[] = {
     {'n', "name", false, "org/name",
      "the package name (default: kernels-community/<general.name>)"},
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 

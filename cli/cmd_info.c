@@ -24,7 +24,72 @@ static void print_signatures(kb_ctx *ctx, const kb_package_info *info)
     json_decref(root);
 }
 
-static json_t *info_json(const kb_package_info *info, const kb_package_list *installed)
+/* The version's published benchmark results (kb_package_bench_results) as JSON; NULL with
+ * *why set (owned) when the registry could not say. */
+static json_t *bench_results(char **why, kb_ctx *ctx, const kb_package_info *info)
+{
+    *why = NULL;
+    kb_registry *r = NULL;
+    char *text = NULL;
+    int rc = kb_trust_registry_open(&r, ctx, NULL);
+    if (!rc)
+        rc = kb_package_bench_results(&text, r, kb_package_info_name(info),
+                                      kb_package_info_version(info),
+                                      kb_package_info_index_digest(info));
+    json_t *doc = rc ? NULL : json_loads(text, 0, NULL);
+    if (rc)
+        *why = strdup(kb_ctx_last_error(ctx)->message);
+    kb_ctx_clear_error(ctx);
+    kb_string_free(text);
+    kb_registry_free(r);
+    return doc;
+}
+
+/* One line per case: device, shape, median time, rate and the baseline ratio. */
+static void print_bench(json_t *results, const char *why)
+{
+    if (!results) {
+        printf("benchmarks: unavailable (%s)\n", why ? why : "unknown error");
+        return;
+    }
+    if (json_array_size(results) == 0) {
+        printf("benchmarks: none published (kbpkg bench PACKAGE --publish)\n");
+        return;
+    }
+    printf("benchmarks:\n");
+    size_t i;
+    json_t *res;
+    json_array_foreach(results, i, res)
+    {
+        json_t *dev = json_object_get(res, "device");
+        printf("  %s on %s (%s, %s)\n", json_string_value(json_object_get(res, "target")),
+               json_string_value(json_object_get(dev, "name")),
+               json_string_value(json_object_get(dev, "arch")),
+               json_string_value(json_object_get(res, "created")));
+        size_t k;
+        json_t *c;
+        json_array_foreach(json_object_get(res, "cases"), k, c)
+        {
+            const char *unit = json_object_get(c, "tflops") ? "tflops" : "gbps";
+            double rate = json_number_value(json_object_get(c, unit));
+            json_t *base = json_object_get(c, "baseline");
+            double brate = json_number_value(json_object_get(base, unit));
+            printf("    %-24s %-16s %10.3f ms %9.2f %s",
+                   json_string_value(json_object_get(c, "case")),
+                   json_string_value(json_object_get(c, "shape")),
+                   json_number_value(json_object_get(c, "seconds")) * 1e3, rate,
+                   unit[0] == 't' ? "TFLOP/s" : "GB/s");
+            if (json_is_object(base) && brate > 0)
+                printf("   %.2fx %s\n", rate / brate,
+                       json_string_value(json_object_get(base, "name")));
+            else
+                printf("   no baseline\n");
+        }
+    }
+}
+
+static json_t *info_json(const kb_package_info *info, const kb_package_list *installed,
+                         json_t *bench, const char *bench_error)
 {
     json_t *versions = json_array(), *targets = json_array(), *inst = json_array();
     for (size_t i = 0; i < kb_package_info_version_count(info); i++)
@@ -43,29 +108,36 @@ static json_t *info_json(const kb_package_info *info, const kb_package_list *ins
         json_decref(signatures);
         signatures = json_object();
     }
-    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "name", kb_package_info_name(info),
-                     "version", kb_package_info_version(info), "summary",
-                     kb_package_info_summary(info), "index_digest",
+    return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:O?,s:s?}", "name",
+                     kb_package_info_name(info), "version", kb_package_info_version(info),
+                     "summary", kb_package_info_summary(info), "index_digest",
                      kb_package_info_index_digest(info), "versions", versions, "targets", targets,
-                     "installed", inst, "signatures", signatures);
+                     "installed", inst, "signatures", signatures, "benchmarks", bench,
+                     "benchmarks_error", bench_error);
 }
 
 int cmd_info(cli *c, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error(c, "info", "give one package, e.g. radeonflow/gemm");
-    kb_package_info *info = NULL;
-    int rc = kb_package_info_get(&info, c->ctx, argv[1], NULL);
+    int first = 0, rc = cli_parse_none(&first, c, "info", cli_json_options, argc, argv);
+    if (!rc && argc - first != 1)
+        rc = cli_usage_error(c, "info", "give one package, e.g. radeonflow/gemm");
     if (rc)
-        return cli_fail_package(c, rc, argv[1], CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED, NULL);
+        return rc;
+    const char *ref = argv[first];
+    kb_package_info *info = NULL;
+    rc = kb_package_info_get(&info, c->ctx, ref, NULL);
+    if (rc)
+        return cli_fail_package(c, rc, ref, CLI_SUGGEST_REGISTRY | CLI_SUGGEST_INSTALLED, NULL);
     kb_package_list *installed = NULL;
     rc = kb_cache_list_installed(&installed, c->ctx, kb_package_info_name(info));
     if (rc) {
         kb_package_info_free(info);
         return cli_fail(c, rc);
     }
+    char *bench_error = NULL;
+    json_t *bench = bench_results(&bench_error, c->ctx, info);
     if (c->json) {
-        cli_json_print(info_json(info, installed));
+        cli_json_print(info_json(info, installed, bench, bench_error));
     } else {
         printf("%s %s\n", kb_package_info_name(info), kb_package_info_version(info));
         if (*kb_package_info_summary(info))
@@ -84,7 +156,10 @@ int cmd_info(cli *c, int argc, char **argv)
             const kb_installed_pkg *p = kb_package_list_at(installed, i);
             printf("installed: %s %s in %s\n", p->version, p->target, p->dir);
         }
+        print_bench(bench, bench_error);
     }
+    json_decref(bench);
+    free(bench_error);
     kb_package_list_free(installed);
     kb_package_info_free(info);
     return CLI_EXIT_OK;

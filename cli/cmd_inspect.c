@@ -90,18 +90,17 @@ static void print_inspect(cli *c, const kb_inspect *ins)
 
 int cmd_inspect(cli *c, int argc, char **argv)
 {
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0)
-            return cli_usage_error(c, "inspect", "unknown option '%s'", argv[i]);
-        if (path)
-            return cli_usage_error(c, "inspect", "inspect takes one FILE, got '%s' too", argv[i]);
-        path = argv[i];
-    }
-    if (!path)
+    int first = 0, rc = cli_parse_none(&first, c, "inspect", cli_json_options, argc, argv);
+    if (rc)
+        return rc;
+    if (first >= argc)
         return cli_usage_error(c, "inspect", "missing FILE");
+    if (first + 1 < argc)
+        return cli_usage_error(c, "inspect", "inspect takes one FILE, got '%s' too",
+                               argv[first + 1]);
+    const char *path = argv[first];
     kb_inspect *ins = NULL;
-    int rc = kb_inspect_file(&ins, c->ctx, path);
+    rc = kb_inspect_file(&ins, c->ctx, path);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)

@@ -31,6 +31,11 @@ json_t *cli_install_result_json(const kb_install_result *r, bool with_candidates
 const cli_option cli_install_options[] = {
     {'t', "target", true, "T", "install this target id whatever the machine has (cross installs)"},
     {'n', "no-build", false, NULL, "fail instead of building from source when no artifact fits"},
+    CLI_OPTION_GROUP(cli_trust_options),
+    CLI_OPTION_GROUP(cli_device_options),
+    CLI_OPTION_GROUP(cli_registry_options),
+    CLI_OPTION_GROUP(cli_offline_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 
@@ -39,9 +44,7 @@ int cmd_install(cli *c, int argc, char **argv)
     cli_getopt g;
     cli_getopt_build(&g, cli_install_options);
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
-    cli_trust trust;
-    cli_trust_take(&trust, c, &argc, argv);
-    o.allow_unsigned = trust.allow_unsigned;
+    cli_trust trust = {0};
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
@@ -49,9 +52,11 @@ int cmd_install(cli *c, int argc, char **argv)
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
-        else
+        else if (!cli_trust_option(&trust, opt))
             return cli_option_error(c, "install", opt, g.longs, argv);
     }
+    cli_trust_warn(c, &trust);
+    o.allow_unsigned = trust.allow_unsigned;
     if (optind >= argc)
         return cli_usage_error(c, "install", "which package? e.g. kbpkg install radeonflow/gemm");
     json_t *all = c->json ? json_array() : NULL;

@@ -1,6 +1,7 @@
 /* kbpkg key generate|trust|list|revoke|export: the ed25519 keys that sign and verify indexes. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,28 +20,37 @@ static json_t *key_json(const kb_trust_key *k)
     return o;
 }
 
-/* Value of "--flag V" or "--flag=V" at argv[*i]; NULL when argv[*i] is not that flag. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag)
+/* Parse a subcommand that takes no option of its own and exactly want operands. */
+static int plain_args(cli *c, const char *sub, const cli_option *options, int want,
+                      const char *what, int argc, char **argv)
 {
-    size_t n = strlen(flag);
-    if (strncmp(argv[*i], flag, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] == '\0' && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
+    int first = 0, rc = cli_parse_none(&first, c, sub, options, argc, argv);
+    if (!rc && argc - first != want)
+        rc = cli_usage_error(c, sub, "%s", what);
+    return rc;
 }
+
+static const cli_option generate_options[] = {
+    {'n', "name", false, "N", "a name to know the key by"},
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
 
 static int key_generate(cli *c, int argc, char **argv)
 {
     const char *name = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *v = flag_value(argc, argv, &i, "--name");
-        if (!v)
-            return cli_usage_error(c, "key", "unknown argument '%s' for key generate", argv[i]);
-        name = v;
+    cli_getopt g;
+    cli_getopt_build(&g, generate_options);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'n')
+            name = optarg;
+        else
+            return cli_option_error(c, "key generate", opt, g.longs, argv);
     }
+    if (optind < argc)
+        return cli_usage_error(c, "key generate", "unexpected argument '%s'", argv[optind]);
     kb_trust_key *k = NULL;
     int rc = kb_trust_key_generate(&k, c->ctx, name);
     if (rc)
@@ -55,10 +65,13 @@ static int key_generate(cli *c, int argc, char **argv)
 
 static int key_trust(cli *c, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error(c, "key", "key trust takes one PEM file");
+    int rc =
+        plain_args(c, "key trust", cli_no_options, 1, "key trust takes one PEM file", argc, argv);
+    if (rc)
+        return rc;
+    const char *file = argv[optind];
     kb_trust_key *k = NULL;
-    int rc = kb_trust_key_import(&k, c->ctx, argv[1]);
+    rc = kb_trust_key_import(&k, c->ctx, file);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)
@@ -81,11 +94,13 @@ static void print_key_line(const kb_trust_key *k)
 
 static int key_list(cli *c, int argc, char **argv)
 {
-    if (argc != 1)
-        return cli_usage_error(c, "key", "key list takes no argument, got '%s'", argv[1]);
+    int rc =
+        plain_args(c, "key list", cli_json_options, 0, "key list takes no argument", argc, argv);
+    if (rc)
+        return rc;
     kb_trust_key *keys = NULL;
     size_t n = 0;
-    int rc = kb_trust_key_list(&keys, &n, c->ctx);
+    rc = kb_trust_key_list(&keys, &n, c->ctx);
     if (rc)
         return cli_fail(c, rc);
     if (c->json) {
@@ -103,20 +118,31 @@ static int key_list(cli *c, int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static const cli_option revoke_options[] = {
+    {'r', "reason", false, "R", "why (recorded with the revocation)"},
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 static int key_revoke(cli *c, int argc, char **argv)
 {
-    const char *id = NULL, *reason = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *v = flag_value(argc, argv, &i, "--reason");
-        if (v)
-            reason = v;
-        else if (argv[i][0] != '-' && !id)
-            id = argv[i];
+    const char *reason = NULL;
+    cli_getopt g;
+    cli_getopt_build(&g, revoke_options);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'r')
+            reason = optarg;
         else
-            return cli_usage_error(c, "key", "unexpected argument '%s' for key revoke", argv[i]);
+            return cli_option_error(c, "key revoke", opt, g.longs, argv);
     }
-    if (!id)
-        return cli_usage_error(c, "key", "key revoke needs a key id");
+    if (optind >= argc)
+        return cli_usage_error(c, "key revoke", "key revoke needs a key id");
+    if (optind + 1 < argc)
+        return cli_usage_error(c, "key revoke", "unexpected argument '%s' for key revoke",
+                               argv[optind + 1]);
+    const char *id = argv[optind];
     int rc = kb_trust_key_revoke(c->ctx, id, reason);
     if (rc)
         return cli_fail(c, rc);
@@ -129,39 +155,56 @@ static int key_revoke(cli *c, int argc, char **argv)
 
 static int key_export(cli *c, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error(c, "key", "key export takes one key id");
+    int rc =
+        plain_args(c, "key export", cli_no_options, 1, "key export takes one key id", argc, argv);
+    if (rc)
+        return rc;
+    const char *id = argv[optind];
     char *pem = NULL;
-    int rc = kb_trust_key_export(&pem, c->ctx, argv[1]);
+    rc = kb_trust_key_export(&pem, c->ctx, id);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)
-        cli_json_print(json_pack("{s:s,s:s}", "id", argv[1], "pem", pem));
+        cli_json_print(json_pack("{s:s,s:s}", "id", id, "pem", pem));
     else
         fputs(pem, stdout);
     kb_string_free(pem);
     return CLI_EXIT_OK;
 }
 
-int cmd_key(cli *c, int argc, char **argv)
-{
-    static const struct {
-        const char *name;
-        int (*run)(cli *c, int argc, char **argv);
-    } subs[] = {{"export", key_export},
-                {"generate", key_generate},
-                {"list", key_list},
-                {"revoke", key_revoke},
-                {"trust", key_trust}};
-    if (argc < 2)
-        return cli_usage_error(c, "key",
-                               "key needs a subcommand (generate, trust, list, revoke, "
-                               "export)");
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        if (strcmp(argv[1], subs[i].name) == 0)
-            return subs[i].run(c, argc - 1, argv + 1);
-    const char *names[sizeof(subs) / sizeof(subs[0])];
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        names[i] = subs[i].name;
-    return cli_unknown_subcommand(c, "key", argv[1], names, sizeof(names) / sizeof(names[0]));
-}
+const cli_command cli_key_subcommands[] = {
+    {
+        .name = "generate",
+        .run = key_generate,
+        .summary = "a new ed25519 key; prints its id (the default when none is)",
+        .options = generate_options,
+    },
+    {
+        .name = "trust",
+        .run = key_trust,
+        .summary = "trust signatures by the ed25519 public key in a PEM file",
+        .args = (const cli_arg[]){{"FILE", 0, NULL}, CLI_ARGS_END},
+        .options = cli_no_options,
+    },
+    {
+        .name = "list",
+        .run = key_list,
+        .summary = "every key: id, private/public, default, revoked",
+        .options = cli_json_options,
+    },
+    {
+        .name = "revoke",
+        .run = key_revoke,
+        .summary = "never trust ID again",
+        .args = (const cli_arg[]){{"ID", 0, NULL}, CLI_ARGS_END},
+        .options = revoke_options,
+    },
+    {
+        .name = "export",
+        .run = key_export,
+        .summary = "print ID's public key (PEM) to share",
+        .args = (const cli_arg[]){{"ID", 0, NULL}, CLI_ARGS_END},
+        .options = cli_no_options,
+    },
+    {.name = NULL},
+};

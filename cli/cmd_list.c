@@ -14,11 +14,14 @@ json_t *cli_installed_json(const kb_installed_pkg *p)
 
 int cmd_list(cli *c, int argc, char **argv)
 {
-    if (argc > 2)
-        return cli_usage_error(c, "list", "give at most one package name");
-    const char *name = argc == 2 ? argv[1] : NULL;
+    int first = 0, rc = cli_parse_none(&first, c, "list", cli_json_options, argc, argv);
+    if (!rc && argc - first > 1)
+        rc = cli_usage_error(c, "list", "give at most one package name");
+    if (rc)
+        return rc;
+    const char *name = first < argc ? argv[first] : NULL;
     kb_package_list *l = NULL;
-    int rc = kb_cache_list_installed(&l, c->ctx, name);
+    rc = kb_cache_list_installed(&l, c->ctx, name);
     if (rc) /* "cpu-add" without its org is invalid: the installed kbtest/cpu-add is suggested */
         return name ? cli_fail_package(c, rc, name, CLI_SUGGEST_INSTALLED, NULL) : cli_fail(c, rc);
     size_t n = kb_package_list_count(l);

@@ -53,6 +53,9 @@ const cli_option cli_lock_options[] = {
      "pin only these targets (ids or prefixes); default: every\nartifact, so the lockfile works "
      "on any machine"},
     {'f', "file", false, "F", "write F instead of ./kbpkg.lock"},
+    CLI_OPTION_GROUP(cli_registry_options),
+    CLI_OPTION_GROUP(cli_trust_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 
@@ -62,8 +65,7 @@ int cmd_lock(cli *c, int argc, char **argv)
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     const char *file = KB_LOCKFILE_NAME;
     size_t nrefs = 0, ntargets = 0;
-    cli_trust trust; /* each version's signature is checked before it is pinned */
-    cli_trust_take(&trust, c, &argc, argv);
+    cli_trust trust = {0}; /* each version's signature is checked before it is pinned */
     int rc = refs && targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
     cli_getopt g;
     cli_getopt_build(&g, cli_lock_options);
@@ -73,13 +75,15 @@ int cmd_lock(cli *c, int argc, char **argv)
             targets[ntargets++] = optarg;
         else if (opt == 'f')
             file = optarg;
-        else
+        else if (!cli_trust_option(&trust, opt))
             rc = cli_option_error(c, "lock", opt, g.longs, argv);
     }
+    if (!rc)
+        cli_trust_warn(c, &trust);
     for (int i = optind; !rc && i < argc; i++)
         refs[nrefs++] = argv[i];
     if (!rc && nrefs == 0)
-        rc = cli_usage_error(c, "lock", "which packages? (kbpkg lock org/name[@constraint]...)");
+        rc = cli_usage_error(c, "lock", "which packages?");
     kb_lockfile *lock = NULL;
     if (!rc) {
         kb_lock_options o = KB_LOCK_OPTIONS_INIT;

@@ -1,6 +1,7 @@
 /* kbpkg login REGISTRY: check a user and password against the registry, then store them. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,22 +56,33 @@ static int check_login(cli *c, const char *ref, const char *user, const char *pa
     return rc;
 }
 
+const cli_option cli_login_options[] = {
+    {'u', "username", false, "U", "the user (default $KBPKG_REGISTRY_USER)"},
+    {'p', "password-stdin", false, NULL, "read the password from stdin instead of prompting"},
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_login(cli *c, int argc, char **argv)
 {
     const char *ref = NULL, *user = getenv("KBPKG_REGISTRY_USER");
     bool from_stdin = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--password-stdin") == 0)
+    cli_getopt g;
+    cli_getopt_build(&g, cli_login_options);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 'p')
             from_stdin = true;
-        else if (strcmp(argv[i], "--username") == 0 && i + 1 < argc)
-            user = argv[++i];
-        else if (strncmp(argv[i], "--username=", 11) == 0)
-            user = argv[i] + 11;
-        else if (argv[i][0] != '-' && !ref)
-            ref = argv[i];
+        else if (opt == 'u')
+            user = optarg;
         else
-            return cli_usage_error(c, "login", "unexpected argument '%s'", argv[i]);
+            return cli_option_error(c, "login", opt, g.longs, argv);
     }
+    if (optind + 1 < argc)
+        return cli_usage_error(c, "login", "unexpected argument '%s'", argv[optind + 1]);
+    if (optind < argc)
+        ref = argv[optind];
     if (!ref)
         return cli_usage_error(c, "login", "login needs a registry (oci://host[:port])");
     if (!user || !*user)

@@ -5,14 +5,18 @@
 
 int cmd_logout(cli *c, int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-')
-        return cli_usage_error(c, "logout", "logout takes one registry");
-    int rc = kb_trust_credentials_remove(c->ctx, argv[1]);
+    int first = 0, rc = cli_parse_none(&first, c, "logout", cli_no_options, argc, argv);
+    if (!rc && argc - first != 1)
+        rc = cli_usage_error(c, "logout", "logout takes one registry");
+    if (rc)
+        return rc;
+    const char *registry = argv[first];
+    rc = kb_trust_credentials_remove(c->ctx, registry);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)
-        cli_json_print(json_pack("{s:s,s:b}", "registry", argv[1], "ok", 1));
+        cli_json_print(json_pack("{s:s,s:b}", "registry", registry, "ok", 1));
     else
-        cli_say(c, "logged out of %s", argv[1]);
+        cli_say(c, "logged out of %s", registry);
     return CLI_EXIT_OK;
 }

@@ -39,23 +39,28 @@ static bool check_one(cli *c, const char *path, json_t *results)
 
 static int manifest_check(cli *c, int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_usage_error(c, "manifest", "manifest check needs at least one PATH");
+    int first = 0, rc = cli_parse_none(&first, c, "manifest check", cli_json_options, argc, argv);
+    if (!rc && first >= argc)
+        rc = cli_usage_error(c, "manifest check", "manifest check needs at least one PATH");
+    if (rc)
+        return rc;
     json_t *results = c->json ? json_array() : NULL;
     bool all_ok = true;
-    for (int i = 1; i < argc; i++)
+    for (int i = first; i < argc; i++)
         all_ok = check_one(c, argv[i], results) && all_ok;
     if (results)
         cli_json_print(results);
     return all_ok ? CLI_EXIT_OK : CLI_EXIT_INVALID_INPUT;
 }
 
-int cmd_manifest(cli *c, int argc, char **argv)
-{
-    if (argc < 2)
-        return cli_usage_error(c, "manifest", "manifest needs a subcommand (check)");
-    if (strcmp(argv[1], "check") == 0)
-        return manifest_check(c, argc - 1, argv + 1);
-    static const char *const subcommands[] = {"check"};
-    return cli_unknown_subcommand(c, "manifest", argv[1], subcommands, 1);
-}
+const cli_command cli_manifest_subcommands[] = {
+    {
+        .name = "check",
+        .run = manifest_check,
+        .summary = "validate each kernel.yaml (or folder holding one)",
+        .args = (const cli_arg[]){{"PATH", CLI_ARG_REPEAT, NULL}, CLI_ARGS_END},
+        .options = cli_json_options,
+        .help = "    exit 5 when any is invalid",
+    },
+    {.name = NULL},
+};

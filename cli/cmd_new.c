@@ -5,12 +5,15 @@
 
 int cmd_new(cli *c, int argc, char **argv)
 {
-    if (argc < 2 || argc > 3)
-        return cli_usage_error(c, "new", "expected org/name and an optional folder");
-    const char *name = argv[1];
+    int first = 0, rc = cli_parse_none(&first, c, "new", cli_no_options, argc, argv);
+    if (!rc && (argc - first < 1 || argc - first > 2))
+        rc = cli_usage_error(c, "new", "expected org/name and an optional folder");
+    if (rc)
+        return rc;
+    const char *name = argv[first];
     const char *slash = strchr(name, '/');
-    const char *dir = argc == 3 ? argv[2] : slash ? slash + 1 : name;
-    int rc = kb_package_new(c->ctx, name, dir);
+    const char *dir = argc - first == 2 ? argv[first + 1] : slash ? slash + 1 : name;
+    rc = kb_package_new(c->ctx, name, dir);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)

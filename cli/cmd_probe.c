@@ -82,12 +82,21 @@ static void print_text(const kb_probe *p)
         printf("  %s: %s\n", kb_probe_note_source(p, i), kb_probe_note_message(p, i));
 }
 
+const cli_option cli_probe_options[] = {
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTION_GROUP(cli_device_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_probe(cli *c, int argc, char **argv)
 {
-    if (argc > 1)
-        return cli_usage_error(c, "probe", "unexpected argument '%s'", argv[1]);
+    int first = 0, rc = cli_parse_none(&first, c, "probe", cli_probe_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "probe", "unexpected argument '%s'", argv[first]);
+    if (rc)
+        return rc;
     kb_probe *p = NULL;
-    int rc = kb_probe_new(&p, c->ctx);
+    rc = kb_probe_new(&p, c->ctx);
     if (rc)
         return cli_fail(c, rc);
     if (c->json)

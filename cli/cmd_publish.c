@@ -1,6 +1,7 @@
 /* kbpkg publish DIR [--out D] [--force] [--target T]...: push a package's artifacts and source. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,32 +49,44 @@ static void print_text(cli *c, const kb_publish_report *r)
     printf("index %s\n", kb_publish_report_index_digest(r));
 }
 
+const cli_option cli_publish_options[] = {
+    CLI_OPTION_GROUP(cli_registry_options),
+    {'o', "out", false, "DIR",
+     "where built artifacts are (default: DIR/dist, as kbpkg build);\n"
+     "when none of this version is there (or they are stale), builds"},
+    {'f', "force", false, NULL, "replace a target published with different bytes"},
+    CLI_OPTION_GROUP(cli_target_filter_options),
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_publish(cli *c, int argc, char **argv)
 {
     const char *dir = NULL;
     const char **targets = calloc((size_t)argc + 1, sizeof(*targets));
     kb_publish_options o = KB_PUBLISH_OPTIONS_INIT;
     size_t n = 0;
-    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM);
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if ((strcmp(a, "--target") == 0 || strcmp(a, "-t") == 0) && has_value)
-            targets[n++] = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has_value)
-            o.out_dir = argv[++i];
-        else if (strcmp(a, "--force") == 0)
+    int rc = targets ? 0 : cli_fail(c, KB_ERR_NOMEM), opt;
+    cli_getopt g;
+    cli_getopt_build(&g, cli_publish_options);
+    optind = 1;
+    while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+        if (opt == 't')
+            targets[n++] = optarg;
+        else if (opt == 'o')
+            o.out_dir = optarg;
+        else if (opt == 'f')
             o.force = 1;
-        else if (a[0] == '-')
-            rc = cli_usage_error(c, "publish", "unknown or incomplete option '%s'", a);
-        else if (!dir)
-            dir = a;
         else
-            rc =
-                cli_usage_error(c, "publish", "one package folder only, got '%s' and '%s'", dir, a);
+            rc = cli_option_error(c, "publish", opt, g.longs, argv);
     }
+    if (!rc && optind < argc)
+        dir = argv[optind];
+    if (!rc && optind + 1 < argc)
+        rc = cli_usage_error(c, "publish", "one package folder only, got '%s' and '%s'", dir,
+                             argv[optind + 1]);
     if (!rc && !dir)
-        rc = cli_usage_error(c, "publish", "which package folder? (kbpkg publish DIR)");
+        rc = cli_usage_error(c, "publish", "which package folder?");
     kb_publish_report *r = NULL;
     if (!rc) {
         o.targets = targets;

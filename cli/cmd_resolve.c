@@ -10,6 +10,8 @@ const cli_option cli_resolve_options[] = {
     {'e', "explain", false, NULL, "every candidate with the reason it was taken or refused"},
     {'t', "target", true, "T", "resolve this target id whatever the machine has"},
     {'n', "no-build", false, NULL, "never pick a build from source"},
+    CLI_OPTION_GROUP(cli_trust_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 
@@ -18,9 +20,7 @@ int cmd_resolve(cli *c, int argc, char **argv)
     cli_getopt g;
     cli_getopt_build(&g, cli_resolve_options);
     kb_install_options o = KB_INSTALL_OPTIONS_INIT;
-    cli_trust trust; /* the trust policy applies here as in install: same options */
-    cli_trust_take(&trust, c, &argc, argv);
-    o.allow_unsigned = trust.allow_unsigned;
+    cli_trust trust = {0}; /* the trust policy applies here as in install: same options */
     bool explain = false;
     int opt;
     optind = 1;
@@ -31,9 +31,11 @@ int cmd_resolve(cli *c, int argc, char **argv)
             o.target = optarg;
         else if (opt == 'n')
             o.allow_build = 0;
-        else
+        else if (!cli_trust_option(&trust, opt))
             return cli_option_error(c, "resolve", opt, g.longs, argv);
     }
+    cli_trust_warn(c, &trust);
+    o.allow_unsigned = trust.allow_unsigned;
     if (optind + 1 != argc)
         return cli_usage_error(c, "resolve", "give one package, e.g. radeonflow/gemm@^1");
     kb_install_result *r = NULL;

@@ -56,6 +56,9 @@ static int fail_no_lockfile(cli *c, const char *file)
 
 const cli_option cli_sync_options[] = {
     {'f', "file", false, "F", "read F instead of ./kbpkg.lock"},
+    CLI_OPTION_GROUP(cli_offline_options),
+    CLI_OPTION_GROUP(cli_trust_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 
@@ -63,9 +66,7 @@ int cmd_sync(cli *c, int argc, char **argv)
 {
     const char *file = KB_LOCKFILE_NAME;
     kb_sync_options o = KB_SYNC_OPTIONS_INIT;
-    cli_trust trust;
-    cli_trust_take(&trust, c, &argc, argv);
-    o.allow_unsigned = trust.allow_unsigned;
+    cli_trust trust = {0};
     int rc = 0, opt;
     cli_getopt g;
     cli_getopt_build(&g, cli_sync_options);
@@ -73,9 +74,12 @@ int cmd_sync(cli *c, int argc, char **argv)
     while (!rc && (opt = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         if (opt == 'f')
             file = optarg;
-        else
+        else if (!cli_trust_option(&trust, opt))
             rc = cli_option_error(c, "sync", opt, g.longs, argv);
     }
+    if (!rc)
+        cli_trust_warn(c, &trust);
+    o.allow_unsigned = trust.allow_unsigned;
     if (!rc && optind < argc)
         rc = cli_usage_error(c, "sync", "unexpected argument '%s'", argv[optind]);
     kb_lockfile *lock = NULL;

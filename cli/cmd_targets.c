@@ -100,19 +100,21 @@ static int list_targets(cli *c, char **ids, size_t n_ids, const char *devices)
     return n_ids && devices && !all_fit ? CLI_EXIT_NOT_FOUND : CLI_EXIT_OK;
 }
 
+const cli_option cli_targets_options[] = {
+    CLI_OPTION_GROUP(cli_json_options),
+    CLI_OPTION_GROUP(cli_device_options),
+    CLI_OPTIONS_END,
+};
+
 int cmd_targets(cli *c, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && strcmp(argv[i], "--") != 0)
-            return cli_usage_error(c, "targets", "unknown option '%s'", argv[i]);
-    char **ids = argv + 1;
-    size_t n_ids = (size_t)(argc - 1);
-    if (n_ids && strcmp(ids[0], "--") == 0) {
-        ids++;
-        n_ids--;
-    }
+    int first = 0, rc = cli_parse_none(&first, c, "targets", cli_targets_options, argc, argv);
+    if (rc)
+        return rc;
+    char **ids = argv + first;
+    size_t n_ids = (size_t)(argc - first);
     const char *devices = NULL;
-    int rc = kb_ctx_get(&devices, c->ctx, "probe.devices");
+    rc = kb_ctx_get(&devices, c->ctx, "probe.devices");
     if (rc)
         return cli_fail(c, rc);
     if (devices && !*devices)

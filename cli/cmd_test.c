@@ -40,7 +40,8 @@ static void print_result(cli *c, const kb_test_result *r)
 }
 
 const cli_option cli_test_options[] = {
-    {'t', "target", true, "T", "only targets whose id is or starts with T (repeatable)"},
+    CLI_OPTION_GROUP(cli_target_filter_options),
+    CLI_OPTION_GROUP(cli_json_options),
     CLI_OPTIONS_END,
 };
 

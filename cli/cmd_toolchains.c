@@ -16,10 +16,13 @@ static json_t *toolchain_json(const kb_toolchain_info *t)
 
 int cmd_toolchains(cli *c, int argc, char **argv)
 {
-    if (argc > 1)
-        return cli_usage_error(c, "toolchains", "unexpected argument '%s'", argv[1]);
+    int first = 0, rc = cli_parse_none(&first, c, "toolchains", cli_json_options, argc, argv);
+    if (!rc && first < argc)
+        rc = cli_usage_error(c, "toolchains", "unexpected argument '%s'", argv[first]);
+    if (rc)
+        return rc;
     kb_toolchain_list *list = NULL;
-    int rc = kb_toolchains_list(&list, c->ctx);
+    rc = kb_toolchains_list(&list, c->ctx);
     if (rc)
         return cli_fail(c, rc);
     if (c->json) {

@@ -5,11 +5,14 @@
 
 int cmd_verify(cli *c, int argc, char **argv)
 {
-    if (argc > 2)
-        return cli_usage_error(c, "verify", "give at most one package name");
-    const char *name = argc == 2 ? argv[1] : NULL;
+    int first = 0, rc = cli_parse_none(&first, c, "verify", cli_json_options, argc, argv);
+    if (!rc && argc - first > 1)
+        rc = cli_usage_error(c, "verify", "give at most one package name");
+    if (rc)
+        return rc;
+    const char *name = first < argc ? argv[first] : NULL;
     kb_package_list *l = NULL;
-    int rc = kb_cache_verify(&l, c->ctx, name);
+    rc = kb_cache_verify(&l, c->ctx, name);
     if (!l)
         return name ? cli_fail_package(c, rc, name, CLI_SUGGEST_INSTALLED, NULL) : cli_fail(c, rc);
     size_t n = kb_package_list_count(l);

@@ -45,14 +45,14 @@ static int on_progress(const kb_progress *p, void *payload)
 }
 
 /* Global flags that become ctx settings; the rest of argv goes to the command. */
-static int apply_setting_flag(cli *c, const char *flag, const char *value, char **devices)
+static int apply_setting_flag(cli *c, int key, const char *value, char **devices)
 {
     int rc = 0;
-    if (strcmp(flag, "--registry") == 0)
+    if (key == CLI_KEY_REGISTRY)
         rc = kb_ctx_set(c->ctx, "registry", value);
-    else if (strcmp(flag, "--cache") == 0)
+    else if (key == CLI_KEY_CACHE)
         rc = kb_ctx_set(c->ctx, "cache.dir", value);
-    else if (strcmp(flag, "--device") == 0) {
+    else if (key == CLI_KEY_DEVICE) {
         size_t n = *devices ? strlen(*devices) + 1 : 0, len = strlen(value);
         char *joined = realloc(*devices, n + len + 1);
         if (!joined)
@@ -61,69 +61,64 @@ static int apply_setting_flag(cli *c, const char *flag, const char *value, char 
             joined[n - 1] = ',';
         memcpy(joined + n, value, len + 1);
         *devices = joined;
-    } else if (strcmp(flag, "--set") == 0) {
+    } else if (key == CLI_KEY_SET) {
         const char *eq = strchr(value, '=');
         if (!eq)
             return cli_usage_error(c, NULL, "--set needs KEY=VALUE, got '%s'", value);
-        char *key = strndup(value, (size_t)(eq - value));
-        rc = key ? kb_ctx_set(c->ctx, key, eq + 1) : KB_ERR_NOMEM;
-        free(key);
+        char *key_name = strndup(value, (size_t)(eq - value));
+        rc = key_name ? kb_ctx_set(c->ctx, key_name, eq + 1) : KB_ERR_NOMEM;
+        free(key_name);
     }
     return rc ? cli_fail(c, rc) : 0;
 }
 
-static bool takes_value(const char *arg)
+/* A global flag without a value (--json, -q, --offline, ...): 0, or the exit code. */
+static int apply_switch(cli *c, const cli_option *o, bool first, bool *want_version)
 {
-    const cli_global_option *o = cli_find_global_option(arg);
-    return o && o->arg;
+    switch (o->key) {
+    case CLI_KEY_JSON:
+        c->json = true;
+        return 0;
+    case 'q':
+        c->quiet = true;
+        return 0;
+    case 'v':
+        c->verbose = true;
+        return 0;
+    case CLI_KEY_NO_COLOR:
+        c->color = c->color_out = false;
+        return 0;
+    case CLI_KEY_VERSION:
+        *want_version = *want_version || first;
+        return 0;
+    case CLI_KEY_OFFLINE:
+    case CLI_KEY_INSECURE: {
+        int rc = kb_ctx_set(c->ctx, o->name, "true");
+        return rc ? cli_fail(c, rc) : 0;
+    }
+    default:
+        return 0;
+    }
 }
 
-/* "--registry=R" style. */
-static bool takes_value_joined(const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq)
-        return false;
-    char flag[32];
-    size_t n = (size_t)(eq - arg);
-    if (n >= sizeof(flag))
-        return false;
-    memcpy(flag, arg, n);
-    flag[n] = '\0';
-    return takes_value(flag);
-}
-
-/* Pull global flags out of argv (anywhere before "--"); compacts argv in place. */
+/* Pull global flags out of argv (anywhere before "--"); compacts argv in place. -h and --help
+ * stay: they ask for the help of what precedes them. */
 static int extract_global_flags(cli *c, int *argc, char **argv, bool *want_version)
 {
     char *devices = NULL;
     int out = 1, rc = 0;
     bool passthrough = false;
-    for (int i = 1; i < *argc; i++) {
+    for (int i = 1; i < *argc && !rc; i++) {
         char *a = argv[i];
-        if (passthrough || a[0] != '-') {
+        const cli_option *o = passthrough || a[0] != '-' ? NULL : cli_find_global_option(a);
+        passthrough = passthrough || strcmp(a, "--") == 0;
+        bool keep_version = o && o->key == CLI_KEY_VERSION && out != 1; /* a command's operand */
+        if (!o || o->key == 'h' || keep_version) {
             argv[out++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            passthrough = true;
-            argv[out++] = a;
-        } else if (strcmp(a, "--json") == 0)
-            c->json = true;
-        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
-            c->quiet = true;
-        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
-            c->verbose = true;
-        else if (strcmp(a, "--no-color") == 0)
-            c->color = c->color_out = false;
-        else if (strcmp(a, "--version") == 0 && out == 1)
-            *want_version = true;
-        else if (strcmp(a, "--offline") == 0 || strcmp(a, "--insecure") == 0) {
-            if ((rc = kb_ctx_set(c->ctx, a + 2, "true")))
-                break;
-        } else if (takes_value(a) || takes_value_joined(a)) {
+        } else if (!o->arg) {
+            rc = apply_switch(c, o, out == 1, want_version);
+        } else {
             const char *value;
-            char *flag = a;
             char *eq = strchr(a, '=');
             if (eq) {
                 *eq = '\0';
@@ -134,10 +129,8 @@ static int extract_global_flags(cli *c, int *argc, char **argv, bool *want_versi
                 rc = cli_usage_error(c, NULL, "%s needs a value", a);
                 break;
             }
-            if ((rc = apply_setting_flag(c, flag, value, &devices)))
-                break;
-        } else
-            argv[out++] = a;
+            rc = apply_setting_flag(c, o->key, value, &devices);
+        }
     }
     if (!rc && devices) {
         int set = kb_ctx_set(c->ctx, "probe.devices", devices);
@@ -220,7 +213,7 @@ int main(int argc, char **argv)
         exit_code = cli_print_command_help(cmd);
         goto out;
     }
-    exit_code = cmd->run(&c, argc - 1, argv + 1);
+    exit_code = cli_run_command(&c, cmd, argc - 1, argv + 1);
 out:
     cli_progress_free(c.progress);
     kb_ctx_free(c.ctx);

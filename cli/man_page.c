@@ -44,22 +44,27 @@ int cli_print_man_page(const cli_command *cmd)
     snprintf(name_line, sizeof(name_line), "%s - %s", page, cmd->summary);
     man_header(page, name_line);
     printf(".SH SYNOPSIS\n.nf\n");
-    roff_text(cmd->usage);
+    char *usage = cli_usage_text(cmd);
+    roff_text(usage ? usage : cmd->name);
+    free(usage);
     printf("\n.fi\n.SH DESCRIPTION\n");
     roff_text(cmd->summary);
     printf(".\n");
-    char *options = cmd->options ? cli_options_text(cmd) : NULL;
-    const char *help = options ? options : cmd->help;
-    if (help && *help) {
+    char *options = cli_options_text(cmd);
+    if (options && *options) {
         printf(".SH OPTIONS\n.nf\n");
-        roff_text(help);
+        roff_text(options);
         printf("\n.fi\n");
     }
     free(options);
     printf(".PP\nThe global options of\n.BR kbpkg (1)\n(");
-    for (size_t i = 0; i < cli_global_option_count; i++) {
+    cli_option_list all;
+    cli_options_flatten(&all, cli_global_options);
+    for (size_t i = 0; i < all.count; i++) {
+        char name[48];
+        snprintf(name, sizeof(name), "--%s", all.rows[i]->name);
         printf("%s", i ? ", " : "");
-        roff_text(cli_global_options[i].name);
+        roff_text(name);
     }
     printf(") apply too.\n.SH SEE ALSO\n.BR kbpkg (1)\n");
     return CLI_EXIT_OK;
@@ -71,14 +76,15 @@ int cli_print_man_index(void)
     printf(".SH SYNOPSIS\n.B kbpkg\n[global options] COMMAND [ARGS]\n.SH DESCRIPTION\n"
            "Probe the machine, resolve, fetch, verify and load GPU kernel packages.\n"
            ".SH OPTIONS\nThese global options go before or after the command.\n");
-    for (size_t i = 0; i < cli_global_option_count; i++) {
-        const cli_global_option *o = &cli_global_options[i];
+    cli_option_list all;
+    cli_options_flatten(&all, cli_global_options);
+    for (size_t i = 0; i < all.count; i++) {
+        const cli_option *o = all.rows[i];
         /* the option bold, its value italic: .BI "\-\-registry " R */
         printf(".TP\n%s\"", o->arg ? ".BI " : ".B ");
-        if (o->short_name) {
-            roff_text(o->short_name);
-            printf(", ");
-        }
+        if (o->short_form)
+            printf("\\-%c, ", o->key);
+        printf("\\-\\-");
         roff_text(o->name);
         printf("%s\"", o->arg ? " " : "");
         if (o->arg) {

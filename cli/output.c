@@ -156,13 +156,14 @@ int cli_failf(cli *c, int code, const char *fmt, ...)
 
 int cli_usage_error(cli *c, const char *command, const char *fmt, ...)
 {
-    const cli_command *cmd = command ? cli_find_command(command) : NULL;
+    char *usage = command ? cli_usage_for(command) : NULL;
     va_list ap;
     va_start(ap, fmt);
-    int exit_code = fail_message(c, KB_ERR_INVALID, cmd ? cmd->usage : NULL, fmt, ap);
+    int exit_code = fail_message(c, KB_ERR_INVALID, usage, fmt, ap);
     va_end(ap);
-    if (!cmd)
+    if (!usage)
         cli_eprint(c, "Run 'kbpkg help' for the list of commands.");
+    free(usage);
     return exit_code; /* CLI_EXIT_USAGE */
 }
 
@@ -234,11 +235,12 @@ bool cli_is_help_flag(const char *arg)
 
 int cli_print_command_help(const cli_command *cmd)
 {
-    printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
-    if (cmd->options) {
-        putchar('\n');
-        cli_print_options(stdout, cmd);
-    } else if (cmd->help && *cmd->help)
-        printf("\n%s\n", cmd->help);
+    char *usage = cli_usage_text(cmd);
+    char *text = cli_options_text(cmd);
+    printf("usage: %s\n\n%s\n", usage ? usage : cmd->name, cmd->summary);
+    if (text && *text)
+        printf("\n%s\n", text);
+    free(text);
+    free(usage);
     return CLI_EXIT_OK;
 }

@@ -25,20 +25,19 @@ static size_t prefix_matches(const struct option *long_opts, const char *prefix,
     return n;
 }
 
-/* An unknown long option: the closest long option's name (the command's own, and the trust
- * options for a command that takes them: cli_trust_take has removed those from argv), or NULL. */
-static const char *closest_long_option(const char *command, const struct option *long_opts,
-                                       const char *name)
+/* An unknown long option: the closest of the command's long options (its table's, shared
+ * groups included) and the global ones, or NULL. */
+static const char *closest_long_option(const struct option *long_opts, const char *name)
 {
-    const char *names[32];
+    const char *names[2 * CLI_OPTIONS_MAX];
     size_t n = 0;
-    for (const struct option *o = long_opts; o->name && n < 32; o++)
+    for (const struct option *o = long_opts; o->name && n < CLI_OPTIONS_MAX; o++)
         names[n++] = o->name;
-    for (size_t i = 0; i < cli_trust_command_count; i++)
-        for (size_t k = 0;
-             strcmp(cli_trust_commands[i], command) == 0 && k < cli_trust_option_count && n < 32;
-             k++)
-            names[n++] = cli_trust_options[k].name + 2; /* without "--" */
+    /* main takes the global ones anywhere, spelled out: "--jsn" meant --json */
+    cli_option_list globals;
+    cli_options_flatten(&globals, cli_global_options);
+    for (size_t i = 0; i < globals.count && n < 2 * CLI_OPTIONS_MAX; i++)
+        names[n++] = globals.rows[i]->name;
     return cli_closest(name, names, n);
 }
 
@@ -60,7 +59,7 @@ int cli_option_error(cli *c, const char *command, int opt, const struct option *
     snprintf(name, sizeof(name), "%.*s", len - 2, word + 2);
     if (prefix_matches(long_opts, name, strlen(name)) > 1)
         return cli_usage_error(c, command, "option '--%s' is ambiguous", name);
-    const char *s = closest_long_option(command, long_opts, name);
+    const char *s = closest_long_option(long_opts, name);
     if (s)
         return cli_usage_error(c, command, "unknown option '--%s'; did you mean --%s?", name, s);
     return cli_usage_error(c, command, "unknown option '--%s'", name);

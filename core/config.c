@@ -66,6 +66,8 @@ static const cfg_key config_table[] = {
      "override the probed CPU: x86_64_v2|v3|v4 or aarch64"},
     {"probe.sysfs_root", CFG_PATH, "/", NULL, "KBPKG_SYSFS_ROOT",
      "root under which the KFD topology is read (tests point it at fixtures)"},
+    {"probe.cpuinfo", CFG_PATH, "/proc/cpuinfo", NULL, "KBPKG_CPUINFO",
+     "where benchmarks read the CPU's model and clock (tests point it at fixtures)"},
     {"probe.cuda_lib", CFG_STRING, "libcuda.so.1", NULL, "KBPKG_CUDA_LIB",
      "the CUDA driver library the probe dlopens"},
     {"probe.hip_lib", CFG_STRING, "libamdhip64.so", NULL, "KBPKG_HIP_LIB",

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -103,6 +104,47 @@ void kbi_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size)
     kbi_host_platform(arch, arch_size, os, sizeof(os));
     snprintf(level, level_size, "%s", arch);
 #endif
+}
+
+/* The value after "key<spaces>:" on line, trimmed; NULL when line is not that key's. */
+static const char *cpuinfo_value(const char *line, const char *key)
+{
+    size_t n = strlen(key);
+    if (strncmp(line, key, n) != 0)
+        return NULL;
+    line += n;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (*line++ != ':')
+        return NULL;
+    while (*line == ' ')
+        line++;
+    return line;
+}
+
+void kbi_cpu_model(char *name, size_t name_size, double *mhz, const char *cpuinfo)
+{
+    if (name_size)
+        name[0] = '\0';
+    *mhz = 0;
+    FILE *f = fopen(cpuinfo ? cpuinfo : "/proc/cpuinfo", "r");
+    char line[512];
+    bool have_name = false, have_mhz = false;
+    while (f && (!have_name || !have_mhz) && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *v = cpuinfo_value(line, "model name");
+        if (v && !have_name) {
+            snprintf(name, name_size, "%s", v);
+            have_name = true;
+        }
+        v = cpuinfo_value(line, "cpu MHz");
+        if (v && !have_mhz) {
+            *mhz = strtod(v, NULL);
+            have_mhz = true;
+        }
+    }
+    if (f)
+        fclose(f);
 }
 
 static const char *const cpu_levels[] = {"x86_64_v1", "x86_64_v2", "x86_64_v3", "x86_64_v4",

@@ -24,6 +24,11 @@ void kbi_cpu_host(char *arch, size_t arch_size, char *level, size_t level_size);
  * arm64 is aarch64, amd64 is x86_64). The probe, the builder and the resolver all use it. */
 void kbi_host_platform(char *arch, size_t arch_size, char *os, size_t os_size);
 
+/* The CPU's model name and clock as /proc/cpuinfo gives them ("model name", "cpu MHz" of the
+ * first processor): name "" and *mhz 0 where it does not say (other systems, some Arm CPUs).
+ * cpuinfo: the file to read (NULL: /proc/cpuinfo). Benchmarks record what they ran on. */
+void kbi_cpu_model(char *name, size_t name_size, double *mhz, const char *cpuinfo);
+
 /* Is level a CPU level kbpkg knows: x86_64_v1..x86_64_v4 or aarch64? */
 bool kbi_cpu_level_valid(const char *level);
 /* The arch a valid level belongs to: "x86_64" or "aarch64". */

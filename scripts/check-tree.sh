@@ -5,6 +5,10 @@
 #   layering  every #include follows cmake/modules.txt (scripts/check-layering.py)
 #   abi       the public headers (include/kbpkg/*.h) hold no fixed-size array in a struct and
 #             put the out-params of each KB_EXTERN function first
+#   cli       no cli/cmd_*.c parses options or writes usage outside the command table: no
+#             struct option array of its own, no strcmp against a "-flag", no "usage:" text and
+#             no synopsis ("kbpkg farm DIR...") in a usage error: cli/commands.c's table and
+#             cli/options.c make those
 # Each violation is printed as FILE:LINE: what; the exit status is 1 if any check failed.
 #   check-tree.sh [--only CHECK]... [--also FILE]... [--as MODULE FILE]...
 # --also adds FILE to the format and banned checks, --as checks FILE's includes as if it were in
@@ -26,7 +30,7 @@ while [ $# -gt 0 ]; do
     --only) only+=("$2"); shift 2 ;;
     --also) also+=("$2"); shift 2 ;;
     --as) as+=(--as "$2" "$3"); shift 3 ;;
-    *) echo "usage: check-tree.sh [--only format|banned|layering|abi]... [--also FILE]... [--as MODULE FILE]..." >&2
+    *) echo "usage: check-tree.sh [--only format|banned|layering|abi|cli]... [--also FILE]... [--as MODULE FILE]..." >&2
        exit 2 ;;
   esac
 done
@@ -108,6 +112,37 @@ sys.exit(1 if bad else 0)
 '
 }
 
+# The CLI's one table (cli/cli.h): a command file that parses or describes its options by hand
+# has a second list of them, which drifts from help, man pages and completion.
+cli_files() {
+  git ls-files -- 'cli/cmd_*.c'
+  for f in ${also[@]+"${also[@]}"}; do case "$(basename "$f")" in cmd_*.c) echo "$f" ;; esac; done
+}
+
+check_cli() {
+  cli_files | python3 -c '
+import re, sys
+comment = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+rules = [
+    (re.compile(r"\bstruct\s+option\b"), "a struct option of its own (declare cli_option rows in the table)"),
+    (re.compile(r"\bstrn?cmp\s*\([^;()]*,\s*\"-"), "an option compared by hand (parse with cli_getopt_build)"),
+    (re.compile(r"\"[^\"\n]*usage: kbpkg [a-z]"), "usage text by hand (cli_usage_text makes it from the table)"),
+    (re.compile(r"cli_usage_error\s*\([^;]*?\"[^\"\n]*kbpkg [a-z]+[^\"\n]*(\[|\.\.\.|\b[A-Z]{2,}\b)", re.S),
+     "a synopsis in a usage error (the usage line below it comes from the table)"),
+]
+bad = 0
+for path in sys.stdin.read().split():
+    text = comment.sub(blank, open(path, errors="replace").read())
+    for rx, what in rules:
+        for m in rx.finditer(text):
+            n = text.count("\n", 0, m.start()) + 1
+            print(f"{path}:{n}: {what}")
+            bad += 1
+sys.exit(1 if bad else 0)
+'
+}
+
 check_layering() {
   python3 scripts/check-layering.py "${as[@]}" | grep -v '^check-layering:'
   return "${PIPESTATUS[0]}"
@@ -123,6 +158,7 @@ run_check format "clang-format (.clang-format) on every owned *.c *.h *.cu *.cuh
 run_check banned "no call to: $(echo $BANNED)"
 run_check layering "#include directions against cmake/modules.txt"
 run_check abi "public headers: out-params first, no fixed-size arrays in structs"
+run_check cli "cli/cmd_*.c: options and usage only from the command table"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "check-tree: FAILED: ${failed[*]}"
   exit 1

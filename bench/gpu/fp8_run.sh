@@ -1,50 +1,100 @@
 #!/usr/bin/env bash
-# FP8 block-scaled GEMM on the H200: builds radeonflow/gemm for sm_90a, runs its package check,
-# then times rf_gemm_fp8_blockscale against torch._scaled_mm (row-wise scales) and the
-# dequantise-then-matmul path in one process (CUDA events, medians of 50). Needs nvcc + torch.
+# FP8 block-scaled GEMM on the H200: builds radeonflow/gemm for sm_90a, shows which matrix
+# instructions the FP8 kernels use, runs the package check, then times rf_gemm_fp8_blockscale
+# against cuBLASLt FP8 through torch._scaled_mm (row-wise and per-tensor scales), the
+# block-scaled contract done the plain way (dequantise to bf16, then matmul) and bf16 matmul,
+# side by side in one process (CUDA events, medians of 30, 4 input sets rotated so no operand
+# is timed out of L2). Needs nvcc + torch. Usage: bench/gpu/fp8_run.sh [outdir]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=$ROOT/kernels/radeonflow/gemm
-W=${TMPDIR:-/tmp}/rf-fp8; mkdir -p "$W"
-nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
-  -Xcompiler -fPIC,-fvisibility=hidden -Xlinker --exclude-libs,ALL -shared \
-  -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" -o "$W/libgemm.so"
-nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
-  "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" -L"$W" -lgemm -Xlinker -rpath,"$W" -o "$W/check"
-"$W/check" | tail -3
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-LIB=$W/libgemm.so python3 - <<'PY'
+W=${1:-${OUT:-/tmp}/rf-fp8}; mkdir -p "$W"
+export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
+# the package as built, and variants timed side by side with it: no ping-pong (one partial,
+# waited for every K block), no TMA store (C from registers), clusters of 2 multicasting A (with
+# the grid capped at cudaOccupancyMaxActiveClusters, and without the cap)
+build() { # name extra-flags...
+  local name=$1; shift
+  nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
+    "$@" -Xcompiler -fPIC,-fvisibility=hidden -Xlinker --exclude-libs,ALL -shared -Xptxas -v \
+    -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" "$PKG/src/gemm_fp8_mma.cu" \
+    -o "$W/lib$name.so" >"$W/build_$name.log" 2>&1 || { tail -30 "$W/build_$name.log"; return 1; }
+}
+VARIANTS="gemm_pp0 gemm_ts0 gemm_cl2 gemm_cl2nocap"
+build gemm & build gemm_pp0 -DRF_FP8_PINGPONG=0 & build gemm_ts0 -DRF_FP8_TMA_STORE=0 &
+build gemm_cl2 -DRF_FP8_CLUSTER=2 & build gemm_cl2nocap -DRF_FP8_CLUSTER=2 -DRF_FP8_CLUSTER_CAP=0 &
+wait
+for n in gemm $VARIANTS; do [ -f "$W/lib$n.so" ] || exit 1; done
+mv "$W/build_gemm.log" "$W/build.log"
+grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill|C75" | sed 's/^/ptxas: /' || true
+if command -v cuobjdump >/dev/null; then
+  cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : .*gemm_fp8_wgmma/{p=1} /Function : /&&!/gemm_fp8_wgmma/{p=0} p' \
+    >"$W/fp8_wgmma.sass" 2>&1 || true
+  echo "sass gemm_fp8_wgmma: $(grep -c QGMMA "$W/fp8_wgmma.sass") QGMMA, $(grep -c 'UTMALDG' "$W/fp8_wgmma.sass") UTMALDG, $(grep -c 'LDL\|STL' "$W/fp8_wgmma.sass") LDL/STL"
+fi
+for n in gemm $VARIANTS; do # the package check against each variant
+  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
+    "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/check_$n" &&
+    { "$W/check_$n" >"$W/check_$n.log" 2>&1; echo "check $n: rc=$? $(tail -1 "$W/check_$n.log")"; } &
+done
+wait
+grep -E "fp8_blockscale M|FAIL" "$W/check_gemm.log" | grep -v "reference vs" | tail -12
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
+W=$W VARIANTS=$VARIANTS python3 - <<'PY'
 import ctypes, os, torch
-lib = ctypes.CDLL(os.environ["LIB"])
-f = lib.rf_gemm_fp8_blockscale
-f.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
-def med(fn, n=50):
-    for _ in range(5): fn()
+def export(name):
+    fn = ctypes.CDLL(os.path.join(os.environ["W"], f"lib{name}.so")).rf_gemm_fp8_blockscale
+    fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
+    return fn
+variants = os.environ["VARIANTS"].split()
+fns = [export("gemm")] + [export(v) for v in variants]
+SETS = 4
+def med(fn, n=30):
+    for i in range(3): fn(i % SETS)
     ts = []
-    for _ in range(n):
+    for i in range(n):
         a, b = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
+        a.record(); fn(i % SETS); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
     return sorted(ts)[n // 2]
-for M, N, K in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 7168, 2048), (128, 7168, 2048)]:
-    A = (torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn)
-    B = (torch.randn(N, K, device="cuda") / 4).to(torch.float8_e4m3fn)
-    sa = torch.rand(M, K // 128, device="cuda") + 0.5
-    sb = torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5
+shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 7168, 2048), (128, 7168, 2048),
+          (16384, 7168, 2048), (2048, 2112, 7168), (64, 7168, 16384), (4096, 24576, 1536)]
+rows = []
+for M, N, K in shapes:
+    A = [(torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
+    B = [(torch.randn(N, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
+    sa = [torch.rand(M, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
+    sb = [torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
+    A16 = [a.bfloat16() for a in A]; B16 = [b.bfloat16() for b in B]
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.current_stream().cuda_stream
-    ours = lambda: f(M, N, K, A.data_ptr(), sa.data_ptr(), B.data_ptr(), sb.data_ptr(), C.data_ptr(), s)
+    def call(fn):
+        def run(i):
+            rc = fn(M, N, K, A[i].data_ptr(), sa[i].data_ptr(), B[i].data_ptr(), sb[i].data_ptr(), C.data_ptr(), s)
+            assert rc == 0, rc
+        return run
+    ours = call(fns[0])
     ra, rb = torch.ones(M, 1, device="cuda"), torch.ones(1, N, device="cuda")
-    scaled = lambda: torch._scaled_mm(A, B.t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
-    def deq():
-        a = (A.float().view(M, K // 128, 128) * sa[:, :, None]).view(M, K).bfloat16()
-        b = (B.float().view(N, K // 128, 128) * sb.repeat_interleave(128, 0)[:N, :, None]).view(N, K).bfloat16()
+    one = torch.ones((), device="cuda")
+    rowwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
+    tensorwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    def deq(i):
+        a = (A[i].float().view(M, K // 128, 128) * sa[i][:, :, None]).view(M, K).bfloat16()
+        b = (B[i].float().view(N, K // 128, 128) * sb[i].repeat_interleave(128, 0)[:N, :, None]).view(N, K).bfloat16()
         return a @ b.t()
-    ours(); torch.cuda.synchronize()
-    ref = deq().float()
-    err = ((C.float() - ref).abs().max() / ref.abs().max()).item()
+    bf16 = lambda i: A16[i] @ B16[i].t()
+    C.fill_(float("nan"))
+    ours(0); torch.cuda.synchronize()
+    ref = (A[0].double().view(M, K // 128, 128) * sa[0][:, :, None].double()).view(M, K) @ \
+          (B[0].double().view(N, K // 128, 128) * sb[0].double().repeat_interleave(128, 0)[:N, :, None]).view(N, K).t()
+    err = ((C.double() - ref).norm() / ref.norm()).item()
+    nan = int(torch.isnan(C).sum().item())
     fl = 2 * M * N * K
-    t0, t1, t2 = med(ours), med(scaled), med(deq)
-    print(f"{M}x{N}x{K}: rf_gemm_fp8_blockscale {fl/t0/1e12:.0f} TFLOP/s | _scaled_mm rowwise "
-          f"{fl/t1/1e12:.0f} | dequant+matmul {fl/t2/1e12:.0f} | ratio {t1/t0:.2f} / {t2/t0:.2f}x"
-          f" | max rel err vs dequant {err:.2e}")
+    t = [med(ours), med(rowwise), med(tensorwise), med(deq), med(bf16)] + [med(call(fn)) for fn in fns[1:]]
+    tf = [fl / x / 1e12 for x in t]
+    rows.append((M, N, K, tf, t[1] / t[0], t[3] / t[0], err, nan))
+    del A, B, sa, sb, A16, B16, C, ref
+    torch.cuda.empty_cache()
+print(f"{'M x N x K':>20} {'ours':>6} " + " ".join(f"{v[5:]:>7}" for v in variants) + f" {'rowwise':>8} {'tensor':>7} {'deq+mm':>7} {'bf16':>6} | {'vs row':>6} {'vs deq':>6} | rel err (fp64)")
+for M, N, K, tf, r1, r2, err, nan in rows:
+    print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} " + " ".join(f"{x:7.0f}" for x in tf[5:]) + f" {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
 PY

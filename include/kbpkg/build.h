@@ -130,11 +130,18 @@ typedef struct kb_bench_target_result {
     char *message;          /* why skipped or failed */
     double seconds;
     char *cases;
+    /* What it ran on, JSON {"backend", "name", "arch", "driver", "clock_mhz", "memory_bytes"}
+     * (what the probe knows; for CPUs the model and clock of /proc/cpuinfo); NULL unless it ran */
+    char *device;
 } kb_bench_target_result;
 
 typedef struct kb_bench_result {
     kb_bench_target_result *targets;
     size_t count, ran, skipped, failed;
+    char *name;     /* org/name */
+    char *version;  /* the manifest's, or the installed version's */
+    char *registry; /* kb_bench_installed: where the package was installed from; else NULL */
+    int installed;  /* 1: the installed artifacts ran (kb_bench_installed) */
 } kb_bench_result;
 
 #define KB_BENCH_QUICK 1u /* small sizes (the program's --quick): CI */
@@ -144,6 +151,30 @@ typedef struct kb_bench_result {
 KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *dir,
                                const char *const *targets, size_t target_count, unsigned flags);
 KB_EXTERN void kb_bench_result_free(kb_bench_result *result);
+
+/* Benchmark the installed "org/name[@constraint]" (highest installed version that matches):
+ * for every installed target this machine runs (targets: only those whose id is or starts
+ * with one of them), the package's bench program from its source artifact (found in the cache
+ * or fetched from the registry setting, admitted by the trust policy as `kbpkg
+ * fetch --source` does) is compiled against the installed artifact's header and linked to its
+ * library, so the artifact that kb_kernel_open loads is what is timed, not a rebuild.
+ * KB_ERR_NOT_FOUND when nothing of it is installed; KB_ERR_MANIFEST when it declares no bench. */
+KB_EXTERN int kb_bench_installed(kb_bench_result **out, kb_ctx *ctx, const char *ref,
+                                 const char *const *targets, size_t target_count, unsigned flags,
+                                 int allow_unsigned);
+
+/* The OCI artifactType (and layer media type) of published benchmark results. */
+#define KB_BENCH_ARTIFACT_TYPE "application/vnd.kbpkg.bench.v1+json"
+
+/* Publish each target that ran in result to the registry (NULL: the ctx's setting) as an OCI
+ * artifact whose subject is the package index of result->name@result->version, found through
+ * the OCI referrers tag schema (tag "sha256-<index hex>", docs/bench.md). The registry is
+ * opened and the index admitted as publish and install do (stored credentials, the trust
+ * policy; allow_unsigned as there). Earlier results of the version are kept. *digests_out
+ * (may be NULL; free with kb_strings_free) gets one manifest digest per target published. */
+KB_EXTERN int kb_bench_publish(char ***digests_out, size_t *count_out, kb_ctx *ctx,
+                               const kb_bench_result *result, const char *registry,
+                               int allow_unsigned);
 
 /* ---- scaffolding ---- */
 

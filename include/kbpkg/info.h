@@ -60,6 +60,14 @@ KB_EXTERN const char *kb_package_info_export_at(const kb_package_info *info, siz
 /* The kernel ABI kbpkg.json declares; 0 when none was read. */
 KB_EXTERN long kb_package_info_abi(const kb_package_info *info);
 
+/* The benchmark results published for name@version (kb_bench_publish) whose subject is
+ * index_digest, as a JSON array (text, owned: kb_string_free), sorted by target, newest first:
+ * each {"digest", "target", "device": {...}, "cases": [...], "created", "kbpkg_version",
+ * "source", ...} (docs/bench.md). Found through the referrers tag schema and each result's own
+ * tag; "[]" when there are none. A result that does not read is skipped with a warning. */
+KB_EXTERN int kb_package_bench_results(char **json_out, kb_registry *registry, const char *name,
+                                       const char *version, const char *index_digest);
+
 /* Package names in the registry containing term (case-insensitive; "" for all), sorted; free
  * with kb_strings_free. */
 KB_EXTERN int kb_package_search(char ***out, size_t *count, kb_ctx *ctx, const char *term,

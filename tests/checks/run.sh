@@ -63,4 +63,23 @@ KB_EXTERN int kb_planted(kb_ctx *ctx, planted_result **out, const char *dir);
 C
 expect_fail abi "^$tmp/api.h:2: a fixed-size array" --only abi --also "$tmp/api.h"
 expect_fail abi "^$tmp/api.h:4: kb_planted: out-params go first" --only abi --also "$tmp/api.h"
-echo "checks: format, banned, layering and abi each refuse a planted violation"
+# cli: a command file that parses its options by hand and writes its own usage, next to a
+# clean copy of one that goes through the table.
+mkdir "$tmp/cli"
+cp "$src/cli/cmd_gc.c" "$tmp/cli/cmd_clean.c"
+bash "$check" --only cli --also "$tmp/cli/cmd_clean.c" >/dev/null || fail "a copy of cmd_gc.c did not pass"
+cp "$src/cli/cmd_gc.c" "$tmp/cli/cmd_planted.c"
+cat >>"$tmp/cli/cmd_planted.c" <<'C'
+
+static const struct option planted_longs[] = {{"out", required_argument, NULL, 'o'}, {0}};
+static int planted_parse(cli *c, int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--out") == 0)
+        return 0;
+    return cli_usage_error(c, "gc", "usage: kbpkg gc [--out DIR]");
+}
+C
+for what in "struct option of its own" "option compared by hand" "usage text by hand" "synopsis in a usage error"; do
+  expect_fail cli "^$tmp/cli/cmd_planted.c:[0-9]+: (an? )?$what" --only cli --also "$tmp/cli/cmd_planted.c"
+done
+echo "checks: format, banned, layering, abi and cli each refuse a planted violation"

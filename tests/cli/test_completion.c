@@ -3,6 +3,7 @@
  * stand-ins for compsys's builtins, offers the same after the command word. */
 #include "kbtest.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,8 +60,36 @@ Test(completion, bash_completes_subcommands_and_flags)
     expect_completion("kbpkg help doc", "doctor\n");
 }
 
-/* Flags of a command with an option table come from the table (short forms and the trust
- * options too), not from scraping its help text. */
+/* `word` is one of the lines of `lines`. */
+static bool has_line(const char *lines, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = lines; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, word, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* The table's flags of a (sub)command are among what `kbpkg CMD -` completes to. */
+static void expect_flags_offered(const char *cmd, const char *offered, json_t *entry)
+{
+    json_t *options = json_object_get(entry, "options");
+    cr_assert(json_is_array(options), "%s: no option table", cmd);
+    size_t i;
+    json_t *o;
+    json_array_foreach(options, i, o)
+    {
+        char *flag = kbi_asprintf("--%s", json_string_value(json_object_get(o, "name")));
+        const char *shrt = json_string_value(json_object_get(o, "short"));
+        cr_expect(has_line(offered, flag), "kbpkg %s -: %s is not offered: %s", cmd, flag, offered);
+        cr_expect(!shrt || has_line(offered, shrt), "kbpkg %s -: %s is not offered", cmd, shrt);
+        free(flag);
+    }
+}
+
+/* Every command's flags, its subcommands' and the subcommand names come from the table (short
+ * forms and the shared groups too), not from scraping its help text: a command or option the
+ * table has and completion lacks fails here. */
 Test(completion, bash_completes_flags_from_option_tables)
 {
     expect_completion("kbpkg resolve --",
@@ -69,6 +98,40 @@ Test(completion, bash_completes_flags_from_option_tables)
                       "--target\n--verbose\n--version\n");
     expect_completion("kbpkg install -t", "-t\n");
     expect_completion("kbpkg gc --k", "--keep-lock\n");
+    kbt_run r = kbt_kbpkg(NULL, (const char *const[]){"--json", "help", NULL});
+    json_t *list = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(list, "%s", r.out);
+    kbt_run_free(&r);
+    char *commands = complete_bash("kbpkg ");
+    size_t i, k;
+    json_t *entry, *sub;
+    json_array_foreach(json_object_get(list, "commands"), i, entry)
+    {
+        const char *cmd = json_string_value(json_object_get(entry, "name"));
+        cr_expect(has_line(commands, cmd), "'kbpkg ' does not offer %s", cmd);
+        r = kbt_kbpkg(NULL, (const char *const[]){"--json", "help", cmd, NULL});
+        json_t *doc = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(doc, "%s", r.out);
+        kbt_run_free(&r);
+        char *words = kbi_asprintf("kbpkg %s -", cmd);
+        char *offered = complete_bash(words);
+        char *plain_words = kbi_asprintf("kbpkg %s ", cmd);
+        char *plain = complete_bash(plain_words);
+        expect_flags_offered(cmd, offered, doc);
+        json_array_foreach(json_object_get(doc, "subcommands"), k, sub)
+        {
+            const char *name = json_string_value(json_object_get(sub, "name"));
+            cr_expect(has_line(plain, name), "'kbpkg %s ' does not offer %s: %s", cmd, name, plain);
+            expect_flags_offered(cmd, offered, sub);
+        }
+        free(plain);
+        free(plain_words);
+        free(offered);
+        free(words);
+        json_decref(doc);
+    }
+    free(commands);
+    json_decref(list);
 }
 
 /* A fresh cache with kbtest/cpu-add really installed from a layout registry, and a PATH

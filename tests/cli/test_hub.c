@@ -186,7 +186,7 @@ Test(hub, missing_registry_and_bad_usage)
     const char *bad[] = {"hub", "publish", NULL};
     r = kbt_kbpkg(NULL, bad);
     cr_expect_eq(r.exit_code, 2);
-    cr_expect(strstr(r.err, "unknown subcommand 'publish'") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "unknown hub subcommand 'publish'") != NULL, "%s", r.err);
     kbt_run_free(&r);
     kbt_rmtree(dir);
     free(dir);

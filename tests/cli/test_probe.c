@@ -155,7 +155,9 @@ Test(cli_probe, extra_argument_is_a_usage_error)
     const char *args[] = {"probe", "gpu0", NULL};
     kbt_run r = kbt_kbpkg(NULL, args);
     cr_expect_eq(r.exit_code, 2);
-    cr_expect(strstr(r.err, "kbpkg: unexpected argument 'gpu0'\nusage: kbpkg probe [--json]\n"),
-              "got: %s", r.err);
+    cr_expect(
+        strstr(r.err,
+               "kbpkg: unexpected argument 'gpu0'\nusage: kbpkg probe [--json] [--device D]...\n"),
+        "got: %s", r.err);
     kbt_run_free(&r);
 }

@@ -20,14 +20,14 @@ PKGS="radeonflow/gemm:gemm:gemm kbpkg-community/activation:activation:activation
 status=0
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
-nvcc --version | tail -1
+nvcc -I"$ROOT/include" --version | tail -1
 
 build_pkg() { # pkgdir libname source-stem
     local d=$ROOT/kernels/$1 lib=$2 src=$3
-    nvcc -std=c++17 -O3 --threads 4 -I"$d/include" -Xcompiler -fPIC,-fvisibility=hidden \
+    nvcc -I"$ROOT/include" -std=c++17 -O3 --threads 4 -I"$d/include" -Xcompiler -fPIC,-fvisibility=hidden \
         -Xlinker --exclude-libs,ALL -shared $ARCHS \
         -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$d/src/$src.cu" -o "$B/lib$lib.so" &&
-    nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$d/include" "$d/tests/check.c" \
+    nvcc -I"$ROOT/include" -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$d/include" "$d/tests/check.c" \
         "$d/src/${src}_cpu.c" -L"$B" -l"$lib" -Xlinker -rpath,"$B" -o "$B/check_$lib"
 }
 
@@ -36,32 +36,32 @@ for p in $PKGS; do
     IFS=: read -r dir lib src <<<"$p"
     build_pkg "$dir" "$lib" "$src" >"$OUTDIR/build_$lib.log" 2>&1 &
 done
-nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
+nvcc -I"$ROOT/include" -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$ROOT/kernels/radeonflow/gemm/include" \
     -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' -Xptxas -v "$ROOT/bench/gpu/gemm_bench.cu" -lcublas -o "$B/gemm_bench" \
     >"$OUTDIR/build_gemm_bench.log" 2>&1 &
 # the sm_90a artifact (TMA + wgmma), with its check
 G=$ROOT/kernels/radeonflow/gemm
 (d=$B/sm90a; mkdir -p "$d" &&
- nvcc -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
+ nvcc -I"$ROOT/include" -std=c++17 -O3 -I"$G/include" -Xcompiler -fPIC,-fvisibility=hidden \
     -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
-    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" -o "$d/libgemm.so" &&
- nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
+    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$G/src/gemm.cu" "$G/src/gemm_fp8.cu" "$G/src/gemm_fp8_mma.cu" -o "$d/libgemm.so" &&
+ nvcc -I"$ROOT/include" -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" "$G/tests/check.c" \
     "$G/src/gemm_cpu.c" -L"$d" -lgemm -Xlinker -rpath,"$d" -o "$d/check") \
     >"$OUTDIR/build_sm90a.log" 2>&1 &
 # rmsnorm capped at 7 blocks: every path loops over many rows per block (both halves of the
 # block kernels' scratch in use), checked normally and under racecheck
 R=$ROOT/kernels/kbpkg-community/rmsnorm
 (d=$B/rms_grid7; mkdir -p "$d" &&
- nvcc -std=c++17 -O3 -I"$R/include" -Xcompiler -fPIC,-fvisibility=hidden \
+ nvcc -I"$ROOT/include" -std=c++17 -O3 -I"$R/include" -Xcompiler -fPIC,-fvisibility=hidden \
     -Xlinker --exclude-libs,ALL -shared -gencode arch=compute_90,code=sm_90 \
     -DKB_RMS_MAX_BLOCKS=7 -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$R/src/rmsnorm.cu" \
     -o "$d/librmsnorm.so" &&
- nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$R/include" "$R/tests/check.c" \
+ nvcc -I"$ROOT/include" -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$R/include" "$R/tests/check.c" \
     "$R/src/rmsnorm_cpu.c" -L"$d" -lrmsnorm -Xlinker -rpath,"$d" -o "$d/check") \
     >"$OUTDIR/build_rms_grid7.log" 2>&1 &
 # registers and spills of the memory-bound kernels (sm_90), from the resource report
 (for p in activation rmsnorm; do
-    nvcc -std=c++17 -O3 -I"$ROOT/kernels/kbpkg-community/$p/include" -gencode arch=compute_90,code=sm_90 \
+    nvcc -I"$ROOT/include" -std=c++17 -O3 -I"$ROOT/kernels/kbpkg-community/$p/include" -gencode arch=compute_90,code=sm_90 \
         -Xptxas -v -c "$ROOT/kernels/kbpkg-community/$p/src/$p.cu" -o /dev/null 2>&1 |
         awk '/Compiling entry function/ {split($0, a, "\x27"); name = a[2]}
              /spill stores/ {spill = $5 " B spill"}
@@ -71,7 +71,7 @@ R=$ROOT/kernels/kbpkg-community/rmsnorm
 done) &
 wait
 echo "builds took $(( $(date +%s) - t0 )) s"
-nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
+nvcc -I"$ROOT/include" -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 \
     -I"$ROOT/kernels/kbpkg-community/activation/include" \
     -I"$ROOT/kernels/kbpkg-community/rmsnorm/include" -I"$R/src" "$ROOT/bench/gpu/mem_bench.cu" \
     -L"$B" -lactivation -lrmsnorm -Xlinker -rpath,"$B" -o "$B/mem_bench" \

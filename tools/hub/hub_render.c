@@ -110,6 +110,8 @@ typedef struct hub_version {
     kb_trust_verdict verdict; /* meaningless when unchecked */
     bool unchecked;           /* the signature check could not run (registry error) */
     char *verify_error;       /* why, when unchecked (NULL if even that was out of memory) */
+    char *bench;              /* published benchmark results (JSON), NULL when unreadable */
+    char *bench_error;        /* why, when bench is NULL */
 } hub_version;
 
 typedef struct hub_package {
@@ -125,6 +127,8 @@ static void hub_package_free(hub_package *p)
         kb_package_info_free(p->versions[i].index);
         free(p->versions[i].error);
         free(p->versions[i].verify_error);
+        kb_string_free(p->versions[i].bench);
+        free(p->versions[i].bench_error);
         kb_trust_verdict_clear(&p->versions[i].verdict);
     }
     free(p->versions);
@@ -192,6 +196,12 @@ static void load_version(hub_version *v, const hub_run *h, const char *name, con
     }
     verify_version(v, h, name, tags);
     load_manifest_summary(v, h, name);
+    if (kb_package_bench_results(&v->bench, h->r, name, v->version,
+                                 kb_package_info_index_digest(v->index))) {
+        v->bench_error = strdup(kb_ctx_last_error(h->ctx)->message);
+        hub_warn(h, name, "%s: benchmarks: %s", v->version, v->bench_error);
+        kb_ctx_clear_error(h->ctx);
+    }
 }
 
 static int load_package(hub_package *p, const hub_run *h)
@@ -422,7 +432,9 @@ static int version_section(hub_buf *b, const hub_version *v)
                               "<th>signed</th></tr>\n");
     for (size_t i = 0; !rc && i < kb_package_info_target_count(v->index); i++)
         rc = target_row(b, i, v);
-    return rc ? rc : hub_buf_puts(b, "</table>\n</section>\n");
+    rc = rc ? rc : hub_buf_puts(b, "</table>\n");
+    rc = rc ? rc : hub_bench_section(b, v->bench, v->bench_error);
+    return rc ? rc : hub_buf_puts(b, "</section>\n");
 }
 
 static int package_page(hub_buf *b, const hub_package *p)

@@ -8,4 +8,8 @@
 /* Append text with & < > " ' replaced by entities (NULL appends nothing). */
 int kbi_html_escape(hub_buf *out, const char *text);
 
+/* The benchmark table of a version (tools/hub/hub_bench.c): results is the JSON text of
+ * kb_package_bench_results, NULL when it failed (error says why). */
+int hub_bench_section(hub_buf *b, const char *results, const char *error);
+
 #endif

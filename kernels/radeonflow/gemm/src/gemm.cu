@@ -3,6 +3,7 @@
 #include "gemm_cpu.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "kb_gpu_compat.h"
 #if defined(KB_GPU_CUDA)
@@ -10,6 +11,7 @@
 #endif
 #include <kbpkg/kernel_abi.h>
 #include "rf_gemm.h"
+#include "mma_common.cuh"
 #include "sm90.cuh"
 
 namespace rf
@@ -139,55 +141,6 @@ static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<
 /* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
  * ---- */
 constexpr int MMA_THREADS = 256;
-
-/* Copies bytes (0..16) from src and zero-fills the rest of the 16-byte chunk. */
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-template <typename T>
-__device__ __forceinline__ void mma_16816(float *d, const uint32_t *a, const uint32_t *b);
-template <>
-__device__ __forceinline__ void mma_16816<kb_bf16_tag>(float *d, const uint32_t *a,
-                                                       const uint32_t *b)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-template <>
-__device__ __forceinline__ void mma_16816<kb_f16_tag>(float *d, const uint32_t *a,
-                                                      const uint32_t *b)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
 
 /*
  * Shared memory per stage: A as BM rows x BK halves (BK/8 chunks of 16 bytes; chunk swizzled
@@ -672,21 +625,30 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
 }
 
 /* ---- sm_90 / sm_90a: TMA producer warp + mbarrier ring + persistent grid ----
- * Block tile 128x256x64, 4 stages (48 KB each). Warp 8 is the producer: one lane issues the
- * bulk tensor copies (cp.async.bulk.tensor, plain sm_90) for each stage and arms its "full"
- * barrier with the byte count. Warps 0-7 are consumers: on sm_90a two warpgroups of wgmma
- * m64n256k16 (64 rows each), on plain sm_90 eight mma.sync warps (64x64 each) fed by ldmatrix.
- * Each consumer warp releases a stage on its "empty" barrier once nothing reads it any more.
- * The grid is persistent (one block per SM walks the tiles), so the producer loads the next
- * tile while the consumers run the epilogue. Shared layout is what the TMA 128-byte swizzle
- * writes: A as 128 rows x 128 bytes, B as 4 blocks of 64 columns, each 64 k-rows x 128 bytes;
- * the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the cp.async
- * wgmma kernel above builds by hand, so the wgmma descriptors are the same. */
-constexpr int TS_BM = 128, TS_BN = 256, TS_BK = 64, TS_STAGES = 4, TS_THREADS = 288;
-constexpr int TS_A_BYTES = TS_BM * TS_BK * 2, TS_B_BYTES = TS_BK * TS_BN * 2;
-constexpr int TS_STAGE_BYTES = TS_A_BYTES + TS_B_BYTES;
-constexpr int TS_SMEM_BYTES = TS_STAGES * TS_STAGE_BYTES + 1024 + 2 * TS_STAGES * 8;
-constexpr int TS_CONSUMER_WARPS = 8;
+ * Block tile BM x BN x 64 (ts_cfg: BM 64 or 128, BN 128 or 256), as many 128B-swizzled stages
+ * as fit in shared memory, CTAS blocks per SM. The last warp is the producer: one lane issues
+ * the bulk tensor copies (cp.async.bulk.tensor, plain sm_90) for each stage and arms its "full"
+ * barrier with the byte count. The BM/16 warps before it consume: on sm_90a BM/64 warpgroups
+ * of wgmma m64nBNk16 (64 rows each), on plain sm_90 mma.sync warps (64 x BN/4 each) fed by
+ * ldmatrix. Each consumer warp releases a stage on its "empty" barrier once nothing reads it
+ * any more. The grid is persistent (CTAS blocks per SM walk the tiles), so the producer loads
+ * the next tile while the consumers run the epilogue; with two blocks per SM one block's
+ * epilogue also overlaps the other's math. Shared layout is what the TMA 128-byte swizzle
+ * writes: A as BM rows x 128 bytes, B as BN/64 blocks of 64 columns, each 64 k-rows x 128
+ * bytes; the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the
+ * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same. */
+constexpr int TS_BK = 64;
+template <int BM_, int BN_, int CTAS_> struct ts_cfg {
+    static constexpr int BM = BM_, BN = BN_, CTAS = CTAS_;
+    static constexpr int CONSUMER_WARPS = BM / 16, THREADS = CONSUMER_WARPS * 32 + 32;
+    static constexpr int A_BYTES = BM * TS_BK * 2, B_BYTES = TS_BK * BN * 2;
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    /* as many stages as fit in the SM's 227 KB shared among CTAS blocks (each keeps 1 KB to
+     * align to the swizzle atom and 1 KB the system reserves), at most 8 */
+    static constexpr int FIT = (227 * 1024 / CTAS - 2048 - 256) / STAGE_BYTES;
+    static constexpr int STAGES = FIT < 8 ? FIT : 8;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
+};
 
 /* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
 template <typename T>
@@ -733,10 +695,11 @@ struct ts_args {
 struct ts_unit {
     int m0, n0, kbeg, kend, split;
 };
-template <bool SPLIT> __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
+template <typename C, bool SPLIT>
+__device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
     const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
-    int tiles_m = (a.M + TS_BM - 1) / TS_BM, tiles_n = (a.N + TS_BN - 1) / TS_BN;
+    int tiles_m = (a.M + C::BM - 1) / C::BM, tiles_n = (a.N + C::BN - 1) / C::BN;
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     int tile = u / splits;
     ts_unit w;
@@ -744,15 +707,15 @@ template <bool SPLIT> __device__ __forceinline__ ts_unit ts_unit_of(int u, const
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
-    w.m0 = (first_m + in_group % rows) * TS_BM;
-    w.n0 = (in_group / rows) * TS_BN;
+    w.m0 = (first_m + in_group % rows) * C::BM;
+    w.n0 = (in_group / rows) * C::BN;
     w.kbeg = w.split * per;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
     return w;
 }
-template <bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
+template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
 {
-    return ((a.M + TS_BM - 1) / TS_BM) * ((a.N + TS_BN - 1) / TS_BN) * (SPLIT ? a.splits : 1);
+    return ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
 }
 
 /* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
@@ -774,8 +737,9 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         w[0] = v0;
 }
 
-/* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. */
-template <typename T, bool SPLIT>
+/* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
+ * K range is empty (more splits than k-tiles) still writes its zero partials. */
+template <typename T, typename C, bool SPLIT>
 __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                  const ts_args &a)
 {
@@ -784,20 +748,20 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         t = lane & 3;
     int s = 0;
     unsigned phase = 0;
-    for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
-        ts_unit w = ts_unit_of<SPLIT>(u, a);
-        float d[TS_BN / 2];
+    for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
+        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
+        float d[C::BN / 2];
 #pragma unroll
-        for (int i = 0; i < TS_BN / 2; i++)
+        for (int i = 0; i < C::BN / 2; i++)
             d[i] = 0.0f;
         int prev = -1;
         for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&full[s], phase);
-            uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES), sb = sa + TS_A_BYTES;
+            uint32_t sa = smem_addr(smem + s * C::STAGE_BYTES), sb = sa + C::A_BYTES;
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int j = 0; j < TS_BK / 16; j++)
-                wgmma_op<T, TS_BN>(d, wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024),
+                wgmma_op<T, C::BN>(d, wg_desc(sa + wg * 64 * 128 + j * 32, 16, 1024),
                                    wg_desc(sb + j * 2048, 8192, 1024));
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             /* one group stays in flight; the one before it is done with its stage */
@@ -805,7 +769,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
             if (prev >= 0 && lane == 0)
                 mbar_arrive(&empty[prev]);
             prev = s;
-            if (++s == TS_STAGES) {
+            if (++s == C::STAGES) {
                 s = 0;
                 phase ^= 1;
             }
@@ -815,10 +779,10 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
             mbar_arrive(&empty[prev]);
             /* the accumulators are final only now: keep the compiler from reading them earlier */
 #pragma unroll
-        for (int i = 0; i < TS_BN / 2; i++)
+        for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
 #pragma unroll
-        for (int nn = 0; nn < TS_BN / 8; nn++)
+        for (int nn = 0; nn < C::BN / 8; nn++)
 #pragma unroll
             for (int half = 0; half < 2; half++)
                 ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
@@ -828,18 +792,19 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #endif
 }
 
-/* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [64 wn, +64); its B
- * columns are exactly the 64-column block wn of the stage. */
-template <typename T, bool SPLIT>
+/* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [WN wn, +WN), WN =
+ * BN / 4; its B columns lie in the 64-column block (WN wn) / 64 of the stage. */
+template <typename T, typename C, bool SPLIT>
 __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                const ts_args &a)
 {
-    constexpr int MF = 4, NF = 8;
+    constexpr int WN = C::BN / 4, MF = 4, NF = WN / 8;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wm = warp >> 2, wn = warp & 3;
+    const int bblock = wn * WN / 64, ch0 = (wn * WN % 64) / 8;
     int s = 0;
     unsigned phase = 0;
-    for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
-        ts_unit w = ts_unit_of<SPLIT>(u, a);
+    for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
+        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
         float acc[MF][NF][4];
 #pragma unroll
         for (int i = 0; i < MF; i++)
@@ -850,8 +815,8 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                     acc[i][j][r] = 0.0f;
         for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&full[s], phase);
-            uint32_t sa = smem_addr(smem + s * TS_STAGE_BYTES);
-            uint32_t sb = sa + TS_A_BYTES + wn * 8192;
+            uint32_t sa = smem_addr(smem + s * C::STAGE_BYTES);
+            uint32_t sb = sa + C::A_BYTES + bblock * 8192;
 #pragma unroll
             for (int kk = 0; kk < TS_BK; kk += 16) {
                 uint32_t af[MF][4], bfr[NF][2];
@@ -862,7 +827,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                 }
 #pragma unroll
                 for (int j = 0; j < NF; j += 2) {
-                    int krow = kk + (lane & 15), ch = j + (lane >> 4);
+                    int krow = kk + (lane & 15), ch = ch0 + j + (lane >> 4);
                     uint32_t r[4];
                     ldmatrix_x4_trans(r, sb + krow * 128 + ((ch ^ (krow & 7)) << 4));
                     bfr[j][0] = r[0];
@@ -879,7 +844,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
             __syncwarp();
             if (lane == 0) /* release orders this warp's ldmatrix reads before the refill */
                 mbar_arrive(&empty[s]);
-            if (++s == TS_STAGES) {
+            if (++s == C::STAGES) {
                 s = 0;
                 phase ^= 1;
             }
@@ -892,49 +857,50 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
 #pragma unroll
                 for (int j = 0; j < NF; j++)
                     ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
-                                      w.n0 + wn * 64 + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
+                                      w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
                                       a.alpha * acc[i][j][half * 2 + 1]);
     }
 }
 
-template <typename T, bool WGMMA, bool SPLIT>
-__global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(const ts_args a,
-                                                          const __grid_constant__ CUtensorMap tma,
-                                                          const __grid_constant__ CUtensorMap tmb)
+template <typename T, typename C, bool WGMMA, bool SPLIT>
+__global__ __launch_bounds__(C::THREADS,
+                             C::CTAS) void gemm_tma(const ts_args a,
+                                                    const __grid_constant__ CUtensorMap tma,
+                                                    const __grid_constant__ CUtensorMap tmb)
 {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(1024) uint8_t ts_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)ts_smem_raw + 1023) & ~(uintptr_t)1023);
-    uint64_t *full = (uint64_t *)(smem + TS_STAGES * TS_STAGE_BYTES), *empty = full + TS_STAGES;
+    uint64_t *full = (uint64_t *)(smem + C::STAGES * C::STAGE_BYTES), *empty = full + C::STAGES;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < TS_STAGES; s++) {
+        for (int s = 0; s < C::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], TS_CONSUMER_WARPS);
+            mbar_init(&empty[s], C::CONSUMER_WARPS);
         }
         /* make the initialised barriers visible to the copy engine */
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
     __syncthreads();
-    if (warp == TS_CONSUMER_WARPS) { /* producer */
+    if (warp == C::CONSUMER_WARPS) { /* producer */
         if (lane != 0)
             return;
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
         int s = 0;
         unsigned phase = 0;
-        for (int u = blockIdx.x; u < ts_units<SPLIT>(a); u += gridDim.x) {
-            ts_unit w = ts_unit_of<SPLIT>(u, a);
+        for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
+            ts_unit w = ts_unit_of<C, SPLIT>(u, a);
             for (int kt = w.kbeg; kt < w.kend; kt++) {
                 mbar_wait(&empty[s], phase ^ 1);
-                mbar_expect_tx(&full[s], TS_STAGE_BYTES); /* out-of-bounds boxes count too */
-                uint8_t *sa = smem + s * TS_STAGE_BYTES, *sb = sa + TS_A_BYTES;
+                mbar_expect_tx(&full[s], C::STAGE_BYTES); /* out-of-bounds boxes count too */
+                uint8_t *sa = smem + s * C::STAGE_BYTES, *sb = sa + C::A_BYTES;
                 tma_load_2d(sa, &tma, &full[s], kt * TS_BK, w.m0);
 #pragma unroll
-                for (int j = 0; j < TS_BN / 64; j++)
+                for (int j = 0; j < C::BN / 64; j++)
                     tma_load_2d(sb + j * 8192, &tmb, &full[s], w.n0 + j * 64, kt * TS_BK);
-                if (++s == TS_STAGES) {
+                if (++s == C::STAGES) {
                     s = 0;
                     phase ^= 1;
                 }
@@ -943,55 +909,219 @@ __global__ __launch_bounds__(TS_THREADS, 1) void gemm_tma(const ts_args a,
         return;
     }
     if (WGMMA)
-        ts_consume_wgmma<T, SPLIT>(smem, full, empty, a);
+        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, a);
     else
-        ts_consume_mma<T, SPLIT>(smem, full, empty, a);
+        ts_consume_mma<T, C, SPLIT>(smem, full, empty, a);
 #else
     __trap(); /* launch_tma is only called from sm_90 and sm_90a builds */
 #endif
 }
 
-/* C = sum of the split partials (alpha applied) + beta C. */
+/* C = sum of the split partials (alpha applied) + beta C; one thread per output pair, rows
+ * along y so no thread divides. */
 template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
 {
-    size_t total = (size_t)a.M * a.N, slice = (size_t)a.M * a.ldw;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        size_t m = i / a.N, n = i % a.N;
-        const float *w = a.ws + m * a.ldw + n;
-        float v = 0.0f;
-        for (int s = 0; s < a.splits; s++)
-            v += w[s * slice];
-        uint16_t *c = a.C + m * a.ldc + n;
-        if (a.beta != 0.0f)
-            v += a.beta * kb_type<T>::load(*c);
-        *c = kb_type<T>::store(v);
-    }
+    size_t slice = (size_t)a.M * a.ldw;
+    for (int m = blockIdx.y; m < a.M; m += gridDim.y)
+        for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
+             n += 2 * gridDim.x * blockDim.x) {
+            const float *w = a.ws + (size_t)m * a.ldw + n;
+            float v0 = 0.0f, v1 = 0.0f;
+            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
+                float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
+                v0 += p.x;
+                v1 += p.y;
+            }
+            store_pair<T>(a.C + (size_t)m * a.ldc, n, a.N, v0, v1, a.beta, a.c_pairs);
+        }
 }
 
-/* A row-major rows x cols 16-bit matrix with leading dimension ld, read in boxes of
- * box_rows x 64 columns (128 bytes, the swizzle span). Out-of-bounds reads fill zeros. */
+/* A row-major rows x cols 16-bit matrix read in boxes of box_rows x 64 columns. */
 static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
                             int box_rows)
 {
-    tensor_map_encode_fn encode = tensor_map_encoder();
-    if (!encode)
+    return make_tensor_map_128b(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, base, rows, cols, ld,
+                                box_rows);
+}
+
+/* ---- the tile table: which ts_cfg and how many K splits for a problem ----
+ * One row per tile the TMA kernels are built with; `rate` is the fraction of the 128x256
+ * tile's main-loop speed that tile reaches on large problems (H200, wgmma). Calibrated with
+ * bench/gpu/gemm_shapes.cu over 40 LLM shapes (docs/perf.md); two blocks per SM of 64-row
+ * tiles were measured too and won no shape clearly, so they are not in the table. */
+struct ts_tile {
+    int bm, bn, ctas;
+    double rate;
+};
+static const ts_tile kTsTiles[] = {
+    {128, 256, 1, 1.00},
+    {128, 128, 1, 0.88},
+    {64, 256, 1, 0.75},
+    {64, 128, 1, 0.65},
+};
+constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
+constexpr int TS_MAX_SPLITS = 16;
+
+/* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
+constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */
+constexpr double TS_EPI_KTILES = 8.0;   /* one tile's epilogue, in k-tiles of main loop */
+constexpr double TS_DRAM_BW = 3.0e12;   /* bytes/s the operand streams reach together */
+constexpr double TS_SM_BW = 6.0e10;     /* bytes/s one SM's TMA stream reaches on its own */
+constexpr double TS_SPLIT_COST = 8e-6;  /* workspace, the reduce launch */
+constexpr double TS_SPLIT_BYTES = 8.0;  /* partial bytes per output and split, write + read */
+
+struct ts_plan {
+    int tile, splits;
+};
+
+/* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
+ * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
+ * stream limited, and over DRAM), plus what a split adds. */
+static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms)
+{
+    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
+    long long units = tiles * splits, waves = (units + sms - 1) / sms;
+    double compute =
+        (double)waves * (per + TS_EPI_KTILES) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+    double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
+    double active = (double)(units < sms ? units : sms);
+    double memory = operands / (active * TS_SM_BW);
+    if ((operands + 2.0 * mn) / TS_DRAM_BW > memory)
+        memory = (operands + 2.0 * mn) / TS_DRAM_BW;
+    double split = splits > 1 ? TS_SPLIT_COST + TS_SPLIT_BYTES * mn * splits / TS_DRAM_BW : 0.0;
+    return (compute > memory ? compute : memory) + split;
+}
+
+/* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
+ * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
+ * the model says it pays. Each split keeps at least 4 k-tiles. */
+static int ts_best_splits(int tile, int M, int N, int K, int sms)
+{
+    const ts_tile &t = kTsTiles[tile];
+    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    int ktiles = (K + TS_BK - 1) / TS_BK, cap = ktiles / 4;
+    cap = cap < TS_MAX_SPLITS ? cap : TS_MAX_SPLITS;
+    if (M <= 32) {
+        long long s = sms / tiles;
+        return (int)(s < 1 ? 1 : s > cap ? (cap < 1 ? 1 : cap) : s);
+    }
+    int best = 1;
+    if (2 * tiles > sms)
+        return best;
+    double best_cost = ts_cost(t, 1, M, N, K, sms);
+    for (int s = 2; s <= cap; s++) {
+        double c = ts_cost(t, s, M, N, K, sms);
+        if (c < best_cost) {
+            best = s;
+            best_cost = c;
+        }
+    }
+    return best;
+}
+
+/* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
+ * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
+ * row of the table. */
+static ts_plan ts_choose(int M, int N, int K, int sms)
+{
+    if (M <= 64) {
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms)};
+        if (M > 32 && K <= 8192)
+            p.splits = 1;
+        return p;
+    }
+    ts_plan p = {0, 1};
+    double best = 0;
+    for (int t = 0; t < TS_NTILES; t++) {
+        int s = ts_best_splits(t, M, N, K, sms);
+        double c = ts_cost(kTsTiles[t], s, M, N, K, sms);
+        if (t == 0 || c < best) {
+            best = c;
+            p.tile = t;
+            p.splits = s;
+        }
+    }
+    return p;
+}
+
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..16) forces a plan: the package check
+ * and the benchmarks use it to reach every row on any shape. */
+static bool ts_plan_from_env(ts_plan *p)
+{
+    const char *s = getenv("RF_GEMM_TMA_PLAN");
+    if (!s || !*s)
         return false;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, elem_strides[2] = {1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)base, dims, strides, box,
-                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    char *end;
+    long tile = strtol(s, &end, 10);
+    if (*end != ',' || tile < 0 || tile >= TS_NTILES)
+        return false;
+    long splits = strtol(end + 1, &end, 10);
+    if (*end != '\0' || splits < 1 || splits > TS_MAX_SPLITS)
+        return false;
+    p->tile = (int)tile;
+    p->splits = (int)splits;
+    return true;
+}
+
+template <typename T, typename C, bool WGMMA>
+static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
+                          int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
+                          kb_stream_t stream)
+{
+    CUtensorMap ma, mb;
+    if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
+    if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
+        return KBPKG_KERNEL_EINVAL;
+    ts_args a = {M,      N,
+                 K,      alpha,
+                 beta,   Cm,
+                 ldc,    ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
+                 1,      (N + 1) & ~1,
+                 nullptr};
+    /* The partials go through a workspace from the stream-ordered allocator; if that is
+     * unavailable, run unsplit. */
+    if (splits > 1) {
+        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
+        if (cudaMallocAsync((void **)&a.ws, bytes, stream) == cudaSuccess)
+            a.splits = splits;
+        else
+            (void)cudaGetLastError();
+    }
+    auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
+    int rc = 0;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
+        rc = KBPKG_KERNEL_ELAUNCH;
+    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS;
+    unsigned grid = (unsigned)(sms > 0 && units > slots ? slots : units);
+    if (rc == 0) {
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb);
+        rc = kb_gpu_launch_status();
+    }
+    if (a.splits > 1) {
+        if (rc == 0) {
+            int gx = (N + 511) / 512, gy = M < 65535 ? M : 65535;
+            int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
+            while (gx > 1 && (long long)gx * gy > want)
+                gx = (gx + 1) / 2;
+            gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
+            rc = kb_gpu_launch_status();
+        }
+        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
+            rc = KBPKG_KERNEL_ELAUNCH;
+    }
+    return rc;
 }
 
 /* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
- * the driver cannot encode tensor maps. */
+ * the driver cannot encode tensor maps. plan: a row of kTsTiles and a split count, or null for
+ * the table's choice (RF_GEMM_TMA_PLAN overrides that). */
 template <typename T, bool WGMMA>
-static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
-                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
-                      kb_stream_t stream)
+static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha, const uint16_t *A,
+                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                           kb_stream_t stream)
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
@@ -999,7 +1129,8 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
      * was JIT-compiled for this device holds only the trap. */
     static const bool usable = [] {
         cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, gemm_tma<T, WGMMA, false>) != cudaSuccess) {
+        if (cudaFuncGetAttributes(&attr, gemm_tma<T, ts_cfg<128, 256, 1>, WGMMA, false>) !=
+            cudaSuccess) {
             (void)cudaGetLastError(); /* do not leave the error for the fallback's launch check */
             return false;
         }
@@ -1007,51 +1138,37 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
     }();
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    CUtensorMap ma, mb;
-    if (!make_tensor_map(&ma, A, M, K, lda, TS_BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    long long tiles = (long long)((M + TS_BM - 1) / TS_BM) * ((N + TS_BN - 1) / TS_BN);
-    if (tiles > 0x7fffffffLL / 16)
-        return KBPKG_KERNEL_EINVAL;
-    int sms = sm_count(), ktiles = (K + TS_BK - 1) / TS_BK;
-    ts_args a = {M,      N,
-                 K,      alpha,
-                 beta,   C,
-                 ldc,    ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0,
-                 1,      (N + 1) & ~1,
-                 nullptr};
-    /* Too few tiles to fill the GPU (skinny shapes): split K so that about every SM gets a
-     * unit, keeping at least 4 k-tiles per unit. The partials go through a workspace from
-     * the stream-ordered allocator; if that is unavailable, run unsplit. */
-    if (sms > 0 && 2 * tiles <= sms && ktiles >= 8) {
-        int splits = (int)(sms / tiles);
-        splits = splits < ktiles / 4 ? splits : ktiles / 4;
-        splits = splits < 16 ? splits : 16;
-        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
-        if (splits > 1 && cudaMallocAsync((void **)&a.ws, bytes, stream) == cudaSuccess)
-            a.splits = splits;
-        else
-            (void)cudaGetLastError();
+    int sms = sm_count();
+    ts_plan p;
+    if (plan)
+        p = *plan;
+    else if (!ts_plan_from_env(&p))
+        p = ts_choose(M, N, K, sms > 0 ? sms : 132);
+    int ktiles = (K + TS_BK - 1) / TS_BK;
+    if (p.splits > ktiles) /* every split keeps at least one k-tile */
+        p.splits = ktiles;
+    switch (p.tile) {
+    case 0:
+        return launch_tma_cfg<T, ts_cfg<128, 256, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
+                                                             B, ldb, beta, C, ldc, stream);
+    case 1:
+        return launch_tma_cfg<T, ts_cfg<128, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
+                                                             B, ldb, beta, C, ldc, stream);
+    case 2:
+        return launch_tma_cfg<T, ts_cfg<64, 256, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
+                                                            B, ldb, beta, C, ldc, stream);
+    default:
+        return launch_tma_cfg<T, ts_cfg<64, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
+                                                            B, ldb, beta, C, ldc, stream);
     }
-    auto kernel = a.splits > 1 ? gemm_tma<T, WGMMA, true> : gemm_tma<T, WGMMA, false>;
-    int rc = 0;
-    if (kb_gpu_func_set_max_dyn_smem(kernel, TS_SMEM_BYTES) != kb_gpu_success)
-        rc = KBPKG_KERNEL_ELAUNCH;
-    long long units = tiles * a.splits;
-    unsigned grid = (unsigned)(sms > 0 && units > sms ? sms : units);
-    if (rc == 0) {
-        kernel<<<grid, TS_THREADS, TS_SMEM_BYTES, stream>>>(a, ma, mb);
-        rc = kb_gpu_launch_status();
-    }
-    if (a.splits > 1) {
-        if (rc == 0) {
-            gemm_tma_reduce<T><<<sms * 4, 256, 0, stream>>>(a);
-            rc = kb_gpu_launch_status();
-        }
-        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
-            rc = KBPKG_KERNEL_ELAUNCH;
-    }
-    return rc;
+}
+
+template <typename T, bool WGMMA>
+static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                      const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                      kb_stream_t stream)
+{
+    return launch_tma_plan<T, WGMMA>(nullptr, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 /* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
@@ -1085,20 +1202,6 @@ static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int l
 #define RF_GEMM_WG_PIPE 1
 #endif
 
-constexpr bool starts_with(const char *s, const char *w)
-{
-    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
-}
-constexpr bool contains(const char *s, const char *w)
-{
-    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
-}
-/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
- * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
-constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
-/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
-constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
-
 #endif
 
 /* The default configuration for 16-bit inputs, chosen from docs/perf-gpu-notes.md. */
@@ -1111,10 +1214,13 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         return rc;
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
-    if (kTargetIsSm90) {
-        /* TMA + warp-specialized persistent kernel: wgmma on sm_90a, mma.sync on sm_90 */
-        rc = kTargetIsSm90a ? launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s)
-                            : launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+    if constexpr (kTargetIsSm90) {
+        /* TMA + warp-specialized persistent kernel, tile and split from the table: wgmma on
+         * sm_90a, mma.sync on sm_90 (each build instantiates only its own consumer) */
+        if constexpr (kTargetIsSm90a)
+            rc = launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+        else
+            rc = launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the cp.async kernels below */
             return rc;
     }

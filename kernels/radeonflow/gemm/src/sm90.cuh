@@ -56,6 +56,57 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+/* Cluster versions: a wait that acquires what other blocks of the cluster released, an arrive
+ * on block rank's barrier at the same shared offset, a bulk tensor copy written into every
+ * block of cta_mask (with complete_tx on each one's barrier), and a whole-cluster barrier. */
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nTS_CWAIT:\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+                 "@p bra TS_CDONE;\nbra TS_CWAIT;\nTS_CDONE:\n}\n" ::"r"(smem_addr(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned rank)
+{
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(
+                     smem_addr(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map,
+                                                      uint64_t *bar, int inner, int outer,
+                                                      uint16_t cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_addr(dst)),
+                 "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(inner), "r"(outer), "h"(cta_mask)
+                 : "memory");
+}
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::
+                     : "memory");
+}
+
+/* Shared -> global bulk tensor copy of one box (a bulk group; the caller commits it), and a
+ * barrier among `threads` threads of the block on barrier id (1..15; 0 is __syncthreads). */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int inner,
+                                             int outer)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+            (uint64_t)map),
+        "r"(smem_addr(src)), "r"(inner), "r"(outer)
+        : "memory");
+}
+__device__ __forceinline__ void named_barrier_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                          const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                                          const cuuint32_t *, CUtensorMapInterleave,
@@ -86,6 +137,39 @@ static int sm_count(void)
         return 0;
     return sms;
 }
+
+/* A row-major rows x cols matrix of elem_bytes-wide elements with leading dimension ld, read
+ * in boxes of box_rows x (128 / elem_bytes) columns (128 bytes, the swizzle span), 128-byte
+ * swizzled in shared memory. Out-of-bounds reads fill zeros. */
+static inline bool make_tensor_map_128b(CUtensorMap *map, CUtensorMapDataType type, int elem_bytes,
+                                        const void *base, int rows, int cols, int ld, int box_rows)
+{
+    tensor_map_encode_fn encode = tensor_map_encoder();
+    if (!encode)
+        return false;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)ld * (cuuint64_t)elem_bytes};
+    cuuint32_t box[2] = {(cuuint32_t)(128 / elem_bytes), (cuuint32_t)box_rows};
+    cuuint32_t elem_strides[2] = {1, 1};
+    return encode(map, type, 2, (void *)base, dims, strides, box, elem_strides,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+constexpr bool starts_with(const char *s, const char *w)
+{
+    return *w == '\0' ? true : (*s == *w && starts_with(s + 1, w + 1));
+}
+constexpr bool contains(const char *s, const char *w)
+{
+    return *s == '\0' ? false : (starts_with(s, w) || contains(s + 1, w));
+}
+/* The builder compiles one artifact per arch and bakes its target id; sm_90a artifacts run
+ * only on sm_90 devices (DESIGN.md), so the name alone says wgmma is there. */
+constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
+/* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
+constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
 
 } // namespace rf
 

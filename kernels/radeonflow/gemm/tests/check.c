@@ -27,7 +27,25 @@ static const gemm_case cases[] = {
     {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f},
     /* few tiles, long K: split-K through the workspace; odd N with an aligned ldb */
     {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f},
+    /* the tile table's classes (docs/perf.md): decode-sized M with a deep split, small M with
+     * 64-row tiles, an odd aligned size, and shallow K with many tiles */
+    {1, 1000, 2048, 0, 0, 0, 1.0f, 0.0f},
+    {3, 520, 4096, 8, 0, 1, -0.5f, 1.0f},
+    {64, 384, 1536, 0, 8, 0, 1.0f, 0.0f},
+    {120, 1000, 200, 0, 0, 0, 1.0f, 0.5f},
+    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f},
 };
+
+#ifdef KBPKG_CHECK_CUDA
+/* On GPUs every row of the TMA kernels' tile table, unsplit and split, on shapes with ragged
+ * tiles, a K tail, strides and beta: RF_GEMM_TMA_PLAN forces the plan (sm_90/sm_90a builds;
+ * other builds ignore it and run these as more cases). */
+static const gemm_case plan_cases[] = {
+    {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f},
+    {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
+};
+enum { PLAN_TILES = 4 };
+#endif
 
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
                        int, void *);
@@ -197,8 +215,19 @@ typedef struct fp8_case {
 /* One K block, ragged M and N against the 128 scale blocks and the GPU tiles, several K
  * blocks, a single row, K = 0 (C is zeros), and more tiles than one wave of an H200. */
 static const fp8_case fp8_cases[] = {
-    {128, 128, 128}, {257, 383, 384}, {1, 300, 256},   {300, 8, 512},
-    {17, 129, 0},    {65, 1, 128},    {264, 520, 256},
+    {128, 128, 128},
+    {257, 383, 384},
+    {1, 300, 256},
+    {300, 8, 512},
+    {17, 129, 0},
+    {65, 1, 128},
+    {264, 520, 256},
+#if defined(KBPKG_CHECK_CUDA)
+    /* GPU only (the fp64 reference takes seconds): more tiles than an H200 has SMs, more K
+     * blocks than the sm_90a kernel has stages, an odd N (single-column stores) */
+    {1500, 1502, 1024},
+    {129, 1499, 896},
+#endif
 };
 
 /* Any e4m3 code but the two NaNs: subnormals, zeros of both signs and +-448 included. */
@@ -221,9 +250,22 @@ static void scale_fill(kbc_rng *rng, float *p, size_t count)
                       -12 + (int)(kbc_next(rng) >> 61));
 }
 
-/* fp64 product of the dequantised inputs and the bound of two fp32 accumulations. */
+/* What a GPU build may add to the fp32 bound, relative to sum |a b|: FP8 tensor cores (wgmma on
+ * sm_90a, mma on sm_89) add each k32 group aligned to its largest exponent and keep about 13-14
+ * bits (DeepSeek-V3 measured about 14 on Hopper), which is why the contract promotes to fp32
+ * every 128 of K. Worst seen on an H200 over these cases: 2^-12.7; a wrong scale, index or K
+ * block errs by a large fraction of the result, hundreds of times more. */
+#if defined(KBPKG_CHECK_CUDA)
+#define FP8_TENSOR_CORE_REL 0x1p-10
+#else
+#define FP8_TENSOR_CORE_REL 0.0
+#endif
+
+/* fp64 product of the dequantised inputs, the bound of two fp32 accumulations (tol) and of a
+ * tensor-core accumulation (tol_dev). */
 static void fp8_fp64_reference(const fp8_case *c, const kbpkg_e4m3 *A, const float *sa,
-                               const kbpkg_e4m3 *B, const float *sb, double *exact, double *tol)
+                               const kbpkg_e4m3 *B, const float *sb, double *exact, double *tol,
+                               double *tol_dev)
 {
     int kb = c->K / RF_FP8_BLOCK;
     for (int m = 0; m < c->M; m++)
@@ -239,6 +281,7 @@ static void fp8_fp64_reference(const fp8_case *c, const kbpkg_e4m3 *A, const flo
             }
             exact[(size_t)m * c->N + n] = s;
             tol[(size_t)m * c->N + n] = 2.0 * (c->K + 2) * 5.96e-8 * as;
+            tol_dev[(size_t)m * c->N + n] = tol[(size_t)m * c->N + n] + FP8_TENSOR_CORE_REL * as;
         }
 }
 
@@ -252,7 +295,8 @@ static size_t run_fp8_case(kbc_rng *rng, const fp8_case *c)
     kbpkg_bf16 *got = kbc_xmalloc(mn * 2 + 2), *want = kbc_xmalloc(mn * 2 + 2),
                *ex = kbc_xmalloc(mn * 2 + 2);
     double *exact = kbc_xmalloc(sizeof(double) * (mn + 1)),
-           *tol = kbc_xmalloc(sizeof(double) * (mn + 1));
+           *tol = kbc_xmalloc(sizeof(double) * (mn + 1)),
+           *tol_dev = kbc_xmalloc(sizeof(double) * (mn + 1));
     fp8_fill(rng, A, na);
     fp8_fill(rng, B, nbe);
     scale_fill(rng, sa, nsa);
@@ -277,19 +321,20 @@ static size_t run_fp8_case(kbc_rng *rng, const fp8_case *c)
         fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
         bad = 1;
     }
-    fp8_fp64_reference(c, A, sa, B, sb, exact, tol);
+    fp8_fp64_reference(c, A, sa, B, sb, exact, tol, tol_dev);
     for (size_t i = 0; i < mn; i++)
         kbc_set(KBC_BF16, ex, i, (float)exact[i]);
     char what_ref[160];
     snprintf(what_ref, sizeof what_ref, "reference vs fp64 (%s)", what);
     bad += kbc_compare(what_ref, KBC_BF16, want, ex, mn, kbc_ulp(KBC_BF16), 1e-30, tol);
-    bad += kbc_compare(what, KBC_BF16, got, want, mn, kbc_ulp(KBC_BF16), 1e-30, tol);
+    bad += kbc_compare(what, KBC_BF16, got, want, mn, kbc_ulp(KBC_BF16), 1e-30, tol_dev);
     kbc_dev_free(dA);
     kbc_dev_free(dB);
     kbc_dev_free(dsa);
     kbc_dev_free(dsb);
     kbc_dev_free(dC);
-    free(A), free(B), free(sa), free(sb), free(got), free(want), free(ex), free(exact), free(tol);
+    free(A), free(B), free(sa), free(sb), free(got), free(want), free(ex), free(exact), free(tol),
+        free(tol_dev);
     return bad;
 }
 
@@ -365,6 +410,21 @@ int main(void)
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
+#ifdef KBPKG_CHECK_CUDA
+    size_t before_plans = bad;
+    for (int tile = 0; tile < PLAN_TILES; tile++)
+        for (int splits = 1; splits <= 3; splits += 2) {
+            char plan[16];
+            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
+            setenv("RF_GEMM_TMA_PLAN", plan, 1);
+            for (int t = KBC_BF16; t <= KBC_F16; t++)
+                for (size_t i = 0; i < sizeof plan_cases / sizeof plan_cases[0]; i++)
+                    bad += run_case(&rng, (kbc_dtype)t, &plan_cases[i]);
+        }
+    unsetenv("RF_GEMM_TMA_PLAN");
+    if (bad == before_plans)
+        printf("check: ok   every TMA tile forced, unsplit and split\n");
+#endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
     for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)

@@ -1,0 +1,399 @@
+/* radeonflow/gemm over LLM-inference shapes against cuBLAS (cublasGemmEx, fp32 compute) in one
+ * process: every TMA tile of the package's table, the table's own choice for sm_90a (wgmma) and
+ * sm_90 (mma.sync), and the exported rf_gemm_bf16/f16 as users call it, side by side on the
+ * same rotating inputs (CUDA events, medians); each checked against cuBLAS (C poisoned first).
+ * A correctness sweep forces every tile and split on ragged shapes, strides, alpha and beta.
+ * Prints per shape the default's ratio and the best variant, then geomean and minimum. */
+#include <cublas_v2.h>
+
+#include "../../kernels/radeonflow/gemm/src/gemm.cu"
+#include "bench_common.h"
+
+#include <cmath>
+#include <string>
+
+#define CKB(call)                                                                                  \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+struct shape {
+    const char *cls;
+    int M, N, K;
+};
+
+/* ||x - y|| / ||y|| over rows x cols of two matrices with leading dimension ld; NaN fails. */
+template <typename T>
+__global__ void rel_err_kernel(const uint16_t *x, const uint16_t *y, int rows, int cols, int ld,
+                               double *acc)
+{
+    double num = 0, den = 0;
+    size_t n = (size_t)rows * cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t o = (i / cols) * ld + i % cols;
+        double a = kb_type<T>::load(x[o]), b = kb_type<T>::load(y[o]);
+        num += (a - b) * (a - b);
+        den += b * b;
+        if (a != a)
+            num += 1e300;
+    }
+    atomicAdd(&acc[0], num);
+    atomicAdd(&acc[1], den);
+}
+
+template <typename T>
+static double rel_err(const uint16_t *x, const uint16_t *y, int rows, int cols, int ld)
+{
+    double *acc, h[2];
+    CK(cudaMalloc(&acc, 2 * sizeof(double)));
+    CK(cudaMemset(acc, 0, 2 * sizeof(double)));
+    rel_err_kernel<T><<<1024, 256>>>(x, y, rows, cols, ld, acc);
+    CK(cudaMemcpy(h, acc, sizeof h, cudaMemcpyDeviceToHost));
+    CK(cudaFree(acc));
+    return std::sqrt(h[0] / (h[1] > 0 ? h[1] : 1));
+}
+
+/* Every padding element of C (columns N..ldc) still holds the poison byte pattern. */
+static bool padding_intact(const uint16_t *C, int M, int N, int ldc)
+{
+    if (ldc == N)
+        return true;
+    std::vector<uint16_t> h((size_t)M * ldc);
+    CK(cudaMemcpy(h.data(), C, h.size() * 2, cudaMemcpyDeviceToHost));
+    for (int m = 0; m < M; m++)
+        for (int n = N; n < ldc; n++)
+            if (h[(size_t)m * ldc + n] != 0xffff)
+                return false;
+    return true;
+}
+
+static cudaDataType_t cuda_type(bool bf16)
+{
+    return bf16 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+/* A variant: a name and how to call it (plan: a row of the table and a split, or the table's
+ * own choice; which consumer; or the export). */
+struct variant {
+    std::string name;
+    int kind; /* 0 export, 1 forced plan wgmma, 2 table wgmma, 3 table mma.sync */
+    rf::ts_plan plan;
+};
+
+template <typename T>
+static int call_variant(const variant &v, int M, int N, int K, float al, const uint16_t *A, int lda,
+                        const uint16_t *B, int ldb, float be, uint16_t *C, int ldc)
+{
+    switch (v.kind) {
+    case 0:
+        if (std::is_same<T, kb_bf16_tag>::value)
+            return rf_gemm_bf16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
+        return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
+    case 1:
+        return rf::launch_tma_plan<T, true>(&v.plan, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case 2:
+        return rf::launch_tma<T, true>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    default:
+        return rf::launch_tma<T, false>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    }
+}
+
+static std::string plan_name(const rf::ts_plan &p)
+{
+    const rf::ts_tile &t = rf::kTsTiles[p.tile];
+    char b[64];
+    snprintf(b, sizeof b, "%dx%dx%d s%d", t.bm, t.bn, t.ctas, p.splits);
+    return b;
+}
+
+struct result {
+    double ratio_default, ratio_best, ratio_sm90;
+};
+
+template <typename T>
+static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, int sms, FILE *log)
+{
+    bool bf16 = std::is_same<T, kb_bf16_tag>::value;
+    int M = sh.M, N = sh.N, K = sh.K, lda = K, ldb = N, ldc = N;
+    size_t na = (size_t)M * lda, nb = (size_t)K * ldb, nc = (size_t)M * ldc;
+    size_t set_bytes = (na + nb + nc) * 2;
+    /* rotate through enough input sets that no run finds its operands in the 60 MB L2 */
+    int sets = (int)std::min<size_t>(16, std::max<size_t>(2, (3 * 60u << 20) / set_bytes + 1));
+    std::vector<uint16_t *> A(sets), B(sets), C(sets);
+    int dt = bf16 ? B_BF16 : B_F16;
+    for (int s = 0; s < sets; s++) {
+        CK(cudaMalloc(&A[s], na * 2));
+        CK(cudaMalloc(&B[s], nb * 2));
+        CK(cudaMalloc(&C[s], nc * 2));
+        bench_fill_random(A[s], na, dt);
+        bench_fill_random(B[s], nb, dt);
+        bench_fill_random(C[s], nc, dt);
+    }
+    uint16_t *ref;
+    CK(cudaMalloc(&ref, nc * 2));
+    float alpha = 1.0f, beta = 0.0f;
+    double flop = 2.0 * M * N * K;
+    cudaDataType_t ct = cuda_type(bf16);
+    auto cublas = [&](int i) {
+        int s = i % sets;
+        CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B[s], ct, ldb, A[s], ct, lda,
+                         &beta, C[s], ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    double t_probe = bench_median_ms(cublas, 3, 5);
+    /* about 25 ms of timed calls per variant, 10..50 calls */
+    int reps = (int)std::max(10.0, std::min(50.0, 25.0 / std::max(t_probe, 1e-3)));
+    cublas(0);
+    CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
+
+    rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
+    std::vector<variant> vs;
+    vs.push_back({bf16 ? "rf_gemm_bf16" : "rf_gemm_f16", 0, {0, 0}});
+    vs.push_back({"sm_90 build (mma.sync) " + plan_name(rf::ts_choose(M, N, K, sms)), 3, {0, 0}});
+    for (int t = 0; t < rf::TS_NTILES; t++) {
+        rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
+        vs.push_back({"tile " + plan_name(p), 1, p});
+    }
+    int ktiles = (K + 63) / 64;
+    if (pick.splits > 1)
+        vs.push_back({"pick unsplit " + plan_name({pick.tile, 1}), 1, {pick.tile, 1}});
+    int s2 = std::min(rf::TS_MAX_SPLITS, std::max(2, pick.splits * 2));
+    if (s2 <= ktiles && s2 != pick.splits)
+        vs.push_back({"pick more splits " + plan_name({pick.tile, s2}), 1, {pick.tile, s2}});
+
+    char label[64];
+    snprintf(label, sizeof label, "%dx%dx%d", M, N, K);
+    /* correctness first (C poisoned), dropping variants that cannot run here */
+    std::vector<double> errs;
+    std::vector<variant> run;
+    for (const auto &v : vs) {
+        CK(cudaMemset(C[0], 0xff, nc * 2)); /* NaN poison: unwritten outputs show as error */
+        int rc = call_variant<T>(v, M, N, K, alpha, A[0], lda, B[0], ldb, beta, C[0], ldc);
+        if (rc == KBPKG_KERNEL_EUNSUPPORTED) {
+            fprintf(log, "%-8s %-18s %-4s %-36s unsupported (unaligned rows)\n", sh.cls, label,
+                    tname, v.name.c_str());
+            continue;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "%s %s %s: returned %d\n", label, tname, v.name.c_str(), rc);
+            exit(1);
+        }
+        CK(cudaDeviceSynchronize());
+        errs.push_back(rel_err<T>(C[0], ref, M, N, ldc));
+        run.push_back(v);
+    }
+    /* then timing, interleaved: each round calls cuBLAS and every variant once, so clock and
+     * power drift over the run hits all of them alike; medians per variant */
+    size_t nv = run.size() + 1;
+    std::vector<cudaEvent_t> ev(2 * nv * reps);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    auto call = [&](size_t v, int i) {
+        int s = i % sets;
+        if (v == 0) {
+            CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B[s], ct, ldb, A[s], ct,
+                             lda, &beta, C[s], ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        } else if (call_variant<T>(run[v - 1], M, N, K, alpha, A[s], lda, B[s], ldb, beta, C[s],
+                                   ldc) != 0) {
+            fprintf(stderr, "%s failed to launch\n", run[v - 1].name.c_str());
+            exit(1);
+        }
+    };
+    for (int i = 0; i < 2; i++)
+        for (size_t v = 0; v < nv; v++)
+            call(v, i);
+    for (int i = 0; i < reps; i++)
+        for (size_t v = 0; v < nv; v++) {
+            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
+            call(v, i + (int)v);
+            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
+        }
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    std::vector<double> med(nv);
+    for (size_t v = 0; v < nv; v++) {
+        std::vector<double> ms(reps);
+        for (int i = 0; i < reps; i++) {
+            float t;
+            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+            ms[i] = t;
+        }
+        std::sort(ms.begin(), ms.end());
+        med[v] = ms[reps / 2];
+    }
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    double t_cublas = med[0];
+    fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
+            "cuBLAS", t_cublas, flop / t_cublas / 1e9);
+    result r = {0, 0, 0};
+    std::string best_name = "-";
+    for (size_t v = 1; v < nv; v++) {
+        const variant &var = run[v - 1];
+        double t = med[v], ratio = t_cublas / t, err = errs[v - 1];
+        bool wrong = !(err < 1e-2);
+        fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  %.3f  relerr %.1e%s\n", sh.cls,
+                label, tname, var.name.c_str(), t, flop / t / 1e9, ratio, err,
+                wrong ? "  WRONG" : "");
+        if (wrong) {
+            fprintf(stderr, "WRONG: %s %s %s relerr %.3e\n", label, tname, var.name.c_str(), err);
+            ratio = 0;
+        }
+        if (var.kind == 0)
+            r.ratio_default = ratio;
+        if (var.kind == 3)
+            r.ratio_sm90 = ratio;
+        if (ratio > r.ratio_best) {
+            r.ratio_best = ratio;
+            best_name = var.name;
+        }
+    }
+    printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | rf_gemm %.3f | sm_90 %.3f | best %.3f %s\n", sh.cls,
+           label, tname, flop / t_cublas / 1e9, r.ratio_default, r.ratio_sm90, r.ratio_best,
+           best_name.c_str());
+    fflush(stdout);
+    for (int s = 0; s < sets; s++) {
+        CK(cudaFree(A[s]));
+        CK(cudaFree(B[s]));
+        CK(cudaFree(C[s]));
+    }
+    CK(cudaFree(ref));
+    return r;
+}
+
+/* Every table row, forced, with and without a split, both consumers, on ragged shapes with
+ * padded strides, alpha and beta (C read) and beta = 0 over poisoned C: against cuBLAS. */
+template <typename T> static int sweep(cublasHandle_t h, FILE *log)
+{
+    bool bf16 = std::is_same<T, kb_bf16_tag>::value;
+    struct c {
+        int M, N, K, pa, pb, pc;
+        float alpha, beta;
+    } cases[] = {
+        /* ragged M, N and K tiles; TMA needs 16-byte rows, so lda and ldb are padded to 8 */
+        {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f}, {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
+        {1, 520, 4096, 0, 0, 0, 1.0f, 0.0f},   {130, 1030, 130, 6, 2, 1, -1.0f, 0.25f},
+        {513, 264, 1100, 4, 0, 3, 1.0f, 0.0f}, {16, 4104, 2048, 0, 8, 0, 1.0f, 1.0f},
+    };
+    int bad = 0, runs = 0;
+    cudaDataType_t ct = cuda_type(bf16);
+    for (const auto &cs : cases) {
+        int lda = cs.K + cs.pa, ldb = cs.N + cs.pb, ldc = cs.N + cs.pc;
+        size_t na = (size_t)cs.M * lda, nb = (size_t)cs.K * ldb, nc = (size_t)cs.M * ldc;
+        uint16_t *A, *B, *C0, *Cr, *Co;
+        CK(cudaMalloc(&A, na * 2));
+        CK(cudaMalloc(&B, nb * 2));
+        CK(cudaMalloc(&C0, nc * 2));
+        CK(cudaMalloc(&Cr, nc * 2));
+        CK(cudaMalloc(&Co, nc * 2));
+        bench_fill_random(A, na, bf16 ? B_BF16 : B_F16);
+        bench_fill_random(B, nb, bf16 ? B_BF16 : B_F16);
+        CK(cudaMemset(C0, 0xff, nc * 2));
+        if (cs.beta != 0.0f) /* rows of random values, the padding stays poisoned */
+            for (int m = 0; m < cs.M; m++)
+                bench_fill_random(C0 + (size_t)m * ldc, cs.N, bf16 ? B_BF16 : B_F16);
+        CK(cudaMemcpy(Cr, C0, nc * 2, cudaMemcpyDeviceToDevice));
+        CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, cs.N, cs.M, cs.K, &cs.alpha, B, ct, ldb, A,
+                         ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        for (int wg = 0; wg < 2; wg++)
+            for (int t = 0; t < rf::TS_NTILES; t++)
+                for (int s : {1, 3, 16}) {
+                    rf::ts_plan p = {t, s};
+                    CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
+                    int rc = wg ? rf::launch_tma_plan<T, true>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
+                                                               lda, B, ldb, cs.beta, Co, ldc, 0)
+                                : rf::launch_tma_plan<T, false>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
+                                                                lda, B, ldb, cs.beta, Co, ldc, 0);
+                    CK(cudaDeviceSynchronize());
+                    double err = rc ? 1.0 : rel_err<T>(Co, Cr, cs.M, cs.N, ldc);
+                    bool pad = padding_intact(Co, cs.M, cs.N, ldc);
+                    runs++;
+                    if (rc != 0 || !(err < 1e-2) || !pad) {
+                        bad++;
+                        fprintf(stderr,
+                                "sweep FAIL %s %dx%dx%d ld %d/%d/%d %s %s: rc %d relerr %.2e%s\n",
+                                bf16 ? "bf16" : "f16", cs.M, cs.N, cs.K, lda, ldb, ldc,
+                                wg ? "wgmma" : "mma.sync", plan_name(p).c_str(), rc, err,
+                                pad ? "" : " padding written");
+                    }
+                    fprintf(log, "sweep %s %dx%dx%d %s %s relerr %.2e\n", bf16 ? "bf16" : "f16",
+                            cs.M, cs.N, cs.K, wg ? "wgmma" : "mma.sync", plan_name(p).c_str(), err);
+                }
+        CK(cudaFree(A));
+        CK(cudaFree(B));
+        CK(cudaFree(C0));
+        CK(cudaFree(Cr));
+        CK(cudaFree(Co));
+    }
+    printf("sweep %s: %d forced plans, %d failed\n", bf16 ? "bf16" : "f16", runs, bad);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    const char *log_path = argc > 1 ? argv[1] : "gemm_shapes.log";
+    FILE *log = fopen(log_path, "w");
+    if (!log) {
+        perror(log_path);
+        return 1;
+    }
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("device %s, %d SMs, L2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
+    cublasHandle_t h;
+    CKB(cublasCreate(&h));
+    int bad = sweep<kb_bf16_tag>(h, log) + sweep<kb_f16_tag>(h, log);
+    /* LLM inference: M tokens against hidden sizes 4096 (8B), 5120 (13B), 8192 (70B) and the
+     * MLP widths 14336, 28672; odd sizes; shallow and deep K */
+    const shape shapes[] = {
+        {"decode", 1, 4096, 4096},     {"decode", 1, 14336, 4096},   {"decode", 1, 8192, 8192},
+        {"decode", 1, 4096, 14336},    {"decode", 16, 4096, 4096},   {"decode", 16, 5120, 5120},
+        {"decode", 16, 8192, 8192},    {"decode", 16, 28672, 8192},  {"decode", 32, 8192, 28672},
+        {"small", 64, 4096, 4096},     {"small", 64, 14336, 4096},   {"small", 64, 8192, 8192},
+        {"small", 128, 4096, 4096},    {"small", 128, 8192, 8192},   {"small", 128, 28672, 8192},
+        {"small", 128, 4096, 14336},   {"mid", 256, 5120, 5120},     {"mid", 256, 14336, 4096},
+        {"mid", 512, 8192, 8192},      {"mid", 512, 4096, 14336},    {"mid", 1024, 4096, 4096},
+        {"mid", 1024, 28672, 8192},    {"mid", 2048, 5120, 5120},    {"large", 4096, 4096, 4096},
+        {"large", 4096, 14336, 4096},  {"large", 4096, 4096, 14336}, {"large", 8192, 8192, 8192},
+        {"large", 8192, 28672, 8192},  {"large", 16384, 8192, 8192}, {"large", 16384, 5120, 5120},
+        {"large", 16384, 14336, 4096}, {"odd", 1000, 1000, 1000},    {"odd", 3000, 5000, 2000},
+        {"odd", 4095, 4097, 1000},     {"odd", 777, 1000, 3000},     {"shallow", 16384, 16384, 512},
+        {"shallow", 8192, 8192, 256},  {"deep", 256, 256, 65536},    {"deep", 1024, 1024, 32768},
+        {"deep", 4096, 4096, 32768},
+    };
+    fprintf(log, "%-8s %-18s %-4s %-36s %12s %12s  %s\n", "class", "shape", "type", "kernel",
+            "median", "rate", "vs cuBLAS");
+    double lg_def = 0, lg_best = 0, lg_90 = 0, min_def = 1e9, min_90 = 1e9;
+    int n = 0, n90 = 0;
+    std::string min_name;
+    for (const auto &sh : shapes)
+        for (int t = 0; t < 2; t++) {
+            result r = t == 0 ? run_shape<kb_bf16_tag>(h, sh, "bf16", p.multiProcessorCount, log)
+                              : run_shape<kb_f16_tag>(h, sh, "f16", p.multiProcessorCount, log);
+            lg_def += std::log(std::max(r.ratio_default, 1e-9));
+            lg_best += std::log(std::max(r.ratio_best, 1e-9));
+            n++;
+            if (r.ratio_sm90 > 0) {
+                lg_90 += std::log(r.ratio_sm90);
+                min_90 = std::min(min_90, r.ratio_sm90);
+                n90++;
+            }
+            if (r.ratio_default < min_def) {
+                min_def = r.ratio_default;
+                min_name = std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
+                           std::to_string(sh.K) + (t ? " f16" : " bf16");
+            }
+        }
+    printf("rf_gemm (sm_90a build, as exported): geomean %.3f over %d, min %.3f (%s)\n",
+           std::exp(lg_def / n), n, min_def, min_name.c_str());
+    printf("best variant per shape (oracle):     geomean %.3f\n", std::exp(lg_best / n));
+    printf("sm_90 table (mma.sync), aligned:     geomean %.3f over %d, min %.3f\n",
+           std::exp(lg_90 / (n90 ? n90 : 1)), n90, min_90);
+    CKB(cublasDestroy(h));
+    fclose(log);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+/* The OCI referrers tag schema: which manifests name a given digest as their subject. */
+#ifndef KB_REGISTRY_REFERRERS_H
+#define KB_REGISTRY_REFERRERS_H
+
+#include "registry/oci.h"
+#include "registry/registry.h"
+
+/* "sha256-<hex>": the tag of subject_digest's referrers index (distribution spec 1.1, for
+ * registries without the referrers API, as docker-registry 2.8). Owned; NULL on OOM. */
+char *kbi_referrers_tag(const char *subject_digest);
+
+/* The referrers index of subject_digest in repo: an empty index when the tag is absent. */
+int kbi_registry_referrers(kb_oci_index *out, kb_registry *r, const char *repo,
+                           const char *subject_digest);
+
+/* Add each of descs (manifests already pushed whose subject is subject_digest) to its
+ * referrers index, keeping what it holds. The spec's schema is a read-modify-write that a
+ * concurrent writer can undo, so the index is read back after each write and written again
+ * until every one of descs is in it. */
+int kbi_registry_referrers_add(kb_registry *r, const char *repo, const char *subject_digest,
+                               const kb_oci_descriptor *descs, size_t count);
+
+#endif
