@@ -140,7 +140,7 @@ else
     echo "gemm_bench build FAILED"; grep -m20 error "$OUTDIR/build_gemm_bench.log"; status=1
 fi
 echo "== activation / rmsnorm vs copy bandwidth (v1 = the kernels before, same run)"
-cat "$OUTDIR"/regs_*.txt 2>/dev/null | grep -E "rms_block|rms_group|act_kernel<kb_bf16" | head -12
+cat "$OUTDIR"/regs_*.txt 2>/dev/null | grep -E "rms_rows|rms_stream|act_flat_kernel<kb_bf16|act_rows_kernel<kb_bf16" | head -12
 if [ -x "$B/mem_bench" ]; then
     timeout 300 "$B/mem_bench" 2>&1 | tee "$OUTDIR/mem_bench.txt"
     rc=${PIPESTATUS[0]}
