@@ -62,18 +62,8 @@ static int push_one(kb_oci_descriptor *desc, kb_registry *r, const kb_bench_resu
         rc = kbi_registry_blob_put_mem(NULL, r, res->name, text, strlen(text));
     if (!rc)
         rc = kbi_registry_blob_put_mem(NULL, r, res->name, "{}", 2);
-    m.artifact_type = kbi_strdup(KB_BENCH_ARTIFACT_TYPE);
-    m.subject = calloc(1, sizeof(*m.subject));
-    if (!rc && (!m.artifact_type || !m.subject))
-        rc = kbi_error_oom(ctx);
     if (!rc)
-        rc = kbi_oci_descriptor_empty_config(&m.config);
-    if (!rc)
-        rc = kbi_oci_manifest_add_layer(&m, &layer);
-    if (!rc)
-        rc = kbi_oci_descriptor_set(m.subject,
-                                    index->media_type ? index->media_type : KB_MT_OCI_INDEX,
-                                    index->digest, index->len);
+        rc = kbi_oci_referrer_manifest(&m, ctx, KB_BENCH_ARTIFACT_TYPE, &layer, index);
     const char *dev = device_name(t, &hold);
     if (!rc)
         rc = kbi_oci_annotate(&m.annotations, "dev.kbpkg.target", t->target) ||

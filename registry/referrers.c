@@ -14,6 +14,23 @@ char *kbi_referrers_tag(const char *subject_digest)
     return hex ? kbi_asprintf("sha256-%s", hex) : NULL;
 }
 
+int kbi_oci_referrer_manifest(kb_oci_manifest *m, kb_ctx *ctx, const char *artifact_type,
+                              const kb_oci_descriptor *layer, const kb_registry_manifest *subject)
+{
+    m->artifact_type = kbi_strdup(artifact_type);
+    m->subject = calloc(1, sizeof(*m->subject));
+    int rc = m->artifact_type && m->subject ? 0 : KB_ERR_NOMEM;
+    if (!rc)
+        rc = kbi_oci_descriptor_empty_config(&m->config);
+    if (!rc)
+        rc = kbi_oci_manifest_add_layer(m, layer);
+    if (!rc)
+        rc = kbi_oci_descriptor_set(m->subject,
+                                    subject->media_type ? subject->media_type : KB_MT_OCI_INDEX,
+                                    subject->digest, subject->len);
+    return rc == KB_ERR_NOMEM ? kbi_error_oom(ctx) : rc;
+}
+
 int kbi_registry_referrers(kb_oci_index *out, kb_registry *r, const char *repo,
                            const char *subject_digest)
 {

@@ -1,6 +1,7 @@
 /* Signatures over package indexes: sign, verify into a verdict, and the require_signatures policy.
  */
 #include "registry/oci.h"
+#include "registry/referrers.h"
 #include "registry/registry.h"
 #include "trust/admission.h"
 #include "trust/trust_internal.h"
@@ -177,19 +178,11 @@ static int signature_manifest(kb_buf *out, kb_ctx *ctx, const char *layer_digest
 {
     kb_oci_manifest m = {0};
     kb_oci_descriptor layer = {0};
-    m.artifact_type = kbi_strdup(KB_SIG_ARTIFACT_TYPE);
-    m.subject = calloc(1, sizeof(*m.subject));
-    int rc = m.artifact_type && m.subject ? 0 : kbi_error_oom(ctx);
+    int rc = kbi_oci_descriptor_set(&layer, KB_SIG_LAYER_TYPE, layer_digest, layer_len);
+    if (rc == KB_ERR_NOMEM)
+        kbi_error_oom(ctx);
     if (!rc)
-        rc = kbi_oci_descriptor_empty_config(&m.config);
-    if (!rc)
-        rc = kbi_oci_descriptor_set(&layer, KB_SIG_LAYER_TYPE, layer_digest, layer_len);
-    if (!rc)
-        rc = kbi_oci_manifest_add_layer(&m, &layer);
-    if (!rc)
-        rc = kbi_oci_descriptor_set(m.subject,
-                                    index->media_type ? index->media_type : KB_MT_OCI_INDEX,
-                                    index->digest, index->len);
+        rc = kbi_oci_referrer_manifest(&m, ctx, KB_SIG_ARTIFACT_TYPE, &layer, index);
     if (!rc)
         rc = kbi_oci_annotate(&m.annotations, "dev.kbpkg.key-id", key_id);
     if (rc == KB_ERR_NOMEM)
