@@ -45,9 +45,9 @@ static bool wanted(const char *target, const char *const *targets, size_t count)
     return count == 0;
 }
 
-/* The source artifact of name@version in the cache, fetched from the ctx's registry when missing
- * (as `kbpkg fetch --source` does, trust policy included: the install record keeps only the
- * registry's base URL, not its namespace); *blob_out owned. */
+/* The source artifact of name@version in the cache, fetched when missing (as `kbpkg fetch
+ * --source` does, trust policy included) from the registry the package was installed from, as
+ * its install record names it; *blob_out owned. */
 static int source_blob(char **blob_out, kb_ctx *ctx, kb_cache *cache, const kb_installed *p,
                        int allow_unsigned)
 {
@@ -56,7 +56,8 @@ static int source_blob(char **blob_out, kb_ctx *ctx, kb_cache *cache, const kb_i
     if (rc == KB_ERR_NOT_FOUND) {
         kb_ctx_clear_error(ctx);
         char *ref = kbi_asprintf("%s@%s", p->name, p->version), *fetched = NULL;
-        rc = ref ? kb_fetch_source(&fetched, ctx, ref, NULL, allow_unsigned) : kbi_error_oom(ctx);
+        rc = ref ? kb_fetch_source(&fetched, ctx, ref, p->registry, allow_unsigned)
+                 : kbi_error_oom(ctx);
         if (rc)
             kbi_error_prefix(ctx, "the benchmark needs the source of %s@%s", p->name, p->version);
         else

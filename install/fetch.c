@@ -116,7 +116,7 @@ KB_EXTERN int kb_fetch_source(char **version_out, kb_ctx *ctx, const char *ref_t
         rc = kbi_install_fetch_layer(&blob, ctx, r, cache, ref.name, src);
     if (!rc)
         rc = kbi_sources_record(cache, ref.name, version, src->layer_digest, idx->digest,
-                                kbi_registry_base(r));
+                                kbi_registry_ref(r));
     if (!rc) {
         *version_out = version;
         version = NULL;

@@ -72,8 +72,8 @@ int kbi_install_entry(kb_install_result *res, kb_ctx *ctx, kb_registry *r, kb_ca
                 res->was_installed = true;
             else {
                 kb_install_info info = {
-                    idx->name,      idx->version,         entry->target, entry->layer_digest,
-                    idx->digest,    kbi_registry_base(r), reason,        false,
+                    idx->name,      idx->version,        entry->target, entry->layer_digest,
+                    idx->digest,    kbi_registry_ref(r), reason,        false,
                     &res->admission};
                 rc = kbi_cache_install_artifact(NULL, cache, blob, &info);
             }

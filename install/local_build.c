@@ -90,10 +90,10 @@ int kbi_local_build_install(kb_install_result *res, kb_ctx *ctx, kb_registry *r,
     int rc = kbi_install_fetch_layer(&blob, ctx, r, cache, idx->name, source);
     if (!rc)
         rc = kbi_sources_record(cache, idx->name, idx->version, source->layer_digest, idx->digest,
-                                kbi_registry_base(r));
+                                kbi_registry_ref(r));
     if (!rc)
         rc = kbi_local_build_from_blob(res, ctx, cache, idx->name, idx->version, blob, target_id,
-                                       reason, kbi_registry_base(r));
+                                       reason, kbi_registry_ref(r));
     free(blob);
     return rc;
 }

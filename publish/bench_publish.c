@@ -111,7 +111,7 @@ static int admitted_index(kb_registry_manifest **index, kb_ctx *ctx, kb_registry
     int rc = kbi_registry_manifest_get(index, r, res->name, res->version);
     if (rc == KB_ERR_NOT_FOUND)
         kbi_error_prefix(ctx, "%s@%s is not published in %s (publish the package first)", res->name,
-                         res->version, kbi_registry_base(r));
+                         res->version, kbi_registry_ref(r));
     if (!rc)
         rc = kb_trust_check(ctx, r, res->name, res->version, (*index)->digest, allow_unsigned != 0);
     return rc;

@@ -75,9 +75,9 @@ const char *kbi_registry_kind(const kb_registry *r)
     return r->ops->kind;
 }
 
-const char *kbi_registry_base(const kb_registry *r)
+const char *kbi_registry_ref(const kb_registry *r)
 {
-    return r->url.layout ? r->url.path : r->url.base;
+    return r->url.ref;
 }
 
 void kbi_registry_set_chunk_size(kb_registry *r, uint64_t chunk_size)

@@ -39,7 +39,9 @@ void kbi_registry_manifest_free(kb_registry_manifest *m);
 
 /* Which transport serves r ("layout" or "remote") and its base ("/path", "http://h:p"). */
 const char *kbi_registry_kind(const kb_registry *r);
-const char *kbi_registry_base(const kb_registry *r);
+/* The reference that reopens r (kb_registry_open): the layout folder, or "https://host/ns"
+ * with the namespace; what install and source records keep, and what messages name. */
+const char *kbi_registry_ref(const kb_registry *r);
 
 /* Is the blob there? KB_ERR_NOT_FOUND (error set, naming the URL/path) when not. */
 int kbi_registry_blob_exists(uint64_t *size_out, kb_registry *r, const char *repo,
@@ -119,6 +121,7 @@ typedef struct kb_registry_url {
     char *base;      /* remote: "https://host:port" */
     char *host;      /* remote: "host" or "host:port" */
     char *namespace; /* remote: "" or "ns" (no slashes at the ends) */
+    char *ref;       /* what reopens it: the folder, or base[/namespace] */
 } kb_registry_url;
 /* GET url (http, https, file) into dest, which appears only when its sha256 matches:
  * KB_ERR_DIGEST naming both digests otherwise, KB_ERR_OFFLINE when offline is set. */

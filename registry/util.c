@@ -58,6 +58,7 @@ void kbi_registry_url_free(kb_registry_url *u)
     free(u->base);
     free(u->host);
     free(u->namespace);
+    free(u->ref);
     memset(u, 0, sizeof(*u));
 }
 
@@ -71,7 +72,8 @@ static int parse_layout(kb_registry_url *out, kb_ctx *ctx, const char *path)
     size_t n = out->path ? strlen(out->path) : 0;
     while (n > 1 && out->path[n - 1] == '/')
         out->path[--n] = '\0';
-    return out->path ? 0 : kbi_error_oom(ctx);
+    out->ref = out->path ? kbi_strdup(out->path) : NULL;
+    return out->ref ? 0 : kbi_error_oom(ctx);
 }
 
 int kbi_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, bool insecure)
@@ -136,7 +138,10 @@ int kbi_registry_url_parse(kb_registry_url *out, kb_ctx *ctx, const char *ref, b
     out->host = host;
     out->base = kbi_asprintf("%s://%s", scheme, host);
     out->namespace = kbi_strndup(ns, ns_len);
-    if (!out->base || !out->namespace) {
+    out->ref = !out->base ? NULL
+               : ns_len   ? kbi_asprintf("%s/%.*s", out->base, (int)ns_len, ns)
+                          : kbi_strdup(out->base);
+    if (!out->base || !out->namespace || !out->ref) {
         kbi_registry_url_free(out);
         return kbi_error_oom(ctx);
     }

@@ -130,6 +130,23 @@ Test(publish_registry, publish_lock_sync_tamper_offline)
     cr_assert_eq(kbi_read_file(NULL, record, &rec), 0);
     char *field = kbi_asprintf("\"artifact_digest\": \"%s\"", pinned);
     cr_expect(strstr(rec.data, field), "%s", rec.data);
+    /* the record names the registry so that it reopens: namespace included (it used to keep
+     * only "http://host:port", where kbtest/cpu-add does not exist) */
+    char *where = kbi_asprintf("http://127.0.0.1:%d/kbtest", s.srv.port);
+    char *reg_field = kbi_asprintf("\"registry\": \"%s\"", where);
+    cr_expect(strstr(rec.data, reg_field), "%s", rec.data);
+    char **tags = NULL;
+    size_t ntags = 0;
+    cr_assert_eq(kb_registry_open(&reg, s.ctx, where), 0, "%s", msg(&s));
+    cr_expect_eq(kb_registry_list_tags(&tags, &ntags, reg, "kbtest/cpu-add"), 0, "%s", msg(&s));
+    bool has_version = false;
+    for (size_t i = 0; i < ntags; i++)
+        has_version = has_version || strcmp(tags[i], "0.1.0") == 0;
+    cr_expect(has_version, "the reopened registry lists kbtest/cpu-add's 0.1.0 (%zu tags)", ntags);
+    kb_strings_free(tags, ntags);
+    kb_registry_free(reg);
+    free(reg_field);
+    free(where);
     kb_sync_report_free(rep);
 
     /* Offline after a sync: nothing to do, no connection (the registry is stopped too). */
