@@ -129,7 +129,8 @@ char *cli_usage_for(const char *path);
 void cli_print_options(FILE *out, const cli_command *cmd);
 /* The same text, owned by the caller (for --json and man pages); NULL when out of memory. */
 char *cli_options_text(const cli_command *cmd);
-/* Its flags ("--target", "-t") for completion, subcommands' too, through add(word, payload). */
+/* Its own flags ("--target", "-t") for completion, through add(word, payload); a subcommand's
+ * are its own (completion offers them once the subcommand is on the line). */
 void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
                       void *payload);
 /* A usage error for cmd's argv that names no subcommand: the option that is not one, the

@@ -205,8 +205,8 @@ char *cli_options_text(const cli_command *cmd)
     return text_of(cli_print_options, cmd);
 }
 
-static void option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
-                         void *payload)
+void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
+                      void *payload)
 {
     cli_option_list all;
     cli_options_flatten(&all, cmd->options);
@@ -219,14 +219,6 @@ static void option_words(const cli_command *cmd, void (*add)(const char *word, v
         if (o->short_form)
             add(word, payload);
     }
-}
-
-void cli_option_words(const cli_command *cmd, void (*add)(const char *word, void *payload),
-                      void *payload)
-{
-    option_words(cmd, add, payload);
-    for (const cli_command *s = cmd->subcommands; s && s->name; s++)
-        option_words(s, add, payload);
 }
 
 int cli_subcommand_error(cli *c, const cli_command *cmd, int argc, char **argv)

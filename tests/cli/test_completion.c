@@ -122,7 +122,13 @@ Test(completion, bash_completes_flags_from_option_tables)
         {
             const char *name = json_string_value(json_object_get(sub, "name"));
             cr_expect(has_line(plain, name), "'kbpkg %s ' does not offer %s: %s", cmd, name, plain);
-            expect_flags_offered(cmd, offered, sub);
+            char *sub_cmd = kbi_asprintf("%s %s", cmd, name);
+            char *sub_words = kbi_asprintf("kbpkg %s -", sub_cmd);
+            char *sub_offered = complete_bash(sub_words);
+            expect_flags_offered(sub_cmd, sub_offered, sub);
+            free(sub_offered);
+            free(sub_words);
+            free(sub_cmd);
         }
         free(plain);
         free(plain_words);
@@ -132,6 +138,22 @@ Test(completion, bash_completes_flags_from_option_tables)
     }
     free(commands);
     json_decref(list);
+}
+
+/* Once a subcommand is on the line only its flags are offered, and no subcommand names again;
+ * a second word that names no subcommand (farm's DIR) keeps the command's words. */
+Test(completion, bash_narrows_to_the_subcommand_on_the_line)
+{
+    char *got = complete_bash("kbpkg key generate --");
+    cr_expect(has_line(got, "--name") && !has_line(got, "--reason"), "%s", got);
+    free(got);
+    got = complete_bash("kbpkg key revoke --");
+    cr_expect(has_line(got, "--reason") && !has_line(got, "--name"), "%s", got);
+    free(got);
+    expect_completion("kbpkg config list ", "\n");
+    got = complete_bash("kbpkg farm kernels --");
+    cr_expect(has_line(got, "--jobs") && !has_line(got, "--pools"), "%s", got);
+    free(got);
 }
 
 /* A fresh cache with kbtest/cpu-add really installed from a layout registry, and a PATH
@@ -259,6 +281,14 @@ Test(completion, zsh_completes_after_the_command_word)
     got = complete_zsh(w.exports, "kbpkg build --ta");
     cr_expect(strstr(got, "\n--target\n") != NULL, "build --ta offers --target: %s", got);
     free(got);
+    got = complete_zsh(w.exports, "kbpkg key generate --");
+    cr_expect(strstr(got, "\n--name\n") != NULL && strstr(got, "\n--reason\n") == NULL,
+              "key generate offers its own flags only: %s", got);
+    free(got);
+    got = complete_zsh(w.exports, "kbpkg farm merge ");
+    cr_expect(strstr(got, "\nkbtest/cpu-add\n") != NULL && strstr(got, "\nplan\n") == NULL,
+              "farm merge offers installed packages, not subcommands: %s", got);
+    free(got);
     got = complete_zsh(w.exports, "kbpkg --registry /tmp/x doc");
     cr_expect(strstr(got, "\ndoctor\n") != NULL, "a global's value is not the command: %s", got);
     free(got);
@@ -273,7 +303,8 @@ Test(completion, zsh_script_parses_and_lists_commands)
     cr_expect(strstr(r.out, "'doctor:check toolchains, GPUs, registry, cache and trust; say "
                             "how to fix'") != NULL,
               "%s", r.out);
-    cr_expect(strstr(r.out, "hub) cwords=( 'render' '--out')") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "hub) cwords=( 'render')") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "'hub render') cwords=( '--out' '')") != NULL, "%s", r.out);
     if (access("/usr/bin/zsh", X_OK) == 0) {
         char *dir = kbt_mkdtemp();
         char *path = kbi_asprintf("%s/_kbpkg", dir);
