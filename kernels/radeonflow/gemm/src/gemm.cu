@@ -1125,17 +1125,8 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    /* The kernel's code must come from sm_90 PTX or SASS: a fat binary whose compute_80 PTX
-     * was JIT-compiled for this device holds only the trap. */
-    static const bool usable = [] {
-        cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, gemm_tma<T, ts_cfg<128, 256, 1>, WGMMA, false>) !=
-            cudaSuccess) {
-            (void)cudaGetLastError(); /* do not leave the error for the fallback's launch check */
-            return false;
-        }
-        return attr.ptxVersion >= 90;
-    }();
+    static const bool usable =
+        kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1>, WGMMA, false>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     int sms = sm_count();

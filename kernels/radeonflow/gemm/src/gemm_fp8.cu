@@ -154,13 +154,12 @@ __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* d (+)= A x B^T for one 64 x 128 x 32 step: both e4m3 operands K-major in 128-byte swizzled
- * shared memory; accumulate selects d += (1) or d = (0). */
-__device__ __forceinline__ void wgmma_fp8_m64n128k32(float *d, uint64_t da, uint64_t db,
-                                                     int accumulate)
+/* d += A x B^T for one 64 x 128 x 32 step: both e4m3 operands K-major in 128-byte swizzled
+ * shared memory (the first step of a block is wgmma_fp8_m64n128k32_first). */
+__device__ __forceinline__ void wgmma_fp8_m64n128k32(float *d, uint64_t da, uint64_t db)
 {
     asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
         "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
@@ -176,7 +175,7 @@ __device__ __forceinline__ void wgmma_fp8_m64n128k32(float *d, uint64_t da, uint
           "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
           "+f"(d[63])
-        : "l"(da), "l"(db), "r"(accumulate));
+        : "l"(da), "l"(db));
 }
 
 /* d = A x B^T for one 64 x 128 x 32 step, d only written: the first step of a block. Declaring
@@ -204,6 +203,19 @@ __device__ __forceinline__ void wgmma_fp8_m64n128k32_first(float *d, uint64_t da
         : "l"(da), "l"(db));
 }
 
+/* The ring of stages as the producer and each consumer walk it. */
+struct h_cursor {
+    int s;
+    unsigned phase;
+    __device__ __forceinline__ void next()
+    {
+        if (++s == H_STAGES) {
+            s = 0;
+            phase ^= 1;
+        }
+    }
+};
+
 /* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
  * its rows once and the copy engine writes them into every block of the cluster (multicast),
  * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
@@ -215,29 +227,24 @@ __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
     const int rank = (int)(blockIdx.x % CL), slice = H_BM / CL;
-    int s = 0;
-    unsigned phase = 0;
+    h_cursor c = {0, 0};
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
         h_tile<CL>(a, u, rank, &m0, &n0);
-        for (int kb = 0; kb < a.kblocks; kb++) {
+        for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
             if (CL > 1)
-                mbar_wait_cluster(&empty[s], phase ^ 1);
+                mbar_wait_cluster(&empty[c.s], c.phase ^ 1);
             else
-                mbar_wait(&empty[s], phase ^ 1);
-            mbar_expect_tx(&full[s], H_STAGE_BYTES); /* out-of-bounds boxes count too */
-            uint8_t *sa = smem + s * H_STAGE_BYTES;
+                mbar_wait(&empty[c.s], c.phase ^ 1);
+            mbar_expect_tx(&full[c.s], H_STAGE_BYTES); /* out-of-bounds boxes count too */
+            uint8_t *sa = smem + c.s * H_STAGE_BYTES;
             if (CL > 1)
-                tma_load_2d_multicast(sa + rank * slice * H_BK, tma, &full[s], kb * H_BK,
+                tma_load_2d_multicast(sa + rank * slice * H_BK, tma, &full[c.s], kb * H_BK,
                                       m0 + rank * slice, (uint16_t)((1u << CL) - 1));
             else
-                tma_load_2d(sa, tma, &full[s], kb * H_BK, m0);
-            tma_load_2d(sa + H_A_BYTES, tmb, &full[s], kb * H_BK, n0);
-            if (++s == H_STAGES) {
-                s = 0;
-                phase ^= 1;
-            }
+                tma_load_2d(sa, tma, &full[c.s], kb * H_BK, m0);
+            tma_load_2d(sa + H_A_BYTES, tmb, &full[c.s], kb * H_BK, n0);
         }
     }
 }
@@ -305,19 +312,6 @@ __device__ __forceinline__ void h_epilogue_tma(const float *acc, uint8_t *stage,
     }
 }
 
-/* The ring of stages as a consumer walks it. */
-struct h_cursor {
-    int s;
-    unsigned phase;
-    __device__ __forceinline__ void next()
-    {
-        if (++s == H_STAGES) {
-            s = 0;
-            phase ^= 1;
-        }
-    }
-};
-
 /* Waits for stage c.s and issues its four wgmma into part (one commit group). */
 __device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *full,
                                         const h_cursor &c, int wg)
@@ -329,8 +323,7 @@ __device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *fu
     wgmma_fp8_m64n128k32_first(part, wg_desc(sa, 16, 1024), wg_desc(sb, 16, 1024));
 #pragma unroll
     for (int j = 1; j < H_BK / 32; j++)
-        wgmma_fp8_m64n128k32(part, wg_desc(sa + j * 32, 16, 1024), wg_desc(sb + j * 32, 16, 1024),
-                             1);
+        wgmma_fp8_m64n128k32(part, wg_desc(sa + j * 32, 16, 1024), wg_desc(sb + j * 32, 16, 1024));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
@@ -382,10 +375,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2;
     int g = lane >> 2, t = lane & 3;
     h_cursor c = {0, 0};
-    float pa[64], pb[64];
-#pragma unroll
-    for (int i = 0; i < 64; i++)
-        pa[i] = pb[i] = 0.0f;
+    float pa[64], pb[64]; /* written whole by each block's first wgmma */
     const int rank = (int)(blockIdx.x % CL);
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
@@ -547,15 +537,7 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 {
     if (!rf::kTargetIsSm90a || ((uintptr_t)A & 15) || ((uintptr_t)B & 15))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    /* a fat binary's PTX JIT-compiled for another device holds only the trap */
-    static const bool usable = [] {
-        cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, gemm_fp8_wgmma<1>) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        return attr.ptxVersion >= 90;
-    }();
+    static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     h_args a;

@@ -298,15 +298,7 @@ int launch_mma(int M, int N, int K, const uint8_t *A, const float *sa, const uin
 {
     if (!kTargetHasFp8Mma || ((uintptr_t)A & 15) || ((uintptr_t)B & 15))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    /* a build whose code the driver JIT-compiled for an older device holds only the trap */
-    static const bool usable = [] {
-        cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, gemm_fp8_mma<128, Q_STAGES_128>) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        return attr.ptxVersion >= 89;
-    }();
+    static const bool usable = kernel_code_at_least(gemm_fp8_mma<128, Q_STAGES_128>, 89);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     long long tiles = (long long)((M + 127) / 128) * ((N + Q_BN - 1) / Q_BN);

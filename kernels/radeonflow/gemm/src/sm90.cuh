@@ -171,6 +171,19 @@ constexpr bool kTargetIsSm90a = contains(KBPKG_TARGET, "sm_90a");
 /* sm_90 (and sm_90a) SASS runs only on compute capability 9.0, which has the TMA engine */
 constexpr bool kTargetIsSm90 = contains(KBPKG_TARGET, "sm_90");
 
+/* Whether kernel's code came from PTX or SASS of at least ptx_version (89, 90): a fat binary
+ * whose older PTX the driver JIT-compiled for this device holds only the trap. Leaves no error
+ * behind for the fallback's launch check. */
+template <typename Kernel> static inline bool kernel_code_at_least(Kernel kernel, int ptx_version)
+{
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return attr.ptxVersion >= ptx_version;
+}
+
 } // namespace rf
 
 #endif
