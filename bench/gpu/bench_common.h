@@ -62,6 +62,37 @@ static inline void bench_fill_random(void *p, size_t n, int dtype, float scale =
 }
 
 /* Runs fn(rep) warmup times, then times each of reps calls with events; returns the median ms. */
+/* Operand sets of one 16-bit GEMM shape rotated between timed calls: enough (2..16) that no
+ * call finds its operands in the 60 MB L2, each A, B and C filled with fresh random values. */
+struct bench_gemm_sets {
+    int count;
+    std::vector<uint16_t *> A, B, C;
+};
+static inline bench_gemm_sets bench_gemm_sets_alloc(size_t na, size_t nb, size_t nc, int dtype)
+{
+    size_t set_bytes = (na + nb + nc) * 2;
+    bench_gemm_sets g;
+    g.count = (int)std::min<size_t>(16, std::max<size_t>(2, (3 * 60u << 20) / set_bytes + 1));
+    g.A.resize(g.count), g.B.resize(g.count), g.C.resize(g.count);
+    for (int s = 0; s < g.count; s++) {
+        CK(cudaMalloc(&g.A[s], na * 2));
+        CK(cudaMalloc(&g.B[s], nb * 2));
+        CK(cudaMalloc(&g.C[s], nc * 2));
+        bench_fill_random(g.A[s], na, dtype);
+        bench_fill_random(g.B[s], nb, dtype);
+        bench_fill_random(g.C[s], nc, dtype);
+    }
+    return g;
+}
+static inline void bench_gemm_sets_free(bench_gemm_sets &g)
+{
+    for (int s = 0; s < g.count; s++) {
+        CK(cudaFree(g.A[s]));
+        CK(cudaFree(g.B[s]));
+        CK(cudaFree(g.C[s]));
+    }
+}
+
 template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
 {
     for (int i = 0; i < warmup; i++)

@@ -80,18 +80,9 @@ template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, c
     int dt = std::is_same<T, kb_bf16_tag>::value ? B_BF16 : B_F16;
     int M = sh.M, N = sh.N, K = sh.K, lda = K, ldb = N + sh.ldb_pad, ldc = N;
     size_t na = (size_t)M * lda, nb = (size_t)K * ldb, nc = (size_t)M * ldc;
-    size_t set_bytes = (na + nb + nc) * 2;
-    /* rotate through enough input sets that no run finds its operands in the 60 MB L2 */
-    int sets = (int)std::min<size_t>(16, std::max<size_t>(2, (3 * 60u << 20) / set_bytes + 1));
-    std::vector<uint16_t *> A(sets), B(sets), C(sets);
-    for (int s = 0; s < sets; s++) {
-        CK(cudaMalloc(&A[s], na * 2));
-        CK(cudaMalloc(&B[s], nb * 2));
-        CK(cudaMalloc(&C[s], nc * 2));
-        bench_fill_random(A[s], na, dt);
-        bench_fill_random(B[s], nb, dt);
-        bench_fill_random(C[s], nc, dt);
-    }
+    bench_gemm_sets g = bench_gemm_sets_alloc(na, nb, nc, dt);
+    const int sets = g.count;
+    const std::vector<uint16_t *> &A = g.A, &B = g.B, &C = g.C;
     uint16_t *ref;
     CK(cudaMalloc(&ref, nc * 2));
     float alpha = 1.0f, beta = 0.0f;
@@ -128,11 +119,7 @@ template <typename T> static void run_shape(cublasHandle_t h, const shape &sh, c
         printf("%-22s %-5s %-24s %9.3f ms %7.1f TFLOP/s  %.3f  relerr %.2e%s\n", sh.name, tname,
                v.name, t, flop / t / 1e9, t_cublas / t, err, err > 2e-2 ? "  WRONG" : "");
     }
-    for (int s = 0; s < sets; s++) {
-        CK(cudaFree(A[s]));
-        CK(cudaFree(B[s]));
-        CK(cudaFree(C[s]));
-    }
+    bench_gemm_sets_free(g);
     CK(cudaFree(ref));
 }
 
