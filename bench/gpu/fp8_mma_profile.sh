@@ -21,45 +21,30 @@ lib simt sm_80 &
 for j in $(jobs -p); do wait "$j"; done
 cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : /{f=/gemm_fp8_mma.*128/} f' >"$W/sass-bm128.txt" || true
 cat >"$W/drive.py" <<'PY'
-import ctypes, os, sys, torch
+import os, sys, torch
+from fp8_common import export, inputs, med, dequant_matmul, unit_rowwise_scales, rowwise
 W = os.environ["W"]
-fns = {}
-for v in ("gemm", "simt"):
-    f = ctypes.CDLL(f"{W}/lib{v}.so").rf_gemm_fp8_blockscale
-    f.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
-    fns[v] = f
-SETS, s = 4, torch.cuda.current_stream().cuda_stream
-def med(fn, n=30):
-    for i in range(3): fn(i % SETS)
-    ts = []
-    for i in range(n):
-        a, b = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record(); fn(i % SETS); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
-    return sorted(ts)[n // 2]
+fns = {v: export(f"{W}/lib{v}.so") for v in ("gemm", "simt")}
+s = torch.cuda.current_stream().cuda_stream
 profile = len(sys.argv) > 1
 for M, N, K in [(4096, 4096, 4096)] if profile else [(4096, 4096, 4096), (128, 7168, 2048)]:
-    A = [(torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    B = [(torch.randn(N, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    sa = [torch.rand(M, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
-    sb = [torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
+    A, B, sa, sb = inputs(M, N, K)
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     ours = lambda v: (lambda i: fns[v](M, N, K, A[i].data_ptr(), sa[i].data_ptr(), B[i].data_ptr(), sb[i].data_ptr(), C.data_ptr(), s))
     if profile:
         for i in range(3): ours("gemm")(i)
         torch.cuda.synchronize()
         continue
-    ra, rb = torch.ones(M, 1, device="cuda"), torch.ones(1, N, device="cuda")
-    row = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
-    def deq(i):
-        a = (A[i].float().view(M, K // 128, 128) * sa[i][:, :, None]).view(M, K).bfloat16()
-        b = (B[i].float().view(N, K // 128, 128) * sb[i].repeat_interleave(128, 0)[:N, :, None]).view(N, K).bfloat16()
-        return a @ b.t()
+    scales = unit_rowwise_scales(M, N)
+    row = lambda i: rowwise(A[i], B[i], scales)
+    deq = lambda i: dequant_matmul(A[i], sa[i], B[i], sb[i])
     t = {"mma": med(ours("gemm")), "simt": med(ours("simt"), 10), "row": med(row), "deq": med(deq)}
     tf = {k: 2 * M * N * K / x / 1e12 for k, x in t.items()}
     print(f"{M}x{N}x{K} TFLOP/s: mma {tf['mma']:.0f} simt {tf['simt']:.1f} _scaled_mm row-wise {tf['row']:.0f} "
           f"dequant+mm {tf['deq']:.0f} | mma/simt {t['simt'] / t['mma']:.1f}x, vs row-wise {t['row'] / t['mma']:.2f}, vs deq {t['deq'] / t['mma']:.2f}")
 PY
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
+export PYTHONPATH="$ROOT/bench/gpu" # fp8_common.py, for drive.py under ncu too
 W=$W python3 "$W/drive.py" | tee "$W/timing.txt"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 W=$W "$NCU" --clock-control none -k regex:gemm_fp8_mma --launch-skip 1 --launch-count 1 \

@@ -53,29 +53,12 @@ fi
 "$W/check" >"$W/check.log" 2>&1 && echo "check: PASSED (sm_90 build)" || echo "check: FAILED (sm_90 build)"
 grep -E "library|fp8|FAIL" "$W/check.log" | tail -24
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader || true
-W=$W python3 - <<'PY'
-import ctypes, os, torch
+W=$W PYTHONPATH="$ROOT/bench/gpu" python3 - <<'PY'
+import os, torch
+from fp8_common import export, inputs, med, dequant_matmul, unit_rowwise_scales, rowwise, fp64, relerr
 W = os.environ["W"]
 VARIANTS = [v for v in ["gemm", "ptx", "bm64", "bm128", "simt", "wgmma"] if os.path.exists(f"{W}/lib{v}.so")]
-fns = {}
-for v in VARIANTS:
-    f = ctypes.CDLL(f"{W}/lib{v}.so").rf_gemm_fp8_blockscale
-    f.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
-    fns[v] = f
-SETS = 4
-def med(fn, n=30):
-    for i in range(3): fn(i % SETS)
-    ts = []
-    for i in range(n):
-        a, b = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record(); fn(i % SETS); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
-    return sorted(ts)[n // 2]
-def fp64(A, sa, B, sb, M, N, K):
-    a = (A.double().view(M, K // 128, 128) * sa[:, :, None].double()).view(M, K)
-    b = (B.double().view(N, K // 128, 128) * sb.double().repeat_interleave(128, 0)[:N, :, None]).view(N, K)
-    return a @ b.t()
-def relerr(C, ref):
-    return ((C.double() - ref).norm() / ref.norm()).item(), int(torch.isnan(C).sum().item())
+fns = {v: export(f"{W}/lib{v}.so") for v in VARIANTS}
 s = torch.cuda.current_stream().cuda_stream
 log = open(f"{W}/timing.txt", "w")
 # unaligned A (1 byte off): the mma kernel declines it and the SIMT kernel answers
@@ -88,18 +71,15 @@ sb = torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5
 C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
 rc = fns["gemm"](M, N, K, A.data_ptr(), sa.data_ptr(), B.data_ptr(), sb.data_ptr(), C.data_ptr(), s)
 torch.cuda.synchronize()
-e, nan = relerr(C, fp64(A, sa, B, sb, M, N, K))
+e, nan = relerr(C, fp64(A, sa, B, sb))
 print(f"unaligned A {M}x{N}x{K}: rc {rc}, rel err {e:.2e}, NaN {nan}", file=log)
 print(f"unaligned A {M}x{N}x{K}: rc {rc}, rel err {e:.2e}, NaN {nan}")
 shapes = [(4096, 4096, 4096), (128, 7168, 2048), (4096, 7168, 2048), (8192, 8192, 8192)]
 rows = []
 for M, N, K in shapes:
-    A = [(torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    B = [(torch.randn(N, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    sa = [torch.rand(M, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
-    sb = [torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
+    A, B, sa, sb = inputs(M, N, K)
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    ref = fp64(A[0], sa[0], B[0], sb[0], M, N, K)
+    ref = fp64(A[0], sa[0], B[0], sb[0])
     def ours(v):
         def run(i):
             rc = fns[v](M, N, K, A[i].data_ptr(), sa[i].data_ptr(), B[i].data_ptr(), sb[i].data_ptr(), C.data_ptr(), s)
@@ -109,15 +89,12 @@ for M, N, K in shapes:
     for v in VARIANTS:
         C.fill_(float("nan")); ours(v)(0); torch.cuda.synchronize()
         errs[v] = relerr(C, ref)
-    ra, rb = torch.ones(M, 1, device="cuda"), torch.ones(1, N, device="cuda")
-    rowwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
-    def deq(i):
-        a = (A[i].float().view(M, K // 128, 128) * sa[i][:, :, None]).view(M, K).bfloat16()
-        b = (B[i].float().view(N, K // 128, 128) * sb[i].repeat_interleave(128, 0)[:N, :, None]).view(N, K).bfloat16()
-        return a @ b.t()
+    scales = unit_rowwise_scales(M, N)
+    row = lambda i: rowwise(A[i], B[i], scales)
+    deq = lambda i: dequant_matmul(A[i], sa[i], B[i], sb[i])
     fl = 2 * M * N * K
     t = {v: med(ours(v), 10 if v == "simt" else 30) for v in VARIANTS}
-    t["rowwise"] = med(rowwise); t["deq"] = med(deq)
+    t["rowwise"] = med(row); t["deq"] = med(deq)
     tf = {k: fl / x / 1e12 for k, x in t.items()}
     rows.append((M, N, K, tf, t, errs))
     print(M, N, K, {k: round(x, 1) for k, x in tf.items()}, {k: t[k] * 1e3 for k in t}, errs, file=log)

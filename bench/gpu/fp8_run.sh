@@ -40,30 +40,17 @@ done
 wait
 grep -E "fp8_blockscale M|FAIL" "$W/check_gemm.log" | grep -v "reference vs" | tail -12
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
-W=$W VARIANTS=$VARIANTS python3 - <<'PY'
-import ctypes, os, torch
-def export(name):
-    fn = ctypes.CDLL(os.path.join(os.environ["W"], f"lib{name}.so")).rf_gemm_fp8_blockscale
-    fn.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
-    return fn
+W=$W VARIANTS=$VARIANTS PYTHONPATH="$ROOT/bench/gpu" python3 - <<'PY'
+import os, torch
+from fp8_common import export, inputs, med, dequant_matmul, unit_rowwise_scales, rowwise, fp64, relerr
+W = os.environ["W"]
 variants = os.environ["VARIANTS"].split()
-fns = [export("gemm")] + [export(v) for v in variants]
-SETS = 4
-def med(fn, n=30):
-    for i in range(3): fn(i % SETS)
-    ts = []
-    for i in range(n):
-        a, b = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record(); fn(i % SETS); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) / 1e3)
-    return sorted(ts)[n // 2]
+fns = [export(f"{W}/lib{v}.so") for v in ["gemm"] + variants]
 shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 7168, 2048), (128, 7168, 2048),
           (16384, 7168, 2048), (2048, 2112, 7168), (64, 7168, 16384), (4096, 24576, 1536)]
 rows = []
 for M, N, K in shapes:
-    A = [(torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    B = [(torch.randn(N, K, device="cuda") / 4).to(torch.float8_e4m3fn) for _ in range(SETS)]
-    sa = [torch.rand(M, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
-    sb = [torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5 for _ in range(SETS)]
+    A, B, sa, sb = inputs(M, N, K)
     A16 = [a.bfloat16() for a in A]; B16 = [b.bfloat16() for b in B]
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.current_stream().cuda_stream
@@ -73,23 +60,18 @@ for M, N, K in shapes:
             assert rc == 0, rc
         return run
     ours = call(fns[0])
-    ra, rb = torch.ones(M, 1, device="cuda"), torch.ones(1, N, device="cuda")
+    scales = unit_rowwise_scales(M, N)
     one = torch.ones((), device="cuda")
-    rowwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=ra, scale_b=rb, out_dtype=torch.bfloat16)
+    row = lambda i: rowwise(A[i], B[i], scales)
     tensorwise = lambda i: torch._scaled_mm(A[i], B[i].t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    def deq(i):
-        a = (A[i].float().view(M, K // 128, 128) * sa[i][:, :, None]).view(M, K).bfloat16()
-        b = (B[i].float().view(N, K // 128, 128) * sb[i].repeat_interleave(128, 0)[:N, :, None]).view(N, K).bfloat16()
-        return a @ b.t()
+    deq = lambda i: dequant_matmul(A[i], sa[i], B[i], sb[i])
     bf16 = lambda i: A16[i] @ B16[i].t()
     C.fill_(float("nan"))
     ours(0); torch.cuda.synchronize()
-    ref = (A[0].double().view(M, K // 128, 128) * sa[0][:, :, None].double()).view(M, K) @ \
-          (B[0].double().view(N, K // 128, 128) * sb[0].double().repeat_interleave(128, 0)[:N, :, None]).view(N, K).t()
-    err = ((C.double() - ref).norm() / ref.norm()).item()
-    nan = int(torch.isnan(C).sum().item())
+    ref = fp64(A[0], sa[0], B[0], sb[0])
+    err, nan = relerr(C, ref)
     fl = 2 * M * N * K
-    t = [med(ours), med(rowwise), med(tensorwise), med(deq), med(bf16)] + [med(call(fn)) for fn in fns[1:]]
+    t = [med(ours), med(row), med(tensorwise), med(deq), med(bf16)] + [med(call(fn)) for fn in fns[1:]]
     tf = [fl / x / 1e12 for x in t]
     rows.append((M, N, K, tf, t[1] / t[0], t[3] / t[0], err, nan))
     del A, B, sa, sb, A16, B16, C, ref
