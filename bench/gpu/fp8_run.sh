@@ -11,7 +11,7 @@ PKG=$ROOT/kernels/radeonflow/gemm
 W=${1:-${OUT:-/tmp}/rf-fp8}; mkdir -p "$W"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
 # the package as built, and variants timed side by side with it (name:flags, flags joined by
-# commas), by default: no ping-pong (one partial, waited for every K block), no TMA store (C from
+# commas), by default: pairs of blocks, no ping-pong (one partial, waited for every K block), no TMA store (C from
 # registers), clusters of 2 multicasting A (grid capped at cudaOccupancyMaxActiveClusters, and
 # not). FP8_VARIANTS replaces the list (empty: the package alone), e.g. "pp1:-DRF_FP8_PINGPONG=1".
 build() { # name extra-flags...
@@ -21,7 +21,7 @@ build() { # name extra-flags...
     -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" "$PKG/src/gemm_fp8_mma.cu" \
     -o "$W/lib$name.so" >"$W/build_$name.log" 2>&1 || { tail -30 "$W/build_$name.log"; return 1; }
 }
-SPECS=${FP8_VARIANTS-"pp0:-DRF_FP8_PINGPONG=0 ts0:-DRF_FP8_TMA_STORE=0 cl2:-DRF_FP8_CLUSTER=2 cl2nocap:-DRF_FP8_CLUSTER=2,-DRF_FP8_CLUSTER_CAP=0"}
+SPECS=${FP8_VARIANTS-"pp1:-DRF_FP8_PINGPONG=1 pp0:-DRF_FP8_PINGPONG=0 ts0:-DRF_FP8_TMA_STORE=0 cl2:-DRF_FP8_CLUSTER=2 cl2nocap:-DRF_FP8_CLUSTER=2,-DRF_FP8_CLUSTER_CAP=0"}
 VARIANTS=""
 build gemm &
 for spec in $SPECS; do
