@@ -655,7 +655,7 @@ template <int BM_, int BN_, int CTAS_, int EPI_> struct ts_cfg {
     static constexpr int A_BYTES = BM * TS_BK * 2, B_BYTES = TS_BK * BN * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     /* columns staged per round (0: no staging) and the staging of all warpgroups */
-    static constexpr int EPI = EPI_ < BN ? EPI_ : BN;
+    static constexpr int EPI = EPI_ < BN ? EPI_ : BN; /* callers clamp already */
     static constexpr int C_BYTES = BM * EPI * 2;
     /* as many stages as fit in the SM's 227 KB shared among CTAS blocks (each keeps 1 KB to
      * align to the swizzle atom and 1 KB the system reserves) next to the staging, at most 8 */
@@ -1009,13 +1009,14 @@ struct ts_plan {
 /* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
  * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
  * stream limited, and over DRAM), plus what a split adds. */
-static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms)
+static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
+                      double epi = TS_EPI_KTILES)
 {
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     long long units = tiles * splits, waves = (units + sms - 1) / sms;
     double compute =
-        (double)waves * (per + TS_EPI_KTILES) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+        (double)waves * (per + epi) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
     double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
     double active = (double)(units < sms ? units : sms);
     double memory = operands / (active * TS_SM_BW);
@@ -1028,7 +1029,7 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
  * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
  * the model says it pays. Each split keeps at least 4 k-tiles. */
-static int ts_best_splits(int tile, int M, int N, int K, int sms)
+static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
@@ -1041,9 +1042,9 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms)
     int best = 1;
     if (2 * tiles > sms)
         return best;
-    double best_cost = ts_cost(t, 1, M, N, K, sms);
+    double best_cost = ts_cost(t, 1, M, N, K, sms, epi);
     for (int s = 2; s <= cap; s++) {
-        double c = ts_cost(t, s, M, N, K, sms);
+        double c = ts_cost(t, s, M, N, K, sms, epi);
         if (c < best_cost) {
             best = s;
             best_cost = c;
@@ -1055,10 +1056,10 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms)
 /* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
  * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
  * row of the table. */
-static ts_plan ts_choose(int M, int N, int K, int sms)
+static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     if (M <= 64) {
-        ts_plan p = {3, ts_best_splits(3, M, N, K, sms)};
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
         if (M > 32 && K <= 8192)
             p.splits = 1;
         return p;
@@ -1066,8 +1067,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms)
     ts_plan p = {0, 1};
     double best = 0;
     for (int t = 0; t < TS_NTILES; t++) {
-        int s = ts_best_splits(t, M, N, K, sms);
-        double c = ts_cost(kTsTiles[t], s, M, N, K, sms);
+        int s = ts_best_splits(t, M, N, K, sms, epi);
+        double c = ts_cost(kTsTiles[t], s, M, N, K, sms, epi);
         if (t == 0 || c < best) {
             best = c;
             p.tile = t;
@@ -1128,10 +1129,12 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         else
             (void)cudaGetLastError();
     }
-    /* TMA stores need 16-byte aligned rows of C, and write C without reading it */
+    /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
+     * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
+     * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
     a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 &&
-                  (ldc & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
+                  (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
@@ -1168,7 +1171,8 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    constexpr int E = WGMMA ? EPI : 0;
+    /* staging is clamped to the tile's width here, so equal configurations share kernels */
+    constexpr int E = WGMMA ? EPI : 0, E128 = E < 128 ? E : 128;
     static const bool usable =
         kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false>, 90);
     if (!usable)
@@ -1187,14 +1191,14 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
         return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
                                                                 lda, B, ldb, beta, C, ldc, stream);
     case 1:
-        return launch_tma_cfg<T, ts_cfg<128, 128, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
-                                                                lda, B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128>, WGMMA>(
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case 2:
         return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
                                                                lda, B, ldb, beta, C, ldc, stream);
     default:
-        return launch_tma_cfg<T, ts_cfg<64, 128, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
-                                                               lda, B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128>, WGMMA>(
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     }
 }
 

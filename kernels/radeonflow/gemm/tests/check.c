@@ -48,12 +48,15 @@ static const gemm_case cases[] = {
 static const gemm_case plan_cases[] = {
     {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f, 0},
     {200, 136, 72, 0, 8, 0, 1.0f, 0.0f, 0},
-    /* the sm_90a staged epilogue (beta == 0, 16-byte rows of C): ragged tiles clipped by the
-     * copy engine, ldc > N whose padding must stay untouched, alpha applied; then what must
-     * fall back to stores from registers: beta != 0 with aligned rows, an unaligned C */
+    /* the sm_90a staged epilogue (beta == 0, 16-byte rows of C, N % 8 == 0): ragged tiles
+     * clipped by the copy engine, ldc > N whose padding must stay untouched, alpha applied;
+     * then what must fall back to stores from registers: N % 8 != 0 (TMA stores write whole
+     * 16-byte chunks, so they would overwrite padding past N), beta != 0 with aligned rows, an
+     * unaligned C */
+    {77, 296, 1000, 8, 8, 16, -1.5f, 0.0f, 0},
     {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f, 0},
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
-    {77, 300, 1000, 8, 4, 12, 1.0f, 0.0f, 4},
+    {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
 enum { PLAN_TILES = 4 };
 #endif
