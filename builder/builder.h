@@ -220,6 +220,29 @@ int kbi_pkgrun_targets(kbi_pkgrun_row **rows, size_t *row_count, kb_manifest **m
                        const kbi_pkgrun *how);
 void kbi_pkgrun_rows_free(kbi_pkgrun_row *rows, size_t count);
 
+/* ---- the GPU clocks a benchmark ran at (builder/bench_clocks.c) ---- */
+typedef struct kbi_clock_summary {
+    size_t samples; /* the samples kept; 0: clocks unknown, note says why */
+    bool busy_only; /* only those NVML called busy were kept (else all) */
+    double sm_median, sm_min, sm_max, mem_median; /* MHz of the kept samples; 0: unknown */
+    unsigned device_max_mhz;                      /* the device's maximum SM clock; 0: unknown */
+    char driver[96];                              /* NVML's driver version, "" when unknown */
+    char note[256];                               /* why there are no clocks */
+} kbi_clock_summary;
+typedef struct kbi_clock_sampler kbi_clock_sampler;
+/* A thread sampling dev's clocks through NVML (probe.nvml_lib) every interval_ms until
+ * kbi_clock_sampler_stop; NULL when it cannot start (out of memory, no thread). */
+kbi_clock_sampler *kbi_clock_sampler_start(const char *nvml_lib, const kb_device *dev,
+                                           unsigned interval_ms);
+/* Stop the thread (s may be NULL) and summarise what it read into *out; frees s. */
+void kbi_clock_sampler_stop(kbi_clock_sampler *s, kbi_clock_summary *out);
+/* Median, min and max of the samples (the busy ones when NVML said which): fills samples,
+ * busy_only and the MHz fields of *out, leaving the rest. */
+void kbi_clock_summarise(kbi_clock_summary *out, const kbi_clock_sample *s, size_t n);
+/* Add the clock keys (docs/json/bench.json) to a device object; KB_ERR_NOMEM. */
+struct json_t;
+int kbi_clock_summary_json(struct json_t *device, const kbi_clock_summary *c);
+
 /* kb_package_bench, with installed libraries (kbi_pkgrun.libdirs) when libdirs is set. */
 int kbi_package_bench_run(kb_bench_result **out, kb_ctx *ctx, const char *dir,
                           const char *const *targets, size_t count, unsigned flags,

@@ -91,6 +91,54 @@ KB_EXTERN int kb_package_bench(kb_bench_result **out, kb_ctx *ctx, const char *d
     return kbi_package_bench_run(out, ctx, dir, targets, target_count, flags, NULL);
 }
 
+/* The clock part of a device line: sampled GPU clocks, the CPU's clock, or why none. */
+static void clock_text(kb_buf *b, json_t *d)
+{
+    json_t *samples = json_object_get(d, "clock_samples");
+    double mhz = json_number_value(json_object_get(d, "clock_mhz"));
+    if (json_is_integer(samples)) {
+        kbi_buf_printf(b, ", SM %.0f MHz median of %lld sample%s", mhz,
+                       (long long)json_integer_value(samples),
+                       json_integer_value(samples) == 1 ? "" : "s");
+        if (json_is_number(json_object_get(d, "mem_clock_mhz")))
+            kbi_buf_printf(b, ", mem %.0f MHz",
+                           json_number_value(json_object_get(d, "mem_clock_mhz")));
+    } else if (json_is_number(json_object_get(d, "clock_mhz"))) {
+        kbi_buf_printf(b, ", %.0f MHz", mhz);
+    } else if (json_is_string(json_object_get(d, "clock_note"))) {
+        kbi_buf_printf(b, ", clocks unknown: %s",
+                       json_string_value(json_object_get(d, "clock_note")));
+    }
+}
+
+KB_EXTERN char *kb_bench_device_text(const char *device_json)
+{
+    json_t *d = device_json ? json_loads(device_json, 0, NULL) : NULL;
+    if (!json_is_object(d)) {
+        json_decref(d);
+        return NULL;
+    }
+    const char *name = json_string_value(json_object_get(d, "name"));
+    const char *arch = json_string_value(json_object_get(d, "arch"));
+    const char *api = json_string_value(json_object_get(d, "driver"));
+    const char *driver = json_string_value(json_object_get(d, "driver_version"));
+    kb_buf b = KB_BUF_INIT;
+    kbi_buf_printf(&b, "%s (%s", name ? name : "unknown device", arch ? arch : "?");
+    /* NVML's driver version is what users compare; the CUDA driver API version follows it */
+    if (driver)
+        kbi_buf_printf(&b, ", driver %s%s%s", driver, api ? ", CUDA " : "", api ? api : "");
+    else if (api)
+        kbi_buf_printf(&b, ", driver %s", api);
+    clock_text(&b, d);
+    kbi_buf_puts(&b, ")");
+    json_decref(d);
+    if (kbi_buf_grow(&b, 0)) {
+        kbi_buf_free(&b);
+        return NULL;
+    }
+    return kbi_buf_detach(&b);
+}
+
 KB_EXTERN void kb_bench_result_free(kb_bench_result *res)
 {
     if (!res)

@@ -10,6 +10,8 @@
 
 #define RUN_TIMEOUT_MS (10u * 60u * 1000u)
 #define TAIL_LINES 20
+/* GPU clock samples while a benchmark runs: often enough for a run of a second, cheap. */
+#define CLOCK_INTERVAL_MS 25u
 
 static double now_s(void)
 {
@@ -18,13 +20,30 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The device a runnable target runs on, as JSON text: the first probed device the target fits
- * (the resolver's rules), or this CPU with its /proc/cpuinfo model and clock. The probe knows
- * no GPU clocks: clock_mhz is null there (docs/bench.md). */
+/* The probed device a GPU target runs on: the first one it fits (the resolver's rules); NULL
+ * for CPU targets or when none fits. */
+static const kb_device *run_device(const kb_plan_item *item, const kb_probe_report *probe)
+{
+    kb_target t;
+    if (item->backend == KB_BACKEND_CPU || kbi_target_parse(NULL, &t, item->target) != 0)
+        return NULL;
+    for (size_t i = 0; i < probe->host.device_count; i++) {
+        kb_compat c;
+        kbi_compat_check(&c, &t, &probe->host.devices[i], NULL);
+        if (c.fit != KB_FIT_NONE)
+            return &probe->host.devices[i];
+    }
+    return NULL;
+}
+
+/* The device a runnable target ran on, as JSON text: the GPU with the clocks sampled during
+ * the run (CUDA; none on ROCm, docs/bench.md), or this CPU with its /proc/cpuinfo model and
+ * clock. */
 static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const char *level,
-                         const kb_probe_report *probe)
+                         const kb_probe_report *probe, const kbi_clock_summary *clocks)
 {
     json_t *d = NULL;
+    const kb_device *dev = run_device(item, probe);
     if (item->backend == KB_BACKEND_CPU) {
         char model[256];
         double mhz;
@@ -32,22 +51,16 @@ static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const char *leve
         d = json_pack("{s:s, s:s, s:s, s:n, s:o, s:n}", "backend", "cpu", "name",
                       *model ? model : "unknown CPU", "arch", level, "driver", "clock_mhz",
                       mhz > 0 ? json_real(mhz) : json_null(), "memory_bytes");
-    } else {
-        kb_target t;
-        for (size_t i = 0;
-             !d && kbi_target_parse(NULL, &t, item->target) == 0 && i < probe->host.device_count;
-             i++) {
-            const kb_device *dev = &probe->host.devices[i];
-            kb_compat c;
-            kbi_compat_check(&c, &t, dev, NULL);
-            if (c.fit != KB_FIT_NONE)
-                d = json_pack("{s:s, s:s, s:s, s:s?, s:n, s:I}", "backend",
-                              kbi_backend_name(dev->backend), "name",
-                              *dev->name ? dev->name : dev->arch, "arch", dev->arch, "driver",
-                              dev->backend == KB_BACKEND_CUDA   ? probe->cuda_driver
-                              : dev->backend == KB_BACKEND_ROCM ? probe->hip_runtime
-                                                                : NULL,
-                              "clock_mhz", "memory_bytes", (json_int_t)dev->memory_bytes);
+    } else if (dev) {
+        d = json_pack("{s:s, s:s, s:s, s:s?, s:n, s:I}", "backend", kbi_backend_name(dev->backend),
+                      "name", *dev->name ? dev->name : dev->arch, "arch", dev->arch, "driver",
+                      dev->backend == KB_BACKEND_CUDA   ? probe->cuda_driver
+                      : dev->backend == KB_BACKEND_ROCM ? probe->hip_runtime
+                                                        : NULL,
+                      "clock_mhz", "memory_bytes", (json_int_t)dev->memory_bytes);
+        if (d && dev->backend == KB_BACKEND_CUDA && kbi_clock_summary_json(d, clocks) != 0) {
+            json_decref(d);
+            d = NULL;
         }
     }
     char *text = d ? json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -55,8 +68,23 @@ static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const char *leve
     return text;
 }
 
+/* The program, with the GPU's clocks sampled while it runs when gpu is set (benchmarks on
+ * CUDA devices): the thread starts before the child and stops when it exits. */
+static int run_program(kb_ctx *ctx, kb_proc_result *r, const char *const *argv, const char *dir,
+                       const kb_device *gpu, kbi_clock_summary *clocks)
+{
+    kbi_clock_sampler *sampler =
+        gpu ? kbi_clock_sampler_start(kbi_config_str(ctx, "probe.nvml_lib"), gpu, CLOCK_INTERVAL_MS)
+            : NULL;
+    int rc = kbi_proc_run(ctx, r, argv, dir, RUN_TIMEOUT_MS);
+    if (gpu)
+        kbi_clock_sampler_stop(sampler, clocks);
+    return rc;
+}
+
 static void run_one(kb_ctx *ctx, kbi_pkgrun_row *t, const kb_manifest *m, const kb_plan_item *item,
-                    const char *work_root, const char *libdir, const kbi_pkgrun *how)
+                    const char *work_root, const char *libdir, const kbi_pkgrun *how,
+                    const kb_device *gpu, kbi_clock_summary *clocks)
 {
     double start = now_s();
     const char *what = how->bench ? "benchmark" : "test";
@@ -71,7 +99,7 @@ static void run_one(kb_ctx *ctx, kbi_pkgrun_row *t, const kb_manifest *m, const 
         bool quick = how->bench && (how->flags & KB_BENCH_QUICK);
         const char *argv[] = {exe, quick ? "--quick" : NULL, NULL};
         kb_proc_result r;
-        rc = kbi_proc_run(ctx, &r, argv, m->dir, RUN_TIMEOUT_MS);
+        rc = run_program(ctx, &r, argv, m->dir, gpu, clocks);
         if (!rc) {
             t->output = kbi_strdup(r.output.data);
             if (r.exit_code != 0) {
@@ -148,9 +176,14 @@ int kbi_pkgrun_targets(kbi_pkgrun_row **rows, size_t *row_count, kb_manifest **m
             continue;
         }
         kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s %s", verb, item->target);
-        run_one(ctx, t, m, item, work_root, libdir, how);
+        kbi_clock_summary clocks;
+        memset(&clocks, 0, sizeof(clocks));
+        const kb_device *gpu = how->bench ? run_device(item, &probe) : NULL;
+        if (gpu && gpu->backend != KB_BACKEND_CUDA)
+            gpu = NULL; /* NVML is NVIDIA's; ROCm targets do not run here anyway */
+        run_one(ctx, t, m, item, work_root, libdir, how, gpu, &clocks);
         if (how->bench && t->status == KB_BUILD_BUILT)
-            t->device = device_json(ctx, item, level, &probe);
+            t->device = device_json(ctx, item, level, &probe, &clocks);
         bool ok = t->status == KB_BUILD_BUILT;
         kbi_event_emit(ctx, ok ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED, m->name,
                        "%s %s %s (%.1fs)", verb, item->target,

@@ -36,18 +36,13 @@ static void print_case(json_t *c)
     printf("\n");
 }
 
-/* "NVIDIA H200 (sm_90, driver 13.0)" or "AMD EPYC 9654 (x86_64_v4, 2400 MHz)". */
-static void print_device(json_t *d)
+/* "on NVIDIA H200 (sm_90, driver 580.159.04, ...)": kb_bench_device_text's line. */
+static void print_device(const char *device)
 {
-    if (!json_is_object(d))
-        return;
-    printf("    on %s (%s", json_string_value(json_object_get(d, "name")),
-           json_string_value(json_object_get(d, "arch")));
-    if (json_is_string(json_object_get(d, "driver")))
-        printf(", driver %s", json_string_value(json_object_get(d, "driver")));
-    if (json_is_number(json_object_get(d, "clock_mhz")))
-        printf(", %.0f MHz", json_number_value(json_object_get(d, "clock_mhz")));
-    printf(")\n");
+    char *text = kb_bench_device_text(device);
+    if (text)
+        printf("    on %s\n", text);
+    kb_string_free(text);
 }
 
 static json_t *result_json(const kb_bench_result *r, char **published, size_t published_count)
@@ -83,9 +78,7 @@ static void print_result(cli *c, const kb_bench_result *r, char **published, siz
         const kb_bench_target_result *t = &r->targets[i];
         printf("  %-34s %-8s %s\n", t->target, bench_status(t->status),
                t->status == KB_BUILD_BUILT ? "" : (t->message ? t->message : ""));
-        json_t *device = t->device ? json_loads(t->device, 0, NULL) : NULL;
-        print_device(device);
-        json_decref(device);
+        print_device(t->device);
         json_t *cases = t->cases ? json_loads(t->cases, 0, NULL) : NULL;
         for (size_t k = 0; k < json_array_size(cases); k++)
             print_case(json_array_get(cases, k));

@@ -61,11 +61,12 @@ static void print_bench(json_t *results, const char *why)
     json_t *res;
     json_array_foreach(results, i, res)
     {
-        json_t *dev = json_object_get(res, "device");
-        printf("  %s on %s (%s, %s)\n", json_string_value(json_object_get(res, "target")),
-               json_string_value(json_object_get(dev, "name")),
-               json_string_value(json_object_get(dev, "arch")),
-               json_string_value(json_object_get(res, "created")));
+        char *dev_json = json_dumps(json_object_get(res, "device"), JSON_COMPACT);
+        char *dev = kb_bench_device_text(dev_json);
+        printf("  %s on %s, %s\n", json_string_value(json_object_get(res, "target")),
+               dev ? dev : "an unknown device", json_string_value(json_object_get(res, "created")));
+        kb_string_free(dev);
+        free(dev_json);
         size_t k;
         json_t *c;
         json_array_foreach(json_object_get(res, "cases"), k, c)

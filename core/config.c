@@ -70,6 +70,8 @@ static const cfg_key config_table[] = {
      "where benchmarks read the CPU's model and clock (tests point it at fixtures)"},
     {"probe.cuda_lib", CFG_STRING, "libcuda.so.1", NULL, "KBPKG_CUDA_LIB",
      "the CUDA driver library the probe dlopens"},
+    {"probe.nvml_lib", CFG_STRING, "libnvidia-ml.so.1", NULL, "KBPKG_NVML_LIB",
+     "the NVML library `kbpkg bench` dlopens to sample GPU clocks"},
     {"probe.hip_lib", CFG_STRING, "libamdhip64.so", NULL, "KBPKG_HIP_LIB",
      "the HIP runtime library the probe dlopens"},
     {"probe.timeout_ms", CFG_INT, "10000", NULL, "KBPKG_PROBE_TIMEOUT_MS",

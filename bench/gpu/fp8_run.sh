@@ -10,9 +10,10 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=$ROOT/kernels/radeonflow/gemm
 W=${1:-${OUT:-/tmp}/rf-fp8}; mkdir -p "$W"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
-# the package as built, and variants timed side by side with it: no ping-pong (one partial,
-# waited for every K block), no TMA store (C from registers), clusters of 2 multicasting A (with
-# the grid capped at cudaOccupancyMaxActiveClusters, and without the cap)
+# the package as built, and variants timed side by side with it (name:flags, flags joined by
+# commas), by default: pairs of blocks, no ping-pong (one partial, waited for every K block), no TMA store (C from
+# registers), clusters of 2 multicasting A (grid capped at cudaOccupancyMaxActiveClusters, and
+# not). FP8_VARIANTS replaces the list (empty: the package alone), e.g. "pp1:-DRF_FP8_PINGPONG=1".
 build() { # name extra-flags...
   local name=$1; shift
   nvcc -std=c++17 -O3 -I"$PKG/include" -I"$ROOT/include" -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' \
@@ -20,13 +21,19 @@ build() { # name extra-flags...
     -gencode arch=compute_90a,code=sm_90a "$PKG/src/gemm.cu" "$PKG/src/gemm_fp8.cu" "$PKG/src/gemm_fp8_mma.cu" \
     -o "$W/lib$name.so" >"$W/build_$name.log" 2>&1 || { tail -30 "$W/build_$name.log"; return 1; }
 }
-VARIANTS="gemm_pp0 gemm_ts0 gemm_cl2 gemm_cl2nocap"
-build gemm & build gemm_pp0 -DRF_FP8_PINGPONG=0 & build gemm_ts0 -DRF_FP8_TMA_STORE=0 &
-build gemm_cl2 -DRF_FP8_CLUSTER=2 & build gemm_cl2nocap -DRF_FP8_CLUSTER=2 -DRF_FP8_CLUSTER_CAP=0 &
+SPECS=${FP8_VARIANTS-"pp1:-DRF_FP8_PINGPONG=1 pp0:-DRF_FP8_PINGPONG=0 ts0:-DRF_FP8_TMA_STORE=0 cl2:-DRF_FP8_CLUSTER=2 cl2nocap:-DRF_FP8_CLUSTER=2,-DRF_FP8_CLUSTER_CAP=0"}
+VARIANTS=""
+build gemm &
+for spec in $SPECS; do
+  name=gemm_${spec%%:*}; flags=${spec#*:}
+  VARIANTS="$VARIANTS $name"
+  build "$name" ${flags//,/ } &
+done
 wait
 for n in gemm $VARIANTS; do [ -f "$W/lib$n.so" ] || exit 1; done
 mv "$W/build_gemm.log" "$W/build.log"
 grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill|C75" | sed 's/^/ptxas: /' || true
+grep -l -i "warning" "$W"/build_*.log "$W/build.log" 2>/dev/null | sed 's/^/ptxas warnings in: /' || true
 if command -v cuobjdump >/dev/null; then
   cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : .*gemm_fp8_wgmma/{p=1} /Function : /&&!/gemm_fp8_wgmma/{p=0} p' \
     >"$W/fp8_wgmma.sass" 2>&1 || true
@@ -80,3 +87,27 @@ print(f"{'M x N x K':>20} {'ours':>6} " + " ".join(f"{v[5:]:>7}" for v in varian
 for M, N, K, tf, r1, r2, err, nan in rows:
     print(f"{M:>6}x{N:>6}x{K:>6} {tf[0]:6.0f} " + " ".join(f"{x:7.0f}" for x in tf[5:]) + f" {tf[1]:8.0f} {tf[2]:7.0f} {tf[3]:7.0f} {tf[4]:6.0f} | {r1:6.2f} {r2:6.2f} | {err:.2e}{' NaN=%d' % nan if nan else ''}")
 PY
+# FP8_PROFILE="gemm gemm_cl2": one Nsight Compute profile of each named build at 4096^3 (speed
+# of light, occupancy and cluster scheduling, warp stalls, scheduler; clocks left alone)
+if [ -n "${FP8_PROFILE:-}" ]; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  cat >"$W/profile_one.py" <<'PY'
+import os, torch
+from fp8_common import export, inputs
+fn = export(os.environ["LIB"])
+M = N = K = 4096
+A, B, sa, sb = inputs(M, N, K, 1)
+C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+for _ in range(3):
+    assert fn(M, N, K, A[0].data_ptr(), sa[0].data_ptr(), B[0].data_ptr(), sb[0].data_ptr(), C.data_ptr(), torch.cuda.current_stream().cuda_stream) == 0
+torch.cuda.synchronize()
+PY
+  for n in $FP8_PROFILE; do
+    LIB=$W/lib$n.so PYTHONPATH="$ROOT/bench/gpu" "$NCU" --clock-control none -k regex:gemm_fp8_wgmma \
+      --launch-skip 2 --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis_Tables \
+      python3 "$W/profile_one.py" >"$W/ncu_$n.txt" 2>&1 || echo "ncu $n failed: $(tail -3 "$W/ncu_$n.txt")"
+    echo "== ncu $n (4096^3)"
+    grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Cluster|Waves|Achieved Occupancy|Registers|Grid Size|No Eligible|Active Warps" "$W/ncu_$n.txt" | head -24 || true
+  done
+fi

@@ -457,7 +457,7 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     CK(cudaMalloc(&ref_out, count * es));
     const int V = rms::row_geo<T>::V;
     const int64_t units = d / V;
-    const rms::plan chosen = rms::choose(n, units, V);
+    const rms::plan chosen = rms::choose<T>(n, units, sms);
 
     struct variant {
         std::string name;

@@ -11,13 +11,13 @@ static int forced(int path, int vecs, int threads, void *out, const void *x, con
 {
     typedef typename kb_type<T>::storage S;
     const int V = rms::row_geo<T>::V;
-    rms::plan p = rms::choose(n, d / V, V);
+    rms::plan p = rms::choose<T>(n, d / V, rms::device_sms());
     if (path >= 0) {
         p.path = path;
         p.vecs = vecs;
         p.threads = threads;
         p.lanes = path == rms::PATH_WARP ? 32 : threads;
-        p.blocks_needed = path == rms::PATH_WARP ? (n + threads / 32 - 1) / (threads / 32) : n;
+        p.blocks_needed = n; /* an upper bound: the grid is capped, extra blocks exit */
     }
     rms::run<T>(p, (S *)out, (const S *)x, (const S *)w, n, d, eps, (kb_stream_t)stream);
     return kb_gpu_launch_status();

@@ -131,7 +131,9 @@ typedef struct kb_bench_target_result {
     double seconds;
     char *cases;
     /* What it ran on, JSON {"backend", "name", "arch", "driver", "clock_mhz", "memory_bytes"}
-     * (what the probe knows; for CPUs the model and clock of /proc/cpuinfo); NULL unless it ran */
+     * (what the probe knows; for CPUs the model and clock of /proc/cpuinfo), on CUDA devices
+     * with the clocks sampled through NVML during the run and NVML's driver version
+     * (docs/json/bench.json: "driver_version", "clock_*"); NULL unless it ran */
     char *device;
 } kb_bench_target_result;
 
@@ -145,6 +147,12 @@ typedef struct kb_bench_result {
 } kb_bench_result;
 
 #define KB_BENCH_QUICK 1u /* small sizes (the program's --quick): CI */
+
+/* A device of a benchmark result (kb_bench_target_result.device, or one published) in one
+ * line: "NVIDIA H200 (sm_90, driver 580.159.04, CUDA 13.0, SM 1980 MHz median of 42 samples,
+ * mem 3201 MHz)" or "AMD EPYC 9654 (x86_64_v4, 2400 MHz)". NULL when device_json is not a
+ * JSON object (or out of memory); free with kb_string_free. */
+KB_EXTERN char *kb_bench_device_text(const char *device_json);
 
 /* Build and run the package benchmark (manifest `bench:`) for every declared target runnable
  * on this machine, like kb_package_test. 0 when the benchmarks ran (see failed). */

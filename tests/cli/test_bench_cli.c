@@ -304,3 +304,185 @@ Test(bench_cli, bad_input_fails_clearly)
     free(add);
     world_free(&w);
 }
+
+/* ---- GPU clocks: a CUDA target built by tests/fakes/fake_nvcc.sh (the host C compiler), run on
+ * the fake CUDA driver's H200 at PCI 0000:01:00.0, its clocks read from the fake NVML ---- */
+
+#define CLOCKS "kbtest/clocks"
+#define CLOCKS_TARGET "cuda13-sm_90"
+/* NVML lists bus 02 first: matching by ordinal would read 700 MHz, by PCI bus id 1755. */
+#define CLOCKS_NVML                                                                                \
+    "FAKE_NVML_DEVICES=0000:02:00.0 700 1593 1410;0000:01:00.0 1980/1410/1755/1600/1890 3201 1980"
+
+typedef struct gpu_world {
+    world w;
+    char *pkg, *cuda, *nvml, *nvcc;
+    const char *env[20];
+} gpu_world;
+
+static char *fake_env(const char *name, const char *var)
+{
+    const char *p = getenv(var);
+    cr_assert(p && *p, "%s is not set (run the tests through ctest)", var);
+    return kbi_asprintf("%s=%s", name, p);
+}
+
+/* The world's folder hub and cache, a copy of the clocks package, the fakes; nvml_lib: the
+ * KBPKG_NVML_LIB entry, NULL for the fake NVML. */
+static void gpu_world_init(gpu_world *g, const char *nvml_lib)
+{
+    memset(g, 0, sizeof(*g));
+    world_init(&g->w, NULL, "bench/cpuinfo-a");
+    g->pkg = kbi_asprintf("%s/clocks", g->w.tmp);
+    char *src = kbt_data("bench/clocks");
+    char *cmd = kbi_asprintf("cp -r '%s' '%s'", src, g->pkg);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    free(cmd);
+    free(src);
+    g->cuda = fake_env("KBPKG_CUDA_LIB", "KB_FAKE_CUDA");
+    g->nvml = nvml_lib ? kbi_strdup(nvml_lib) : fake_env("KBPKG_NVML_LIB", "KB_FAKE_NVML");
+    g->nvcc = fake_env("KBPKG_NVCC", "KB_FAKE_NVCC");
+    const char *env[] = {g->w.env_cache,
+                         g->w.env_cfg,
+                         g->w.env_reg,
+                         g->w.env_cpu,
+                         "KBPKG_SYSTEM_CONFIG=/nonexistent",
+                         "KBPKG_SYSFS_ROOT=/nonexistent-kbpkg-sysfs",
+                         "KBPKG_CPU=x86_64_v2",
+                         g->cuda,
+                         "FAKE_CUDA_DEVICES=sm_90:NVIDIA H200:150000000000",
+                         "FAKE_CUDA_DRIVER=13000",
+                         g->nvml,
+                         CLOCKS_NVML,
+                         "FAKE_NVML_BUSY=5",
+                         g->nvcc,
+                         NULL};
+    memcpy(g->env, env, sizeof(env));
+}
+
+static void gpu_world_free(gpu_world *g)
+{
+    free(g->pkg);
+    free(g->cuda);
+    free(g->nvml);
+    free(g->nvcc);
+    world_free(&g->w);
+}
+
+static kbt_run gpu_run(gpu_world *g, const char *const *args)
+{
+    return kbt_kbpkg(g->env, args);
+}
+
+/* The device of the one target `kbpkg bench PKG --target cuda13-sm_90 --json` ran (owned). */
+static json_t *bench_gpu_device(gpu_world *g, const char *publish)
+{
+    const char *args[] = {"bench", g->pkg, "--target", CLOCKS_TARGET, "--json", publish, NULL};
+    json_t *doc = ok_json(gpu_run(g, args), "bench --json on the fake GPU");
+    expect_schema(doc, "bench.json");
+    cr_expect_eq(json_integer_value(json_object_get(doc, "ran")), 1, "the CUDA target ran");
+    json_t *t = json_array_get(json_object_get(doc, "targets"), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(t, "target")), "cuda13-sm_90-x86_64-linux");
+    json_t *dev = json_incref(json_object_get(t, "device"));
+    cr_assert(json_is_object(dev), "a device");
+    if (publish)
+        cr_expect_eq(json_array_size(json_object_get(doc, "published")), 1, "published");
+    json_decref(doc);
+    return dev;
+}
+
+static double num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_number(v), "%s is a number: %s", key, json_dumps(o, 0));
+    return json_number_value(v);
+}
+
+Test(bench_cli, gpu_clocks_sampled_during_the_run_reach_json_text_info_and_hub)
+{
+    gpu_world g;
+    gpu_world_init(&g, NULL);
+    const char *pub[] = {"publish", g.pkg, "--target", "cpu-x86_64_v2", NULL};
+    ok(gpu_run(&g, pub), "publish the version (its CPU target)");
+    json_t *dev = bench_gpu_device(&g, "--publish");
+    cr_expect_str_eq(json_string_value(json_object_get(dev, "name")), "NVIDIA H200");
+    cr_expect_str_eq(json_string_value(json_object_get(dev, "driver")), "13.0", "CUDA driver API");
+    cr_expect_str_eq(json_string_value(json_object_get(dev, "driver_version")), "580.159.04");
+    /* the five busy readings 1980/1410/1755/1600/1890 of the device at PCI 0000:01:00.0 */
+    cr_expect_float_eq(num(dev, "clock_mhz"), 1755.0, 1e-9, "median");
+    cr_expect_float_eq(num(dev, "clock_min_mhz"), 1410.0, 1e-9);
+    cr_expect_float_eq(num(dev, "clock_max_mhz"), 1980.0, 1e-9);
+    cr_expect_float_eq(num(dev, "mem_clock_mhz"), 3201.0, 1e-9);
+    cr_expect_float_eq(num(dev, "clock_device_max_mhz"), 1980.0, 1e-9);
+    cr_expect_eq(json_integer_value(json_object_get(dev, "clock_samples")), 5);
+    cr_expect(json_is_true(json_object_get(dev, "clock_busy_only")), "idle readings dropped");
+    cr_expect(json_is_null(json_object_get(dev, "clock_note")), "no reason needed");
+    json_decref(dev);
+
+    const char *line = "NVIDIA H200 (sm_90, driver 580.159.04, CUDA 13.0, SM 1755 MHz median of "
+                       "5 samples, mem 3201 MHz)";
+    const char *text[] = {"bench", g.pkg, "--target", CLOCKS_TARGET, NULL};
+    kbt_run r = gpu_run(&g, text);
+    cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, line), "the text names driver and clocks: %s", r.out);
+    kbt_run_free(&r);
+
+    const char *info[] = {"info", CLOCKS, NULL};
+    r = gpu_run(&g, info);
+    cr_expect(strstr(r.out, line), "info shows the clocks of the published result: %s", r.out);
+    kbt_run_free(&r);
+    const char *info_json[] = {"info", CLOCKS, "--json", NULL};
+    json_t *doc = ok_json(gpu_run(&g, info_json), "info --json");
+    expect_schema(doc, "info.json");
+    json_t *res = json_array_get(json_object_get(doc, "benchmarks"), 0);
+    cr_expect_float_eq(num(json_object_get(res, "device"), "clock_mhz"), 1755.0, 1e-9);
+    json_decref(doc);
+
+    char *site = kbi_asprintf("%s/site", g.w.tmp);
+    const char *hub[] = {"hub", "render", "--out", site, NULL};
+    ok(gpu_run(&g, hub), "hub render");
+    char *cmd = kbi_asprintf("grep -qF '%s' '%s/%s.html'", line, site, CLOCKS);
+    cr_expect_eq(system(cmd), 0, "the hub page shows the clocks: %s", cmd);
+    free(cmd);
+    free(site);
+    gpu_world_free(&g);
+}
+
+/* NVML absent, or failing to start: the benchmark still runs and says why clocks are unknown. */
+static void expect_no_clocks(gpu_world *g, const char *reason)
+{
+    json_t *dev = bench_gpu_device(g, NULL);
+    cr_expect_str_eq(json_string_value(json_object_get(dev, "driver")), "13.0", "probe's driver");
+    static const char *const null_keys[] = {
+        "clock_mhz",     "clock_min_mhz", "clock_max_mhz", "mem_clock_mhz", "clock_device_max_mhz",
+        "clock_samples", "driver_version"};
+    for (size_t i = 0; i < KB_ARRAY_LEN(null_keys); i++)
+        cr_expect(json_is_null(json_object_get(dev, null_keys[i])), "%s is null: %s", null_keys[i],
+                  json_dumps(dev, 0));
+    const char *note = json_string_value(json_object_get(dev, "clock_note"));
+    cr_expect(note && strstr(note, reason), "clock_note says why: %s", note ? note : "(none)");
+    json_decref(dev);
+    const char *text[] = {"bench", g->pkg, "--target", CLOCKS_TARGET, NULL};
+    kbt_run r = gpu_run(g, text);
+    cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "(sm_90, driver 13.0, clocks unknown: ") && strstr(r.out, reason),
+              "the text says so: %s", r.out);
+    kbt_run_free(&r);
+}
+
+Test(bench_cli, without_nvml_the_bench_runs_and_clocks_are_null_with_the_reason)
+{
+    gpu_world g;
+    gpu_world_init(&g, "KBPKG_NVML_LIB=/nonexistent/libnvidia-ml.so.1");
+    expect_no_clocks(&g, "/nonexistent/libnvidia-ml.so.1 not found (dlopen: ");
+    gpu_world_free(&g);
+}
+
+Test(bench_cli, when_nvml_fails_to_start_clocks_are_null_with_the_reason)
+{
+    gpu_world g;
+    gpu_world_init(&g, NULL);
+    g.env[14] = "FAKE_NVML_MODE=init_fails";
+    expect_no_clocks(&g, "nvmlInit failed (error 9: Driver Not Loaded)");
+    gpu_world_free(&g);
+}

@@ -3,7 +3,9 @@
 #include "hub_render.h"
 
 #include <jansson.h>
+#include <kbpkg/build.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *str(json_t *o, const char *key)
 {
@@ -18,10 +20,13 @@ static int case_row(hub_buf *b, json_t *res, json_t *c)
     const char *unit = json_object_get(c, "tflops") ? "tflops" : "gbps";
     double rate = json_number_value(json_object_get(c, unit));
     double brate = json_number_value(json_object_get(base, unit));
+    /* the device with the driver and clocks it was measured at (kb_bench_device_text) */
+    char *dev_json = json_dumps(dev, JSON_COMPACT), *dev_text = kb_bench_device_text(dev_json);
+    free(dev_json);
     int rc = hub_buf_puts(b, "<tr><td>");
     rc = rc ? rc : kbi_html_escape(b, str(res, "target"));
     rc = rc ? rc : hub_buf_puts(b, "</td><td>");
-    rc = rc ? rc : kbi_html_escape(b, str(dev, "name"));
+    rc = rc ? rc : kbi_html_escape(b, dev_text ? dev_text : str(dev, "name"));
     rc = rc ? rc : hub_buf_puts(b, "</td><td>");
     rc = rc ? rc : kbi_html_escape(b, str(c, "case"));
     rc = rc ? rc : hub_buf_puts(b, " ");
@@ -36,6 +41,7 @@ static int case_row(hub_buf *b, json_t *res, json_t *c)
     } else if (!rc) {
         rc = hub_buf_puts(b, "none");
     }
+    kb_string_free(dev_text);
     return rc ? rc : hub_buf_puts(b, "</td></tr>\n");
 }
 

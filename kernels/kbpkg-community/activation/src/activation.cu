@@ -93,8 +93,9 @@ static __device__ __forceinline__ uint32_t fastdiv_q(const fastdiv &f, uint32_t 
 
 /*
  * Rows whose bytes are a multiple of 16, in 16-byte aligned buffers: the output is one array
- * of n * d / V units, walked grid-stride U units per thread at a time (every load of a step
- * issued before the first use), so short rows fill the machine as well as long ones. Unit i
+ * of n * d / V units, walked grid-stride U units per thread at a time (unit k of a step one
+ * grid's width after unit k - 1: coalesced; every load of a step issued before the first use),
+ * so short rows fill the machine as well as long ones. Unit i
  * lies in row i / units_per_row (fastdiv: at most 2^32 units; wider launches take the row
  * kernel).
  */
@@ -108,13 +109,13 @@ __global__ void __launch_bounds__(256)
     constexpr bool gated = OP != ACT_GELU_TANH;
     constexpr int V = 16 / (int)sizeof(S), U = 4;
     const int64_t in_width = gated ? 2 * d : d;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x * U;
-    for (int64_t base = (int64_t)blockIdx.x * blockDim.x * U + threadIdx.x; base < total;
-         base += stride) {
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; base < total;
+         base += threads * U) {
         kb_vec16<T> xv[U], uv[U];
 #pragma unroll
         for (int k = 0; k < U; k++) {
-            const int64_t u64 = base + (int64_t)k * blockDim.x;
+            const int64_t u64 = base + k * threads;
             const uint32_t u = (uint32_t)u64;
             if (u64 < total) {
                 uint32_t row = fastdiv_q(upr, u), col = u - row * upr.div;
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(256)
         }
 #pragma unroll
         for (int k = 0; k < U; k++) {
-            const int64_t u = base + (int64_t)k * blockDim.x;
+            const int64_t u = base + k * threads;
             if (u < total)
                 *reinterpret_cast<uint4 *>(out + u * V) = apply_unit<T, OP>(xv[k], uv[k]);
         }
@@ -237,7 +238,9 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
                       d / V <= 0xffffffffll && (uint64_t)n * (uint64_t)(d / V) < (1ull << 32);
     if (flat) {
         const uint32_t total = (uint32_t)(n * (d / V));
-        const int64_t needed = ((int64_t)total + threads * 4 - 1) / (threads * 4);
+        /* a unit per thread where the device holds that many threads (small shapes spread
+         * over every SM), else U per thread per step */
+        const int64_t needed = ((int64_t)total + threads - 1) / threads;
         act_flat_kernel<T, OP>
             <<<fill_grid(act_flat_kernel<T, OP>, threads, needed), threads, 0, s>>>(
                 out, in, total, make_fastdiv((uint32_t)(d / V)), d);

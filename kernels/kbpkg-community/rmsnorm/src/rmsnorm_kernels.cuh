@@ -34,6 +34,7 @@ template <typename T> struct row_geo {
     int head, tail;
     unsigned xs, ws; /* byte offsets of x and w against the output's units */
 
+    __device__ __forceinline__ row_geo() {}
     __device__ __forceinline__ row_geo(const S *orow, const S *xrow, const S *w, int64_t d)
     {
         int64_t h = (int64_t)(((16u - ((uintptr_t)orow & 15u)) & 15u) / sizeof(S));
@@ -188,70 +189,103 @@ __device__ __forceinline__ void prefetch_weight(const typename kb_type<T>::stora
  * and costs no register), or the whole block. */
 enum shape { SHAPE_GROUP, SHAPE_WARP, SHAPE_BLOCK };
 
-/*
- * Rows held in registers: R units per lane. GROUP and WARP: blockDim.x / lanes rows per block,
- * the sum a butterfly inside the lanes of a row (no barrier, no shared memory; the loop bound
- * is uniform over the block, so every lane reaches every shuffle). BLOCK: the block is one row,
- * the per-warp sums meet in shared memory behind one barrier; the scratch alternates between
- * two halves by row, so the next row's writes cannot meet this row's reads. Rows loop over a
- * grid sized to the device (rows_grid). out == x works: every element is read before the
- * row's sum, and written only after it, by the lane that read it.
- */
-/* Most threads per block of each kernel: the compiler then keeps the row in registers (up to
- * 255 of them) without spilling; the grid takes what fits (rows_grid). */
-template <int R, int SHAPE> struct max_threads {
-    static const int value = SHAPE == SHAPE_BLOCK ? 256 : R >= 8 ? 128 : 256;
+/* Launch bounds of each kernel: at most 128 registers (170 for the warp of 16 units per lane),
+ * so that two blocks or more share an SM; the grid takes what fits (rows_grid). */
+template <int R, int SHAPE> struct bounds {
+    static const int threads = SHAPE != SHAPE_BLOCK && R >= 16 ? 128 : 256;
+    static const int blocks = SHAPE != SHAPE_BLOCK && R >= 16 ? 3 : 2;
 };
 
+/* Rows a group of lanes holds at once: 8 units in flight per lane (4 for rows of one unit per
+ * lane) whatever the width, since rows of few units would otherwise leave too few bytes in
+ * flight per SM; bf16 (whose unpacked floats the compiler keeps) half of that at 2 and 4
+ * units per lane, which spilled at the 128-register cap. */
+template <typename T> struct is_bf16 {
+    static const bool value = false;
+};
+template <> struct is_bf16<kb_bf16_tag> {
+    static const bool value = true;
+};
+template <typename T, int R, int SHAPE> struct rows_at_once {
+    static const int full = SHAPE == SHAPE_BLOCK || R >= 8 ? 1 : R == 1 ? 4 : 8 / R;
+    static const int value = is_bf16<T>::value && (R == 2 || R == 4) ? full / 2 : full;
+};
+
+/*
+ * Rows held in registers: R units per lane, M rows per group of lanes at once (loads of all M
+ * issued before the first sum). GROUP and WARP: blockDim.x / lanes groups per block, the sum a
+ * butterfly inside the lanes of a row (no barrier, no shared memory; the loop bound is uniform
+ * over the block, so every lane reaches every shuffle). BLOCK: the block is one row, the
+ * per-warp sums meet in shared memory behind one barrier; the scratch alternates between two
+ * halves by row, so the next row's writes cannot meet this row's reads. Rows loop over a grid
+ * sized to the device (rows_grid). out == x works: every element is read before the row's
+ * sum, and written only after it, by the lane that read it.
+ */
 template <typename T, int R, int SHAPE>
-__global__ void __launch_bounds__(max_threads<R, SHAPE>::value)
+__global__ void __launch_bounds__(bounds<R, SHAPE>::threads, bounds<R, SHAPE>::blocks)
     rms_rows_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
                     const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
                     float eps, int group)
 {
     typedef typename kb_type<T>::storage S;
+    const int M = rows_at_once<T, R, SHAPE>::value;
     __shared__ float partial[2][32];
     const int lanes = SHAPE == SHAPE_WARP ? 32 : SHAPE == SHAPE_BLOCK ? (int)blockDim.x : group;
     const int lane = SHAPE == SHAPE_BLOCK ? (int)threadIdx.x : (int)threadIdx.x % lanes;
-    const int64_t rows_per_block = SHAPE == SHAPE_BLOCK ? 1 : blockDim.x / lanes;
+    const int64_t groups = SHAPE == SHAPE_BLOCK ? 1 : blockDim.x / lanes;
+    const int64_t my_group = SHAPE == SHAPE_BLOCK ? 0 : threadIdx.x / lanes;
     const S *x_end = x + n * d;
     int half = 0;
     prefetch_weight<T, R>(w, d, lane, lanes);
-    for (int64_t base = (int64_t)blockIdx.x * rows_per_block; base < n;
-         base += (int64_t)gridDim.x * rows_per_block, half ^= 1) {
-        const int64_t row = base + (SHAPE == SHAPE_BLOCK ? 0 : threadIdx.x / lanes);
-        const bool ok = row < n;
-        const int64_t r = ok ? row : base;
-        const S *xrow = x + r * d;
-        S *orow = out + r * d;
-        const row_geo<T> g(orow, xrow, w, d);
-        kb_vec16<T> xv[R];
-        load_units<T, R>(xv, xrow + g.head, g.xs, x_end, (int)g.units, lane, lanes, ok);
-        float xh = ok && lane < g.head ? kb_type<T>::load(xrow[lane]) : 0.0f;
-        float xt = ok && lane < g.tail
-                       ? kb_type<T>::load(xrow[g.head + g.units * row_geo<T>::V + lane])
-                       : 0.0f;
-        float s = fmaf(xh, xh, xt * xt);
+    for (int64_t base = (int64_t)blockIdx.x * groups * M; base < n;
+         base += (int64_t)gridDim.x * groups * M, half ^= 1) {
+        kb_vec16<T> xv[M][R];
+        float xh[M], xt[M], s[M];
+        bool ok[M];
+        S *orow[M];
+        row_geo<T> g[M];
 #pragma unroll
-        for (int j = 0; j < R; j++)
-            s += vsumsq<T>(xv[j]);
+        for (int m = 0; m < M; m++) {
+            const int64_t row = base + m * groups + my_group;
+            ok[m] = row < n;
+            const int64_t r = ok[m] ? row : base;
+            const S *xrow = x + r * d;
+            orow[m] = out + r * d;
+            g[m] = row_geo<T>(orow[m], xrow, w, d);
+            load_units<T, R>(xv[m], xrow + g[m].head, g[m].xs, x_end, (int)g[m].units, lane, lanes,
+                             ok[m]);
+            xh[m] = ok[m] && lane < g[m].head ? kb_type<T>::load(xrow[lane]) : 0.0f;
+            xt[m] = ok[m] && lane < g[m].tail
+                        ? kb_type<T>::load(xrow[g[m].head + g[m].units * row_geo<T>::V + lane])
+                        : 0.0f;
+        }
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            s[m] = fmaf(xh[m], xh[m], xt[m] * xt[m]);
+#pragma unroll
+            for (int j = 0; j < R; j++)
+                s[m] += vsumsq<T>(xv[m][j]);
+        }
         if (SHAPE == SHAPE_BLOCK) {
             const int ws = kb_warp_size(), wl = threadIdx.x % ws, warp = threadIdx.x / ws;
             const int warps = (blockDim.x + ws - 1) / ws;
-            s = kb_warp_sum(s);
+            float v = kb_warp_sum(s[0]);
             if (wl == 0)
-                partial[half][warp] = s;
+                partial[half][warp] = v;
             __syncthreads();
             /* every warp adds the same values in the same order: one inv for the whole row */
-            s = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
-        } else if (SHAPE == SHAPE_WARP) {
-            s = kb_warp_sum(s);
+            s[0] = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
         } else {
-            s = kb_group_sum(s, lanes);
+#pragma unroll
+            for (int m = 0; m < M; m++)
+                s[m] = SHAPE == SHAPE_WARP ? kb_warp_sum(s[m]) : kb_group_sum(s[m], lanes);
         }
-        const float inv = rsqrtf(s / (float)d + eps);
-        if (ok)
-            write_row<T, R>(orow, w, xv, xh, xt, g, inv, lane, lanes, d);
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            const float inv = rsqrtf(s[m] / (float)d + eps);
+            if (ok[m])
+                write_row<T, R>(orow[m], w, xv[m], xh[m], xt[m], g[m], inv, lane, lanes, d);
+        }
     }
 }
 
@@ -343,29 +377,49 @@ static inline int pow2_at_least(int64_t v)
 }
 
 /*
- * units: 16-byte vectors per row (d / V, rounded down); n > 0. Rows of up to 512 units go to
+ * units: 16-byte vectors per row (d / V, rounded down); n > 0. Rows of up to 512 units (256
+ * for bf16) go to
  * a warp or part of one (no barrier): R, the units per lane, the fewest that hold the row in a
  * warp, and at least V lanes so that each holds at most one head and one tail element.
- * Wider rows take a block of up to 256 threads of R = 8 (measured on the H200 for bf16: 86-97%
+ * Rows of few units take several rows per group of lanes at once (rows_at_once), and small n
+ * spreads the groups over the SMs (sms: the device's, 0 when unknown). Wider rows take a block
+ * of up to 256 threads of R = 8 (measured on the H200 for bf16: 86-97%
  * of copy bandwidth where R = 4 reached 65-89%; docs/perf-gpu-notes.md) or 16, then the
  * streaming kernel (rows past 4096 units: bf16 wider than 32768).
  */
-static inline plan choose(int64_t n, int64_t units, int V)
+template <typename T> static inline plan choose(int64_t n, int64_t units, int sms)
 {
+    const int V = row_geo<T>::V;
+    /* bf16 at 16 units per lane spilled (144 bytes at the cap): a block of 8 per thread */
+    const int64_t warp_max = is_bf16<T>::value ? 32 * 8 : 32 * WARP_MAX_VECS;
     plan p;
-    if (units <= 32 * WARP_MAX_VECS) {
+    if (units <= warp_max) {
         int r = 1;
         while ((int64_t)32 * r < units)
             r *= 2;
         int lanes = pow2_at_least((units + r - 1) / r);
         if (lanes < V)
             lanes = V;
+        int m = 1; /* rows_at_once for the shape the kernel will take */
+        if (r == 1)
+            m = rows_at_once<T, 1, SHAPE_GROUP>::value;
+        else if (r == 2)
+            m = rows_at_once<T, 2, SHAPE_WARP>::value;
+        else if (r == 4)
+            m = rows_at_once<T, 4, SHAPE_WARP>::value;
+        const int most = r >= 16 ? 128 : 256;
+        /* groups per block: as many as fill the block, fewer when the rows would then sit on
+         * fewer SMs than the device has (at least a warp) */
+        int64_t per_block = most / lanes, need = (n + m - 1) / m;
+        if (sms > 0 && need < per_block * sms)
+            per_block = (need + sms - 1) / sms;
+        if (per_block * lanes < 32)
+            per_block = 32 / lanes;
         p.path = PATH_WARP;
         p.vecs = r;
         p.lanes = lanes;
-        p.threads = r >= 8 ? 128 : 256;
-        int64_t rows_per_block = p.threads / lanes;
-        p.blocks_needed = (n + rows_per_block - 1) / rows_per_block;
+        p.threads = (int)(per_block * lanes);
+        p.blocks_needed = (need + per_block - 1) / per_block;
         return p;
     }
     for (int r = 8; r <= 16; r *= 2) {
@@ -386,6 +440,17 @@ static inline plan choose(int64_t n, int64_t units, int V)
     p.lanes = 1024;
     p.blocks_needed = n;
     return p;
+}
+
+/* The current device's SM count, 0 when the runtime cannot say. */
+static inline int device_sms()
+{
+    int dev = 0, sms = 0;
+    if (kb_gpu_get_device(&dev) != kb_gpu_success || kb_gpu_sm_count(&sms, dev) != kb_gpu_success) {
+        (void)kb_gpu_get_last_error(); /* a failed query must not look like a failed launch */
+        return 0;
+    }
+    return sms;
 }
 
 /* Blocks for a launch: what the rows need, at most what the device holds at once (rows loop

@@ -119,8 +119,14 @@ using namespace rf; /* the Hopper helpers of sm90.cuh */
  * fewer bits than fp32. While one warpgroup promotes, the other's wgmma run. Both operands
  * are K-major, the only layout wgmma takes for fp8; TMA's 128-byte swizzle writes what the
  * descriptors read (16-byte chunk c of row r at c ^ (r & 7)). */
-constexpr int H_BM = 128, H_BN = 128, H_BK = RF_FP8_BLOCK, H_STAGES = 6;
-constexpr int H_CONSUMER_WARPS = 8, H_THREADS = 384, H_GROUP_M = 8;
+#ifndef RF_FP8_STAGES
+#define RF_FP8_STAGES 6 /* bench/gpu/fp8_run.sh can time others side by side */
+#endif
+#ifndef RF_FP8_GROUP_M
+#define RF_FP8_GROUP_M 8
+#endif
+constexpr int H_BM = 128, H_BN = 128, H_BK = RF_FP8_BLOCK, H_STAGES = RF_FP8_STAGES;
+constexpr int H_CONSUMER_WARPS = 8, H_THREADS = 384, H_GROUP_M = RF_FP8_GROUP_M;
 constexpr int H_A_BYTES = H_BM * H_BK, H_STAGE_BYTES = H_A_BYTES + H_BN * H_BK;
 /* + the epilogue's staging of C: 64 rows x 128 bf16 per consumer warpgroup, as two 128-byte
  * swizzled boxes of 64 columns (what the TMA store reads) */
@@ -149,8 +155,10 @@ __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0
     *n0 = ((in_group / rows) * CL + rank) * H_BN;
 }
 
+/* 2: a steady pipeline of two partials (the default: +2-16% over 1 on the H200); 1: pairs of
+ * blocks, nothing in flight across the loop's back edge; 0: one partial */
 #ifndef RF_FP8_PINGPONG
-#define RF_FP8_PINGPONG 1 /* bench/gpu/fp8_run.sh times 0 and 1 side by side */
+#define RF_FP8_PINGPONG 2
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -233,10 +241,7 @@ __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_
         h_tile<CL>(a, u, rank, &m0, &n0);
         for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
-            if (CL > 1)
-                mbar_wait_cluster(&empty[c.s], c.phase ^ 1);
-            else
-                mbar_wait(&empty[c.s], c.phase ^ 1);
+            mbar_wait(&empty[c.s], c.phase ^ 1);
             mbar_expect_tx(&full[c.s], H_STAGE_BYTES); /* out-of-bounds boxes count too */
             uint8_t *sa = smem + c.s * H_STAGE_BYTES;
             if (CL > 1)
@@ -359,7 +364,48 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
 #pragma unroll
         for (int i = 0; i < 64; i++)
             acc[i] = 0.0f;
-        if (PP) {
+        if (RF_FP8_PINGPONG == 2) {
+            /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
+             * so one of this warpgroup's groups is always in flight; pa carries a block in
+             * flight across the loop's back edge */
+            float pa0, pa1;
+            sc.at(0, &pa0, &pa1);
+            int sa_stage = c.s;
+            h_issue(pa, smem, full, c, wg);
+            c.next();
+            int kb = 1;
+            for (; kb + 1 < a.kblocks; kb += 2) {
+                float b0, b1, n0, n1;
+                sc.at(kb, &b0, &b1);
+                int sb_stage = c.s;
+                h_issue(pb, smem, full, c, wg);
+                c.next();
+                h_wait_group<1>();
+                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
+                sc.at(kb + 1, &n0, &n1);
+                sa_stage = c.s;
+                h_issue(pa, smem, full, c, wg);
+                c.next();
+                h_wait_group<1>();
+                h_retire<CL>(acc, pb, empty, sb_stage, lane, b0, b1);
+                pa0 = n0;
+                pa1 = n1;
+            }
+            if (kb < a.kblocks) {
+                float b0, b1;
+                sc.at(kb, &b0, &b1);
+                int sb_stage = c.s;
+                h_issue(pb, smem, full, c, wg);
+                c.next();
+                h_wait_group<1>();
+                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
+                h_wait_group<0>();
+                h_retire<CL>(acc, pb, empty, sb_stage, lane, b0, b1);
+            } else {
+                h_wait_group<0>();
+                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
+            }
+        } else if (PP) {
             /* pairs of blocks: the second block's wgmma run while the first is promoted. No
              * partial is in flight across a branch or the loop's back edge, so the compiler
              * has no reason to move one while a wgmma writes it (it would serialise them). */

@@ -56,22 +56,17 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, u
                  : "memory");
 }
 
-/* Cluster versions: a wait that acquires what other blocks of the cluster released, an arrive
- * on block rank's barrier at the same shared offset, a bulk tensor copy written into every
- * block of cta_mask (with complete_tx on each one's barrier), and a whole-cluster barrier. */
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, unsigned parity)
-{
-    asm volatile("{\n.reg .pred p;\nTS_CWAIT:\n"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
-                 "@p bra TS_CDONE;\nbra TS_CWAIT;\nTS_CDONE:\n}\n" ::"r"(smem_addr(bar)),
-                 "r"(parity)
-                 : "memory");
-}
+/* Cluster versions: an arrive on block rank's barrier at the same shared offset, a bulk tensor
+ * copy written into every block of cta_mask (with complete_tx on each one's barrier), and a
+ * whole-cluster barrier. The arrive keeps the default .release.cta semantics, as CUTLASS's
+ * ClusterBarrier does: what it orders are the arriving warp's wgmma reads of the stage, already
+ * complete (wgmma.wait_group), and the waiter's plain try_wait suffices. Written with
+ * .release.cluster (and the wait with .acquire.cluster) each arrive is a cluster-wide fence:
+ * Nsight Compute showed the warps stalled on it and the kernel at 0.4x of the one-block rate. */
 __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned rank)
 {
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(
-                     smem_addr(bar)),
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
                  "r"(rank)
                  : "memory");
 }
