@@ -1,14 +1,17 @@
 /* radeonflow/gemm over LLM-inference shapes against cuBLAS (cublasGemmEx, fp32 compute) in one
  * process: every TMA tile of the package's table, the table's own choice for sm_90a (wgmma) and
- * sm_90 (mma.sync), and the exported rf_gemm_bf16/f16 as users call it, side by side on the
- * same rotating inputs (CUDA events, medians); each checked against cuBLAS (C poisoned first).
- * A correctness sweep forces every tile and split on ragged shapes, strides, alpha and beta.
- * Prints per shape the default's ratio and the best variant, then geomean and minimum. */
+ * sm_90 (mma.sync), the table's choice with the sm_90a epilogue from registers (as before the
+ * staged TMA-store epilogue) and with the other staging width, and the exported rf_gemm_bf16/f16
+ * as users call it (twice: the spread between the two is the noise), side by side on the same
+ * rotating inputs (CUDA events, medians); each checked against cuBLAS (C poisoned first). A
+ * correctness sweep forces every tile and split on ragged shapes, strides, alpha and beta. Prints
+ * per shape the default's ratio and the best variant, then geomean and minimum, per class too. */
 #include <cublas_v2.h>
 
 #include "../../kernels/radeonflow/gemm/src/gemm.cu"
 #include "bench_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -81,9 +84,21 @@ static cudaDataType_t cuda_type(bool bf16)
  * own choice; which consumer; or the export). */
 struct variant {
     std::string name;
-    int kind; /* 0 export, 1 forced plan wgmma, 2 table wgmma, 3 table mma.sync */
+    /* 0 export, 1 forced plan wgmma, 2 table wgmma, 3 table mma.sync, 4 table wgmma with the
+     * epilogue from registers, 5 table wgmma with the other staging width, 6 export again,
+     * 7 the cost model with the epilogue weighed kEpiAlt k-tiles (plan forced) */
+    int kind;
     rf::ts_plan plan;
 };
+
+/* The staging width the package does not default to (bench/gpu/gemm_shapes.sh times both). */
+constexpr int kAltEpi = RF_GEMM_EPI_COLS == 256 ? 128 : 256;
+/* An epilogue weight for ts_choose to try against rf::TS_EPI_KTILES (the staged store is
+ * cheaper than the one from registers that the weight was fitted to). */
+#ifndef GEMM_SHAPES_EPI_KTILES
+#define GEMM_SHAPES_EPI_KTILES 2.0
+#endif
+constexpr double kEpiAlt = GEMM_SHAPES_EPI_KTILES;
 
 template <typename T>
 static int call_variant(const variant &v, int M, int N, int K, float al, const uint16_t *A, int lda,
@@ -91,13 +106,20 @@ static int call_variant(const variant &v, int M, int N, int K, float al, const u
 {
     switch (v.kind) {
     case 0:
+    case 6:
         if (std::is_same<T, kb_bf16_tag>::value)
             return rf_gemm_bf16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
         return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
     case 1:
+    case 7:
         return rf::launch_tma_plan<T, true>(&v.plan, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
     case 2:
         return rf::launch_tma<T, true>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case 4:
+        return rf::launch_tma_plan<T, true, 0>(nullptr, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case 5:
+        return rf::launch_tma_plan<T, true, kAltEpi>(nullptr, M, N, K, al, A, lda, B, ldb, be, C,
+                                                     ldc, 0);
     default:
         return rf::launch_tma<T, false>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
     }
@@ -111,8 +133,41 @@ static std::string plan_name(const rf::ts_plan &p)
     return b;
 }
 
+/* Geometric mean and minimum of a set of ratios to cuBLAS (0: a wrong result). */
+struct tally {
+    double lg = 0, min = 1e9;
+    int n = 0;
+    std::string min_name;
+    void add(double r, const std::string &name)
+    {
+        lg += std::log(std::max(r, 1e-9));
+        n++;
+        if (r < min) {
+            min = r;
+            min_name = name;
+        }
+    }
+    double geomean() const
+    {
+        return n ? std::exp(lg / n) : 0.0;
+    }
+    std::string str() const
+    {
+        char b[160];
+        snprintf(b, sizeof b, "geomean %.3f over %d, min %.3f (%s)", geomean(), n, n ? min : 0.0,
+                 min_name.c_str());
+        return b;
+    }
+    std::string brief() const
+    {
+        char b[48];
+        snprintf(b, sizeof b, "%.3f (%.3f)", geomean(), n ? min : 0.0);
+        return b;
+    }
+};
+
 struct result {
-    double ratio_default, ratio_best, ratio_sm90;
+    double ratio_default, ratio_best, ratio_sm90, ratio_regs, ratio_alt, ratio_again, ratio_light;
 };
 
 template <typename T>
@@ -143,6 +198,13 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
     std::vector<variant> vs;
     vs.push_back({bf16 ? "rf_gemm_bf16" : "rf_gemm_f16", 0, {0, 0}});
+    vs.push_back({"table, epilogue from registers " + plan_name(pick), 4, {0, 0}});
+    vs.push_back(
+        {"table, staging " + std::to_string(kAltEpi) + " cols " + plan_name(pick), 5, {0, 0}});
+    vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", 6, {0, 0}});
+    rf::ts_plan light = rf::ts_choose(M, N, K, sms, kEpiAlt);
+    vs.push_back({"table, epilogue weight " + std::to_string((int)kEpiAlt) + " " + plan_name(light),
+                  7, light});
     vs.push_back({"sm_90 build (mma.sync) " + plan_name(rf::ts_choose(M, N, K, sms)), 3, {0, 0}});
     for (int t = 0; t < rf::TS_NTILES; t++) {
         rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
@@ -220,7 +282,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     double t_cublas = med[0];
     fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
             "cuBLAS", t_cublas, flop / t_cublas / 1e9);
-    result r = {0, 0, 0};
+    result r = {0, 0, 0, 0, 0, 0, 0};
     std::string best_name = "-";
     for (size_t v = 1; v < nv; v++) {
         const variant &var = run[v - 1];
@@ -237,22 +299,33 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_default = ratio;
         if (var.kind == 3)
             r.ratio_sm90 = ratio;
+        if (var.kind == 4)
+            r.ratio_regs = ratio;
+        if (var.kind == 5)
+            r.ratio_alt = ratio;
+        if (var.kind == 6)
+            r.ratio_again = ratio;
+        if (var.kind == 7)
+            r.ratio_light = ratio;
         if (ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
         }
     }
-    printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | rf_gemm %.3f | sm_90 %.3f | best %.3f %s\n", sh.cls,
-           label, tname, flop / t_cublas / 1e9, r.ratio_default, r.ratio_sm90, r.ratio_best,
-           best_name.c_str());
+    printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | rf_gemm %.3f (again %.3f) | regs epi %.3f | "
+           "stage %d %.3f | weight %d %.3f | sm_90 %.3f | best %.3f %s\n",
+           sh.cls, label, tname, flop / t_cublas / 1e9, r.ratio_default, r.ratio_again,
+           r.ratio_regs, kAltEpi, r.ratio_alt, (int)kEpiAlt, r.ratio_light, r.ratio_sm90,
+           r.ratio_best, best_name.c_str());
     fflush(stdout);
     bench_gemm_sets_free(g);
     CK(cudaFree(ref));
     return r;
 }
 
-/* Every table row, forced, with and without a split, both consumers, on ragged shapes with
- * padded strides, alpha and beta (C read) and beta = 0 over poisoned C: against cuBLAS. */
+/* Every table row, forced, with and without a split, both consumers (wgmma with both staging
+ * widths), on ragged shapes with padded strides, alpha and beta (C read) and beta = 0 over
+ * poisoned C: against cuBLAS. */
 template <typename T> static int sweep(cublasHandle_t h, FILE *log)
 {
     bool bf16 = std::is_same<T, kb_bf16_tag>::value;
@@ -261,12 +334,22 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
         float alpha, beta;
     } cases[] = {
         /* ragged M, N and K tiles; TMA needs 16-byte rows, so lda and ldb are padded to 8 */
-        {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f}, {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
-        {1, 520, 4096, 0, 0, 0, 1.0f, 0.0f},   {130, 1030, 130, 6, 2, 1, -1.0f, 0.25f},
-        {513, 264, 1100, 4, 0, 3, 1.0f, 0.0f}, {16, 4104, 2048, 0, 8, 0, 1.0f, 1.0f},
+        {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f},
+        {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
+        {1, 520, 4096, 0, 0, 0, 1.0f, 0.0f},
+        {130, 1030, 130, 6, 2, 1, -1.0f, 0.25f},
+        {513, 264, 1100, 4, 0, 3, 1.0f, 0.0f},
+        {16, 4104, 2048, 0, 8, 0, 1.0f, 1.0f},
+        /* the staged epilogue (beta == 0, ldc and N % 8 == 0): clipped at M and N, padding
+         * kept; N % 8 != 0 or beta != 0 with the same strides: stores from registers */
+        {77, 296, 1000, 8, 8, 16, -1.5f, 0.0f},
+        {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f},
+        {200, 136, 72, 0, 8, 8, 1.0f, 0.5f},
     };
     int bad = 0, runs = 0;
     cudaDataType_t ct = cuda_type(bf16);
+    const std::string alt = "wgmma staging " + std::to_string(kAltEpi);
+    const char *kind[] = {"mma.sync", "wgmma", alt.c_str()};
     for (const auto &cs : cases) {
         int lda = cs.K + cs.pa, ldb = cs.N + cs.pb, ldc = cs.N + cs.pc;
         size_t na = (size_t)cs.M * lda, nb = (size_t)cs.K * ldb, nc = (size_t)cs.M * ldc;
@@ -285,15 +368,19 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
         CK(cudaMemcpy(Cr, C0, nc * 2, cudaMemcpyDeviceToDevice));
         CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, cs.N, cs.M, cs.K, &cs.alpha, B, ct, ldb, A,
                          ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        for (int wg = 0; wg < 2; wg++)
+        for (int wg = 0; wg < 3; wg++)
             for (int t = 0; t < rf::TS_NTILES; t++)
                 for (int s : {1, 3, 16}) {
                     rf::ts_plan p = {t, s};
                     CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
-                    int rc = wg ? rf::launch_tma_plan<T, true>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
-                                                               lda, B, ldb, cs.beta, Co, ldc, 0)
-                                : rf::launch_tma_plan<T, false>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
-                                                                lda, B, ldb, cs.beta, Co, ldc, 0);
+                    int rc =
+                        wg == 2   ? rf::launch_tma_plan<T, true, kAltEpi>(&p, cs.M, cs.N, cs.K,
+                                                                        cs.alpha, A, lda, B, ldb,
+                                                                        cs.beta, Co, ldc, 0)
+                        : wg == 1 ? rf::launch_tma_plan<T, true>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
+                                                                 lda, B, ldb, cs.beta, Co, ldc, 0)
+                                  : rf::launch_tma_plan<T, false>(&p, cs.M, cs.N, cs.K, cs.alpha, A,
+                                                                  lda, B, ldb, cs.beta, Co, ldc, 0);
                     CK(cudaDeviceSynchronize());
                     double err = rc ? 1.0 : rel_err<T>(Co, Cr, cs.M, cs.N, ldc);
                     bool pad = padding_intact(Co, cs.M, cs.N, ldc);
@@ -302,12 +389,11 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
                         bad++;
                         fprintf(stderr,
                                 "sweep FAIL %s %dx%dx%d ld %d/%d/%d %s %s: rc %d relerr %.2e%s\n",
-                                bf16 ? "bf16" : "f16", cs.M, cs.N, cs.K, lda, ldb, ldc,
-                                wg ? "wgmma" : "mma.sync", plan_name(p).c_str(), rc, err,
-                                pad ? "" : " padding written");
+                                bf16 ? "bf16" : "f16", cs.M, cs.N, cs.K, lda, ldb, ldc, kind[wg],
+                                plan_name(p).c_str(), rc, err, pad ? "" : " padding written");
                     }
                     fprintf(log, "sweep %s %dx%dx%d %s %s relerr %.2e\n", bf16 ? "bf16" : "f16",
-                            cs.M, cs.N, cs.K, wg ? "wgmma" : "mma.sync", plan_name(p).c_str(), err);
+                            cs.M, cs.N, cs.K, kind[wg], plan_name(p).c_str(), err);
                 }
         CK(cudaFree(A));
         CK(cudaFree(B));
@@ -353,32 +439,52 @@ int main(int argc, char **argv)
     };
     fprintf(log, "%-8s %-18s %-4s %-36s %12s %12s  %s\n", "class", "shape", "type", "kernel",
             "median", "rate", "vs cuBLAS");
-    double lg_def = 0, lg_best = 0, lg_90 = 0, min_def = 1e9, min_90 = 1e9;
-    int n = 0, n90 = 0;
-    std::string min_name;
-    for (const auto &sh : shapes)
+    /* per variant: overall ([0]) and per class, in the order the classes first appear */
+    std::vector<std::string> classes = {"all"};
+    std::vector<tally> def(1), regs(1), alt(1), again(1), light(1), best(1), sm90(1);
+    std::vector<double> spread;
+    for (const auto &sh : shapes) {
+        size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
+        if (c == classes.size()) {
+            classes.push_back(sh.cls);
+            for (auto *t : {&def, &regs, &alt, &again, &light, &best, &sm90})
+                t->emplace_back();
+        }
         for (int t = 0; t < 2; t++) {
             result r = t == 0 ? run_shape<kb_bf16_tag>(h, sh, "bf16", p.multiProcessorCount, log)
                               : run_shape<kb_f16_tag>(h, sh, "f16", p.multiProcessorCount, log);
-            lg_def += std::log(std::max(r.ratio_default, 1e-9));
-            lg_best += std::log(std::max(r.ratio_best, 1e-9));
-            n++;
-            if (r.ratio_sm90 > 0) {
-                lg_90 += std::log(r.ratio_sm90);
-                min_90 = std::min(min_90, r.ratio_sm90);
-                n90++;
+            std::string name = std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
+                               std::to_string(sh.K) + (t ? " f16" : " bf16");
+            for (size_t k : {(size_t)0, c}) {
+                def[k].add(r.ratio_default, name);
+                regs[k].add(r.ratio_regs, name);
+                alt[k].add(r.ratio_alt, name);
+                again[k].add(r.ratio_again, name);
+                light[k].add(r.ratio_light, name);
+                best[k].add(r.ratio_best, name);
+                if (r.ratio_sm90 > 0) /* 0: unaligned rows, no TMA kernel */
+                    sm90[k].add(r.ratio_sm90, name);
             }
-            if (r.ratio_default < min_def) {
-                min_def = r.ratio_default;
-                min_name = std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
-                           std::to_string(sh.K) + (t ? " f16" : " bf16");
-            }
+            if (r.ratio_default > 0 && r.ratio_again > 0)
+                spread.push_back(std::fabs(r.ratio_again / r.ratio_default - 1));
         }
-    printf("rf_gemm (sm_90a build, as exported): geomean %.3f over %d, min %.3f (%s)\n",
-           std::exp(lg_def / n), n, min_def, min_name.c_str());
-    printf("best variant per shape (oracle):     geomean %.3f\n", std::exp(lg_best / n));
-    printf("sm_90 table (mma.sync), aligned:     geomean %.3f over %d, min %.3f\n",
-           std::exp(lg_90 / (n90 ? n90 : 1)), n90, min_90);
+    }
+    std::sort(spread.begin(), spread.end());
+    printf("rf_gemm (sm_90a build, as exported): %s\n", def[0].str().c_str());
+    printf("  the same export timed again:       %s; |again/first - 1| median %.3f, max %.3f\n",
+           again[0].str().c_str(), spread.empty() ? 0.0 : spread[spread.size() / 2],
+           spread.empty() ? 0.0 : spread.back());
+    printf("  table, epilogue from registers:    %s\n", regs[0].str().c_str());
+    printf("  table, staging %d columns:        %s\n", kAltEpi, alt[0].str().c_str());
+    printf("  epilogue weight %d k-tiles:         %s\n", (int)kEpiAlt, light[0].str().c_str());
+    printf("best variant per shape (oracle):     %s\n", best[0].str().c_str());
+    printf("sm_90 table (mma.sync), aligned:     %s\n", sm90[0].str().c_str());
+    printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s %-13s\n", "class", "n",
+           "rf_gemm", "regs epilogue", "staging alt", "weight alt", "sm_90");
+    for (size_t c = 1; c < classes.size(); c++)
+        printf("  %-8s %-3d %-13s %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
+               def[c].brief().c_str(), regs[c].brief().c_str(), alt[c].brief().c_str(),
+               light[c].brief().c_str(), sm90[c].brief().c_str());
     CKB(cublasDestroy(h));
     fclose(log);
     return bad ? 1 : 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # radeonflow/gemm at LLM-inference shapes on an H200: builds (in parallel) the sm_90a and sm_90
-# artifacts with their package checks and bench/gpu/gemm_shapes.cu, runs both checks, then the
-# shape table against cuBLAS. Needs nvcc, a Hopper GPU, cuBLAS. Full log under OUTDIR.
+# artifacts with their package checks and bench/gpu/gemm_shapes.cu, runs both checks (while the
+# bench compiles), then the shape table against cuBLAS (the export, every tile, the sm_90a
+# epilogue from registers and both staging widths, side by side). Needs nvcc, a Hopper GPU,
+# cuBLAS. Full log under OUTDIR (7 files).
 # Usage: bench/gpu/gemm_shapes.sh [outdir]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,27 +14,23 @@ mkdir -p "$OUTDIR" "$B/sm90a" "$B/sm90"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
 nvcc --version | tail -1
 
-build_lib() { # dir arch target
-    nvcc -std=c++17 -O3 --threads 2 -I"$G/include" -I"$ROOT/include" -Xcompiler -fPIC,-fvisibility=hidden \
-        -Xlinker --exclude-libs,ALL -shared -gencode "arch=compute_$2,code=sm_$2" -Xptxas -v \
-        -DKBPKG_TARGET="\"cuda13-sm_$2-x86_64-linux\"" "$G/src/gemm.cu" "$G/src/gemm_fp8.cu" "$G/src/gemm_fp8_mma.cu" \
-        -o "$1/libgemm.so" &&
-    nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$G/include" -I"$ROOT/include" "$G/tests/check.c" \
-        "$G/src/gemm_cpu.c" -L"$1" -lgemm -Xlinker -rpath,"$1" -o "$1/check"
-}
 t0=$(date +%s)
-build_lib "$B/sm90a" 90a >"$OUTDIR/build_sm90a.log" 2>&1 &
-build_lib "$B/sm90" 90 >"$OUTDIR/build_sm90.log" 2>&1 &
+# each package check runs as soon as its library is built, while the bench still compiles
+for a in sm90a sm90; do
+    (bash "$ROOT/bench/gpu/gemm_build.sh" "$G" "$B/$a" "${a#sm}" >"$OUTDIR/build_$a.log" 2>&1 &&
+        "$B/$a/check" >"$OUTDIR/check_$a.log" 2>&1
+     echo "exit $?" >>"$OUTDIR/check_$a.log") &
+done
 nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$G/include" -I"$ROOT/include" \
     -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$ROOT/bench/gpu/gemm_shapes.cu" -lcublas \
     -o "$B/gemm_shapes" >"$OUTDIR/build_shapes.log" 2>&1 &
 wait
-echo "builds: $(($(date +%s) - t0)) s"
+echo "builds and checks: $(($(date +%s) - t0)) s"
 status=0
 for a in sm90a sm90; do
     if [ -x "$B/$a/check" ]; then
-        "$B/$a/check" >"$OUTDIR/check_$a.log" 2>&1 || status=1
-        echo "check $a: $(tail -1 "$OUTDIR/check_$a.log")"
+        grep -q '^exit 0$' "$OUTDIR/check_$a.log" || status=1
+        echo "check $a: $(tail -2 "$OUTDIR/check_$a.log" | tr '\n' ' ')"
     else
         echo "check $a: BUILD FAILED"; tail -20 "$OUTDIR/build_$a.log"; status=1
     fi

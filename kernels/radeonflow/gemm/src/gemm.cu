@@ -636,18 +636,33 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * epilogue also overlaps the other's math. Shared layout is what the TMA 128-byte swizzle
  * writes: A as BM rows x 128 bytes, B as BN/64 blocks of 64 columns, each 64 k-rows x 128
  * bytes; the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the
- * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same. */
+ * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same.
+ * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, unsplit and C has 16-byte rows,
+ * each warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the
+ * copy engine stores them (wg_store_tile_tma) while the next tile's main loop runs; whole
+ * 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0,
+ * every thread stores its pairs from registers (ts_emit). */
 constexpr int TS_BK = 64;
-template <int BM_, int BN_, int CTAS_> struct ts_cfg {
+/* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
+ * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
+ * times the three side by side). */
+#ifndef RF_GEMM_EPI_COLS
+#define RF_GEMM_EPI_COLS 256
+#endif
+template <int BM_, int BN_, int CTAS_, int EPI_> struct ts_cfg {
     static constexpr int BM = BM_, BN = BN_, CTAS = CTAS_;
     static constexpr int CONSUMER_WARPS = BM / 16, THREADS = CONSUMER_WARPS * 32 + 32;
     static constexpr int A_BYTES = BM * TS_BK * 2, B_BYTES = TS_BK * BN * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    /* columns staged per round (0: no staging) and the staging of all warpgroups */
+    static constexpr int EPI = EPI_ < BN ? EPI_ : BN; /* callers clamp already */
+    static constexpr int C_BYTES = BM * EPI * 2;
     /* as many stages as fit in the SM's 227 KB shared among CTAS blocks (each keeps 1 KB to
-     * align to the swizzle atom and 1 KB the system reserves), at most 8 */
-    static constexpr int FIT = (227 * 1024 / CTAS - 2048 - 256) / STAGE_BYTES;
+     * align to the swizzle atom and 1 KB the system reserves) next to the staging, at most 8 */
+    static constexpr int FIT = (227 * 1024 / CTAS - 2048 - 256 - C_BYTES) / STAGE_BYTES;
     static constexpr int STAGES = FIT < 8 ? FIT : 8;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
+    static_assert(EPI % 64 == 0 && BN % (EPI ? EPI : 1) == 0, "whole boxes, whole rounds");
 };
 
 /* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
@@ -686,6 +701,7 @@ struct ts_args {
     uint16_t *C;
     int ldc;
     bool c_pairs;
+    bool tma_store; /* C leaves through the staging and TMA stores (the tmc map) */
     int splits, ldw;
     float *ws;
 };
@@ -738,10 +754,12 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
 }
 
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
- * K range is empty (more splits than k-tiles) still writes its zero partials. */
+ * K range is empty (more splits than k-tiles) still writes its zero partials. cstage: the
+ * epilogue's staging (C::C_BYTES, 64 x C::EPI outputs per warpgroup). */
 template <typename T, typename C, bool SPLIT>
 __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                                 const ts_args &a)
+                                                 uint8_t *cstage, const ts_args &a,
+                                                 const CUtensorMap *tmc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2, g = lane >> 2,
@@ -781,6 +799,16 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
+        if constexpr (C::EPI > 0 && !SPLIT) {
+            if (a.tma_store) {
+#pragma unroll
+                for (int r = 0; r < C::BN / C::EPI; r++)
+                    wg_store_tile_tma<T, C::EPI>(d + r * (C::EPI / 2), a.alpha,
+                                                 cstage + wg * (64 * C::EPI * 2), tmc,
+                                                 w.m0 + wg * 64, w.n0 + r * C::EPI, 1 + wg);
+                continue;
+            }
+        }
 #pragma unroll
         for (int nn = 0; nn < C::BN / 8; nn++)
 #pragma unroll
@@ -789,6 +817,8 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
                                   w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
                                   a.alpha * d[nn * 4 + half * 2 + 1]);
     }
+    if (C::EPI > 0 && a.tma_store)
+        wg_store_drain();
 #endif
 }
 
@@ -866,12 +896,14 @@ template <typename T, typename C, bool WGMMA, bool SPLIT>
 __global__ __launch_bounds__(C::THREADS,
                              C::CTAS) void gemm_tma(const ts_args a,
                                                     const __grid_constant__ CUtensorMap tma,
-                                                    const __grid_constant__ CUtensorMap tmb)
+                                                    const __grid_constant__ CUtensorMap tmb,
+                                                    const __grid_constant__ CUtensorMap tmc)
 {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(1024) uint8_t ts_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)ts_smem_raw + 1023) & ~(uintptr_t)1023);
-    uint64_t *full = (uint64_t *)(smem + C::STAGES * C::STAGE_BYTES), *empty = full + C::STAGES;
+    uint8_t *cstage = smem + C::STAGES * C::STAGE_BYTES; /* 1024-aligned, as the swizzle wants */
+    uint64_t *full = (uint64_t *)(cstage + C::C_BYTES), *empty = full + C::STAGES;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::STAGES; s++) {
@@ -909,7 +941,7 @@ __global__ __launch_bounds__(C::THREADS,
         return;
     }
     if (WGMMA)
-        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, a);
+        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, cstage, a, &tmc);
     else
         ts_consume_mma<T, C, SPLIT>(smem, full, empty, a);
 #else
@@ -964,11 +996,14 @@ constexpr int TS_MAX_SPLITS = 16;
 
 /* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
 constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */
-constexpr double TS_EPI_KTILES = 8.0;   /* one tile's epilogue, in k-tiles of main loop */
-constexpr double TS_DRAM_BW = 3.0e12;   /* bytes/s the operand streams reach together */
-constexpr double TS_SM_BW = 6.0e10;     /* bytes/s one SM's TMA stream reaches on its own */
-constexpr double TS_SPLIT_COST = 8e-6;  /* workspace, the reduce launch */
-constexpr double TS_SPLIT_BYTES = 8.0;  /* partial bytes per output and split, write + read */
+/* one tile's epilogue, in k-tiles of main loop: fitted to the epilogue from registers; with the
+ * staged one, a weight of 2 chose plans that timed the same within noise (+0.2% geomean over
+ * the 80 shape/type pairs of docs/perf.md), so the fitted value stays */
+constexpr double TS_EPI_KTILES = 8.0;
+constexpr double TS_DRAM_BW = 3.0e12;  /* bytes/s the operand streams reach together */
+constexpr double TS_SM_BW = 6.0e10;    /* bytes/s one SM's TMA stream reaches on its own */
+constexpr double TS_SPLIT_COST = 8e-6; /* workspace, the reduce launch */
+constexpr double TS_SPLIT_BYTES = 8.0; /* partial bytes per output and split, write + read */
 
 struct ts_plan {
     int tile, splits;
@@ -977,13 +1012,14 @@ struct ts_plan {
 /* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
  * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
  * stream limited, and over DRAM), plus what a split adds. */
-static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms)
+static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
+                      double epi = TS_EPI_KTILES)
 {
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     long long units = tiles * splits, waves = (units + sms - 1) / sms;
     double compute =
-        (double)waves * (per + TS_EPI_KTILES) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+        (double)waves * (per + epi) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
     double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
     double active = (double)(units < sms ? units : sms);
     double memory = operands / (active * TS_SM_BW);
@@ -996,7 +1032,7 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
  * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
  * the model says it pays. Each split keeps at least 4 k-tiles. */
-static int ts_best_splits(int tile, int M, int N, int K, int sms)
+static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
@@ -1009,9 +1045,9 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms)
     int best = 1;
     if (2 * tiles > sms)
         return best;
-    double best_cost = ts_cost(t, 1, M, N, K, sms);
+    double best_cost = ts_cost(t, 1, M, N, K, sms, epi);
     for (int s = 2; s <= cap; s++) {
-        double c = ts_cost(t, s, M, N, K, sms);
+        double c = ts_cost(t, s, M, N, K, sms, epi);
         if (c < best_cost) {
             best = s;
             best_cost = c;
@@ -1023,10 +1059,10 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms)
 /* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
  * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
  * row of the table. */
-static ts_plan ts_choose(int M, int N, int K, int sms)
+static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     if (M <= 64) {
-        ts_plan p = {3, ts_best_splits(3, M, N, K, sms)};
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
         if (M > 32 && K <= 8192)
             p.splits = 1;
         return p;
@@ -1034,8 +1070,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms)
     ts_plan p = {0, 1};
     double best = 0;
     for (int t = 0; t < TS_NTILES; t++) {
-        int s = ts_best_splits(t, M, N, K, sms);
-        double c = ts_cost(kTsTiles[t], s, M, N, K, sms);
+        int s = ts_best_splits(t, M, N, K, sms, epi);
+        double c = ts_cost(kTsTiles[t], s, M, N, K, sms, epi);
         if (t == 0 || c < best) {
             best = c;
             p.tile = t;
@@ -1075,11 +1111,17 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
         return KBPKG_KERNEL_EINVAL;
-    ts_args a = {M,      N,
-                 K,      alpha,
-                 beta,   Cm,
-                 ldc,    ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
-                 1,      (N + 1) & ~1,
+    ts_args a = {M,
+                 N,
+                 K,
+                 alpha,
+                 beta,
+                 Cm,
+                 ldc,
+                 ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
+                 false,
+                 1,
+                 (N + 1) & ~1,
                  nullptr};
     /* The partials go through a workspace from the stream-ordered allocator; if that is
      * unavailable, run unsplit. */
@@ -1090,6 +1132,12 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         else
             (void)cudaGetLastError();
     }
+    /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
+     * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
+     * elements past N (seen on the H200: the check's padding test) */
+    CUtensorMap mc = ma; /* unused unless tma_store */
+    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 &&
+                  (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
@@ -1097,7 +1145,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     long long units = tiles * a.splits, slots = (long long)sms * C::CTAS;
     unsigned grid = (unsigned)(sms > 0 && units > slots ? slots : units);
     if (rc == 0) {
-        kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb);
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
     }
     if (a.splits > 1) {
@@ -1117,16 +1165,19 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
 
 /* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
  * the driver cannot encode tensor maps. plan: a row of kTsTiles and a split count, or null for
- * the table's choice (RF_GEMM_TMA_PLAN overrides that). */
-template <typename T, bool WGMMA>
+ * the table's choice (RF_GEMM_TMA_PLAN overrides that). EPI: the staged epilogue's columns per
+ * round (wgmma only; the mma.sync consumer stores from registers). */
+template <typename T, bool WGMMA, int EPI = RF_GEMM_EPI_COLS>
 static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha, const uint16_t *A,
                            int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                            kb_stream_t stream)
 {
     if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
+    /* staging is clamped to the tile's width here, so equal configurations share kernels */
+    constexpr int E = WGMMA ? EPI : 0, E128 = E < 128 ? E : 128;
     static const bool usable =
-        kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1>, WGMMA, false>, 90);
+        kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     int sms = sm_count();
@@ -1140,17 +1191,17 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
         p.splits = ktiles;
     switch (p.tile) {
     case 0:
-        return launch_tma_cfg<T, ts_cfg<128, 256, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                             B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
+                                                                lda, B, ldb, beta, C, ldc, stream);
     case 1:
-        return launch_tma_cfg<T, ts_cfg<128, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                             B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128>, WGMMA>(
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case 2:
-        return launch_tma_cfg<T, ts_cfg<64, 256, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                            B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
+                                                               lda, B, ldb, beta, C, ldc, stream);
     default:
-        return launch_tma_cfg<T, ts_cfg<64, 128, 1>, WGMMA>(p.splits, sms, M, N, K, alpha, A, lda,
-                                                            B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128>, WGMMA>(
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     }
 }
 

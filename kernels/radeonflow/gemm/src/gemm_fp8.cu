@@ -284,39 +284,6 @@ __device__ __forceinline__ void h_epilogue_direct(const float *acc, const h_args
     }
 }
 
-/* The warpgroup's 64 x 128 outputs as bf16 into its staging (two 64 x 64 boxes, 16-byte chunk
- * c of row r at c ^ (r & 7): a warp's stores hit 8 distinct chunks, no bank conflict), then one
- * thread hands them to the copy engine, which clips rows past M and columns past N. The next
- * tile's mainloop runs while the store drains; the staging is reused only once it was read. */
-__device__ __forceinline__ void h_epilogue_tma(const float *acc, uint8_t *stage,
-                                               const CUtensorMap *tmc, int m0, int n0, int warp,
-                                               int lane)
-{
-    int g = lane >> 2, t = lane & 3, wg = warp >> 2;
-    if ((threadIdx.x & 127) == 0)
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-    named_barrier_sync(1 + wg, 128);
-#pragma unroll
-    for (int nn = 0; nn < H_BN / 8; nn++)
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            int row = (warp & 3) * 16 + g + half * 8, box = nn / 8, chunk = nn % 8;
-            uint32_t v = (uint32_t)kb_f32_to_bf16(acc[nn * 4 + half * 2]) |
-                         ((uint32_t)kb_f32_to_bf16(acc[nn * 4 + half * 2 + 1]) << 16);
-            uint32_t addr =
-                smem_addr(stage + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + t * 4);
-            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-        }
-    /* ordinary stores, read next by the copy engine (async proxy) */
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    named_barrier_sync(1 + wg, 128);
-    if ((threadIdx.x & 127) == 0) {
-        tma_store_2d(tmc, stage, n0, m0);
-        tma_store_2d(tmc, stage + 8192, n0 + 64, m0);
-        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-    }
-}
-
 /* Waits for stage c.s and issues its four wgmma into part (one commit group). */
 __device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *full,
                                         const h_cursor &c, int wg)
@@ -475,13 +442,14 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             }
         }
         if (a.tma_store)
-            h_epilogue_tma(acc, smem + H_STAGES * H_STAGE_BYTES + wg * (H_C_BYTES / 2), tmc,
-                           m0 + wg * 64, n0, warp, lane);
+            wg_store_tile_tma<kb_bf16_tag, H_BN>(
+                acc, 1.0f, smem + H_STAGES * H_STAGE_BYTES + wg * (H_C_BYTES / 2), tmc,
+                m0 + wg * 64, n0, 1 + wg);
         else
             h_epilogue_direct(acc, a, r0, r1, n0, t);
     }
-    if (a.tma_store && (threadIdx.x & 127) == 0) /* shared memory outlives the last store */
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    if (a.tma_store)
+        wg_store_drain();
 }
 #endif
 

@@ -102,6 +102,53 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* The epilogue through the copy engine, for a warpgroup's 64 x COLS wgmma accumulators (m64nN
+ * layout: per 8 columns nn, acc[nn*4 + half*2 + {0,1}] is row 16 (warp & 3) + g + 8 half, columns
+ * 8 nn + 2t + {0,1}, with g = lane / 4, t = lane % 4). They go, times alpha, as 16-bit T into
+ * stage: COLS / 64 boxes of 64 rows x 128 bytes, 16-byte chunk c of row r at c ^ (r & 7), so a
+ * warp's stores hit 8 distinct chunks (no bank conflict); then one thread hands the boxes to the
+ * copy engine (tmc reads boxes of 64 x 64, 128-byte swizzled), which clips rows past M and
+ * columns past N. The stores drain while the warpgroup goes on (the next tile's main loop);
+ * stage is written again only once the engine has read it. bar: a named barrier id (1..15) of
+ * the warpgroup's 128 threads; the warpgroup's first thread calls wg_store_drain before exit. */
+template <typename T, int COLS>
+__device__ __forceinline__ void wg_store_tile_tma(const float *acc, float alpha, uint8_t *stage,
+                                                  const CUtensorMap *tmc, int m0, int n0, int bar)
+{
+    static_assert(COLS % 64 == 0, "whole 64-column boxes");
+    int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+    bool leader = (threadIdx.x & 127) == 0;
+    if (leader)
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    named_barrier_sync(bar, 128);
+#pragma unroll
+    for (int nn = 0; nn < COLS / 8; nn++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int row = warp * 16 + g + half * 8, box = nn / 8, chunk = nn % 8;
+            uint32_t v = (uint32_t)kb_type<T>::store(alpha * acc[nn * 4 + half * 2]) |
+                         ((uint32_t)kb_type<T>::store(alpha * acc[nn * 4 + half * 2 + 1]) << 16);
+            uint32_t addr =
+                smem_addr(stage + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + t * 4);
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+        }
+    /* ordinary stores, read next by the copy engine (async proxy) */
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    named_barrier_sync(bar, 128);
+    if (leader) {
+#pragma unroll
+        for (int b = 0; b < COLS / 64; b++)
+            tma_store_2d(tmc, stage + b * 8192, n0 + b * 64, m0);
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+}
+/* Shared memory must outlive the copy engine's last read of it. */
+__device__ __forceinline__ void wg_store_drain()
+{
+    if ((threadIdx.x & 127) == 0)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 typedef CUresult (*tensor_map_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                          const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                                          const cuuint32_t *, CUtensorMapInterleave,

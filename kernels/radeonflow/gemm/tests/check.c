@@ -7,33 +7,38 @@
 typedef struct gemm_case {
     int M, N, K, lda_pad, ldb_pad, ldc_pad;
     float alpha, beta;
+    int c_off; /* C starts this many elements into its allocation (unaligned C) */
 } gemm_case;
 
 /* Shapes chosen to hit full tiles, ragged edges in every dimension, K not a multiple of the
  * k-tile, odd leading dimensions (unaligned rows: the scalar-load path), vectors, beta. */
 static const gemm_case cases[] = {
-    {128, 128, 64, 0, 0, 0, 1.0f, 0.0f},
-    {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f},
-    {95, 97, 37, 3, 5, 2, 0.5f, 0.0f},
-    {1, 300, 70, 0, 0, 0, 1.0f, 0.0f},
-    {300, 8, 513, 0, 0, 0, -1.0f, 0.0f},
-    {130, 66, 200, 8, 8, 8, 1.5f, -0.75f},
-    {33, 17, 0, 0, 0, 0, 1.0f, 2.0f},
-    {7, 1, 1, 1, 0, 1, 1.0f, 0.0f},
-    {640, 136, 96, 0, 0, 3, 1.0f, 1.0f},
+    {128, 128, 64, 0, 0, 0, 1.0f, 0.0f, 0},
+    {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f, 0},
+    {95, 97, 37, 3, 5, 2, 0.5f, 0.0f, 0},
+    {1, 300, 70, 0, 0, 0, 1.0f, 0.0f, 0},
+    {300, 8, 513, 0, 0, 0, -1.0f, 0.0f, 0},
+    {130, 66, 200, 8, 8, 8, 1.5f, -0.75f, 0},
+    {33, 17, 0, 0, 0, 0, 1.0f, 2.0f, 0},
+    {7, 1, 1, 1, 0, 1, 1.0f, 0.0f, 0},
+    {640, 136, 96, 0, 0, 3, 1.0f, 1.0f, 0},
     /* 16-byte aligned rows (the TMA kernels on sm_90): more tiles than an H200 has SMs, so
      * persistent blocks take several tiles each; ragged M and N tiles; many k-tiles + tail */
-    {1160, 3592, 24, 0, 0, 2, 1.0f, 0.5f},
-    {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f},
+    {1160, 3592, 24, 0, 0, 2, 1.0f, 0.5f, 0},
+    {192, 264, 1032, 0, 0, 1, -1.0f, 0.0f, 0},
     /* few tiles, long K: split-K through the workspace; odd N with an aligned ldb */
-    {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f},
+    {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f, 0},
     /* the tile table's classes (docs/perf.md): decode-sized M with a deep split, small M with
      * 64-row tiles, an odd aligned size, and shallow K with many tiles */
-    {1, 1000, 2048, 0, 0, 0, 1.0f, 0.0f},
-    {3, 520, 4096, 8, 0, 1, -0.5f, 1.0f},
-    {64, 384, 1536, 0, 8, 0, 1.0f, 0.0f},
-    {120, 1000, 200, 0, 0, 0, 1.0f, 0.5f},
-    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f},
+    {1, 1000, 2048, 0, 0, 0, 1.0f, 0.0f, 0},
+    {3, 520, 4096, 8, 0, 1, -0.5f, 1.0f, 0},
+    {64, 384, 1536, 0, 8, 0, 1.0f, 0.0f, 0},
+    {120, 1000, 200, 0, 0, 0, 1.0f, 0.5f, 0},
+    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f, 0},
+    /* the same with C 8 bytes and 2 bytes past 16-byte alignment: the sm_90a staged epilogue
+     * (TMA stores) needs 16-byte rows, so these take the stores from registers */
+    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f, 4},
+    {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f, 1},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -41,8 +46,17 @@ static const gemm_case cases[] = {
  * tiles, a K tail, strides and beta: RF_GEMM_TMA_PLAN forces the plan (sm_90/sm_90a builds;
  * other builds ignore it and run these as more cases). */
 static const gemm_case plan_cases[] = {
-    {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f},
-    {200, 136, 72, 0, 8, 0, 1.0f, 0.0f},
+    {77, 300, 1000, 8, 4, 2, 0.5f, -1.0f, 0},
+    {200, 136, 72, 0, 8, 0, 1.0f, 0.0f, 0},
+    /* the sm_90a staged epilogue (beta == 0, 16-byte rows of C, N % 8 == 0): ragged tiles
+     * clipped by the copy engine, ldc > N whose padding must stay untouched, alpha applied;
+     * then what must fall back to stores from registers: N % 8 != 0 (TMA stores write whole
+     * 16-byte chunks, so they would overwrite padding past N), beta != 0 with aligned rows, an
+     * unaligned C */
+    {77, 296, 1000, 8, 8, 16, -1.5f, 0.0f, 0},
+    {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f, 0},
+    {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
+    {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
 enum { PLAN_TILES = 4 };
 #endif
@@ -100,7 +114,7 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
 {
     int lda = (c->K > 0 ? c->K : 1) + c->lda_pad, ldb = c->N + c->ldb_pad, ldc = c->N + c->ldc_pad;
     size_t es = kbc_size(t), na = (size_t)c->M * lda, nb = (size_t)(c->K ? c->K : 1) * ldb,
-           nc = (size_t)c->M * ldc, mn = (size_t)c->M * c->N;
+           nc = (size_t)c->M * ldc, mn = (size_t)c->M * c->N, off = (size_t)c->c_off * es;
     void *A = kbc_xmalloc(na * es), *B = kbc_xmalloc(nb * es), *C0 = kbc_xmalloc(nc * es);
     void *got = kbc_xmalloc(nc * es), *want = kbc_xmalloc(nc * es);
     kbc_fill(rng, t, A, na, -1.0f, 1.0f);
@@ -113,7 +127,8 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
     } else {
         kbc_poison(t, C0, nc);
     }
-    void *dA = kbc_dev_alloc(na * es), *dB = kbc_dev_alloc(nb * es), *dC = kbc_dev_alloc(nc * es);
+    void *dA = kbc_dev_alloc(na * es), *dB = kbc_dev_alloc(nb * es),
+         *dC_alloc = kbc_dev_alloc(nc * es + off), *dC = (char *)dC_alloc + off;
     kbc_upload(dA, A, na * es);
     kbc_upload(dB, B, nb * es);
     kbc_upload(dC, C0, nc * es);
@@ -123,8 +138,11 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
     int rrc = ref_call(t, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, want, ldc);
 
     char what[160];
-    snprintf(what, sizeof what, "rf_gemm_%s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d a=%g b=%g",
-             kbc_dtype_names[t], c->M, c->N, c->K, lda, ldb, ldc, c->alpha, c->beta);
+    char off_note[24] = "";
+    if (c->c_off)
+        snprintf(off_note, sizeof off_note, " C+%d", c->c_off);
+    snprintf(what, sizeof what, "rf_gemm_%s M=%d N=%d K=%d lda=%d ldb=%d ldc=%d a=%g b=%g%s",
+             kbc_dtype_names[t], c->M, c->N, c->K, lda, ldb, ldc, c->alpha, c->beta, off_note);
     size_t bad = 0;
     if (rc != 0 || rrc != 0) {
         fprintf(stderr, "check: FAIL %s: returned %d (reference %d)\n", what, rc, rrc);
@@ -163,7 +181,7 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
 
     kbc_dev_free(dA);
     kbc_dev_free(dB);
-    kbc_dev_free(dC);
+    kbc_dev_free(dC_alloc);
     free(A), free(B), free(C0), free(got), free(want), free(g), free(w), free(ex);
     free(exact), free(absdot), free(tol);
     return bad;
