@@ -58,17 +58,31 @@ static int kbb_cmp_double(const void *a, const void *b)
 
 typedef int (*kbb_fn)(void *arg);
 
-/* Median seconds per call: a warm-up, then repetitions of enough back-to-back calls to fill
- * about 20 ms (2 ms quick), each ended by a device sync. A nonzero return aborts. */
+/* Back-to-back calls that fill about 20 ms (2 ms quick), from the time of one warm call. */
+static inline int kbb_calls_per_rep(double one, int quick)
+{
+    double target = quick ? 2e-3 : 20e-3;
+    int iters = one > 0 && target / one < 1000 ? (int)(target / one) : 1000;
+    return iters < 1 ? 1 : iters;
+}
+
+/* Median seconds per call: a warm-up call, a second call that sizes the repetitions, then
+ * repetitions of enough back-to-back calls to fill about 20 ms (2 ms quick), each ended by a
+ * device sync. The size comes from the warm call: the first one pays for loading the module
+ * and first-use setup (tens of ms), which sized to one call per repetition, so every timed call
+ * carried a device sync and whatever the sync undoes (a stream-ordered pool trimmed back to the
+ * OS: a fresh allocation per call). A nonzero return aborts. */
 static inline double kbb_time(kbb_fn fn, void *arg, int quick)
 {
+    if (fn(arg) != 0)
+        kbc_die("the timed call failed");
+    kbb_sync();
     double t0 = kbb_now();
     if (fn(arg) != 0)
         kbc_die("the timed call failed");
     kbb_sync();
-    double one = kbb_now() - t0, target = quick ? 2e-3 : 20e-3, t[15];
-    int iters = one > 0 ? (int)(target / one) : 1, reps = quick ? 3 : 15;
-    iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
+    double t[15];
+    int iters = kbb_calls_per_rep(kbb_now() - t0, quick), reps = quick ? 3 : 15;
     for (int r = 0; r < reps; r++) {
         double start = kbb_now();
         for (int i = 0; i < iters; i++)
