@@ -316,6 +316,9 @@ bool cli_is_help_flag(const char *arg);
 /* The general help: usage, every command and every global option (cli/cmd_help.c). */
 int cli_print_general_help(void);
 int cli_print_command_help(const cli_command *cmd);
+/* `kbpkg help key revoke`, `kbpkg key revoke --help`: one subcommand's usage line (with its
+ * command's name) and options, not the whole command's. */
+int cli_print_subcommand_help(const cli_command *cmd, const cli_command *sub);
 /* roff man pages from the table (cli/man_page.c): kbpkg-<name>(1), and kbpkg(1). */
 int cli_print_man_page(const cli_command *cmd);
 int cli_print_man_index(void);

@@ -1,4 +1,4 @@
-/* kbpkg help [COMMAND]: the command list, or one command's usage and options. */
+/* kbpkg help [COMMAND [SUBCOMMAND]]: the command list, or one (sub)command's usage and options. */
 #include "cli.h"
 
 #include <getopt.h>
@@ -84,6 +84,31 @@ static json_t *command_json(const cli_command *cmd, bool with_text)
     return o;
 }
 
+/* kbpkg help COMMAND SUBCOMMAND: that row of the command's subcommand table; a word that names
+ * none is the same usage error (with "did you mean") as on the command line. */
+static int help_subcommand(cli *c, const cli_command *cmd, const char *word)
+{
+    if (!cmd->subcommands)
+        return cli_usage_error(c, "help", "'%s' has no subcommands", cmd->name);
+    for (const cli_command *s = cmd->subcommands; s->name; s++) {
+        if (strcmp(s->name, word) != 0)
+            continue;
+        if (!c->json)
+            return cli_print_subcommand_help(cmd, s);
+        json_t *o = command_json(s, true);
+        char path[64];
+        snprintf(path, sizeof(path), "%s %s", cmd->name, s->name);
+        char *usage = cli_usage_for(path); /* with the command's name, as on the line */
+        if (usage)
+            json_object_set_new(o, "usage", json_string(usage));
+        free(usage);
+        cli_json_print(o);
+        return CLI_EXIT_OK;
+    }
+    char *argv[] = {(char *)cmd->name, (char *)word, NULL};
+    return cli_subcommand_error(c, cmd, 2, argv);
+}
+
 const cli_option cli_help_options[] = {
     {'m', "man", false, NULL, "the roff man page (kbpkg(1), or kbpkg-COMMAND(1))"},
     CLI_OPTION_GROUP(cli_json_options),
@@ -103,9 +128,10 @@ int cmd_help(cli *c, int argc, char **argv)
         else
             return cli_option_error(c, "help", opt, g.longs, argv);
     }
-    if (optind + 1 < argc)
-        return cli_usage_error(c, "help", "unexpected argument '%s'", argv[optind + 1]);
+    if (optind + 2 < argc)
+        return cli_usage_error(c, "help", "unexpected argument '%s'", argv[optind + 2]);
     const char *name = optind < argc ? argv[optind] : NULL;
+    const char *sub_name = optind + 1 < argc ? argv[optind + 1] : NULL;
     if (man)
         return help_man(c, name);
     if (!name) {
@@ -130,6 +156,8 @@ int cmd_help(cli *c, int argc, char **argv)
             return cli_usage_error(c, NULL, "unknown command '%s'; did you mean '%s'?", name, s);
         return cli_usage_error(c, NULL, "unknown command '%s'", name);
     }
+    if (sub_name)
+        return help_subcommand(c, cmd, sub_name);
     if (c->json) {
         cli_json_print(command_json(cmd, true));
         return CLI_EXIT_OK;

@@ -137,6 +137,8 @@ const cli_command cli_commands[] = {
         .run = cmd_help,
         .summary = "show the commands, or one command's options",
         .args = (const cli_arg[]){{"COMMAND", CLI_ARG_OPTIONAL, "that command's usage and options"},
+                                  {"SUBCOMMAND", CLI_ARG_OPTIONAL,
+                                   "that subcommand's alone (help key revoke)"},
                                   CLI_ARGS_END},
         .options = cli_help_options,
     },

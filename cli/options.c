@@ -250,7 +250,7 @@ int cli_run_command(cli *c, const cli_command *cmd, int argc, char **argv)
         if (strcmp(argv[1], s->name) != 0)
             continue;
         if (argc >= 3 && cli_is_help_flag(argv[2]))
-            return cli_print_command_help(cmd);
+            return cli_print_subcommand_help(cmd, s);
         return s->run(c, argc - 1, argv + 1);
     }
     if (cmd->run)

@@ -102,6 +102,47 @@ Test(cli, subcommand_typos_suggest_the_closest)
                        "unknown key subcommand 'rotate'");
 }
 
+/* `help key revoke` and `key revoke --help`: that subcommand's usage and options alone. */
+static void expect_subcommand_help(const char *const *args)
+{
+    kbt_run r = kbt_kbpkg(NULL, args);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(kbi_str_starts(r.out, "usage: kbpkg key revoke ID [--reason R]"), "got: %s", r.out);
+    cr_expect(strstr(r.out, "--reason R"), "got: %s", r.out);
+    cr_expect(!strstr(r.out, "key generate"), "the whole command's help: %s", r.out);
+    cr_expect(!strstr(r.out, "--name"), "another subcommand's option: %s", r.out);
+    kbt_run_free(&r);
+}
+
+Test(cli, help_names_one_subcommand)
+{
+    expect_subcommand_help((const char *const[]){"help", "key", "revoke", NULL});
+    expect_subcommand_help((const char *const[]){"key", "revoke", "--help", NULL});
+    const char *jargs[] = {"--json", "help", "farm", "merge", NULL};
+    kbt_run r = kbt_kbpkg(NULL, jargs);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    cr_assert(doc, "not JSON: %s", r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "name")), "merge");
+    cr_expect(kbi_str_starts(json_string_value(json_object_get(doc, "usage")), "kbpkg farm merge"),
+              "%s", r.out);
+    json_decref(doc);
+    kbt_run_free(&r);
+    /* bad input: the same usage errors as on the command line */
+    const char *typo[] = {"help", "key", "revok", NULL};
+    r = kbt_kbpkg(NULL, typo);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    cr_expect(kbi_str_starts(r.err, "kbpkg: unknown key subcommand 'revok'; did you mean "
+                                    "'revoke'?\nusage: kbpkg key generate"),
+              "got: %s", r.err); /* then every subcommand's usage line, to pick from */
+    cr_expect_str_eq(r.out, "");
+    kbt_run_free(&r);
+    expect_usage_error((const char *const[]){"help", "install", "x", NULL},
+                       "'install' has no subcommands");
+    expect_usage_error((const char *const[]){"help", "key", "revoke", "x", NULL},
+                       "unexpected argument 'x'");
+}
+
 Test(cli, unknown_long_option_is_named_with_the_closest)
 {
     expect_usage_error((const char *const[]){"install", "--allow-unsgined", "x", NULL},
