@@ -151,6 +151,7 @@ const char *const kbi_hip_stub_symbols[] = {"__hipPushCallConfiguration",
                                             "hipFuncGetAttributes",
                                             "hipGetDevice",
                                             "hipDeviceGetAttribute",
+                                            "hipOccupancyMaxActiveBlocksPerMultiprocessor",
                                             NULL};
 
 /* libamdhip64.so.<major>: the soname the ROCm <major> runtime has, exporting the launch API
@@ -225,13 +226,20 @@ int kbi_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const cha
                              "generate it",
                              hip->device_libs,
                              hip->overlay_archs.len ? hip->overlay_archs.items[0] + 3 : "?");
-    /* One overlay per (device-lib folder, clang): the folder name says which. */
+    /* One overlay per (device-lib folder, clang, stub's symbols): the folder name says which;
+     * a symbol added to the stub makes a new folder, since a stub present is never rebuilt. */
     char key[65];
-    char *seed = kbi_asprintf("%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
-    if (!seed)
+    kb_buf seed_text = KB_BUF_INIT;
+    kbi_buf_printf(&seed_text, "%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
+    for (size_t i = 0; kbi_hip_stub_symbols[i]; i++)
+        kbi_buf_printf(&seed_text, "\n%s", kbi_hip_stub_symbols[i]);
+    char *seed = kbi_buf_grow(&seed_text, 0) ? NULL : seed_text.data;
+    if (!seed) {
+        kbi_buf_free(&seed_text);
         return kbi_error_oom(ctx);
+    }
     kbi_sha256_hex(seed, strlen(seed), key);
-    free(seed);
+    kbi_buf_free(&seed_text);
     char *dir = kbi_asprintf("%s/rocm-device-libs/%.16s", cache_dir, key);
     char *lockpath = dir ? kbi_asprintf("%s.lock", dir) : NULL;
     if (!dir || !lockpath) {

@@ -222,7 +222,9 @@ template <typename T, int R, int SHAPE> struct rows_at_once {
  * sum, and written only after it, by the lane that read it.
  */
 template <typename T, int R, int SHAPE>
-__global__ void __launch_bounds__(bounds<R, SHAPE>::threads, bounds<R, SHAPE>::blocks)
+/* each argument in parentheses: HIP's __launch_bounds__ is a macro, and the comma inside
+ * bounds<R, SHAPE> would split it into four arguments */
+__global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>::blocks))
     rms_rows_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
                     const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
                     float eps, int group)

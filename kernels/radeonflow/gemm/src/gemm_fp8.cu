@@ -31,9 +31,11 @@ __device__ __forceinline__ void load_tile(float (*dst)[BM + 4], const uint8_t *s
         dst[c + i][r] = in ? rf_e4m3_to_f32(p[i]) : 0.0f;
 }
 
-__global__ __launch_bounds__(THREADS) void gemm_fp8_simt(int M, int N, int K, const uint8_t *A,
-                                                         const float *scale_a, const uint8_t *B,
-                                                         const float *scale_b, uint16_t *C)
+static __global__ __launch_bounds__(THREADS) void gemm_fp8_simt(int M, int N, int K,
+                                                                const uint8_t *A,
+                                                                const float *scale_a,
+                                                                const uint8_t *B,
+                                                                const float *scale_b, uint16_t *C)
 {
     __shared__ float As[BK][BM + 4];
     __shared__ float Bs[BK][BN + 4];
@@ -583,7 +585,7 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 #endif
 
 /* K == 0: C is zeros (the sum of nothing), as on the CPU. */
-__global__ void fill_zero(uint16_t *C, size_t count)
+static __global__ void fill_zero(uint16_t *C, size_t count)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x)
