@@ -9,10 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const char *tag,
-                                         const char **filters, size_t n)
+/* The package in folder pkg built for the targets the filters name, into tmp/out<tag> with
+ * tmp/work<tag> (no source artifact); a failed kb_build fails the test. */
+static kb_build_result *build_package(kb_ctx *ctx, const char *pkg, const char *tmp,
+                                      const char *tag, const char **filters, size_t n)
 {
-    char *src = kbt_data("builder/vadd");
     char *out = kbi_asprintf("%s/out%s", tmp, tag), *work = kbi_asprintf("%s/work%s", tmp, tag);
     kb_build_options o = KB_BUILD_OPTIONS_INIT;
     o.targets = filters;
@@ -22,10 +23,18 @@ static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const cha
     o.work_dir = work;
     o.no_source_artifact = 1;
     kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(&r, ctx, src, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
-    free(src);
+    cr_assert_eq(kb_build(&r, ctx, pkg, &o), 0, "%s: %s", pkg, kb_ctx_last_error(ctx)->message);
     free(out);
     free(work);
+    return r;
+}
+
+static kb_build_result *build_targets_in(kb_ctx *ctx, const char *tmp, const char *tag,
+                                         const char **filters, size_t n)
+{
+    char *src = kbt_data("builder/vadd");
+    kb_build_result *r = build_package(ctx, src, tmp, tag, filters, n);
+    free(src);
     return r;
 }
 
@@ -190,17 +199,8 @@ Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
     kb_ctx *ctx = kbt_ctx();
     cr_assert_eq(kb_ctx_set(ctx, "cache.dir", tmp), 0);
     char *pkg = amd_fixture(tmp);
-    char *out = kbi_asprintf("%s/out", tmp), *work = kbi_asprintf("%s/work", tmp);
     const char *filters[] = {"rocm6-gfx1201", "rocm6-gfx11-generic"};
-    kb_build_options o = KB_BUILD_OPTIONS_INIT;
-    o.targets = filters;
-    o.target_count = 2;
-    o.jobs = 2;
-    o.out_dir = out;
-    o.work_dir = work;
-    o.no_source_artifact = 1;
-    kb_build_result *r = NULL;
-    cr_assert_eq(kb_build(&r, ctx, pkg, &o), 0, "%s", kb_ctx_last_error(ctx)->message);
+    kb_build_result *r = build_package(ctx, pkg, tmp, "", filters, 2);
     cr_assert_eq(r->count, 2);
     for (size_t i = 0; i < r->count; i++)
         cr_expect_eq(r->targets[i].status, KB_BUILD_BUILT, "%s: %s", r->targets[i].target,
@@ -254,8 +254,6 @@ Test(builder_gpu, hip_clang_rocm6_new_arch_and_generic, .timeout = 600)
     free(lib);
     free(generic);
     free(pkg);
-    free(out);
-    free(work);
     kb_build_result_free(r);
     kb_ctx_free(ctx);
     kbt_rmtree(tmp);
@@ -284,17 +282,9 @@ Test(builder_gpu, first_party_packages_build_for_amd, .timeout = 600)
     for (size_t p = 0; p < sizeof(pkgs) / sizeof(pkgs[0]); p++) {
         char *rel = kbi_asprintf("kernels/%s", pkgs[p]);
         char *src = kbt_source(rel);
-        char *out = kbi_asprintf("%s/out%zu", tmp, p), *work = kbi_asprintf("%s/work%zu", tmp, p);
-        kb_build_options o = KB_BUILD_OPTIONS_INIT;
-        o.targets = filters;
-        o.target_count = 2;
-        o.jobs = 2;
-        o.out_dir = out;
-        o.work_dir = work;
-        o.no_source_artifact = 1;
-        kb_build_result *r = NULL;
-        cr_assert_eq(kb_build(&r, ctx, src, &o), 0, "%s: %s", pkgs[p],
-                     kb_ctx_last_error(ctx)->message);
+        char tag[8];
+        snprintf(tag, sizeof(tag), "%zu", p);
+        kb_build_result *r = build_package(ctx, src, tmp, tag, filters, 2);
         cr_expect_eq(r->count, 2, "%s: %zu targets", pkgs[p], r->count);
         for (size_t i = 0; i < r->count; i++)
             cr_expect_eq(r->targets[i].status, KB_BUILD_BUILT, "%s %s: %s", pkgs[p],
@@ -302,8 +292,6 @@ Test(builder_gpu, first_party_packages_build_for_amd, .timeout = 600)
         kb_build_result_free(r);
         free(rel);
         free(src);
-        free(out);
-        free(work);
     }
     kb_ctx_free(ctx);
     kbt_rmtree(tmp);
