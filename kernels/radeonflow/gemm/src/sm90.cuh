@@ -16,6 +16,35 @@ __device__ __forceinline__ uint32_t smem_addr(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/* The accumulator operands of a wgmma: RF_WG_D64 / RF_WG_D128 name %0..%63 / %0..%127 in the
+ * instruction (m64n128 / m64n256 fp32 accumulators), RF_WG_ACC64 / RF_WG_ACC128 bind them to
+ * d[0..63] / d[0..127] with constraint C: "+f" when the wgmma adds to d, "=f" when it
+ * overwrites d (then d's earlier values are dead there). */
+#define RF_WG_D64                                                                                  \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "  \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "   \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "   \
+    "%56, %57, %58, %59, %60, %61, %62, %63}"
+#define RF_WG_D128                                                                                 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "  \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "   \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "   \
+    "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "   \
+    "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "   \
+    "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "     \
+    "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "   \
+    "%123, %124, %125, %126, %127}"
+#define RF_WG_ACC8(C, d, i)                                                                        \
+    C(d[i]), C(d[i + 1]), C(d[i + 2]), C(d[i + 3]), C(d[i + 4]), C(d[i + 5]), C(d[i + 6]),         \
+        C(d[i + 7])
+#define RF_WG_ACC64(C, d)                                                                          \
+    RF_WG_ACC8(C, d, 0), RF_WG_ACC8(C, d, 8), RF_WG_ACC8(C, d, 16), RF_WG_ACC8(C, d, 24),          \
+        RF_WG_ACC8(C, d, 32), RF_WG_ACC8(C, d, 40), RF_WG_ACC8(C, d, 48), RF_WG_ACC8(C, d, 56)
+#define RF_WG_ACC128(C, d)                                                                         \
+    RF_WG_ACC64(C, d), RF_WG_ACC8(C, d, 64), RF_WG_ACC8(C, d, 72), RF_WG_ACC8(C, d, 80),           \
+        RF_WG_ACC8(C, d, 88), RF_WG_ACC8(C, d, 96), RF_WG_ACC8(C, d, 104), RF_WG_ACC8(C, d, 112),  \
+        RF_WG_ACC8(C, d, 120)
+
 /* Matrix descriptor: start, leading and stride byte offsets (>> 4), 128-byte swizzle. */
 __device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
 {
