@@ -21,6 +21,16 @@
         }                                                                                          \
     } while (0)
 
+/* for the benches that call cuBLAS (the macro needs cublas_v2.h only where it is used) */
+#define CKB(call)                                                                                  \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
 /* splitmix-style hash -> uniform [-1, 1), stored as 16-bit bits (bf16 or f16) or fp32. */
 __device__ __forceinline__ float bench_uniform(uint64_t seed, uint64_t i)
 {

@@ -15,15 +15,6 @@
 #include <cmath>
 #include <string>
 
-#define CKB(call)                                                                                  \
-    do {                                                                                           \
-        cublasStatus_t s_ = (call);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 struct shape {
     const char *cls;
     int M, N, K;
