@@ -2,6 +2,7 @@
 #include "probe/cpu.h"
 #include "probe/probe_internal.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,18 @@ int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, cons
     va_end(ap);
     kbi_log(ctx, KB_LOG_DEBUG, "probe: %s: %s", n->source, n->message);
     return 0;
+}
+
+const char *kbi_probe_load_symbols(void *api, void *lib, const kbi_dl_symbol *table, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *sym = dlsym(lib, table[i].name);
+        if (!sym && !table[i].optional)
+            return table[i].name;
+        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
+        memcpy((char *)api + table[i].offset, &sym, sizeof(sym));
+    }
+    return NULL;
 }
 
 int kbi_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d)

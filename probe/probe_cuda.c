@@ -51,13 +51,7 @@ typedef struct cuda_wire {
 /* Stage markers: how far the child got before it hung. */
 enum { STAGE_DLOPEN = 'o', STAGE_INIT = 'i', STAGE_QUERY = 'q' };
 
-typedef struct cuda_symbol {
-    const char *name;
-    size_t offset;
-    bool optional;
-} cuda_symbol;
-
-static const cuda_symbol cuda_symbols[] = {
+static const kbi_dl_symbol cuda_symbols[] = {
     {"cuInit", offsetof(cuda_api, init), false},
     {"cuDriverGetVersion", offsetof(cuda_api, driver_get_version), false},
     {"cuDeviceGetCount", offsetof(cuda_api, device_get_count), false},
@@ -70,17 +64,12 @@ static const cuda_symbol cuda_symbols[] = {
 
 static bool load_symbols(cuda_api *api, void *lib, const char *lib_name, cuda_wire *w)
 {
-    for (size_t i = 0; i < KB_ARRAY_LEN(cuda_symbols); i++) {
-        void *sym = dlsym(lib, cuda_symbols[i].name);
-        if (!sym && !cuda_symbols[i].optional) {
-            snprintf(w->problem, sizeof(w->problem), "%s has no symbol %s (not a CUDA driver?)",
-                     lib_name, cuda_symbols[i].name);
-            return false;
-        }
-        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
-        memcpy((char *)api + cuda_symbols[i].offset, &sym, sizeof(sym));
-    }
-    return true;
+    const char *missing =
+        kbi_probe_load_symbols(api, lib, cuda_symbols, KB_ARRAY_LEN(cuda_symbols));
+    if (missing)
+        snprintf(w->problem, sizeof(w->problem), "%s has no symbol %s (not a CUDA driver?)",
+                 lib_name, missing);
+    return !missing;
 }
 
 static void describe_error(const cuda_api *api, cu_result rc, char *buf, size_t size)

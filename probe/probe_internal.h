@@ -10,6 +10,17 @@ int kbi_probe_note_add(kb_ctx *ctx, kb_probe_report *r, const char *source, cons
 /* Append a copy of d to r->host.devices. */
 int kbi_probe_device_add(kb_ctx *ctx, kb_probe_report *r, const kb_device *d);
 
+/* One entry point of a library opened with dlopen: its name, where its address goes in the
+ * caller's struct of function pointers, and whether the library may lack it. */
+typedef struct kbi_dl_symbol {
+    const char *name;
+    size_t offset;
+    bool optional;
+} kbi_dl_symbol;
+/* Fills the struct api from lib by the table (absent optional ones NULL). NULL when every
+ * required symbol is there, else the name of the first one lib lacks. */
+const char *kbi_probe_load_symbols(void *api, void *lib, const kbi_dl_symbol *table, size_t n);
+
 /* ---- running a driver call in a forked child, bounded in time (probe_child.c) ---- */
 
 /* Filled by the child: stage markers say how far it got, result is copied back whole. */

@@ -1,5 +1,5 @@
 /* NVML through dlopen: the driver version and a device's current clocks, for `kbpkg bench`. */
-#include "probe/probe.h"
+#include "probe/probe_internal.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -35,13 +35,7 @@ struct kbi_nvml {
     unsigned max_sm_mhz;
 };
 
-typedef struct nvml_symbol {
-    const char *name;
-    size_t offset;
-    bool optional;
-} nvml_symbol;
-
-static const nvml_symbol nvml_symbols[] = {
+static const kbi_dl_symbol nvml_symbols[] = {
     {"nvmlInit_v2", offsetof(nvml_api, init), false},
     {"nvmlShutdown", offsetof(nvml_api, shutdown), false},
     {"nvmlSystemGetDriverVersion", offsetof(nvml_api, driver_version), false},
@@ -55,16 +49,11 @@ static const nvml_symbol nvml_symbols[] = {
 
 static bool load_symbols(nvml_api *api, void *lib, const char *lib_name, char *why, size_t size)
 {
-    for (size_t i = 0; i < KB_ARRAY_LEN(nvml_symbols); i++) {
-        void *sym = dlsym(lib, nvml_symbols[i].name);
-        if (!sym && !nvml_symbols[i].optional) {
-            snprintf(why, size, "%s has no symbol %s (not NVML?)", lib_name, nvml_symbols[i].name);
-            return false;
-        }
-        /* POSIX guarantees a data pointer from dlsym converts to a function pointer. */
-        memcpy((char *)api + nvml_symbols[i].offset, &sym, sizeof(sym));
-    }
-    return true;
+    const char *missing =
+        kbi_probe_load_symbols(api, lib, nvml_symbols, KB_ARRAY_LEN(nvml_symbols));
+    if (missing)
+        snprintf(why, size, "%s has no symbol %s (not NVML?)", lib_name, missing);
+    return !missing;
 }
 
 static const char *error_text(const nvml_api *api, nvml_return rc)
