@@ -152,13 +152,7 @@ __global__ __launch_bounds__(Q_THREADS, (q_cfg<BM, STAGES>::MIN_BLOCKS)) void ge
         }
 
     float acc[cfg::MF][cfg::NF][4];
-#pragma unroll
-    for (int i = 0; i < cfg::MF; i++)
-#pragma unroll
-        for (int j = 0; j < cfg::NF; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-                acc[i][j][r] = 0.0f;
+    zero_frags(acc);
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
@@ -192,13 +186,7 @@ __global__ __launch_bounds__(Q_THREADS, (q_cfg<BM, STAGES>::MIN_BLOCKS)) void ge
         const uint8_t *sa_s = q_smem + (kb % STAGES) * cfg::STAGE_BYTES;
         const uint8_t *sb_s = sa_s + BM * Q_BK;
         float part[cfg::MF][cfg::NF][4];
-#pragma unroll
-        for (int i = 0; i < cfg::MF; i++)
-#pragma unroll
-            for (int j = 0; j < cfg::NF; j++)
-#pragma unroll
-                for (int r = 0; r < 4; r++)
-                    part[i][j][r] = 0.0f;
+        zero_frags(part);
 #pragma unroll
         for (int kk = 0; kk < Q_BK / 32; kk++) {
             uint32_t af[cfg::MF][4], bfr[cfg::NF][2];

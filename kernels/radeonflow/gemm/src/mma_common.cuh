@@ -38,6 +38,18 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t addr)
                  : "r"(addr));
 }
 
+/* Zeros for a warp's MF x NF mma fragments of 4 fp32 accumulators each. */
+template <int MF, int NF> __device__ __forceinline__ void zero_frags(float (&f)[MF][NF][4])
+{
+#pragma unroll
+    for (int i = 0; i < MF; i++)
+#pragma unroll
+        for (int j = 0; j < NF; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                f[i][j][r] = 0.0f;
+}
+
 /* d += a x b, one m16n8k16 step of 16-bit inputs into fp32 (T: kb_bf16_tag or kb_f16_tag). */
 template <typename T>
 __device__ __forceinline__ void mma_16816(float *d, const uint32_t *a, const uint32_t *b);
