@@ -314,9 +314,10 @@ struct h_scales {
     }
 };
 
-/* PP (ping-pong): two partials, so a block's wgmma run while the one before is promoted.
- * Without PP one partial, waited for each block (the other warpgroup's wgmma fill the gap). */
-template <int CL, bool PP>
+/* PP (ping-pong, RF_FP8_PINGPONG): 2, a steady pipeline of two partials; 1, two partials in
+ * pairs of blocks; both let a block's wgmma run while the one before is promoted. 0: one
+ * partial, waited for each block (the other warpgroup's wgmma fill the gap). */
+template <int CL, int PP>
 __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tmc)
 {
@@ -340,7 +341,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
 #pragma unroll
         for (int i = 0; i < 64; i++)
             acc[i] = 0.0f;
-        if (RF_FP8_PINGPONG == 2) {
+        if (PP == 2) {
             /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
              * so one of this warpgroup's groups is always in flight; pa carries a block in
              * flight across the loop's back edge */
@@ -381,7 +382,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
                 h_wait_group<0>();
                 h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
             }
-        } else if (PP) {
+        } else if (PP == 1) {
             /* pairs of blocks: the second block's wgmma run while the first is promoted. No
              * partial is in flight across a branch or the loop's back edge, so the compiler
              * has no reason to move one while a wgmma writes it (it would serialise them). */
@@ -462,7 +463,7 @@ __global__ __launch_bounds__(H_THREADS,
             h_produce<CL>(smem, full, empty, a, &tma, &tmb);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        h_consume<CL, RF_FP8_PINGPONG != 0>(smem, full, empty, a, &tmc);
+        h_consume<CL, RF_FP8_PINGPONG>(smem, full, empty, a, &tmc);
     }
     /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
     if (CL > 1)
