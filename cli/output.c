@@ -233,13 +233,12 @@ bool cli_is_help_flag(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-int cli_print_subcommand_help(const cli_command *cmd, const cli_command *sub)
+/* "usage: <the usage of path>", the row's summary and its operands and options. */
+static int print_help(const char *path, const cli_command *row)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "%s %s", cmd->name, sub->name);
     char *usage = cli_usage_for(path);
-    char *text = cli_options_text(sub);
-    printf("usage: %s\n\n%s\n", usage ? usage : path, sub->summary);
+    char *text = cli_options_text(row);
+    printf("usage: %s\n\n%s\n", usage ? usage : path, row->summary);
     if (text && *text)
         printf("\n%s\n", text);
     free(text);
@@ -247,14 +246,14 @@ int cli_print_subcommand_help(const cli_command *cmd, const cli_command *sub)
     return CLI_EXIT_OK;
 }
 
+int cli_print_subcommand_help(const cli_command *cmd, const cli_command *sub)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "%s %s", cmd->name, sub->name);
+    return print_help(path, sub);
+}
+
 int cli_print_command_help(const cli_command *cmd)
 {
-    char *usage = cli_usage_text(cmd);
-    char *text = cli_options_text(cmd);
-    printf("usage: %s\n\n%s\n", usage ? usage : cmd->name, cmd->summary);
-    if (text && *text)
-        printf("\n%s\n", text);
-    free(text);
-    free(usage);
-    return CLI_EXIT_OK;
+    return print_help(cmd->name, cmd);
 }
