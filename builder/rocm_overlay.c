@@ -230,11 +230,11 @@ int kbi_rocm_overlay(kb_ctx *ctx, char **out, const kb_toolchain *hip, const cha
      * a symbol added to the stub makes a new folder, since a stub present is never rebuilt. */
     char key[65];
     kb_buf seed_text = KB_BUF_INIT;
-    int grown =
+    int failed =
         kbi_buf_printf(&seed_text, "%s\n%s\n%s\noverlay-v2", hip->device_libs, hip->clang, hip->id);
-    for (size_t i = 0; !grown && kbi_hip_stub_symbols[i]; i++)
-        grown = kbi_buf_printf(&seed_text, "\n%s", kbi_hip_stub_symbols[i]);
-    char *seed = grown ? NULL : seed_text.data;
+    for (size_t i = 0; !failed && kbi_hip_stub_symbols[i]; i++)
+        failed = kbi_buf_printf(&seed_text, "\n%s", kbi_hip_stub_symbols[i]);
+    char *seed = failed ? NULL : seed_text.data;
     if (!seed) {
         kbi_buf_free(&seed_text);
         return kbi_error_oom(ctx);
