@@ -36,14 +36,14 @@ static const kb_device *run_device(const kb_plan_item *item, const kb_probe_repo
     return NULL;
 }
 
-/* The device a runnable target ran on, as JSON text: the GPU with the clocks sampled during
- * the run (CUDA; none on ROCm, docs/bench.md), or this CPU with its /proc/cpuinfo model and
- * clock. */
-static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const char *level,
-                         const kb_probe_report *probe, const kbi_clock_summary *clocks)
+/* The device a runnable target ran on, as JSON text: the GPU dev (run_device) with the clocks
+ * sampled during the run (CUDA; none on ROCm, docs/bench.md), or this CPU with its
+ * /proc/cpuinfo model and clock. */
+static char *device_json(kb_ctx *ctx, const kb_plan_item *item, const kb_device *dev,
+                         const char *level, const kb_probe_report *probe,
+                         const kbi_clock_summary *clocks)
 {
     json_t *d = NULL;
-    const kb_device *dev = run_device(item, probe);
     if (item->backend == KB_BACKEND_CPU) {
         char model[256];
         double mhz;
@@ -178,12 +178,12 @@ int kbi_pkgrun_targets(kbi_pkgrun_row **rows, size_t *row_count, kb_manifest **m
         kbi_event_emit(ctx, KB_EVENT_BUILD_START, m->name, "%s %s", verb, item->target);
         kbi_clock_summary clocks;
         memset(&clocks, 0, sizeof(clocks));
-        const kb_device *gpu = how->bench ? run_device(item, &probe) : NULL;
-        if (gpu && gpu->backend != KB_BACKEND_CUDA)
-            gpu = NULL; /* NVML is NVIDIA's; ROCm targets do not run here anyway */
+        const kb_device *dev = how->bench ? run_device(item, &probe) : NULL;
+        /* NVML is NVIDIA's; ROCm targets do not run here anyway */
+        const kb_device *gpu = dev && dev->backend == KB_BACKEND_CUDA ? dev : NULL;
         run_one(ctx, t, m, item, work_root, libdir, how, gpu, &clocks);
         if (how->bench && t->status == KB_BUILD_BUILT)
-            t->device = device_json(ctx, item, level, &probe, &clocks);
+            t->device = device_json(ctx, item, dev, level, &probe, &clocks);
         bool ok = t->status == KB_BUILD_BUILT;
         kbi_event_emit(ctx, ok ? KB_EVENT_BUILD_DONE : KB_EVENT_BUILD_FAILED, m->name,
                        "%s %s %s (%.1fs)", verb, item->target,
