@@ -1,12 +1,18 @@
 /* radeonflow/gemm over LLM-inference shapes against cuBLAS (cublasGemmEx, fp32 compute) in one
- * process: every TMA tile of the package's table, the table's own choice for sm_90a (wgmma) and
- * sm_90 (mma.sync), the table's choice with the sm_90a epilogue from registers (as before the
- * staged TMA-store epilogue) and with the other staging width, and the exported rf_gemm_bf16/f16
- * as users call it (twice: the spread between the two is the noise), side by side on the same
- * rotating inputs (CUDA events, medians); each checked against cuBLAS (C poisoned first). A
- * correctness sweep forces every tile and split on ragged shapes, strides, alpha and beta. Prints
- * per shape the default's ratio and the best variant, then geomean and minimum, per class too. */
+ * process: the exported rf_gemm_bf16/f16 as users call it (twice: the spread between the two is
+ * the noise), the same exports of a baseline build of the package (GEMM_BASELINE_LIB, a
+ * libgemm.so from an older revision, loaded with dlopen: "before" in the same run), the table's
+ * split plan with the partials summed by a second kernel (the code before the in-kernel fixup),
+ * the table's plan unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split;
+ * with GEMM_SHAPES_CALIBRATE=1 also every tile at splits 1..32 for the bf16 shapes outside the
+ * large classes (the cost model's data). Side by side on the same rotating inputs (CUDA events,
+ * medians); each checked against cuBLAS (C poisoned first). A correctness sweep forces every
+ * tile and split on ragged shapes, strides, alpha and beta. Prints per shape the ratios, then
+ * geomean and minimum, per class too. */
 #include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include <cstring>
 
 #include "../../kernels/radeonflow/gemm/src/gemm.cu"
 #include "bench_common.h"
@@ -73,46 +79,46 @@ static cudaDataType_t cuda_type(bool bf16)
 
 /* A variant: a name and how to call it (plan: a row of the table and a split, or the table's
  * own choice; which consumer; or the export). */
+enum vkind {
+    V_EXPORT,   /* rf_gemm_bf16/f16 */
+    V_AGAIN,    /* the same, timed again */
+    V_BASELINE, /* the baseline library's export (before) */
+    V_PLAN,     /* a forced plan, wgmma */
+    V_REDUCE,   /* the table's split plan, partials summed by the second kernel */
+    V_UNSPLIT,  /* the table's tile, unsplit */
+    V_SM90,     /* the table's plan, mma.sync consumers (the sm_90 build) */
+    V_CAL,      /* calibration: a forced plan, wgmma */
+};
 struct variant {
     std::string name;
-    /* 0 export, 1 forced plan wgmma, 2 table wgmma, 3 table mma.sync, 4 table wgmma with the
-     * epilogue from registers, 5 table wgmma with the other staging width, 6 export again,
-     * 7 the cost model with the epilogue weighed kEpiAlt k-tiles (plan forced) */
-    int kind;
+    vkind kind;
     rf::ts_plan plan;
 };
 
-/* The staging width the package does not default to (bench/gpu/gemm_shapes.sh times both). */
+/* The staging width the package does not default to (the sweep checks both). */
 constexpr int kAltEpi = RF_GEMM_EPI_COLS == 256 ? 128 : 256;
-/* An epilogue weight for ts_choose to try against rf::TS_EPI_KTILES (the staged store is
- * cheaper than the one from registers that the weight was fitted to). */
-#ifndef GEMM_SHAPES_EPI_KTILES
-#define GEMM_SHAPES_EPI_KTILES 2.0
-#endif
-constexpr double kEpiAlt = GEMM_SHAPES_EPI_KTILES;
+
+typedef int (*gemm_export)(int, int, int, float, const void *, int, const void *, int, float,
+                           void *, int, void *);
+static gemm_export g_base[2]; /* bf16, f16 of the baseline library; null without one */
 
 template <typename T>
 static int call_variant(const variant &v, int M, int N, int K, float al, const uint16_t *A, int lda,
                         const uint16_t *B, int ldb, float be, uint16_t *C, int ldc)
 {
+    bool bf16 = std::is_same<T, kb_bf16_tag>::value;
     switch (v.kind) {
-    case 0:
-    case 6:
-        if (std::is_same<T, kb_bf16_tag>::value)
+    case V_EXPORT:
+    case V_AGAIN:
+        if (bf16)
             return rf_gemm_bf16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
         return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
-    case 1:
-    case 7:
-        return rf::launch_tma_plan<T, true>(&v.plan, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
-    case 2:
-        return rf::launch_tma<T, true>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
-    case 4:
-        return rf::launch_tma_plan<T, true, 0>(nullptr, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
-    case 5:
-        return rf::launch_tma_plan<T, true, kAltEpi>(nullptr, M, N, K, al, A, lda, B, ldb, be, C,
-                                                     ldc, 0);
-    default:
+    case V_BASELINE:
+        return g_base[bf16 ? 0 : 1](M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
+    case V_SM90:
         return rf::launch_tma<T, false>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    default:
+        return rf::launch_tma_plan<T, true>(&v.plan, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
     }
 }
 
@@ -158,8 +164,15 @@ struct tally {
 };
 
 struct result {
-    double ratio_default, ratio_best, ratio_sm90, ratio_regs, ratio_alt, ratio_again, ratio_light;
+    double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_reduce, ratio_again,
+        ratio_unsplit;
 };
+
+static bool calibrating(const shape &sh, bool bf16)
+{
+    const char *e = getenv("GEMM_SHAPES_CALIBRATE");
+    return e && *e == '1' && bf16 && strcmp(sh.cls, "large") && strcmp(sh.cls, "shallow");
+}
 
 template <typename T>
 static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, int sms, FILE *log)
@@ -188,25 +201,31 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
 
     rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
     std::vector<variant> vs;
-    vs.push_back({bf16 ? "rf_gemm_bf16" : "rf_gemm_f16", 0, {0, 0}});
-    vs.push_back({"table, epilogue from registers " + plan_name(pick), 4, {0, 0}});
-    vs.push_back(
-        {"table, staging " + std::to_string(kAltEpi) + " cols " + plan_name(pick), 5, {0, 0}});
-    vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", 6, {0, 0}});
-    rf::ts_plan light = rf::ts_choose(M, N, K, sms, kEpiAlt);
-    vs.push_back({"table, epilogue weight " + std::to_string((int)kEpiAlt) + " " + plan_name(light),
-                  7, light});
-    vs.push_back({"sm_90 build (mma.sync) " + plan_name(rf::ts_choose(M, N, K, sms)), 3, {0, 0}});
-    for (int t = 0; t < rf::TS_NTILES; t++) {
-        rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
-        vs.push_back({"tile " + plan_name(p), 1, p});
+    vs.push_back({bf16 ? "rf_gemm_bf16 " + plan_name(pick) : "rf_gemm_f16 " + plan_name(pick),
+                  V_EXPORT, pick});
+    if (g_base[0])
+        vs.push_back({"baseline export", V_BASELINE, pick});
+    vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", V_AGAIN, pick});
+    if (pick.splits > 1) {
+        rf::ts_plan rk = pick;
+        rk.reduce_kernel = true;
+        vs.push_back({"pick, reduce kernel " + plan_name(pick), V_REDUCE, rk});
+        vs.push_back(
+            {"pick unsplit " + plan_name({pick.tile, 1, false}), V_UNSPLIT, {pick.tile, 1, false}});
     }
+    vs.push_back({"sm_90 build (mma.sync) " + plan_name(pick), V_SM90, pick});
     int ktiles = (K + 63) / 64;
-    if (pick.splits > 1)
-        vs.push_back({"pick unsplit " + plan_name({pick.tile, 1}), 1, {pick.tile, 1}});
-    int s2 = std::min(rf::TS_MAX_SPLITS, std::max(2, pick.splits * 2));
-    if (s2 <= ktiles && s2 != pick.splits)
-        vs.push_back({"pick more splits " + plan_name({pick.tile, s2}), 1, {pick.tile, s2}});
+    if (calibrating(sh, bf16)) {
+        for (int t = 0; t < rf::TS_NTILES; t++)
+            for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32})
+                if (s == 1 || s <= ktiles / 4)
+                    vs.push_back({"cal " + plan_name({t, s, false}), V_CAL, {t, s, false}});
+    } else {
+        for (int t = 0; t < rf::TS_NTILES; t++) {
+            rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms), false};
+            vs.push_back({"tile " + plan_name(p), V_PLAN, p});
+        }
+    }
 
     char label[64];
     snprintf(label, sizeof label, "%dx%dx%d", M, N, K);
@@ -274,6 +293,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
             "cuBLAS", t_cublas, flop / t_cublas / 1e9);
     result r = {0, 0, 0, 0, 0, 0, 0};
+    r.ratio_reduce = r.ratio_unsplit = -1; /* -1: not timed (the plan is unsplit) */
     std::string best_name = "-";
     for (size_t v = 1; v < nv; v++) {
         const variant &var = run[v - 1];
@@ -286,27 +306,27 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             fprintf(stderr, "WRONG: %s %s %s relerr %.3e\n", label, tname, var.name.c_str(), err);
             ratio = 0;
         }
-        if (var.kind == 0)
+        if (var.kind == V_EXPORT)
             r.ratio_default = ratio;
-        if (var.kind == 3)
+        if (var.kind == V_SM90)
             r.ratio_sm90 = ratio;
-        if (var.kind == 4)
-            r.ratio_regs = ratio;
-        if (var.kind == 5)
-            r.ratio_alt = ratio;
-        if (var.kind == 6)
+        if (var.kind == V_BASELINE)
+            r.ratio_base = ratio;
+        if (var.kind == V_REDUCE)
+            r.ratio_reduce = ratio;
+        if (var.kind == V_AGAIN)
             r.ratio_again = ratio;
-        if (var.kind == 7)
-            r.ratio_light = ratio;
-        if (ratio > r.ratio_best) {
+        if (var.kind == V_UNSPLIT)
+            r.ratio_unsplit = ratio;
+        if (var.kind != V_BASELINE && var.kind != V_SM90 && ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
         }
     }
-    printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | rf_gemm %.3f (again %.3f) | regs epi %.3f | "
-           "stage %d %.3f | weight %d %.3f | sm_90 %.3f | best %.3f %s\n",
-           sh.cls, label, tname, flop / t_cublas / 1e9, r.ratio_default, r.ratio_again,
-           r.ratio_regs, kAltEpi, r.ratio_alt, (int)kEpiAlt, r.ratio_light, r.ratio_sm90,
+    printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | before %.3f | rf_gemm %.3f (again %.3f) %s | "
+           "reduce kernel %.3f | unsplit %.3f | sm_90 %.3f | best %.3f %s\n",
+           sh.cls, label, tname, flop / t_cublas / 1e9, r.ratio_base, r.ratio_default,
+           r.ratio_again, plan_name(pick).c_str(), r.ratio_reduce, r.ratio_unsplit, r.ratio_sm90,
            r.ratio_best, best_name.c_str());
     fflush(stdout);
     bench_gemm_sets_free(g);
@@ -336,6 +356,9 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
         {77, 296, 1000, 8, 8, 16, -1.5f, 0.0f},
         {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f},
         {200, 136, 72, 0, 8, 8, 1.0f, 0.5f},
+        /* more 64x128 tiles than an H200 has SMs: split plans run the full wave whole and
+         * split the rest (beta read by both kinds of tile) */
+        {650, 1800, 136, 8, 0, 0, 1.0f, 0.5f},
     };
     int bad = 0, runs = 0;
     cudaDataType_t ct = cuda_type(bf16);
@@ -361,8 +384,8 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
                          ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         for (int wg = 0; wg < 3; wg++)
             for (int t = 0; t < rf::TS_NTILES; t++)
-                for (int s : {1, 3, 16}) {
-                    rf::ts_plan p = {t, s};
+                for (int s : {1, 3, 16, 32}) {
+                    rf::ts_plan p = {t, s, false};
                     CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
                     int rc =
                         wg == 2   ? rf::launch_tma_plan<T, true, kAltEpi>(&p, cs.M, cs.N, cs.K,
@@ -409,6 +432,20 @@ int main(int argc, char **argv)
     printf("device %s, %d SMs, L2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
     cublasHandle_t h;
     CKB(cublasCreate(&h));
+    if (const char *lib = getenv("GEMM_BASELINE_LIB")) {
+        void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        if (!so) {
+            fprintf(stderr, "%s: %s\n", lib, dlerror());
+            return 1;
+        }
+        g_base[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
+        g_base[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
+        if (!g_base[0] || !g_base[1]) {
+            fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
+            return 1;
+        }
+        printf("baseline: %s\n", lib);
+    }
     int bad = sweep<kb_bf16_tag>(h, log) + sweep<kb_f16_tag>(h, log);
     /* LLM inference: M tokens against hidden sizes 4096 (8B), 5120 (13B), 8192 (70B) and the
      * MLP widths 14336, 28672; odd sizes; shallow and deep K */
@@ -432,13 +469,14 @@ int main(int argc, char **argv)
             "median", "rate", "vs cuBLAS");
     /* per variant: overall ([0]) and per class, in the order the classes first appear */
     std::vector<std::string> classes = {"all"};
-    std::vector<tally> def(1), regs(1), alt(1), again(1), light(1), best(1), sm90(1);
+    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), fix_vs_rk(1), split_vs_un(1);
     std::vector<double> spread;
+    int at85 = 0, base85 = 0, pairs = 0;
     for (const auto &sh : shapes) {
         size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
         if (c == classes.size()) {
             classes.push_back(sh.cls);
-            for (auto *t : {&def, &regs, &alt, &again, &light, &best, &sm90})
+            for (auto *t : {&def, &base, &again, &best, &sm90, &fix_vs_rk, &split_vs_un})
                 t->emplace_back();
         }
         for (int t = 0; t < 2; t++) {
@@ -446,36 +484,46 @@ int main(int argc, char **argv)
                               : run_shape<kb_f16_tag>(h, sh, "f16", p.multiProcessorCount, log);
             std::string name = std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
                                std::to_string(sh.K) + (t ? " f16" : " bf16");
+            pairs++;
+            at85 += r.ratio_default >= 0.85;
+            base85 += r.ratio_base >= 0.85;
             for (size_t k : {(size_t)0, c}) {
                 def[k].add(r.ratio_default, name);
-                regs[k].add(r.ratio_regs, name);
-                alt[k].add(r.ratio_alt, name);
+                if (g_base[0])
+                    base[k].add(r.ratio_base, name);
                 again[k].add(r.ratio_again, name);
-                light[k].add(r.ratio_light, name);
                 best[k].add(r.ratio_best, name);
                 if (r.ratio_sm90 > 0) /* 0: unaligned rows, no TMA kernel */
                     sm90[k].add(r.ratio_sm90, name);
+                /* the table's split plan: fixup against the second kernel, and against unsplit */
+                if (r.ratio_reduce > 0)
+                    fix_vs_rk[k].add(r.ratio_default / r.ratio_reduce, name);
+                if (r.ratio_unsplit > 0)
+                    split_vs_un[k].add(r.ratio_default / r.ratio_unsplit, name);
             }
             if (r.ratio_default > 0 && r.ratio_again > 0)
                 spread.push_back(std::fabs(r.ratio_again / r.ratio_default - 1));
         }
     }
     std::sort(spread.begin(), spread.end());
-    printf("rf_gemm (sm_90a build, as exported): %s\n", def[0].str().c_str());
+    printf("rf_gemm (sm_90a build, as exported): %s; %d of %d at >= 0.85\n", def[0].str().c_str(),
+           at85, pairs);
+    if (g_base[0])
+        printf("baseline library (before):           %s; %d of %d at >= 0.85\n",
+               base[0].str().c_str(), base85, pairs);
     printf("  the same export timed again:       %s; |again/first - 1| median %.3f, max %.3f\n",
            again[0].str().c_str(), spread.empty() ? 0.0 : spread[spread.size() / 2],
            spread.empty() ? 0.0 : spread.back());
-    printf("  table, epilogue from registers:    %s\n", regs[0].str().c_str());
-    printf("  table, staging %d columns:        %s\n", kAltEpi, alt[0].str().c_str());
-    printf("  epilogue weight %d k-tiles:         %s\n", (int)kEpiAlt, light[0].str().c_str());
+    printf("split plans, fixup / reduce kernel:  %s\n", fix_vs_rk[0].str().c_str());
+    printf("split plans, split / unsplit:        %s\n", split_vs_un[0].str().c_str());
     printf("best variant per shape (oracle):     %s\n", best[0].str().c_str());
     printf("sm_90 table (mma.sync), aligned:     %s\n", sm90[0].str().c_str());
     printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s %-13s\n", "class", "n",
-           "rf_gemm", "regs epilogue", "staging alt", "weight alt", "sm_90");
+           "before", "rf_gemm", "fix/reduce", "split/unspl", "sm_90");
     for (size_t c = 1; c < classes.size(); c++)
         printf("  %-8s %-3d %-13s %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
-               def[c].brief().c_str(), regs[c].brief().c_str(), alt[c].brief().c_str(),
-               light[c].brief().c_str(), sm90[c].brief().c_str());
+               base[c].brief().c_str(), def[c].brief().c_str(), fix_vs_rk[c].brief().c_str(),
+               split_vs_un[c].brief().c_str(), sm90[c].brief().c_str());
     CKB(cublasDestroy(h));
     fclose(log);
     return bad ? 1 : 0;

@@ -1,29 +1,43 @@
 #!/usr/bin/env bash
 # radeonflow/gemm at LLM-inference shapes on an H200: builds (in parallel) the sm_90a and sm_90
 # artifacts with their package checks and bench/gpu/gemm_shapes.cu, runs both checks (while the
-# bench compiles), then the shape table against cuBLAS (the export, every tile, the sm_90a
-# epilogue from registers and both staging widths, side by side). Needs nvcc, a Hopper GPU,
-# cuBLAS. Full log under OUTDIR (7 files).
+# bench compiles), then the shape table against cuBLAS (the export, the baseline's export, the
+# split plans' variants, every tile, side by side). Needs nvcc, a Hopper GPU, cuBLAS. Full log
+# under OUTDIR (up to 8 files).
+#   GEMM_BASELINE=PKGDIR   also build that copy of the package (e.g. a `git worktree` of an
+#                          older commit) and time its exports in every round ("before")
+#   GEMM_SHAPES_PREBUILT=DIR   take the builds from DIR instead (sm90a/, sm90/, baseline/ as
+#                          gemm_build.sh leaves them, and gemm_shapes): build on a machine
+#                          with nvcc and no GPU, spend the GPU's time on running only
+#   GEMM_SHAPES_CALIBRATE=1   also time every tile at splits 1..32 (bf16, the cost model's data)
 # Usage: bench/gpu/gemm_shapes.sh [outdir]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 G=$ROOT/kernels/radeonflow/gemm
 OUTDIR=${1:-${OUT:-/tmp/gemm-shapes}}
-B=${TMPDIR:-/tmp}/gemm-shapes-build
+B=${GEMM_SHAPES_PREBUILT:-${TMPDIR:-/tmp}/gemm-shapes-build}
 mkdir -p "$OUTDIR" "$B/sm90a" "$B/sm90"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
-nvcc --version | tail -1
+nvcc --version 2>/dev/null | tail -1
 
 t0=$(date +%s)
 # each package check runs as soon as its library is built, while the bench still compiles
 for a in sm90a sm90; do
-    (bash "$ROOT/bench/gpu/gemm_build.sh" "$G" "$B/$a" "${a#sm}" >"$OUTDIR/build_$a.log" 2>&1 &&
-        "$B/$a/check" >"$OUTDIR/check_$a.log" 2>&1
+    (if [ -z "${GEMM_SHAPES_PREBUILT:-}" ]; then
+         bash "$ROOT/bench/gpu/gemm_build.sh" "$G" "$B/$a" "${a#sm}" >"$OUTDIR/build_$a.log" 2>&1
+     fi &&
+        LD_LIBRARY_PATH="$B/$a" "$B/$a/check" >"$OUTDIR/check_$a.log" 2>&1
      echo "exit $?" >>"$OUTDIR/check_$a.log") &
 done
-nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$G/include" -I"$ROOT/include" \
-    -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$ROOT/bench/gpu/gemm_shapes.cu" -lcublas \
-    -o "$B/gemm_shapes" >"$OUTDIR/build_shapes.log" 2>&1 &
+if [ -z "${GEMM_SHAPES_PREBUILT:-}" ]; then
+    if [ -n "${GEMM_BASELINE:-}" ]; then
+        bash "$ROOT/bench/gpu/gemm_build.sh" "$GEMM_BASELINE" "$B/baseline" 90a \
+            >"$OUTDIR/build_baseline.log" 2>&1 &
+    fi
+    nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I"$G/include" -I"$ROOT/include" \
+        -DKBPKG_TARGET='"cuda13-sm_90a-x86_64-linux"' "$ROOT/bench/gpu/gemm_shapes.cu" -lcublas \
+        -o "$B/gemm_shapes" >"$OUTDIR/build_shapes.log" 2>&1 &
+fi
 wait
 echo "builds and checks: $(($(date +%s) - t0)) s"
 status=0
@@ -35,6 +49,9 @@ for a in sm90a sm90; do
         echo "check $a: BUILD FAILED"; tail -20 "$OUTDIR/build_$a.log"; status=1
     fi
 done
+if [ -f "$B/baseline/libgemm.so" ]; then
+    export GEMM_BASELINE_LIB=$B/baseline/libgemm.so
+fi
 if [ -x "$B/gemm_shapes" ]; then
     t1=$(date +%s)
     "$B/gemm_shapes" "$OUTDIR/gemm_shapes_full.log" 2>&1 | tee "$OUTDIR/gemm_shapes.txt" || status=1

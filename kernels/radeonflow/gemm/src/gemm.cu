@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <mutex>
+
 #include "kb_gpu_compat.h"
 #if defined(KB_GPU_CUDA)
 #include <cuda.h> /* CUtensorMap and its enums; the driver itself is reached through cudart */
@@ -577,7 +580,8 @@ template <int BM_, int BN_, int CTAS_, int EPI_> struct ts_cfg {
      * align to the swizzle atom and 1 KB the system reserves) next to the staging, at most 8 */
     static constexpr int FIT = (227 * 1024 / CTAS - 2048 - 256 - C_BYTES) / STAGE_BYTES;
     static constexpr int STAGES = FIT < 8 ? FIT : 8;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
+    /* + the barriers and the split-K fixup's flag (ts_split_last) */
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8 + 8;
     static_assert(EPI % 64 == 0 && BN % (EPI ? EPI : 1) == 0, "whole boxes, whole rounds");
 };
 
@@ -608,9 +612,13 @@ __device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float 
     }
 }
 
-/* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
- * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32
- * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C. */
+/* What one launch of gemm_tma computes. With splits > 1 ("split-K", for shapes with too few
+ * tiles to fill the SMs' last wave) the first `dp` tiles in raster order run whole (the full
+ * waves) and the K range of each later tile is cut into `splits` parts. Part s writes its fp32
+ * partial sums, alpha applied, to ws[s][M][ldw]; the part that arrives last at the tile's
+ * counter (ts_split_last) adds all parts, in split order, into C (ts_reduce_pair): no second
+ * kernel. cnt: one counter per split tile, tagged with this call's epoch (ts_next_epoch), so
+ * the workspace needs no memset; the last part also resets it to 0. */
 struct ts_args {
     int M, N, K;
     float alpha, beta;
@@ -618,47 +626,57 @@ struct ts_args {
     int ldc;
     bool c_pairs;
     bool tma_store; /* C leaves through the staging and TMA stores (the tmc map) */
-    int splits, ldw;
+    int splits, ldw, dp;
     float *ws;
+    unsigned long long *cnt, epoch;
+    bool reduce_kernel; /* bench only: gemm_tma_reduce adds the parts (the code before) */
 };
 
-/* Work unit u: its output tile, which part of K it covers (k-tiles [kbeg, kend)), and which
- * split. Units of one tile are adjacent so they run at the same time and share A in L2. */
+/* Work unit u: its output tile (index in raster order), which part of K it covers (k-tiles
+ * [kbeg, kend)), and which split (-1: the whole tile, stored to C). Units of one tile are
+ * adjacent so they run at the same time and share A in L2. */
 struct ts_unit {
-    int m0, n0, kbeg, kend, split;
+    int m0, n0, kbeg, kend, split, tile;
 };
 template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
-    const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
     int tiles_m = (a.M + C::BM - 1) / C::BM, tiles_n = (a.N + C::BN - 1) / C::BN;
-    int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
-    int tile = u / splits;
+    int ktiles = (a.K + TS_BK - 1) / TS_BK;
     ts_unit w;
-    w.split = u % splits;
+    int tile = u, parts = 1; /* a constant 1 keeps unsplit kernels lean */
+    w.split = -1;
+    if (SPLIT && u >= a.dp) {
+        parts = a.splits;
+        tile = a.dp + (u - a.dp) / parts;
+        w.split = (u - a.dp) % parts;
+    }
+    int per = (ktiles + parts - 1) / parts;
+    w.tile = tile;
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
     w.m0 = (first_m + in_group % rows) * C::BM;
     w.n0 = (in_group / rows) * C::BN;
-    w.kbeg = w.split * per;
+    w.kbeg = w.split > 0 ? w.split * per : 0;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
     return w;
 }
 template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
 {
-    return ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
+    int tiles = ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN);
+    return SPLIT ? a.dp + (tiles - a.dp) * a.splits : tiles;
 }
 
-/* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
- * fp32 slice of the workspace. */
+/* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C (split < 0), or into
+ * the split's fp32 slice of the workspace. */
 template <typename T, bool SPLIT>
 __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int gn, float v0,
                                         float v1)
 {
     if (gm >= a.M)
         return;
-    if (!SPLIT) {
+    if (!SPLIT || split < 0) {
         store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
         return;
     }
@@ -667,6 +685,65 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         *reinterpret_cast<float2 *>(w) = make_float2(v0, v1);
     else if (gn < a.N)
         w[0] = v0;
+}
+
+/* C (gm, gn), (gm, gn + 1) = the sum of the split parts, in split order (deterministic: the
+ * same bits whichever part finishes last), + beta C. The parts were written by other blocks:
+ * read through L2 (ld.global.cg), never a stale L1 line. */
+template <typename T>
+__device__ __forceinline__ void ts_reduce_pair(const ts_args &a, int gm, int gn)
+{
+    if (gm >= a.M || gn >= a.N)
+        return;
+    size_t slice = (size_t)a.M * a.ldw;
+    const float *w = a.ws + (size_t)gm * a.ldw + gn;
+    float v0 = 0.0f, v1 = 0.0f;
+    for (int s = 0; s < a.splits; s++) { /* ldw and gn are even: 8-byte aligned */
+        float2 p = __ldcg(reinterpret_cast<const float2 *>(w + s * slice));
+        v0 += p.x;
+        v1 += p.y;
+    }
+    store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
+}
+
+/* Counts one part of a split tile in at its counter; true for the part that arrives last,
+ * which also resets the counter to 0. A counter whose epoch is not this call's (0 after a
+ * finished call, or whatever the pool's memory held: partial sums, counters of older calls)
+ * starts over at 1. Epochs carry 0xfff in their top bits (a negative NaN's pattern, which
+ * fp32 arithmetic never writes) and a per-process call number, so stale memory cannot match. */
+__device__ __forceinline__ bool ts_arrive(unsigned long long *cnt, unsigned long long epoch,
+                                          int parts)
+{
+    unsigned long long cur = *(volatile unsigned long long *)cnt;
+    for (;;) {
+        unsigned long long want = ((cur & ~0xffULL) == epoch ? cur : epoch) + 1;
+        unsigned long long seen = atomicCAS(cnt, cur, want);
+        if (seen == cur) {
+            if ((int)(want & 0xff) != parts)
+                return false;
+            *(volatile unsigned long long *)cnt = 0; /* every part is in: nobody else looks */
+            return true;
+        }
+        cur = seen;
+    }
+}
+
+/* Called by every consumer thread after writing its part of a split tile: true in all of
+ * them when theirs was the last part (then the sums are theirs to finish). The fence before
+ * the count publishes this block's parts; the one after it orders the reads of the others'.
+ * Named barrier 3 (1 and 2 are the warpgroups' staging) spans the consumers only: the
+ * producer warp is already loading the next unit. last: a shared int past the barriers. */
+template <typename C>
+__device__ __forceinline__ bool ts_split_last(const ts_args &a, int idx, volatile int *last)
+{
+    __threadfence();
+    named_barrier_sync(3, C::CONSUMER_WARPS * 32);
+    if (threadIdx.x == 0) {
+        *last = ts_arrive(a.cnt + idx, a.epoch, a.splits);
+        __threadfence();
+    }
+    named_barrier_sync(3, C::CONSUMER_WARPS * 32);
+    return *last != 0;
 }
 
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
@@ -732,6 +809,14 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
                 ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
                                   w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
                                   a.alpha * d[nn * 4 + half * 2 + 1]);
+        if constexpr (SPLIT) {
+            if (w.split >= 0 && !a.reduce_kernel &&
+                ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
+                for (int nn = 0; nn < C::BN / 8; nn++)
+                    for (int half = 0; half < 2; half++)
+                        ts_reduce_pair<T>(a, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
+                                          w.n0 + nn * 8 + t * 2);
+        }
     }
     if (C::EPI > 0 && a.tma_store)
         wg_store_drain();
@@ -806,6 +891,15 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                     ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
                                       w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
                                       a.alpha * acc[i][j][half * 2 + 1]);
+        if constexpr (SPLIT) {
+            if (w.split >= 0 && !a.reduce_kernel &&
+                ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
+                for (int i = 0; i < MF; i++)
+                    for (int half = 0; half < 2; half++)
+                        for (int j = 0; j < NF; j++)
+                            ts_reduce_pair<T>(a, w.m0 + wm * 64 + i * 16 + g + half * 8,
+                                              w.n0 + wn * WN + j * 8 + t * 2);
+        }
     }
 }
 
@@ -866,23 +960,15 @@ __global__ __launch_bounds__(C::THREADS,
 #endif
 }
 
-/* C = sum of the split partials (alpha applied) + beta C; one thread per output pair, rows
- * along y so no thread divides. */
+/* The code before the in-kernel fixup, kept for the benchmark's before/after (ts_args::
+ * reduce_kernel): C = sum of the split partials + beta C in a second kernel; one thread per
+ * output pair, rows along y so no thread divides. */
 template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
 {
-    size_t slice = (size_t)a.M * a.ldw;
     for (int m = blockIdx.y; m < a.M; m += gridDim.y)
         for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
-             n += 2 * gridDim.x * blockDim.x) {
-            const float *w = a.ws + (size_t)m * a.ldw + n;
-            float v0 = 0.0f, v1 = 0.0f;
-            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
-                float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
-                v0 += p.x;
-                v1 += p.y;
-            }
-            store_pair<T>(a.C + (size_t)m * a.ldc, n, a.N, v0, v1, a.beta, a.c_pairs);
-        }
+             n += 2 * gridDim.x * blockDim.x)
+            ts_reduce_pair<T>(a, m, n);
 }
 
 /* A row-major rows x cols 16-bit matrix read in boxes of box_rows x 64 columns. */
@@ -909,7 +995,7 @@ static const ts_tile kTsTiles[] = {
     {64, 128, 1, 0.65},
 };
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
-constexpr int TS_MAX_SPLITS = 16;
+constexpr int TS_MAX_SPLITS = 32; /* ts_arrive counts parts in 8 bits */
 
 /* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
 constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */
@@ -917,38 +1003,59 @@ constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main 
  * staged one, a weight of 2 chose plans that timed the same within noise (+0.2% geomean over
  * the 80 shape/type pairs of docs/perf.md), so the fitted value stays */
 constexpr double TS_EPI_KTILES = 8.0;
-constexpr double TS_DRAM_BW = 3.0e12;  /* bytes/s the operand streams reach together */
-constexpr double TS_SM_BW = 6.0e10;    /* bytes/s one SM's TMA stream reaches on its own */
-constexpr double TS_SPLIT_COST = 8e-6; /* workspace, the reduce launch */
-constexpr double TS_SPLIT_BYTES = 8.0; /* partial bytes per output and split, write + read */
+constexpr double TS_DRAM_BW = 3.0e12; /* bytes/s the operand streams reach together */
+constexpr double TS_SM_BW = 6.0e10;   /* bytes/s one SM's TMA stream reaches on its own */
+/* A split's fixed cost (counters, fences, the last part's wait on L2) and the bandwidth at
+ * which one SM's last part reads the others' partials back from L2 */
+constexpr double TS_SPLIT_COST = 1e-6;
+constexpr double TS_SM_L2_BW = 1.2e11;
 
 struct ts_plan {
     int tile, splits;
+    bool reduce_kernel; /* bench only: the partials summed by a second kernel (the code before) */
 };
 
-/* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
- * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
- * stream limited, and over DRAM), plus what a split adds. */
+/* Tiles run whole by a split launch: the full waves over `slots` blocks; the tiles of the
+ * last, partial wave are the ones split (all of them when there are fewer tiles than slots,
+ * or when the SM count is unknown). */
+static long long ts_whole_tiles(long long tiles, int splits, long long slots)
+{
+    if (splits <= 1)
+        return tiles;
+    return slots > 0 ? tiles / slots * slots : 0;
+}
+
+/* Modelled seconds for one plan: the slower of the tensor cores (waves of whole tiles and
+ * waves of split parts, each its k-tiles plus an epilogue) and memory (the operands over the
+ * SMs that have work, each stream limited, and over DRAM), plus what a split adds: each part
+ * writes its fp32 partials, the last one reads them all back (one SM each, from L2). */
 static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
                       double epi = TS_EPI_KTILES)
 {
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
-    long long units = tiles * splits, waves = (units + sms - 1) / sms;
-    double compute =
-        (double)waves * (per + epi) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+    long long dp = ts_whole_tiles(tiles, splits, sms), parts = (tiles - dp) * splits;
+    long long units = dp + parts;
+    double ktile_time = 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
+    double compute = ((double)((dp + sms - 1) / sms) * (ktiles + epi) +
+                      (double)((parts + sms - 1) / sms) * (per + epi)) *
+                     ktile_time;
     double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
     double active = (double)(units < sms ? units : sms);
     double memory = operands / (active * TS_SM_BW);
     if ((operands + 2.0 * mn) / TS_DRAM_BW > memory)
         memory = (operands + 2.0 * mn) / TS_DRAM_BW;
-    double split = splits > 1 ? TS_SPLIT_COST + TS_SPLIT_BYTES * mn * splits / TS_DRAM_BW : 0.0;
+    double split = 0.0;
+    if (parts > 0) {
+        double tile_bytes = 4.0 * (M < t.bm ? M : t.bm) * t.bn;
+        split = TS_SPLIT_COST + (splits + 1) * tile_bytes / TS_SM_L2_BW;
+    }
     return (compute > memory ? compute : memory) + split;
 }
 
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
- * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
- * the model says it pays. Each split keeps at least 4 k-tiles. */
+ * one unit per SM. Otherwise as far as the model says it pays. Each split keeps at least 4
+ * k-tiles. */
 static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
@@ -960,8 +1067,6 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
         return (int)(s < 1 ? 1 : s > cap ? (cap < 1 ? 1 : cap) : s);
     }
     int best = 1;
-    if (2 * tiles > sms)
-        return best;
     double best_cost = ts_cost(t, 1, M, N, K, sms, epi);
     for (int s = 2; s <= cap; s++) {
         double c = ts_cost(t, s, M, N, K, sms, epi);
@@ -979,12 +1084,12 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
 static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     if (M <= 64) {
-        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi), false};
         if (M > 32 && K <= 8192)
             p.splits = 1;
         return p;
     }
-    ts_plan p = {0, 1};
+    ts_plan p = {0, 1, false};
     double best = 0;
     for (int t = 0; t < TS_NTILES; t++) {
         int s = ts_best_splits(t, M, N, K, sms, epi);
@@ -998,8 +1103,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
     return p;
 }
 
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..16) forces a plan: the package check
- * and the benchmarks use it to reach every row on any shape. */
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..TS_MAX_SPLITS) forces a plan: the package
+ * check and the benchmarks use it to reach every row on any shape. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1014,13 +1119,78 @@ static bool ts_plan_from_env(ts_plan *p)
         return false;
     p->tile = (int)tile;
     p->splits = (int)splits;
+    p->reduce_kernel = false;
     return true;
 }
 
+/* The split-K workspace's pool: one per device, the package's own (cudaMemPoolCreate), created
+ * on first use (std::call_once: threads may race to it) and never trimmed (release threshold
+ * UINT64_MAX), so a caller that synchronises between calls (a decode loop) reuses the memory
+ * instead of paying a real allocation per call, as the device's default pool (threshold 0)
+ * would. Allocations stay stream-ordered, so two streams never share a live workspace. Null
+ * when the device cannot have one. The pool lives as long as the process and holds the
+ * largest workspace used at once. */
+static cudaMemPool_t ts_ws_pool(int dev)
+{
+    constexpr int kMaxDevices = 64;
+    static std::once_flag once[kMaxDevices];
+    static cudaMemPool_t pools[kMaxDevices];
+    if (dev < 0 || dev >= kMaxDevices)
+        return nullptr;
+    std::call_once(once[dev], [dev] {
+        cudaMemPoolProps props = {};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+        if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cudaMemPoolDestroy(pool);
+            return;
+        }
+        pools[dev] = pool;
+    });
+    return pools[dev];
+}
+
+/* bytes of stream-ordered workspace: from the package's pool, or from the default pool while
+ * the stream is being captured into a graph (graphs own their allocations) or when there is no
+ * pool. False (error state cleared) when neither can give it. */
+static bool ts_ws_alloc(void **p, size_t bytes, kb_stream_t stream)
+{
+    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    int dev = -1;
+    if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    cudaMemPool_t pool = cap == cudaStreamCaptureStatusNone ? ts_ws_pool(dev) : nullptr;
+    cudaError_t rc =
+        pool ? cudaMallocFromPoolAsync(p, bytes, pool, stream) : cudaMallocAsync(p, bytes, stream);
+    if (rc == cudaSuccess)
+        return true;
+    (void)cudaGetLastError();
+    return false;
+}
+
+/* A fresh epoch for the split counters of one launch (see ts_arrive): 0xfff in the top 12
+ * bits, the process's call number above the 8 count bits. */
+static unsigned long long ts_next_epoch()
+{
+    static std::atomic<unsigned long long> calls{0};
+    unsigned long long n = calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    return 0xfff0000000000000ULL | ((n << 8) & 0x000fffffffffff00ULL);
+}
+
 template <typename T, typename C, bool WGMMA>
-static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
-                          int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
-                          kb_stream_t stream)
+static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N, int K, float alpha,
+                          const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                          uint16_t *Cm, int ldc, kb_stream_t stream)
 {
     CUtensorMap ma, mb;
     if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
@@ -1028,26 +1198,34 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
         return KBPKG_KERNEL_EINVAL;
-    ts_args a = {M,
-                 N,
-                 K,
-                 alpha,
-                 beta,
-                 Cm,
-                 ldc,
-                 ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
-                 false,
-                 1,
-                 (N + 1) & ~1,
-                 nullptr};
-    /* The partials go through a workspace from the stream-ordered allocator; if that is
-     * unavailable, run unsplit. */
+    long long slots = (long long)sms * C::CTAS;
+    ts_args a = {};
+    a.M = M;
+    a.N = N;
+    a.K = K;
+    a.alpha = alpha;
+    a.beta = beta;
+    a.C = Cm;
+    a.ldc = ldc;
+    a.c_pairs = ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0;
+    a.splits = 1;
+    a.ldw = (N + 1) & ~1;
+    a.dp = (int)tiles;
+    /* Workspace: the split tiles' counters (256-byte aligned block), then the partials; if
+     * there is none to be had, run unsplit. The reduce kernel (bench) splits every tile. */
+    void *ws = nullptr;
     if (splits > 1) {
-        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
-        if (cudaMallocAsync((void **)&a.ws, bytes, stream) == cudaSuccess)
+        long long dp = reduce_kernel ? 0 : ts_whole_tiles(tiles, splits, slots);
+        size_t cnt_bytes = ((size_t)(tiles - dp) * 8 + 255) & ~(size_t)255;
+        size_t bytes = cnt_bytes + (size_t)splits * M * a.ldw * sizeof(float);
+        if (dp < tiles && ts_ws_alloc(&ws, bytes, stream)) {
             a.splits = splits;
-        else
-            (void)cudaGetLastError();
+            a.dp = (int)dp;
+            a.cnt = (unsigned long long *)ws;
+            a.ws = (float *)((char *)ws + cnt_bytes);
+            a.epoch = ts_next_epoch();
+            a.reduce_kernel = reduce_kernel;
+        }
     }
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
@@ -1059,14 +1237,14 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
         rc = KBPKG_KERNEL_ELAUNCH;
-    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS;
+    long long units = a.dp + (tiles - a.dp) * a.splits;
     unsigned grid = (unsigned)(sms > 0 && units > slots ? slots : units);
     if (rc == 0) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
     }
     if (a.splits > 1) {
-        if (rc == 0) {
+        if (rc == 0 && a.reduce_kernel) {
             int gx = (N + 511) / 512, gy = M < 65535 ? M : 65535;
             int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
             while (gx > 1 && (long long)gx * gy > want)
@@ -1074,7 +1252,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
             gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
             rc = kb_gpu_launch_status();
         }
-        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
+        if (cudaFreeAsync(ws, stream) != cudaSuccess && rc == 0)
             rc = KBPKG_KERNEL_ELAUNCH;
     }
     return rc;
@@ -1106,19 +1284,20 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
+    bool rk = p.reduce_kernel;
     switch (p.tile) {
     case 0:
-        return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
-                                                                lda, B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(
+            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case 1:
         return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128>, WGMMA>(
-            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case 2:
-        return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
+        return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, rk, sms, M, N, K, alpha, A,
                                                                lda, B, ldb, beta, C, ldc, stream);
     default:
         return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128>, WGMMA>(
-            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     }
 }
 

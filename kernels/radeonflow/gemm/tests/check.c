@@ -4,6 +4,10 @@
 
 #include "kbpkg_check.h"
 
+#ifdef KBPKG_CHECK_CUDA
+#include <pthread.h>
+#endif
+
 typedef struct gemm_case {
     int M, N, K, lda_pad, ldb_pad, ldc_pad;
     float alpha, beta;
@@ -57,8 +61,145 @@ static const gemm_case plan_cases[] = {
     {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f, 0},
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
+    /* more 64x128 tiles than an H200 has SMs: a split plan runs the full wave whole and splits
+     * the rest, both adding beta C */
+    {650, 1800, 72, 8, 0, 3, 1.0f, 0.5f, 0},
 };
 enum { PLAN_TILES = 4 };
+/* unsplit, a few splits, and the most (capped at the k-tiles: one each) */
+static const int plan_splits[] = {1, 3, 32};
+
+/* Split-K where calls overlap: two threads, each with its own stream, issue CONC_CALLS split
+ * calls back to back without waiting, and one stream replays a captured graph of a split call
+ * (the same epoch every replay: the counters must be back at 0 after each). The partials sum in
+ * split order, so every result must equal the single call's bit for bit; a workspace or a
+ * counter shared between overlapping calls would not. */
+enum { CONC_CALLS = 8, CONC_M = 16, CONC_N = 1000, CONC_K = 2048, GRAPH_REPLAYS = 3 };
+typedef struct conc_job {
+    const void *A, *B, *C0;
+    void *C[CONC_CALLS];
+    int rc;
+} conc_job;
+
+static int conc_call(const conc_job *j, void *C, cudaStream_t s)
+{
+    if (cudaMemcpyAsync(C, j->C0, (size_t)CONC_M * CONC_N * 2, cudaMemcpyDeviceToDevice, s) !=
+        cudaSuccess)
+        return -1;
+    return rf_gemm_bf16(CONC_M, CONC_N, CONC_K, 0.75f, j->A, CONC_K, j->B, CONC_N, -0.5f, C, CONC_N,
+                        s);
+}
+
+static void *conc_thread(void *arg)
+{
+    conc_job *j = arg;
+    cudaStream_t s;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        j->rc = -1;
+        return NULL;
+    }
+    for (int i = 0; i < CONC_CALLS && j->rc == 0; i++)
+        j->rc = conc_call(j, j->C[i], s);
+    if (cudaStreamSynchronize(s) != cudaSuccess && j->rc == 0)
+        j->rc = -1;
+    cudaStreamDestroy(s);
+    return NULL;
+}
+
+/* A captured split call replayed: each replay's C against want. */
+static size_t conc_graph(const conc_job *j, void *C, const void *want, void *got)
+{
+    size_t bytes = (size_t)CONC_M * CONC_N * 2, bad = 0;
+    cudaStream_t s;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        kbc_die("cudaStreamCreate");
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+        kbc_die("cudaStreamBeginCapture");
+    int rc = conc_call(j, C, s);
+    if (cudaStreamEndCapture(s, &g) != cudaSuccess || rc != 0 ||
+        cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
+        fprintf(stderr, "check: FAIL split call captured into a graph: returned %d\n", rc);
+        cudaStreamDestroy(s);
+        return 1;
+    }
+    for (int r = 0; r < GRAPH_REPLAYS; r++) {
+        if (cudaGraphLaunch(ge, s) != cudaSuccess || cudaStreamSynchronize(s) != cudaSuccess)
+            kbc_die("cudaGraphLaunch");
+        kbc_download(got, C, bytes);
+        if (memcmp(got, want, bytes) != 0) {
+            fprintf(stderr, "check: FAIL graph replay %d of a split call differs\n", r);
+            bad++;
+        }
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    return bad;
+}
+
+static size_t check_concurrent_splits(kbc_rng *rng)
+{
+    size_t na = (size_t)CONC_M * CONC_K, nb = (size_t)CONC_K * CONC_N, nc = (size_t)CONC_M * CONC_N;
+    void *A = kbc_xmalloc(na * 2), *B = kbc_xmalloc(nb * 2), *C0 = kbc_xmalloc(nc * 2);
+    void *want = kbc_xmalloc(nc * 2), *got = kbc_xmalloc(nc * 2);
+    kbc_fill(rng, KBC_BF16, A, na, -1.0f, 1.0f);
+    kbc_fill(rng, KBC_BF16, B, nb, -1.0f, 1.0f);
+    kbc_fill(rng, KBC_BF16, C0, nc, -1.0f, 1.0f);
+    conc_job jobs[2];
+    void *dA = kbc_dev_alloc(na * 2), *dB = kbc_dev_alloc(nb * 2), *dC0 = kbc_dev_alloc(nc * 2);
+    void *dref = kbc_dev_alloc(nc * 2);
+    kbc_upload(dA, A, na * 2);
+    kbc_upload(dB, B, nb * 2);
+    kbc_upload(dC0, C0, nc * 2);
+    size_t bad = 0;
+    setenv("RF_GEMM_TMA_PLAN", "3,8", 1); /* 8 tiles x 8 parts of 4 k-tiles */
+    for (int t = 0; t < 2; t++) {
+        jobs[t] = (conc_job){dA, dB, dC0, {0}, 0};
+        for (int i = 0; i < CONC_CALLS; i++)
+            jobs[t].C[i] = kbc_dev_alloc(nc * 2);
+    }
+    if (conc_call(&jobs[0], dref, NULL) != 0 || kbc_rt_sync() != KBC_RT_OK) {
+        fprintf(stderr, "check: FAIL split call on the default stream\n");
+        bad++;
+    }
+    kbc_download(want, dref, nc * 2);
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        if (pthread_create(&th[t], NULL, conc_thread, &jobs[t]) != 0)
+            kbc_die("pthread_create");
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+        if (jobs[t].rc != 0) {
+            fprintf(stderr, "check: FAIL concurrent split calls: thread %d returned %d\n", t,
+                    jobs[t].rc);
+            bad++;
+            continue;
+        }
+        for (int i = 0; i < CONC_CALLS; i++) {
+            kbc_download(got, jobs[t].C[i], nc * 2);
+            if (memcmp(got, want, nc * 2) != 0) {
+                fprintf(stderr, "check: FAIL concurrent split call %d of thread %d differs\n", i,
+                        t);
+                bad++;
+            }
+        }
+    }
+    bad += conc_graph(&jobs[0], jobs[0].C[0], want, got);
+    unsetenv("RF_GEMM_TMA_PLAN");
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < CONC_CALLS; i++)
+            kbc_dev_free(jobs[t].C[i]);
+    kbc_dev_free(dA);
+    kbc_dev_free(dB);
+    kbc_dev_free(dC0);
+    kbc_dev_free(dref);
+    free(A), free(B), free(C0), free(want), free(got);
+    if (!bad)
+        printf("check: ok   split calls on two threads' streams at once, and graph replays\n");
+    return bad;
+}
 #endif
 
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
@@ -431,9 +572,9 @@ int main(void)
 #ifdef KBPKG_CHECK_CUDA
     size_t before_plans = bad;
     for (int tile = 0; tile < PLAN_TILES; tile++)
-        for (int splits = 1; splits <= 3; splits += 2) {
+        for (size_t si = 0; si < sizeof plan_splits / sizeof plan_splits[0]; si++) {
             char plan[16];
-            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
+            snprintf(plan, sizeof plan, "%d,%d", tile, plan_splits[si]);
             setenv("RF_GEMM_TMA_PLAN", plan, 1);
             for (int t = KBC_BF16; t <= KBC_F16; t++)
                 for (size_t i = 0; i < sizeof plan_cases / sizeof plan_cases[0]; i++)
@@ -442,6 +583,7 @@ int main(void)
     unsetenv("RF_GEMM_TMA_PLAN");
     if (bad == before_plans)
         printf("check: ok   every TMA tile forced, unsplit and split\n");
+    bad += check_concurrent_splits(&rng);
 #endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
