@@ -165,7 +165,7 @@ struct tally {
 
 struct result {
     double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_reduce, ratio_again,
-        ratio_unsplit;
+        ratio_unsplit, ratio_lastwave;
 };
 
 static bool calibrating(const shape &sh, bool bf16)
@@ -215,6 +215,12 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     }
     vs.push_back({"sm_90 build (mma.sync) " + plan_name(pick), V_SM90, pick});
     int ktiles = (K + 63) / 64;
+    /* more tiles than SMs, unsplit: the same tile with its last wave split in 3 */
+    const rf::ts_tile &pt = rf::kTsTiles[pick.tile];
+    long long ptiles = (long long)((M + pt.bm - 1) / pt.bm) * ((N + pt.bn - 1) / pt.bn);
+    if (pick.splits == 1 && ptiles > sms && ptiles % sms && ktiles >= 12)
+        vs.push_back(
+            {"last wave split " + plan_name({pick.tile, 3, false}), V_PLAN, {pick.tile, 3, false}});
     if (calibrating(sh, bf16)) {
         for (int t = 0; t < rf::TS_NTILES; t++)
             for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32})
@@ -293,7 +299,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
             "cuBLAS", t_cublas, flop / t_cublas / 1e9);
     result r = {0, 0, 0, 0, 0, 0, 0};
-    r.ratio_reduce = r.ratio_unsplit = -1; /* -1: not timed (the plan is unsplit) */
+    r.ratio_reduce = r.ratio_unsplit = r.ratio_lastwave = -1; /* -1: not timed */
     std::string best_name = "-";
     for (size_t v = 1; v < nv; v++) {
         const variant &var = run[v - 1];
@@ -318,6 +324,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_again = ratio;
         if (var.kind == V_UNSPLIT)
             r.ratio_unsplit = ratio;
+        if (var.kind == V_PLAN && var.name.compare(0, 9, "last wave") == 0)
+            r.ratio_lastwave = ratio;
         if (var.kind != V_BASELINE && var.kind != V_SM90 && ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
@@ -329,6 +337,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
            r.ratio_again, plan_name(pick).c_str(), r.ratio_reduce, r.ratio_unsplit, r.ratio_sm90,
            r.ratio_best, best_name.c_str());
     fflush(stdout);
+    fflush(log); /* a run cut short keeps what it timed */
     bench_gemm_sets_free(g);
     CK(cudaFree(ref));
     return r;
@@ -469,14 +478,16 @@ int main(int argc, char **argv)
             "median", "rate", "vs cuBLAS");
     /* per variant: overall ([0]) and per class, in the order the classes first appear */
     std::vector<std::string> classes = {"all"};
-    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), fix_vs_rk(1), split_vs_un(1);
+    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), fix_vs_rk(1), split_vs_un(1),
+        with_rk(1), lastwave(1);
     std::vector<double> spread;
     int at85 = 0, base85 = 0, pairs = 0;
     for (const auto &sh : shapes) {
         size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
         if (c == classes.size()) {
             classes.push_back(sh.cls);
-            for (auto *t : {&def, &base, &again, &best, &sm90, &fix_vs_rk, &split_vs_un})
+            for (auto *t :
+                 {&def, &base, &again, &best, &sm90, &fix_vs_rk, &split_vs_un, &with_rk, &lastwave})
                 t->emplace_back();
         }
         for (int t = 0; t < 2; t++) {
@@ -500,6 +511,10 @@ int main(int argc, char **argv)
                     fix_vs_rk[k].add(r.ratio_default / r.ratio_reduce, name);
                 if (r.ratio_unsplit > 0)
                     split_vs_un[k].add(r.ratio_default / r.ratio_unsplit, name);
+                /* the same plans with the split parts summed by the second kernel */
+                with_rk[k].add(r.ratio_reduce > 0 ? r.ratio_reduce : r.ratio_default, name);
+                if (r.ratio_lastwave > 0)
+                    lastwave[k].add(r.ratio_lastwave / r.ratio_default, name);
             }
             if (r.ratio_default > 0 && r.ratio_again > 0)
                 spread.push_back(std::fabs(r.ratio_again / r.ratio_default - 1));
@@ -516,6 +531,8 @@ int main(int argc, char **argv)
            spread.empty() ? 0.0 : spread.back());
     printf("split plans, fixup / reduce kernel:  %s\n", fix_vs_rk[0].str().c_str());
     printf("split plans, split / unsplit:        %s\n", split_vs_un[0].str().c_str());
+    printf("export, splits by the second kernel: %s\n", with_rk[0].str().c_str());
+    printf("last wave split in 3 / unsplit:      %s\n", lastwave[0].str().c_str());
     printf("best variant per shape (oracle):     %s\n", best[0].str().c_str());
     printf("sm_90 table (mma.sync), aligned:     %s\n", sm90[0].str().c_str());
     printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s %-13s\n", "class", "n",

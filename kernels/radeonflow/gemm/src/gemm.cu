@@ -556,11 +556,11 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * writes: A as BM rows x 128 bytes, B as BN/64 blocks of 64 columns, each 64 k-rows x 128
  * bytes; the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the
  * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same.
- * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, unsplit and C has 16-byte rows,
- * each warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the
- * copy engine stores them (wg_store_tile_tma) while the next tile's main loop runs; whole
- * 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0,
- * every thread stores its pairs from registers (ts_emit). */
+ * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, the tile is whole (not a split
+ * part) and C has 16-byte rows, each warpgroup stages its 64 x BN outputs in shared memory, EPI
+ * columns at a time, and the copy engine stores them (wg_store_tile_tma) while the next tile's main
+ * loop runs; whole 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and
+ * with EPI 0, every thread stores its pairs from registers (ts_emit). */
 constexpr int TS_BK = 64;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
@@ -728,6 +728,48 @@ __device__ __forceinline__ bool ts_arrive(unsigned long long *cnt, unsigned long
     }
 }
 
+/* The last part's sums: each of this thread's NP output pairs (pair p at pos(p) = (gm, gn),
+ * its values v[2p], v[2p + 1]) becomes the sum of the parts in split order (the same bits as
+ * ts_reduce_pair), + beta C, stored to C. The loads of all pairs of one part are issued
+ * together, so a part costs one round trip to L2 rather than one per pair (measured on the
+ * H200: one load at a time made a 16x5120x5120 split 2x slower than the second kernel). */
+template <typename T, int NP, typename Pos>
+__device__ __forceinline__ void ts_fixup(const ts_args &a, float *v, Pos pos)
+{
+    /* at most 32 pairs' loads at a time: 64 registers in flight next to the sums (all 64 pairs
+     * of a 128x256 tile at once spilled 960 bytes) */
+    constexpr int CH = NP < 32 ? NP : 32;
+    static_assert(NP % CH == 0, "whole chunks");
+    const size_t slice = (size_t)a.M * a.ldw;
+#pragma unroll
+    for (int p = 0; p < 2 * NP; p++)
+        v[p] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < NP; c += CH)
+        for (int s = 0; s < a.splits; s++) {
+            const float *ws = a.ws + s * slice;
+#pragma unroll
+            for (int p = c; p < c + CH; p++) {
+                int gm, gn;
+                pos(p, &gm, &gn);
+                if (gm < a.M && gn < a.N) { /* ldw and gn are even: 8-byte aligned */
+                    float2 q =
+                        __ldcg(reinterpret_cast<const float2 *>(ws + (size_t)gm * a.ldw + gn));
+                    v[2 * p] += q.x;
+                    v[2 * p + 1] += q.y;
+                }
+            }
+        }
+#pragma unroll
+    for (int p = 0; p < NP; p++) {
+        int gm, gn;
+        pos(p, &gm, &gn);
+        if (gm < a.M)
+            store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v[2 * p], v[2 * p + 1], a.beta,
+                          a.c_pairs);
+    }
+}
+
 /* Called by every consumer thread after writing its part of a split tile: true in all of
  * them when theirs was the last part (then the sums are theirs to finish). The fence before
  * the count publishes this block's parts; the one after it orders the reads of the others'.
@@ -792,8 +834,8 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        if constexpr (C::EPI > 0 && !SPLIT) {
-            if (a.tma_store) {
+        if constexpr (C::EPI > 0) {
+            if (a.tma_store && w.split < 0) { /* whole tiles only: parts go to the workspace */
 #pragma unroll
                 for (int r = 0; r < C::BN / C::EPI; r++)
                     wg_store_tile_tma<T, C::EPI>(d + r * (C::EPI / 2), a.alpha,
@@ -810,12 +852,13 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
                                   w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
                                   a.alpha * d[nn * 4 + half * 2 + 1]);
         if constexpr (SPLIT) {
+            /* pair p: fragment nn = p / 2, row half p % 2, as ts_emit above */
             if (w.split >= 0 && !a.reduce_kernel &&
                 ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                for (int nn = 0; nn < C::BN / 8; nn++)
-                    for (int half = 0; half < 2; half++)
-                        ts_reduce_pair<T>(a, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
-                                          w.n0 + nn * 8 + t * 2);
+                ts_fixup<T, C::BN / 4>(a, d, [&](int p, int *gm, int *gn) {
+                    *gm = w.m0 + wg * 64 + (warp & 3) * 16 + g + (p & 1) * 8;
+                    *gn = w.n0 + (p >> 1) * 8 + t * 2;
+                });
         }
     }
     if (C::EPI > 0 && a.tma_store)
@@ -892,13 +935,14 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                                       w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
                                       a.alpha * acc[i][j][half * 2 + 1]);
         if constexpr (SPLIT) {
+            /* pair p: fragment (i, j) = (p / 2 / NF, p / 2 % NF), row half p % 2 */
             if (w.split >= 0 && !a.reduce_kernel &&
                 ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                for (int i = 0; i < MF; i++)
-                    for (int half = 0; half < 2; half++)
-                        for (int j = 0; j < NF; j++)
-                            ts_reduce_pair<T>(a, w.m0 + wm * 64 + i * 16 + g + half * 8,
-                                              w.n0 + wn * WN + j * 8 + t * 2);
+                ts_fixup<T, MF * NF * 2>(a, &acc[0][0][0], [&](int p, int *gm, int *gn) {
+                    int ij = p >> 1;
+                    *gm = w.m0 + wm * 64 + (ij / NF) * 16 + g + (p & 1) * 8;
+                    *gn = w.n0 + wn * WN + (ij % NF) * 8 + t * 2;
+                });
         }
     }
 }
@@ -1005,9 +1049,12 @@ constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main 
 constexpr double TS_EPI_KTILES = 8.0;
 constexpr double TS_DRAM_BW = 3.0e12; /* bytes/s the operand streams reach together */
 constexpr double TS_SM_BW = 6.0e10;   /* bytes/s one SM's TMA stream reaches on its own */
-/* A split's fixed cost (counters, fences, the last part's wait on L2) and the bandwidth at
- * which one SM's last part reads the others' partials back from L2 */
-constexpr double TS_SPLIT_COST = 1e-6;
+/* A split's fixed cost and the bandwidth at which one SM's last part reads the others'
+ * partials back from L2. The H200 calibration run (docs/perf.md, "Split-K without the second
+ * kernel") put the fixed cost no lower than the 8 us the second kernel was fitted to: at 1-4 us
+ * the model split 128x4096x4096, 256x5120x5120 and 512x4096x14336, which timed 0.78-0.85 of
+ * their unsplit plans even with the old reduce. */
+constexpr double TS_SPLIT_COST = 8e-6;
 constexpr double TS_SM_L2_BW = 1.2e11;
 
 struct ts_plan {
@@ -1054,7 +1101,9 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
 }
 
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
- * one unit per SM. Otherwise as far as the model says it pays. Each split keeps at least 4
+ * one unit per SM. Otherwise split only when fewer than half the SMs have a tile (measured:
+ * splitting the last wave of larger problems lost at every shape tried, 0.95-0.99 of unsplit at
+ * 8192^3 and 16384x14336x4096), as far as the model says it pays. Each split keeps at least 4
  * k-tiles. */
 static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
@@ -1067,6 +1116,8 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
         return (int)(s < 1 ? 1 : s > cap ? (cap < 1 ? 1 : cap) : s);
     }
     int best = 1;
+    if (2 * tiles > sms)
+        return best;
     double best_cost = ts_cost(t, 1, M, N, K, sms, epi);
     for (int s = 2; s <= cap; s++) {
         double c = ts_cost(t, s, M, N, K, sms, epi);
@@ -1231,8 +1282,8 @@ static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N,
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
-    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 &&
-                  (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
+    a.tma_store = C::EPI > 0 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 && (ldc & 7) == 0 &&
+                  (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)

@@ -570,6 +570,7 @@ int main(void)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
 #ifdef KBPKG_CHECK_CUDA
+    bad += check_concurrent_splits(&rng);
     size_t before_plans = bad;
     for (int tile = 0; tile < PLAN_TILES; tile++)
         for (size_t si = 0; si < sizeof plan_splits / sizeof plan_splits[0]; si++) {
@@ -583,7 +584,6 @@ int main(void)
     unsetenv("RF_GEMM_TMA_PLAN");
     if (bad == before_plans)
         printf("check: ok   every TMA tile forced, unsplit and split\n");
-    bad += check_concurrent_splits(&rng);
 #endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
