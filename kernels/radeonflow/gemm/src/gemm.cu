@@ -556,11 +556,11 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * writes: A as BM rows x 128 bytes, B as BN/64 blocks of 64 columns, each 64 k-rows x 128
  * bytes; the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the
  * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same.
- * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, the tile is whole (not a split
- * part) and C has 16-byte rows, each warpgroup stages its 64 x BN outputs in shared memory, EPI
- * columns at a time, and the copy engine stores them (wg_store_tile_tma) while the next tile's main
- * loop runs; whole 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and
- * with EPI 0, every thread stores its pairs from registers (ts_emit). */
+ * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, unsplit and C has 16-byte rows, each
+ * warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the copy engine
+ * stores them (wg_store_tile_tma) while the next tile's main loop runs; whole 32-byte sectors
+ * instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0, every thread stores
+ * its pairs from registers (ts_emit). */
 constexpr int TS_BK = 64;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
@@ -728,45 +728,47 @@ __device__ __forceinline__ bool ts_arrive(unsigned long long *cnt, unsigned long
     }
 }
 
-/* The last part's sums: each of this thread's NP output pairs (pair p at pos(p) = (gm, gn),
- * its values v[2p], v[2p + 1]) becomes the sum of the parts in split order (the same bits as
- * ts_reduce_pair), + beta C, stored to C. The loads of all pairs of one part are issued
- * together, so a part costs one round trip to L2 rather than one per pair (measured on the
- * H200: one load at a time made a 16x5120x5120 split 2x slower than the second kernel). */
+/* The last part's sums: each of this thread's NP output pairs (pair p at pos(p) = (gm, gn))
+ * becomes the sum of the parts in split order (the same bits as ts_reduce_pair), + beta C,
+ * stored to C. The loads of up to 32 pairs of one part are issued together, so a part costs one
+ * round trip to L2 per chunk rather than one per pair (measured on the H200: one load at a time
+ * made a 16x5120x5120 split 2x slower than the second kernel). Chunk by chunk, so only one
+ * chunk's sums and loads are live (the accumulators are dead by now): 16 pairs on 256-wide
+ * tiles, whose 128-row consumers have 168 registers (32 pairs spilled 120 bytes there). */
 template <typename T, int NP, typename Pos>
-__device__ __forceinline__ void ts_fixup(const ts_args &a, float *v, Pos pos)
+__device__ __forceinline__ void ts_fixup(const ts_args &a, Pos pos)
 {
-    /* at most 32 pairs' loads at a time: 64 registers in flight next to the sums (all 64 pairs
-     * of a 128x256 tile at once spilled 960 bytes) */
-    constexpr int CH = NP < 32 ? NP : 32;
+    constexpr int CH = NP <= 32 ? NP : 16;
     static_assert(NP % CH == 0, "whole chunks");
     const size_t slice = (size_t)a.M * a.ldw;
 #pragma unroll
-    for (int p = 0; p < 2 * NP; p++)
-        v[p] = 0.0f;
+    for (int c = 0; c < NP; c += CH) {
+        float v[2 * CH];
 #pragma unroll
-    for (int c = 0; c < NP; c += CH)
+        for (int i = 0; i < 2 * CH; i++)
+            v[i] = 0.0f;
         for (int s = 0; s < a.splits; s++) {
             const float *ws = a.ws + s * slice;
 #pragma unroll
-            for (int p = c; p < c + CH; p++) {
+            for (int i = 0; i < CH; i++) {
                 int gm, gn;
-                pos(p, &gm, &gn);
+                pos(c + i, &gm, &gn);
                 if (gm < a.M && gn < a.N) { /* ldw and gn are even: 8-byte aligned */
                     float2 q =
                         __ldcg(reinterpret_cast<const float2 *>(ws + (size_t)gm * a.ldw + gn));
-                    v[2 * p] += q.x;
-                    v[2 * p + 1] += q.y;
+                    v[2 * i] += q.x;
+                    v[2 * i + 1] += q.y;
                 }
             }
         }
 #pragma unroll
-    for (int p = 0; p < NP; p++) {
-        int gm, gn;
-        pos(p, &gm, &gn);
-        if (gm < a.M)
-            store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v[2 * p], v[2 * p + 1], a.beta,
-                          a.c_pairs);
+        for (int i = 0; i < CH; i++) {
+            int gm, gn;
+            pos(c + i, &gm, &gn);
+            if (gm < a.M)
+                store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v[2 * i], v[2 * i + 1], a.beta,
+                              a.c_pairs);
+        }
     }
 }
 
@@ -834,8 +836,9 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        if constexpr (C::EPI > 0) {
-            if (a.tma_store && w.split < 0) { /* whole tiles only: parts go to the workspace */
+        if constexpr (C::EPI > 0 && !SPLIT) { /* split kernels store from registers (below): the
+                                               * staging spilled their 168 registers */
+            if (a.tma_store) {
 #pragma unroll
                 for (int r = 0; r < C::BN / C::EPI; r++)
                     wg_store_tile_tma<T, C::EPI>(d + r * (C::EPI / 2), a.alpha,
@@ -855,7 +858,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
             /* pair p: fragment nn = p / 2, row half p % 2, as ts_emit above */
             if (w.split >= 0 && !a.reduce_kernel &&
                 ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                ts_fixup<T, C::BN / 4>(a, d, [&](int p, int *gm, int *gn) {
+                ts_fixup<T, C::BN / 4>(a, [&](int p, int *gm, int *gn) {
                     *gm = w.m0 + wg * 64 + (warp & 3) * 16 + g + (p & 1) * 8;
                     *gn = w.n0 + (p >> 1) * 8 + t * 2;
                 });
@@ -938,7 +941,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
             /* pair p: fragment (i, j) = (p / 2 / NF, p / 2 % NF), row half p % 2 */
             if (w.split >= 0 && !a.reduce_kernel &&
                 ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                ts_fixup<T, MF * NF * 2>(a, &acc[0][0][0], [&](int p, int *gm, int *gn) {
+                ts_fixup<T, MF * NF * 2>(a, [&](int p, int *gm, int *gn) {
                     int ij = p >> 1;
                     *gm = w.m0 + wm * 64 + (ij / NF) * 16 + g + (p & 1) * 8;
                     *gn = w.n0 + wn * WN + (ij % NF) * 8 + t * 2;
@@ -1282,8 +1285,8 @@ static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N,
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
-    a.tma_store = C::EPI > 0 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 && (ldc & 7) == 0 &&
-                  (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
+    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 &&
+                  (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
