@@ -2,9 +2,8 @@
  * process: the exported rf_gemm_bf16/f16 as users call it (twice: the spread between the two is
  * the noise), the same exports of a baseline build of the package (GEMM_BASELINE_LIB, a
  * libgemm.so from an older revision, loaded with dlopen: "before" in the same run), the table's
- * split plan with the partials summed by a second kernel (the code before the in-kernel fixup),
- * the table's plan unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split;
- * with GEMM_SHAPES_CALIBRATE=1 also every tile at splits 1..32 for the bf16 shapes outside the
+ * split plans unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split;
+ * with GEMM_SHAPES_CALIBRATE=1 also every tile at splits 1..16 for the bf16 shapes outside the
  * large classes (the cost model's data). Side by side on the same rotating inputs (CUDA events,
  * medians); each checked against cuBLAS (C poisoned first). A correctness sweep forces every
  * tile and split on ragged shapes, strides, alpha and beta. Prints per shape the ratios, then
@@ -84,7 +83,6 @@ enum vkind {
     V_AGAIN,    /* the same, timed again */
     V_BASELINE, /* the baseline library's export (before) */
     V_PLAN,     /* a forced plan, wgmma */
-    V_REDUCE,   /* the table's split plan, partials summed by the second kernel */
     V_UNSPLIT,  /* the table's tile, unsplit */
     V_SM90,     /* the table's plan, mma.sync consumers (the sm_90 build) */
     V_CAL,      /* calibration: a forced plan, wgmma */
@@ -164,8 +162,7 @@ struct tally {
 };
 
 struct result {
-    double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_reduce, ratio_again,
-        ratio_unsplit, ratio_lastwave;
+    double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_again, ratio_unsplit;
 };
 
 static bool calibrating(const shape &sh, bool bf16)
@@ -206,29 +203,18 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     if (g_base[0])
         vs.push_back({"baseline export", V_BASELINE, pick});
     vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", V_AGAIN, pick});
-    if (pick.splits > 1) {
-        rf::ts_plan rk = pick;
-        rk.reduce_kernel = true;
-        vs.push_back({"pick, reduce kernel " + plan_name(pick), V_REDUCE, rk});
-        vs.push_back(
-            {"pick unsplit " + plan_name({pick.tile, 1, false}), V_UNSPLIT, {pick.tile, 1, false}});
-    }
+    if (pick.splits > 1)
+        vs.push_back({"pick unsplit " + plan_name({pick.tile, 1}), V_UNSPLIT, {pick.tile, 1}});
     vs.push_back({"sm_90 build (mma.sync) " + plan_name(pick), V_SM90, pick});
     int ktiles = (K + 63) / 64;
-    /* more tiles than SMs, unsplit: the same tile with its last wave split in 3 */
-    const rf::ts_tile &pt = rf::kTsTiles[pick.tile];
-    long long ptiles = (long long)((M + pt.bm - 1) / pt.bm) * ((N + pt.bn - 1) / pt.bn);
-    if (pick.splits == 1 && ptiles > sms && ptiles % sms && ktiles >= 12)
-        vs.push_back(
-            {"last wave split " + plan_name({pick.tile, 3, false}), V_PLAN, {pick.tile, 3, false}});
     if (calibrating(sh, bf16)) {
         for (int t = 0; t < rf::TS_NTILES; t++)
-            for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32})
+            for (int s : {1, 2, 3, 4, 6, 8, 12, 16})
                 if (s == 1 || s <= ktiles / 4)
-                    vs.push_back({"cal " + plan_name({t, s, false}), V_CAL, {t, s, false}});
+                    vs.push_back({"cal " + plan_name({t, s}), V_CAL, {t, s}});
     } else {
         for (int t = 0; t < rf::TS_NTILES; t++) {
-            rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms), false};
+            rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
             vs.push_back({"tile " + plan_name(p), V_PLAN, p});
         }
     }
@@ -298,8 +284,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     double t_cublas = med[0];
     fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
             "cuBLAS", t_cublas, flop / t_cublas / 1e9);
-    result r = {0, 0, 0, 0, 0, 0, 0};
-    r.ratio_reduce = r.ratio_unsplit = r.ratio_lastwave = -1; /* -1: not timed */
+    result r = {0, 0, 0, 0, 0, 0};
+    r.ratio_unsplit = -1; /* -1: not timed (the plan is unsplit) */
     std::string best_name = "-";
     for (size_t v = 1; v < nv; v++) {
         const variant &var = run[v - 1];
@@ -318,24 +304,20 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_sm90 = ratio;
         if (var.kind == V_BASELINE)
             r.ratio_base = ratio;
-        if (var.kind == V_REDUCE)
-            r.ratio_reduce = ratio;
         if (var.kind == V_AGAIN)
             r.ratio_again = ratio;
         if (var.kind == V_UNSPLIT)
             r.ratio_unsplit = ratio;
-        if (var.kind == V_PLAN && var.name.compare(0, 9, "last wave") == 0)
-            r.ratio_lastwave = ratio;
         if (var.kind != V_BASELINE && var.kind != V_SM90 && ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
         }
     }
     printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | before %.3f | rf_gemm %.3f (again %.3f) %s | "
-           "reduce kernel %.3f | unsplit %.3f | sm_90 %.3f | best %.3f %s\n",
+           "unsplit %.3f | sm_90 %.3f | best %.3f %s\n",
            sh.cls, label, tname, flop / t_cublas / 1e9, r.ratio_base, r.ratio_default,
-           r.ratio_again, plan_name(pick).c_str(), r.ratio_reduce, r.ratio_unsplit, r.ratio_sm90,
-           r.ratio_best, best_name.c_str());
+           r.ratio_again, plan_name(pick).c_str(), r.ratio_unsplit, r.ratio_sm90, r.ratio_best,
+           best_name.c_str());
     fflush(stdout);
     fflush(log); /* a run cut short keeps what it timed */
     bench_gemm_sets_free(g);
@@ -365,9 +347,6 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
         {77, 296, 1000, 8, 8, 16, -1.5f, 0.0f},
         {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f},
         {200, 136, 72, 0, 8, 8, 1.0f, 0.5f},
-        /* more 64x128 tiles than an H200 has SMs: split plans run the full wave whole and
-         * split the rest (beta read by both kinds of tile) */
-        {650, 1800, 136, 8, 0, 0, 1.0f, 0.5f},
     };
     int bad = 0, runs = 0;
     cudaDataType_t ct = cuda_type(bf16);
@@ -393,8 +372,8 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
                          ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         for (int wg = 0; wg < 3; wg++)
             for (int t = 0; t < rf::TS_NTILES; t++)
-                for (int s : {1, 3, 16, 32}) {
-                    rf::ts_plan p = {t, s, false};
+                for (int s : {1, 3, 16}) {
+                    rf::ts_plan p = {t, s};
                     CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
                     int rc =
                         wg == 2   ? rf::launch_tma_plan<T, true, kAltEpi>(&p, cs.M, cs.N, cs.K,
@@ -478,16 +457,14 @@ int main(int argc, char **argv)
             "median", "rate", "vs cuBLAS");
     /* per variant: overall ([0]) and per class, in the order the classes first appear */
     std::vector<std::string> classes = {"all"};
-    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), fix_vs_rk(1), split_vs_un(1),
-        with_rk(1), lastwave(1);
+    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), split_vs_un(1);
     std::vector<double> spread;
     int at85 = 0, base85 = 0, pairs = 0;
     for (const auto &sh : shapes) {
         size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
         if (c == classes.size()) {
             classes.push_back(sh.cls);
-            for (auto *t :
-                 {&def, &base, &again, &best, &sm90, &fix_vs_rk, &split_vs_un, &with_rk, &lastwave})
+            for (auto *t : {&def, &base, &again, &best, &sm90, &split_vs_un})
                 t->emplace_back();
         }
         for (int t = 0; t < 2; t++) {
@@ -506,15 +483,9 @@ int main(int argc, char **argv)
                 best[k].add(r.ratio_best, name);
                 if (r.ratio_sm90 > 0) /* 0: unaligned rows, no TMA kernel */
                     sm90[k].add(r.ratio_sm90, name);
-                /* the table's split plan: fixup against the second kernel, and against unsplit */
-                if (r.ratio_reduce > 0)
-                    fix_vs_rk[k].add(r.ratio_default / r.ratio_reduce, name);
+                /* the table's split plans against the same tile unsplit */
                 if (r.ratio_unsplit > 0)
                     split_vs_un[k].add(r.ratio_default / r.ratio_unsplit, name);
-                /* the same plans with the split parts summed by the second kernel */
-                with_rk[k].add(r.ratio_reduce > 0 ? r.ratio_reduce : r.ratio_default, name);
-                if (r.ratio_lastwave > 0)
-                    lastwave[k].add(r.ratio_lastwave / r.ratio_default, name);
             }
             if (r.ratio_default > 0 && r.ratio_again > 0)
                 spread.push_back(std::fabs(r.ratio_again / r.ratio_default - 1));
@@ -529,18 +500,15 @@ int main(int argc, char **argv)
     printf("  the same export timed again:       %s; |again/first - 1| median %.3f, max %.3f\n",
            again[0].str().c_str(), spread.empty() ? 0.0 : spread[spread.size() / 2],
            spread.empty() ? 0.0 : spread.back());
-    printf("split plans, fixup / reduce kernel:  %s\n", fix_vs_rk[0].str().c_str());
     printf("split plans, split / unsplit:        %s\n", split_vs_un[0].str().c_str());
-    printf("export, splits by the second kernel: %s\n", with_rk[0].str().c_str());
-    printf("last wave split in 3 / unsplit:      %s\n", lastwave[0].str().c_str());
     printf("best variant per shape (oracle):     %s\n", best[0].str().c_str());
     printf("sm_90 table (mma.sync), aligned:     %s\n", sm90[0].str().c_str());
-    printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s %-13s\n", "class", "n",
-           "before", "rf_gemm", "fix/reduce", "split/unspl", "sm_90");
+    printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s\n", "class", "n",
+           "before", "rf_gemm", "split/unspl", "sm_90");
     for (size_t c = 1; c < classes.size(); c++)
-        printf("  %-8s %-3d %-13s %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
-               base[c].brief().c_str(), def[c].brief().c_str(), fix_vs_rk[c].brief().c_str(),
-               split_vs_un[c].brief().c_str(), sm90[c].brief().c_str());
+        printf("  %-8s %-3d %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
+               base[c].brief().c_str(), def[c].brief().c_str(), split_vs_un[c].brief().c_str(),
+               sm90[c].brief().c_str());
     CKB(cublasDestroy(h));
     fclose(log);
     return bad ? 1 : 0;

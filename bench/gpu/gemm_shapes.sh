@@ -9,7 +9,7 @@
 #   GEMM_SHAPES_PREBUILT=DIR   take the builds from DIR instead (sm90a/, sm90/, baseline/ as
 #                          gemm_build.sh leaves them, and gemm_shapes): build on a machine
 #                          with nvcc and no GPU, spend the GPU's time on running only
-#   GEMM_SHAPES_CALIBRATE=1   also time every tile at splits 1..32 (bf16, the cost model's data)
+#   GEMM_SHAPES_CALIBRATE=1   also time every tile at splits 1..16 (bf16, the cost model's data)
 # Usage: bench/gpu/gemm_shapes.sh [outdir]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <mutex>
 
 #include "kb_gpu_compat.h"
@@ -556,11 +555,11 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * writes: A as BM rows x 128 bytes, B as BN/64 blocks of 64 columns, each 64 k-rows x 128
  * bytes; the 16-byte chunk c of row r sits at chunk c ^ (r & 7). That is the layout the
  * cp.async wgmma kernel above builds by hand, so the wgmma descriptors are the same.
- * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, unsplit and C has 16-byte rows, each
- * warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the copy engine
- * stores them (wg_store_tile_tma) while the next tile's main loop runs; whole 32-byte sectors
- * instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0, every thread stores
- * its pairs from registers (ts_emit). */
+ * Epilogue: with EPI > 0 (wgmma consumers), when beta == 0, unsplit and C has 16-byte rows,
+ * each warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the
+ * copy engine stores them (wg_store_tile_tma) while the next tile's main loop runs; whole
+ * 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0,
+ * every thread stores its pairs from registers (ts_emit). */
 constexpr int TS_BK = 64;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
@@ -580,8 +579,7 @@ template <int BM_, int BN_, int CTAS_, int EPI_> struct ts_cfg {
      * align to the swizzle atom and 1 KB the system reserves) next to the staging, at most 8 */
     static constexpr int FIT = (227 * 1024 / CTAS - 2048 - 256 - C_BYTES) / STAGE_BYTES;
     static constexpr int STAGES = FIT < 8 ? FIT : 8;
-    /* + the barriers and the split-K fixup's flag (ts_split_last) */
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8 + 8;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
     static_assert(EPI % 64 == 0 && BN % (EPI ? EPI : 1) == 0, "whole boxes, whole rounds");
 };
 
@@ -612,13 +610,9 @@ __device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float 
     }
 }
 
-/* What one launch of gemm_tma computes. With splits > 1 ("split-K", for shapes with too few
- * tiles to fill the SMs' last wave) the first `dp` tiles in raster order run whole (the full
- * waves) and the K range of each later tile is cut into `splits` parts. Part s writes its fp32
- * partial sums, alpha applied, to ws[s][M][ldw]; the part that arrives last at the tile's
- * counter (ts_split_last) adds all parts, in split order, into C (ts_reduce_pair): no second
- * kernel. cnt: one counter per split tile, tagged with this call's epoch (ts_next_epoch), so
- * the workspace needs no memset; the last part also resets it to 0. */
+/* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
+ * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32
+ * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C. */
 struct ts_args {
     int M, N, K;
     float alpha, beta;
@@ -626,57 +620,47 @@ struct ts_args {
     int ldc;
     bool c_pairs;
     bool tma_store; /* C leaves through the staging and TMA stores (the tmc map) */
-    int splits, ldw, dp;
+    int splits, ldw;
     float *ws;
-    unsigned long long *cnt, epoch;
-    bool reduce_kernel; /* bench only: gemm_tma_reduce adds the parts (the code before) */
 };
 
-/* Work unit u: its output tile (index in raster order), which part of K it covers (k-tiles
- * [kbeg, kend)), and which split (-1: the whole tile, stored to C). Units of one tile are
- * adjacent so they run at the same time and share A in L2. */
+/* Work unit u: its output tile, which part of K it covers (k-tiles [kbeg, kend)), and which
+ * split. Units of one tile are adjacent so they run at the same time and share A in L2. */
 struct ts_unit {
-    int m0, n0, kbeg, kend, split, tile;
+    int m0, n0, kbeg, kend, split;
 };
 template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
+    const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
     int tiles_m = (a.M + C::BM - 1) / C::BM, tiles_n = (a.N + C::BN - 1) / C::BN;
-    int ktiles = (a.K + TS_BK - 1) / TS_BK;
+    int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
+    int tile = u / splits;
     ts_unit w;
-    int tile = u, parts = 1; /* a constant 1 keeps unsplit kernels lean */
-    w.split = -1;
-    if (SPLIT && u >= a.dp) {
-        parts = a.splits;
-        tile = a.dp + (u - a.dp) / parts;
-        w.split = (u - a.dp) % parts;
-    }
-    int per = (ktiles + parts - 1) / parts;
-    w.tile = tile;
+    w.split = u % splits;
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
     w.m0 = (first_m + in_group % rows) * C::BM;
     w.n0 = (in_group / rows) * C::BN;
-    w.kbeg = w.split > 0 ? w.split * per : 0;
+    w.kbeg = w.split * per;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
     return w;
 }
 template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
 {
-    int tiles = ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN);
-    return SPLIT ? a.dp + (tiles - a.dp) * a.splits : tiles;
+    return ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
 }
 
-/* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C (split < 0), or into
- * the split's fp32 slice of the workspace. */
+/* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
+ * fp32 slice of the workspace. */
 template <typename T, bool SPLIT>
 __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int gn, float v0,
                                         float v1)
 {
     if (gm >= a.M)
         return;
-    if (!SPLIT || split < 0) {
+    if (!SPLIT) {
         store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
         return;
     }
@@ -685,109 +669,6 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         *reinterpret_cast<float2 *>(w) = make_float2(v0, v1);
     else if (gn < a.N)
         w[0] = v0;
-}
-
-/* C (gm, gn), (gm, gn + 1) = the sum of the split parts, in split order (deterministic: the
- * same bits whichever part finishes last), + beta C. The parts were written by other blocks:
- * read through L2 (ld.global.cg), never a stale L1 line. */
-template <typename T>
-__device__ __forceinline__ void ts_reduce_pair(const ts_args &a, int gm, int gn)
-{
-    if (gm >= a.M || gn >= a.N)
-        return;
-    size_t slice = (size_t)a.M * a.ldw;
-    const float *w = a.ws + (size_t)gm * a.ldw + gn;
-    float v0 = 0.0f, v1 = 0.0f;
-    for (int s = 0; s < a.splits; s++) { /* ldw and gn are even: 8-byte aligned */
-        float2 p = __ldcg(reinterpret_cast<const float2 *>(w + s * slice));
-        v0 += p.x;
-        v1 += p.y;
-    }
-    store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
-}
-
-/* Counts one part of a split tile in at its counter; true for the part that arrives last,
- * which also resets the counter to 0. A counter whose epoch is not this call's (0 after a
- * finished call, or whatever the pool's memory held: partial sums, counters of older calls)
- * starts over at 1. Epochs carry 0xfff in their top bits (a negative NaN's pattern, which
- * fp32 arithmetic never writes) and a per-process call number, so stale memory cannot match. */
-__device__ __forceinline__ bool ts_arrive(unsigned long long *cnt, unsigned long long epoch,
-                                          int parts)
-{
-    unsigned long long cur = *(volatile unsigned long long *)cnt;
-    for (;;) {
-        unsigned long long want = ((cur & ~0xffULL) == epoch ? cur : epoch) + 1;
-        unsigned long long seen = atomicCAS(cnt, cur, want);
-        if (seen == cur) {
-            if ((int)(want & 0xff) != parts)
-                return false;
-            *(volatile unsigned long long *)cnt = 0; /* every part is in: nobody else looks */
-            return true;
-        }
-        cur = seen;
-    }
-}
-
-/* The last part's sums: each of this thread's NP output pairs (pair p at pos(p) = (gm, gn))
- * becomes the sum of the parts in split order (the same bits as ts_reduce_pair), + beta C,
- * stored to C. The loads of up to 32 pairs of one part are issued together, so a part costs one
- * round trip to L2 per chunk rather than one per pair (measured on the H200: one load at a time
- * made a 16x5120x5120 split 2x slower than the second kernel). Chunk by chunk, so only one
- * chunk's sums and loads are live (the accumulators are dead by now): 16 pairs on 256-wide
- * tiles, whose 128-row consumers have 168 registers (32 pairs spilled 120 bytes there). */
-template <typename T, int NP, typename Pos>
-__device__ __forceinline__ void ts_fixup(const ts_args &a, Pos pos)
-{
-    constexpr int CH = NP <= 32 ? NP : 16;
-    static_assert(NP % CH == 0, "whole chunks");
-    const size_t slice = (size_t)a.M * a.ldw;
-#pragma unroll
-    for (int c = 0; c < NP; c += CH) {
-        float v[2 * CH];
-#pragma unroll
-        for (int i = 0; i < 2 * CH; i++)
-            v[i] = 0.0f;
-        for (int s = 0; s < a.splits; s++) {
-            const float *ws = a.ws + s * slice;
-#pragma unroll
-            for (int i = 0; i < CH; i++) {
-                int gm, gn;
-                pos(c + i, &gm, &gn);
-                if (gm < a.M && gn < a.N) { /* ldw and gn are even: 8-byte aligned */
-                    float2 q =
-                        __ldcg(reinterpret_cast<const float2 *>(ws + (size_t)gm * a.ldw + gn));
-                    v[2 * i] += q.x;
-                    v[2 * i + 1] += q.y;
-                }
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < CH; i++) {
-            int gm, gn;
-            pos(c + i, &gm, &gn);
-            if (gm < a.M)
-                store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v[2 * i], v[2 * i + 1], a.beta,
-                              a.c_pairs);
-        }
-    }
-}
-
-/* Called by every consumer thread after writing its part of a split tile: true in all of
- * them when theirs was the last part (then the sums are theirs to finish). The fence before
- * the count publishes this block's parts; the one after it orders the reads of the others'.
- * Named barrier 3 (1 and 2 are the warpgroups' staging) spans the consumers only: the
- * producer warp is already loading the next unit. last: a shared int past the barriers. */
-template <typename C>
-__device__ __forceinline__ bool ts_split_last(const ts_args &a, int idx, volatile int *last)
-{
-    __threadfence();
-    named_barrier_sync(3, C::CONSUMER_WARPS * 32);
-    if (threadIdx.x == 0) {
-        *last = ts_arrive(a.cnt + idx, a.epoch, a.splits);
-        __threadfence();
-    }
-    named_barrier_sync(3, C::CONSUMER_WARPS * 32);
-    return *last != 0;
 }
 
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
@@ -836,8 +717,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        if constexpr (C::EPI > 0 && !SPLIT) { /* split kernels store from registers (below): the
-                                               * staging spilled their 168 registers */
+        if constexpr (C::EPI > 0 && !SPLIT) {
             if (a.tma_store) {
 #pragma unroll
                 for (int r = 0; r < C::BN / C::EPI; r++)
@@ -854,15 +734,6 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
                 ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
                                   w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
                                   a.alpha * d[nn * 4 + half * 2 + 1]);
-        if constexpr (SPLIT) {
-            /* pair p: fragment nn = p / 2, row half p % 2, as ts_emit above */
-            if (w.split >= 0 && !a.reduce_kernel &&
-                ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                ts_fixup<T, C::BN / 4>(a, [&](int p, int *gm, int *gn) {
-                    *gm = w.m0 + wg * 64 + (warp & 3) * 16 + g + (p & 1) * 8;
-                    *gn = w.n0 + (p >> 1) * 8 + t * 2;
-                });
-        }
     }
     if (C::EPI > 0 && a.tma_store)
         wg_store_drain();
@@ -937,16 +808,6 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                     ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
                                       w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
                                       a.alpha * acc[i][j][half * 2 + 1]);
-        if constexpr (SPLIT) {
-            /* pair p: fragment (i, j) = (p / 2 / NF, p / 2 % NF), row half p % 2 */
-            if (w.split >= 0 && !a.reduce_kernel &&
-                ts_split_last<C>(a, w.tile - a.dp, (int *)(empty + C::STAGES)))
-                ts_fixup<T, MF * NF * 2>(a, [&](int p, int *gm, int *gn) {
-                    int ij = p >> 1;
-                    *gm = w.m0 + wm * 64 + (ij / NF) * 16 + g + (p & 1) * 8;
-                    *gn = w.n0 + wn * WN + (ij % NF) * 8 + t * 2;
-                });
-        }
     }
 }
 
@@ -1007,15 +868,23 @@ __global__ __launch_bounds__(C::THREADS,
 #endif
 }
 
-/* The code before the in-kernel fixup, kept for the benchmark's before/after (ts_args::
- * reduce_kernel): C = sum of the split partials + beta C in a second kernel; one thread per
- * output pair, rows along y so no thread divides. */
+/* C = sum of the split partials (alpha applied) + beta C; one thread per output pair, rows
+ * along y so no thread divides. */
 template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
 {
+    size_t slice = (size_t)a.M * a.ldw;
     for (int m = blockIdx.y; m < a.M; m += gridDim.y)
         for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
-             n += 2 * gridDim.x * blockDim.x)
-            ts_reduce_pair<T>(a, m, n);
+             n += 2 * gridDim.x * blockDim.x) {
+            const float *w = a.ws + (size_t)m * a.ldw + n;
+            float v0 = 0.0f, v1 = 0.0f;
+            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
+                float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
+                v0 += p.x;
+                v1 += p.y;
+            }
+            store_pair<T>(a.C + (size_t)m * a.ldc, n, a.N, v0, v1, a.beta, a.c_pairs);
+        }
 }
 
 /* A row-major rows x cols 16-bit matrix read in boxes of box_rows x 64 columns. */
@@ -1042,7 +911,7 @@ static const ts_tile kTsTiles[] = {
     {64, 128, 1, 0.65},
 };
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
-constexpr int TS_MAX_SPLITS = 32; /* ts_arrive counts parts in 8 bits */
+constexpr int TS_MAX_SPLITS = 16;
 
 /* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
 constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */
@@ -1050,64 +919,38 @@ constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main 
  * staged one, a weight of 2 chose plans that timed the same within noise (+0.2% geomean over
  * the 80 shape/type pairs of docs/perf.md), so the fitted value stays */
 constexpr double TS_EPI_KTILES = 8.0;
-constexpr double TS_DRAM_BW = 3.0e12; /* bytes/s the operand streams reach together */
-constexpr double TS_SM_BW = 6.0e10;   /* bytes/s one SM's TMA stream reaches on its own */
-/* A split's fixed cost and the bandwidth at which one SM's last part reads the others'
- * partials back from L2. The H200 calibration run (docs/perf.md, "Split-K without the second
- * kernel") put the fixed cost no lower than the 8 us the second kernel was fitted to: at 1-4 us
- * the model split 128x4096x4096, 256x5120x5120 and 512x4096x14336, which timed 0.78-0.85 of
- * their unsplit plans even with the old reduce. */
-constexpr double TS_SPLIT_COST = 8e-6;
-constexpr double TS_SM_L2_BW = 1.2e11;
+constexpr double TS_DRAM_BW = 3.0e12;  /* bytes/s the operand streams reach together */
+constexpr double TS_SM_BW = 6.0e10;    /* bytes/s one SM's TMA stream reaches on its own */
+constexpr double TS_SPLIT_COST = 8e-6; /* workspace, the reduce launch */
+constexpr double TS_SPLIT_BYTES = 8.0; /* partial bytes per output and split, write + read */
 
 struct ts_plan {
     int tile, splits;
-    bool reduce_kernel; /* bench only: the partials summed by a second kernel (the code before) */
 };
 
-/* Tiles run whole by a split launch: the full waves over `slots` blocks; the tiles of the
- * last, partial wave are the ones split (all of them when there are fewer tiles than slots,
- * or when the SM count is unknown). */
-static long long ts_whole_tiles(long long tiles, int splits, long long slots)
-{
-    if (splits <= 1)
-        return tiles;
-    return slots > 0 ? tiles / slots * slots : 0;
-}
-
-/* Modelled seconds for one plan: the slower of the tensor cores (waves of whole tiles and
- * waves of split parts, each its k-tiles plus an epilogue) and memory (the operands over the
- * SMs that have work, each stream limited, and over DRAM), plus what a split adds: each part
- * writes its fp32 partials, the last one reads them all back (one SM each, from L2). */
+/* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
+ * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
+ * stream limited, and over DRAM), plus what a split adds. */
 static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
                       double epi = TS_EPI_KTILES)
 {
     long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
-    long long dp = ts_whole_tiles(tiles, splits, sms), parts = (tiles - dp) * splits;
-    long long units = dp + parts;
-    double ktile_time = 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
-    double compute = ((double)((dp + sms - 1) / sms) * (ktiles + epi) +
-                      (double)((parts + sms - 1) / sms) * (per + epi)) *
-                     ktile_time;
+    long long units = tiles * splits, waves = (units + sms - 1) / sms;
+    double compute =
+        (double)waves * (per + epi) * 2.0 * t.bm * t.bn * TS_BK / (t.rate * TS_TILE_RATE);
     double operands = 2.0 * ((double)N * K + (double)M * K), mn = (double)M * N;
     double active = (double)(units < sms ? units : sms);
     double memory = operands / (active * TS_SM_BW);
     if ((operands + 2.0 * mn) / TS_DRAM_BW > memory)
         memory = (operands + 2.0 * mn) / TS_DRAM_BW;
-    double split = 0.0;
-    if (parts > 0) {
-        double tile_bytes = 4.0 * (M < t.bm ? M : t.bm) * t.bn;
-        split = TS_SPLIT_COST + (splits + 1) * tile_bytes / TS_SM_L2_BW;
-    }
+    double split = splits > 1 ? TS_SPLIT_COST + TS_SPLIT_BYTES * mn * splits / TS_DRAM_BW : 0.0;
     return (compute > memory ? compute : memory) + split;
 }
 
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
- * one unit per SM. Otherwise split only when fewer than half the SMs have a tile (measured:
- * splitting the last wave of larger problems lost at every shape tried, 0.95-0.99 of unsplit at
- * 8192^3 and 16384x14336x4096), as far as the model says it pays. Each split keeps at least 4
- * k-tiles. */
+ * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
+ * the model says it pays. Each split keeps at least 4 k-tiles. */
 static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
@@ -1138,12 +981,12 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
 static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     if (M <= 64) {
-        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi), false};
+        ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
         if (M > 32 && K <= 8192)
             p.splits = 1;
         return p;
     }
-    ts_plan p = {0, 1, false};
+    ts_plan p = {0, 1};
     double best = 0;
     for (int t = 0; t < TS_NTILES; t++) {
         int s = ts_best_splits(t, M, N, K, sms, epi);
@@ -1157,8 +1000,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
     return p;
 }
 
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..TS_MAX_SPLITS) forces a plan: the package
- * check and the benchmarks use it to reach every row on any shape. */
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..16) forces a plan: the package check
+ * and the benchmarks use it to reach every row on any shape. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1173,7 +1016,6 @@ static bool ts_plan_from_env(ts_plan *p)
         return false;
     p->tile = (int)tile;
     p->splits = (int)splits;
-    p->reduce_kernel = false;
     return true;
 }
 
@@ -1232,19 +1074,10 @@ static bool ts_ws_alloc(void **p, size_t bytes, kb_stream_t stream)
     return false;
 }
 
-/* A fresh epoch for the split counters of one launch (see ts_arrive): 0xfff in the top 12
- * bits, the process's call number above the 8 count bits. */
-static unsigned long long ts_next_epoch()
-{
-    static std::atomic<unsigned long long> calls{0};
-    unsigned long long n = calls.fetch_add(1, std::memory_order_relaxed) + 1;
-    return 0xfff0000000000000ULL | ((n << 8) & 0x000fffffffffff00ULL);
-}
-
 template <typename T, typename C, bool WGMMA>
-static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N, int K, float alpha,
-                          const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
-                          uint16_t *Cm, int ldc, kb_stream_t stream)
+static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
+                          int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
+                          kb_stream_t stream)
 {
     CUtensorMap ma, mb;
     if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
@@ -1252,34 +1085,24 @@ static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N,
     long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
         return KBPKG_KERNEL_EINVAL;
-    long long slots = (long long)sms * C::CTAS;
-    ts_args a = {};
-    a.M = M;
-    a.N = N;
-    a.K = K;
-    a.alpha = alpha;
-    a.beta = beta;
-    a.C = Cm;
-    a.ldc = ldc;
-    a.c_pairs = ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0;
-    a.splits = 1;
-    a.ldw = (N + 1) & ~1;
-    a.dp = (int)tiles;
-    /* Workspace: the split tiles' counters (256-byte aligned block), then the partials; if
-     * there is none to be had, run unsplit. The reduce kernel (bench) splits every tile. */
-    void *ws = nullptr;
+    ts_args a = {M,
+                 N,
+                 K,
+                 alpha,
+                 beta,
+                 Cm,
+                 ldc,
+                 ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
+                 false,
+                 1,
+                 (N + 1) & ~1,
+                 nullptr};
+    /* The partials go through a stream-ordered workspace (ts_ws_alloc); if there is none to be
+     * had, run unsplit. */
     if (splits > 1) {
-        long long dp = reduce_kernel ? 0 : ts_whole_tiles(tiles, splits, slots);
-        size_t cnt_bytes = ((size_t)(tiles - dp) * 8 + 255) & ~(size_t)255;
-        size_t bytes = cnt_bytes + (size_t)splits * M * a.ldw * sizeof(float);
-        if (dp < tiles && ts_ws_alloc(&ws, bytes, stream)) {
+        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
+        if (ts_ws_alloc((void **)&a.ws, bytes, stream))
             a.splits = splits;
-            a.dp = (int)dp;
-            a.cnt = (unsigned long long *)ws;
-            a.ws = (float *)((char *)ws + cnt_bytes);
-            a.epoch = ts_next_epoch();
-            a.reduce_kernel = reduce_kernel;
-        }
     }
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
@@ -1291,14 +1114,14 @@ static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N,
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
         rc = KBPKG_KERNEL_ELAUNCH;
-    long long units = a.dp + (tiles - a.dp) * a.splits;
+    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS;
     unsigned grid = (unsigned)(sms > 0 && units > slots ? slots : units);
     if (rc == 0) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
     }
     if (a.splits > 1) {
-        if (rc == 0 && a.reduce_kernel) {
+        if (rc == 0) {
             int gx = (N + 511) / 512, gy = M < 65535 ? M : 65535;
             int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
             while (gx > 1 && (long long)gx * gy > want)
@@ -1306,7 +1129,7 @@ static int launch_tma_cfg(int splits, bool reduce_kernel, int sms, int M, int N,
             gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
             rc = kb_gpu_launch_status();
         }
-        if (cudaFreeAsync(ws, stream) != cudaSuccess && rc == 0)
+        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
             rc = KBPKG_KERNEL_ELAUNCH;
     }
     return rc;
@@ -1338,20 +1161,19 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
-    bool rk = p.reduce_kernel;
     switch (p.tile) {
     case 0:
-        return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(
-            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
+                                                                lda, B, ldb, beta, C, ldc, stream);
     case 1:
         return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128>, WGMMA>(
-            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case 2:
-        return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, rk, sms, M, N, K, alpha, A,
+        return launch_tma_cfg<T, ts_cfg<64, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
                                                                lda, B, ldb, beta, C, ldc, stream);
     default:
         return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128>, WGMMA>(
-            p.splits, rk, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+            p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     }
 }
 
