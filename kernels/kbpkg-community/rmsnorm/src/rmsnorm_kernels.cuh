@@ -136,7 +136,7 @@ write_row(typename kb_type<T>::storage *orow, const typename kb_type<T>::storage
         if (EARLY) {
 #pragma unroll
             for (int j = 0; j < B; j++)
-                wv[j] = wearly[j0 + j];
+                wv[j].raw = wearly[j0 + j].raw; /* raw: HIP's half types delete the union's copy */
         } else if (g.ws == 0) {
 #pragma unroll
             for (int j = 0; j < B; j++) {
