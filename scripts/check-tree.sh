@@ -5,6 +5,8 @@
 #   layering  every #include follows cmake/modules.txt (scripts/check-layering.py)
 #   abi       the public headers (include/kbpkg/*.h) hold no fixed-size array in a struct and
 #             put the out-params of each KB_EXTERN function first
+#   outputs   no tracked file is one .gitignore ignores (build outputs, __pycache__, .so, .o):
+#             `git add -A` of a scratch file must not slip through to a commit
 #   cli       no cli/cmd_*.c parses options or writes usage outside the command table: no
 #             struct option array of its own, no strcmp against a "-flag", no "usage:" text and
 #             no synopsis ("kbpkg farm DIR...") in a usage error: cli/commands.c's table and
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     --only) only+=("$2"); shift 2 ;;
     --also) also+=("$2"); shift 2 ;;
     --as) as+=(--as "$2" "$3"); shift 3 ;;
-    *) echo "usage: check-tree.sh [--only format|banned|layering|abi|cli]... [--also FILE]... [--as MODULE FILE]..." >&2
+    *) echo "usage: check-tree.sh [--only format|banned|layering|abi|outputs|cli]... [--also FILE]... [--as MODULE FILE]..." >&2
        exit 2 ;;
   esac
 done
@@ -143,6 +145,17 @@ sys.exit(1 if bad else 0)
 '
 }
 
+# Tracked files that .gitignore matches: a build output committed by mistake. --also paths
+# (relative to the root; they need not exist) are checked as if they were tracked.
+check_outputs() {
+  local out
+  out=$( { git ls-files --cached --ignored --exclude-standard
+           [ ${#also[@]} -eq 0 ] || git check-ignore --no-index "${also[@]}"; } 2>/dev/null | sort -u)
+  [ -z "$out" ] && return 0
+  sed 's/$/: tracked, but .gitignore ignores it (a build output? git rm --cached it)/' <<<"$out"
+  return 1
+}
+
 check_layering() {
   python3 scripts/check-layering.py "${as[@]}" | grep -v '^check-layering:'
   return "${PIPESTATUS[0]}"
@@ -158,6 +171,7 @@ run_check format "clang-format (.clang-format) on every owned *.c *.h *.cu *.cuh
 run_check banned "no call to: $(echo $BANNED)"
 run_check layering "#include directions against cmake/modules.txt"
 run_check abi "public headers: out-params first, no fixed-size arrays in structs"
+run_check outputs "no tracked file that .gitignore ignores"
 run_check cli "cli/cmd_*.c: options and usage only from the command table"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "check-tree: FAILED: ${failed[*]}"

@@ -23,7 +23,13 @@ build() { # name extra-flags...
 }
 SPECS=${FP8_VARIANTS-"pp1:-DRF_FP8_PINGPONG=1 pp0:-DRF_FP8_PINGPONG=0 ts0:-DRF_FP8_TMA_STORE=0 cl2:-DRF_FP8_CLUSTER=2 cl2nocap:-DRF_FP8_CLUSTER=2,-DRF_FP8_CLUSTER_CAP=0"}
 VARIANTS=""
-build gemm &
+# FP8_PREBUILT=path/libgemm.so: time that build of the package (same flags, e.g. the one
+# gemm_shapes.sh built in the same device call) instead of compiling it again
+if [ -n "${FP8_PREBUILT:-}" ]; then
+  cp "$FP8_PREBUILT" "$W/libgemm.so" && echo "prebuilt $FP8_PREBUILT" >"$W/build_gemm.log"
+else
+  build gemm &
+fi
 for spec in $SPECS; do
   name=gemm_${spec%%:*}; flags=${spec#*:}
   VARIANTS="$VARIANTS $name"

@@ -41,6 +41,7 @@ def log(out, line):
 
 class Packages:
     def __init__(self, lib_dir):
+        # RTLD_LOCAL (the default) keeps two builds of the same exports apart (--before-lib-dir)
         self.rms = ctypes.CDLL(os.path.join(lib_dir, "librmsnorm.so"))
         self.act = ctypes.CDLL(os.path.join(lib_dir, "libactivation.so"))
         vp = os.path.join(lib_dir, "libmem_variants.so")
@@ -57,6 +58,10 @@ class Packages:
             self.variants.rms_variant.argtypes = [ctypes.c_int] * 4 + [ctypes.c_void_p] * 3 + [
                 ctypes.c_int64, ctypes.c_int64, ctypes.c_float, ctypes.c_void_p]
             self.variants.rms_variant.restype = ctypes.c_int
+            if hasattr(self.variants, "copy_variant"):
+                self.variants.copy_variant.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64,
+                                                                               ctypes.c_void_p]
+                self.variants.copy_variant.restype = ctypes.c_int
 
 
 def stream_ptr(dev):
@@ -256,6 +261,9 @@ def main():
     ap.add_argument("--compile-budget", type=float, default=60.0,
                     help="seconds of torch.compile warm-up before the rest is skipped")
     ap.add_argument("--variants", action="store_true", help="time forced rmsnorm plans too")
+    ap.add_argument("--before-lib-dir", default="",
+                    help="the same packages built from other sources (e.g. main's), timed beside"
+                    " ours in the same process: columns 'before' and xBef (before / ours)")
     args = ap.parse_args()
     args.dtypes = args.dtypes.split(",")
     ROWS = [int(v) for v in args.rows.split(",")]
@@ -267,6 +275,7 @@ def main():
     dev = "cpu" if args.cpu else "cuda"
     out = open(args.log, "w") if args.log else None
     pk = Packages(args.lib_dir)
+    before = Packages(args.before_lib_dir) if args.before_lib_dir else None
     rt, rt_name = (None, None) if dev == "cpu" else cudart()
     l2 = 50 << 20
     if dev == "cuda":
@@ -288,9 +297,9 @@ def main():
     compile_spent = 0.0
     results = []  # dicts
     failures = 0
-    hdr = (f"{'op':12} {'dt':4} {'rows':>5} {'width':>5} {'MB':>7} | {'ours':>8} {'eager':>8} "
-           f"{'compile':>8} {'copy_':>8} {'memcpy':>8} us | {'GB/s':>6} {'xEag':>5} {'xCmp':>5} "
-           f"{'%copy':>5} | err")
+    hdr = (f"{'op':12} {'dt':4} {'rows':>5} {'width':>5} {'MB':>7} | {'before':>8} {'ours':>8} "
+           f"{'eager':>8} {'compile':>8} {'copy_':>8} {'memcpy':>8} us | {'GB/s':>6} {'xEag':>5} "
+           f"{'xCmp':>5} {'%copy':>5} {'xBef':>5} | err")
     log(out, hdr)
     for op in OPS:
         for t in args.dtypes:
@@ -305,13 +314,17 @@ def main():
                     except Exception as e:  # noqa: BLE001 - reported, the rest goes on
                         log(out, f"torch.compile {op} {t} {width}: {type(e).__name__}: {e}")
                 for rows in ROWS:
-                    r = run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large,
-                                  out)
+                    r = run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn,
+                                  large, out)
                     failures += r["bad"] > 0
                     results.append(r)
-                    if args.variants and op == "rmsnorm" and pk.variants and rows >= 4096 and t in ("bf16", "f32"):
+                    if args.variants and op == "rmsnorm" and pk.variants and t in ("bf16", "f32") \
+                            and width in (128, 2048, 4096, 16384) \
+                            and (rows >= 4096 or rows in (1, 64)):
                         run_variants(pk, timer, dev, t, dt, es, rows, width, out)
-    summarize(results, out)
+    summarize(results, out, "ours")
+    if before is not None:
+        summarize(results, out, "before")
     if rt is None and dev == "cuda":
         log(out, "note: no cudart found for cudaMemcpyAsync; copy_ only")
     log(out, f"torch.compile warm-up: {compile_spent:.1f} s")
@@ -319,7 +332,7 @@ def main():
     return 1 if failures else 0
 
 
-def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
+def run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     moved = bytes_moved(op, es, rows, width)
     sets = max(1, min(32, math.ceil(2 * large / max(moved, 1))))
     xs, w = make_inputs(op, dev, dt, rows, width, sets)
@@ -328,14 +341,27 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     outs = [torch.empty(rows, width, device=dev, dtype=dt)] * sets
     sp = stream_ptr(dev)
     code = DTYPE_CODE[t]
-    if op == "rmsnorm":
-        f = getattr(pk.rms, "rmsnorm_" + t)
+    def ours_of(p):
+        if op == "rmsnorm":
+            f = getattr(p.rms, "rmsnorm_" + t)
 
-        def ours(i):
-            rc = f(outs[i].data_ptr(), xs[i].data_ptr(), w.data_ptr(), rows, width, EPS,
-                   stream_ptr(dev))
-            if rc != 0:
-                raise RuntimeError(f"rmsnorm_{t} returned {rc}")
+            def call(i):
+                rc = f(outs[i].data_ptr(), xs[i].data_ptr(), w.data_ptr(), rows, width, EPS,
+                       stream_ptr(dev))
+                if rc != 0:
+                    raise RuntimeError(f"rmsnorm_{t} returned {rc}")
+        else:
+            f = getattr(p.act, "act_silu_and_mul_" + t)
+
+            def call(i):
+                rc = f(outs[i].data_ptr(), xs[i].data_ptr(), rows, width, stream_ptr(dev))
+                if rc != 0:
+                    raise RuntimeError(f"act_silu_and_mul_{t} returned {rc}")
+        return call
+
+    ours = ours_of(pk)
+    bef = ours_of(before) if before is not None else None
+    if op == "rmsnorm":
 
         def eager(i):
             return torch_rms(xs[i], w)
@@ -343,13 +369,6 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
         def comp(i):
             return cfn(xs[i], w)
     else:
-        f = getattr(pk.act, "act_silu_and_mul_" + t)
-
-        def ours(i):
-            rc = f(outs[i].data_ptr(), xs[i].data_ptr(), rows, width, stream_ptr(dev))
-            if rc != 0:
-                raise RuntimeError(f"act_silu_and_mul_{t} returned {rc}")
-
         def eager(i):
             return torch_silu(xs[i])
 
@@ -361,6 +380,11 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     ours(0)
     ref = ref_fp32(op, xs[0], w)
     bad, rel = check(op, t, outs[0], ref, width)
+    if bef is not None:
+        outs[0].fill_(float("nan"))
+        bef(0)
+        bad_b, _ = check(op, t, outs[0], ref, width)
+        bad += bad_b
     _, rel_e = check(op, t, eager(0), ref, width)
     del ref
     # copies of the same bytes: half read, half written
@@ -378,6 +402,7 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
            "rel": rel, "rel_eager": rel_e, "large": moved > large}
     est = quick_us(dev, ours)
     res["ours"] = timer.per_call_us(ours, sets, est)
+    res["before"] = timer.per_call_us(bef, sets, est) if bef is not None else float("nan")
     res["eager"] = timer.per_call_us(eager, sets, est)
     res["compile"] = timer.per_call_us(comp, sets, est) if cfn is not None else float("nan")
     res["copy_"] = timer.per_call_us(copy_, sets, est)
@@ -386,10 +411,13 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
     res["x_eager"] = res["eager"] / res["ours"]
     res["x_compile"] = res["compile"] / res["ours"]
     res["pct_copy"] = 100.0 * best_copy / res["ours"]
+    res["best_copy"] = best_copy
+    res["x_before"] = res["before"] / res["ours"]
     gbs = moved / res["ours"] / 1e3
-    log(out, f"{op:12} {t:4} {rows:5d} {width:5d} {moved / 1e6:7.1f} | {res['ours']:8.2f} "
-        f"{res['eager']:8.2f} {res['compile']:8.2f} {res['copy_']:8.2f} {res['memcpy']:8.2f} us | "
-        f"{gbs:6.0f} {res['x_eager']:5.2f} {res['x_compile']:5.2f} {res['pct_copy']:5.1f} | "
+    log(out, f"{op:12} {t:4} {rows:5d} {width:5d} {moved / 1e6:7.1f} | {res['before']:8.2f} "
+        f"{res['ours']:8.2f} {res['eager']:8.2f} {res['compile']:8.2f} {res['copy_']:8.2f} "
+        f"{res['memcpy']:8.2f} us | {gbs:6.0f} {res['x_eager']:5.2f} {res['x_compile']:5.2f} "
+        f"{res['pct_copy']:5.1f} {res['x_before']:5.2f} | "
         f"{'FAIL ' + str(bad) + ' wrong' if bad else 'ok'} rel {rel:.1e} (eager {rel_e:.1e})")
     del xs, outs, src, dst
     return res
@@ -397,10 +425,16 @@ def run_shape(pk, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
 
 def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
     """Forced rmsnorm plans on one shape: the warp path at R = 16 where it holds the row, the
-    block path at R = 8 and 16, the streaming kernel; each checked, then timed."""
+    block path at R = 2, 4 (one row per block, the weight loaded with x), 8 and 16, the
+    streaming kernel; each checked, then timed. For few rows, a 16-byte copy kernel built like
+    ours (same .so, same launch path) beside them: what a trivial kernel of ours costs."""
     V = 16 // es
     units = width // V
-    cands = []
+    cands = [("export", -1, 0, 0)]
+    for r, most in ((2, 512), (4, 512)):
+        thr = (-(-units // r) + 31) // 32 * 32
+        if thr <= most:
+            cands.append(("block R%d T%d" % (r, thr), 1, r, thr))
     if units <= 512:
         r = 1
         while 32 * r < units:
@@ -417,6 +451,16 @@ def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
     xs, w = make_inputs("rmsnorm", dev, dt, rows, width, 1)
     o = torch.empty(rows, width, device=dev, dtype=dt)
     ref = ref_fp32("rmsnorm", xs[0], w)
+    if rows <= 64 and hasattr(pk.variants, "copy_variant"):
+        nb = moved // 2 // 16 * 16
+        src, dst = torch.empty(nb, device=dev, dtype=torch.uint8), torch.empty(
+            nb, device=dev, dtype=torch.uint8)
+
+        def cp(i):
+            if pk.variants.copy_variant(dst.data_ptr(), src.data_ptr(), nb, stream_ptr(dev)):
+                raise RuntimeError("copy_variant failed")
+        us = timer.per_call_us(cp, 1, quick_us(dev, cp))
+        log(out, f"  variant rmsnorm {t} {rows}x{width} {'copy (ours)':16} {us:8.2f} us")
     for name, path, r, thr in cands:
         def call(i, path=path, r=r, thr=thr):
             rc = pk.variants.rms_variant(DTYPE_CODE[t], path, r, thr, o.data_ptr(),
@@ -432,30 +476,38 @@ def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
             f"{moved / us / 1e3:6.0f} GB/s {'ok' if not bad else 'FAIL'}")
 
 
-def summarize(results, out):
+def summarize(results, out, key):
+    """Per (op, dtype): worst and geomean of their time over `key`'s ("ours" or "before"), and
+    % of copy over large shapes; then the geomean vs torch.compile over all pairs."""
     log(out, "")
-    log(out, "worst per op and dtype (ratio = their time / ours; %copy = best copy time / ours,"
-        " over shapes moving > 4x L2):")
+    log(out, f"worst per op and dtype, {key} (ratio = their time / {key}; %copy = best copy time"
+        f" / {key}, over shapes moving > 4x L2):")
+    gms = []
     for op in OPS:
         for t in sorted({r["t"] for r in results}):
-            rs = [r for r in results if r["op"] == op and r["t"] == t]
+            rs = [r for r in results if r["op"] == op and r["t"] == t and r[key] == r[key]]
             if not rs:
                 continue
-            we = min(rs, key=lambda r: r["x_eager"])
-            cs = [r for r in rs if r["x_compile"] == r["x_compile"]]
-            wc = min(cs, key=lambda r: r["x_compile"]) if cs else None
-            big = [r for r in rs if r["large"]]
-            wb = min(big, key=lambda r: r["pct_copy"]) if big else None
-            gm = math.exp(sum(math.log(r["x_eager"]) for r in rs) / len(rs))
-            line = (f"{op:12} {t:4} vs eager: worst {we['x_eager']:.2f} at {we['rows']}x"
+            xe = {id(r): r["eager"] / r[key] for r in rs}
+            xc = {id(r): r["compile"] / r[key] for r in rs if r["compile"] == r["compile"]}
+            pc = {id(r): 100.0 * r["best_copy"] / r[key] for r in rs if r["large"]}
+            we = min(rs, key=lambda r: xe[id(r)])
+            gm = math.exp(sum(math.log(v) for v in xe.values()) / len(xe))
+            line = (f"{op:12} {t:4} vs eager: worst {xe[id(we)]:.2f} at {we['rows']}x"
                     f"{we['width']}, geomean {gm:.2f}")
-            if wc:
-                gmc = math.exp(sum(math.log(r["x_compile"]) for r in cs) / len(cs))
-                line += (f"; vs compile: worst {wc['x_compile']:.2f} at {wc['rows']}x"
+            if xc:
+                wc = min((r for r in rs if id(r) in xc), key=lambda r: xc[id(r)])
+                gmc = math.exp(sum(math.log(v) for v in xc.values()) / len(xc))
+                gms.append(gmc)
+                line += (f"; vs compile: worst {xc[id(wc)]:.2f} at {wc['rows']}x"
                          f"{wc['width']}, geomean {gmc:.2f}")
-            if wb:
-                line += f"; large: worst {wb['pct_copy']:.1f}% of copy at {wb['rows']}x{wb['width']}"
+            if pc:
+                wb = min((r for r in rs if id(r) in pc), key=lambda r: pc[id(r)])
+                line += f"; large: worst {pc[id(wb)]:.1f}% of copy at {wb['rows']}x{wb['width']}"
             log(out, line)
+    if gms:
+        log(out, f"{key}: geomean vs torch.compile over the {len(gms)} (op, dtype) pairs: "
+            f"{math.exp(sum(math.log(v) for v in gms) / len(gms)):.2f}")
 
 
 if __name__ == "__main__":

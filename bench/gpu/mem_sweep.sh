@@ -5,6 +5,9 @@
 # loops over rows, and under compute-sanitizer memcheck) while worker processes fill the
 # torch.compile caches, then the sweep. Prints the sweep's table last; logs under the outdir.
 # Usage: bench/gpu/mem_sweep.sh [outdir] [extra mem_sweep.py args, e.g. --variants]
+# MEM_BEFORE=dir (a tree with kernels/kbpkg-community/{rmsnorm,activation} and include/, e.g.
+# main's sources): its two packages are built too and timed beside ours in the same sweep
+# (columns 'before' and xBef), so one run shows before and after side by side.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FINAL=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
@@ -55,6 +58,16 @@ for p in activation rmsnorm; do
         >"$OUTDIR/build_$p.log" 2>&1 &
     builds+=($!)
 done
+if [ -n "${MEM_BEFORE:-}" ]; then
+    mkdir -p "$B/before"
+    for p in activation rmsnorm; do
+        d=$MEM_BEFORE/kernels/kbpkg-community/$p
+        INC="-I$MEM_BEFORE/include" build "$B/before/lib$p.so" "$d/src/$p.cu" -I"$d/include" \
+            >"$OUTDIR/build_before_$p.log" 2>&1 &
+        builds+=($!)
+    done
+    set -- --before-lib-dir "$B/before" "$@"
+fi
 R=$ROOT/kernels/kbpkg-community/rmsnorm
 (build "$B/grid7/librmsnorm.so" "$R/src/rmsnorm.cu" -I"$R/include" -DKB_RMS_MAX_BLOCKS=7 &&
  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY $INC -I"$R/include" "$R/tests/check.c" \
@@ -107,12 +120,12 @@ echo "checks done: $(( $(date +%s) - t0 )) s; waiting for the compile workers"
 while read -r pid; do wait "$pid" || echo "worker $pid exited $?"; done <"$B/workers.pid"
 rm -f "$B/workers.pid"
 echo "workers done: $(( $(date +%s) - t0 )) s"
-"$PY" "$SWEEP" --lib-dir "$B" --log "$OUTDIR/sweep.txt" "$@" >"$OUTDIR/sweep_stdout.txt" 2>&1 ||
+# the table goes straight to the outdir: a call cut short by its time limit still returns it
+"$PY" "$SWEEP" --lib-dir "$B" --log "$FINAL/sweep.txt" "$@" >"$OUTDIR/sweep_stdout.txt" 2>&1 ||
     status=1
 echo "sweep done: $(( $(date +%s) - t0 )) s"
-grep -E "^(device|nvidia-smi|torch.compile |checks:)" "$OUTDIR/sweep.txt"
+grep -E "^(device|nvidia-smi|torch.compile |checks:)" "$FINAL/sweep.txt"
 grep -E "FAIL|Error|error" "$OUTDIR/sweep_stdout.txt" | head -5
-cp "$OUTDIR/sweep.txt" "$FINAL/" 2>/dev/null
 tar -czf "$FINAL/logs.tar.gz" -C "$OUTDIR" .
-sed -n '/^worst per op/,$p' "$OUTDIR/sweep.txt"
+sed -n '/^worst per op/,$p' "$FINAL/sweep.txt"
 exit $status

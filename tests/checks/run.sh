@@ -82,4 +82,9 @@ C
 for what in "struct option of its own" "option compared by hand" "usage text by hand" "synopsis in a usage error"; do
   expect_fail cli "^$tmp/cli/cmd_planted.c:[0-9]+: (an? )?$what" --only cli --also "$tmp/cli/cmd_planted.c"
 done
-echo "checks: format, banned, layering, abi and cli each refuse a planted violation"
+# outputs: a committed __pycache__ file (it happened once: a helper's `git add` took one), and
+# the tree itself passes
+bash "$check" --only outputs >/dev/null || fail "the tree has a tracked file that .gitignore ignores"
+expect_fail outputs "^bench/gpu/__pycache__/planted.cpython-311.pyc: tracked, but .gitignore ignores it" \
+  --only outputs --also bench/gpu/__pycache__/planted.cpython-311.pyc
+echo "checks: format, banned, layering, abi, outputs and cli each refuse a planted violation"

@@ -91,15 +91,23 @@ static __device__ __forceinline__ uint32_t fastdiv_q(const fastdiv &f, uint32_t 
     return (uint32_t)(((uint64_t)t + u) >> f.shift);
 }
 
+/* The row of flat element e (e < 2^32: one multiply-high; else a 64-bit division, uniform
+ * over the launch). */
+static __device__ __forceinline__ int64_t row_of(const fastdiv &f, int64_t e, int64_t d, bool wide)
+{
+    return wide ? e / d : (int64_t)fastdiv_q(f, (uint32_t)e);
+}
+
 /*
  * Rows whose bytes are a multiple of 16, in 16-byte aligned buffers: the output is one array
  * of n * d / V units, walked grid-stride U units per thread at a time (unit k of a step one
  * grid's width after unit k - 1: coalesced; every load of a step issued before the first use),
- * so short rows fill the machine as well as long ones. Unit i
- * lies in row i / units_per_row (fastdiv: at most 2^32 units; wider launches take the row
+ * so short rows fill the machine as well as long ones. U = 1 where the grid holds a thread per
+ * unit: a short body, and no predicated-off copies of the math for units past the end. Unit i
+ * lies in row i / units_per_row (fastdiv: at most 2^32 units; wider launches take the any-width
  * kernel).
  */
-template <typename T, int OP>
+template <typename T, int OP, int U>
 __global__ void __launch_bounds__(256)
     act_flat_kernel(typename kb_type<T>::storage *__restrict__ out,
                     const typename kb_type<T>::storage *__restrict__ in, uint32_t total,
@@ -107,7 +115,7 @@ __global__ void __launch_bounds__(256)
 {
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
-    constexpr int V = 16 / (int)sizeof(S), U = 4;
+    constexpr int V = 16 / (int)sizeof(S);
     const int64_t in_width = gated ? 2 * d : d;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; base < total;
@@ -134,76 +142,98 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/*
- * Any width, any element-aligned buffers: each warp takes a piece of a row (up to 32 x U
- * units) at a time. The row is cut at the output row's 16-byte boundaries (head elements,
- * units, tail elements: both under one vector); gate and up are read in the same units,
- * straight when they sit like the output, else as two aligned chunks shifted together
- * (kb_pair16), so odd widths keep 16-byte accesses.
- */
+/* Elements e .. e + count of the flat output one at a time, gate and up at their row's place
+ * (row, col: element e's): units that cross a row end, and the head and tail. Not inlined: it
+ * runs for one unit in d / V, and the kernels' hot loops stay short. */
 template <typename T, int OP>
-__global__ void __launch_bounds__(256, 2)
-    act_rows_kernel(typename kb_type<T>::storage *__restrict__ out,
-                    const typename kb_type<T>::storage *__restrict__ in, int64_t n, int64_t d,
-                    int64_t pieces)
+__device__ __noinline__ void act_elements(typename kb_type<T>::storage *out,
+                                          const typename kb_type<T>::storage *in, int64_t e,
+                                          int64_t row, int64_t col, int64_t d, int count)
+{
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    const int64_t in_width = gated ? 2 * d : d;
+    for (int j = 0; j < count; j++, col++) {
+        while (col >= d) { /* past the row's end: the next row (several, for d < V) */
+            col -= d;
+            row++;
+        }
+        const typename kb_type<T>::storage *x = in + row * in_width + col;
+        out[e + j] = kb_type<T>::store(
+            apply<OP>(kb_type<T>::load(x[0]), gated ? kb_type<T>::load(x[d]) : 0.0f));
+    }
+}
+
+/*
+ * Any width, any element-aligned buffers: the output is still one flat array, cut at its own
+ * 16-byte boundaries (head elements, units, tail elements) and walked like the flat kernel, so
+ * every store is 16 bytes and every thread has the same work whatever the width. A unit's
+ * elements sit in one row of gate and up unless the unit crosses a row end (one in d / V);
+ * there gate and up are read as the two aligned chunks around them, shifted together
+ * (kb_pair16: the second chunk is mostly an L1 hit, the next unit's first), and straight where
+ * they happen to sit aligned. Units that cross a row end, and the head and tail, go element
+ * by element.
+ */
+template <typename T, int OP, int U>
+__global__ void __launch_bounds__(256)
+    act_any_kernel(typename kb_type<T>::storage *__restrict__ out,
+                   const typename kb_type<T>::storage *__restrict__ in, int64_t n, int64_t d,
+                   int64_t units, int head, int tail, fastdiv fd)
 {
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
-    constexpr int V = 16 / (int)sizeof(S), U = 2, PIECE = 32 * U;
+    constexpr int V = 16 / (int)sizeof(S);
     const int64_t in_width = gated ? 2 * d : d;
     const S *in_end = in + n * in_width;
-    const int lane = threadIdx.x % 32;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-    for (int64_t item = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; item < n * pieces;
-         item += warps) {
-        const int64_t row = item / pieces, piece = item - row * pieces;
-        S *o = out + row * d;
-        const S *x = in + row * in_width, *up = x + d;
-        int64_t head = (int64_t)(((16u - ((uintptr_t)o & 15u)) & 15u) / sizeof(S));
-        if (head > d)
-            head = d;
-        const int64_t units = (d - head) / V, tail = d - head - units * V;
-        const unsigned xs = (unsigned)((uintptr_t)(x + head) & 15u);
-        const unsigned us = (unsigned)((uintptr_t)(up + head) & 15u);
-        const S *xu = x + head, *uu = up + head;
-        S *ou = o + head;
-        kb_vec16<T> xv[U], uv[U];
-        kb_pair16 xp[U], upr[U];
+    const bool wide = n * d > (int64_t)0xffffffffll;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    const int64_t me = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int64_t base = me; base < units; base += threads * U) {
+        kb_pair16 xp[U], upp[U];
+        int64_t row[U], col[U];
 #pragma unroll
         for (int k = 0; k < U; k++) {
-            int64_t c = piece * PIECE + k * 32 + lane;
-            if (c < units) {
-                if (xs == 0)
-                    xv[k].raw = *reinterpret_cast<const uint4 *>(xu + c * V);
-                else
-                    kb_pair16_load(xp[k], xu + c * V, in_end);
-                if (gated) {
-                    if (us == 0)
-                        uv[k].raw = *reinterpret_cast<const uint4 *>(uu + c * V);
+            const int64_t u = base + k * threads, e = head + u * V;
+            if (u < units) {
+                row[k] = row_of(fd, e, d, wide);
+                col[k] = e - row[k] * d;
+                if (col[k] + V <= d) {
+                    const S *x = in + row[k] * in_width + col[k];
+                    if (((uintptr_t)x & 15u) == 0)
+                        xp[k].lo = *reinterpret_cast<const uint4 *>(x);
                     else
-                        kb_pair16_load(upr[k], uu + c * V, in_end);
+                        kb_pair16_load(xp[k], x, in_end);
+                    if (gated) {
+                        if (((uintptr_t)(x + d) & 15u) == 0)
+                            upp[k].lo = *reinterpret_cast<const uint4 *>(x + d);
+                        else
+                            kb_pair16_load(upp[k], x + d, in_end);
+                    }
                 }
             }
         }
 #pragma unroll
         for (int k = 0; k < U; k++) {
-            int64_t c = piece * PIECE + k * 32 + lane;
-            if (c < units) {
-                if (xs != 0)
-                    xv[k].raw = kb_pair16_get(xp[k], xu + c * V, in_end);
-                if (gated && us != 0)
-                    uv[k].raw = kb_pair16_get(upr[k], uu + c * V, in_end);
-                *reinterpret_cast<uint4 *>(ou + c * V) = apply_unit<T, OP>(xv[k], uv[k]);
+            const int64_t u = base + k * threads, e = head + u * V;
+            if (u >= units)
+                continue;
+            if (col[k] + V <= d) {
+                const S *x = in + row[k] * in_width + col[k];
+                kb_vec16<T> xv, uv;
+                xv.raw = ((uintptr_t)x & 15u) == 0 ? xp[k].lo : kb_pair16_get(xp[k], x, in_end);
+                if (gated)
+                    uv.raw = ((uintptr_t)(x + d) & 15u) == 0 ? upp[k].lo
+                                                             : kb_pair16_get(upp[k], x + d, in_end);
+                *reinterpret_cast<uint4 *>(out + e) = apply_unit<T, OP>(xv, uv);
+            } else {
+                act_elements<T, OP>(out, in, e, row[k], col[k], d, V);
             }
         }
-        if (piece == 0 && lane < head)
-            o[lane] = kb_type<T>::store(
-                apply<OP>(kb_type<T>::load(x[lane]), gated ? kb_type<T>::load(up[lane]) : 0.0f));
-        if (piece == pieces - 1 && lane < tail) {
-            int64_t c = head + units * V + lane;
-            o[c] = kb_type<T>::store(
-                apply<OP>(kb_type<T>::load(x[c]), gated ? kb_type<T>::load(up[c]) : 0.0f));
-        }
+    }
+    if (me < head)
+        act_elements<T, OP>(out, in, me, 0, me, d, 1);
+    if (me < tail) {
+        const int64_t e = head + units * V + me, r = row_of(fd, e, d, wide);
+        act_elements<T, OP>(out, in, e, r, e - r * d, d, 1);
     }
 }
 
@@ -238,19 +268,34 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
                       d / V <= 0xffffffffll && (uint64_t)n * (uint64_t)(d / V) < (1ull << 32);
     if (flat) {
         const uint32_t total = (uint32_t)(n * (d / V));
-        /* a unit per thread where the device holds that many threads (small shapes spread
-         * over every SM), else U per thread per step */
         const int64_t needed = ((int64_t)total + threads - 1) / threads;
-        act_flat_kernel<T, OP>
-            <<<fill_grid(act_flat_kernel<T, OP>, threads, needed), threads, 0, s>>>(
-                out, in, total, make_fastdiv((uint32_t)(d / V)), d);
+        const fastdiv upr = make_fastdiv((uint32_t)(d / V));
+        const unsigned one = fill_grid(act_flat_kernel<T, OP, 1>, threads, needed);
+        if (one >= needed)
+            act_flat_kernel<T, OP, 1><<<one, threads, 0, s>>>(out, in, total, upr, d);
+        else
+            act_flat_kernel<T, OP, 4>
+                <<<fill_grid(act_flat_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
+                    out, in, total, upr, d);
     } else {
-        const int64_t piece = 32 * 2; /* units: act_rows_kernel's PIECE */
-        const int64_t pieces = d / V > piece ? (d / V + piece - 1) / piece : 1;
-        const int64_t needed = (n * pieces + threads / 32 - 1) / (threads / 32);
-        act_rows_kernel<T, OP>
-            <<<fill_grid(act_rows_kernel<T, OP>, threads, needed), threads, 0, s>>>(out, in, n, d,
-                                                                                    pieces);
+        /* the output cut at its 16-byte boundaries: head elements, units, tail elements */
+        const int64_t total = n * d;
+        int64_t head = (int64_t)(((16u - ((uintptr_t)out & 15u)) & 15u) / sizeof(S));
+        if (head > total)
+            head = total;
+        const int64_t units = (total - head) / V, tail = total - head - units * V;
+        const fastdiv fd = make_fastdiv(d <= 0xffffffffll ? (uint32_t)d : 1u);
+        int64_t needed = (units + threads - 1) / threads;
+        if (needed < 1)
+            needed = 1; /* the head and tail alone */
+        const unsigned one = fill_grid(act_any_kernel<T, OP, 1>, threads, needed);
+        if (one >= needed)
+            act_any_kernel<T, OP, 1>
+                <<<one, threads, 0, s>>>(out, in, n, d, units, (int)head, (int)tail, fd);
+        else
+            act_any_kernel<T, OP, 4>
+                <<<fill_grid(act_any_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
+                    out, in, n, d, units, (int)head, (int)tail, fd);
     }
     return kb_gpu_launch_status();
 }

@@ -116,13 +116,14 @@ __device__ __forceinline__ void load_units(kb_vec16<T> (&v)[R],
     }
 }
 
-/* Scales and writes this lane's R units, reading the weight 4 units at a time (L1 hits after
- * the first rows: every row reads the same weight), then its head and tail elements. */
-template <typename T, int R>
+/* Scales and writes this lane's R units, then its head and tail elements. The weight comes
+ * from registers where the kernel loaded it with x (EARLY: wv, wh, wt), else from memory 4
+ * units at a time (L1 hits after the first rows: every row reads the same weight). */
+template <typename T, int R, bool EARLY>
 __device__ __forceinline__ void
 write_row(typename kb_type<T>::storage *orow, const typename kb_type<T>::storage *w,
-          const kb_vec16<T> (&xv)[R], float xh, float xt, const row_geo<T> &g, float inv, int lane,
-          int lanes, int64_t d)
+          const kb_vec16<T> (&xv)[R], const kb_vec16<T> (&wearly)[R], float xh, float xt, float wh,
+          float wt, const row_geo<T> &g, float inv, int lane, int lanes, int64_t d)
 {
     typedef typename kb_type<T>::storage S;
     const int V = row_geo<T>::V;
@@ -132,7 +133,11 @@ write_row(typename kb_type<T>::storage *orow, const typename kb_type<T>::storage
 #pragma unroll
     for (int j0 = 0; j0 < R; j0 += B) {
         kb_vec16<T> wv[B];
-        if (g.ws == 0) {
+        if (EARLY) {
+#pragma unroll
+            for (int j = 0; j < B; j++)
+                wv[j].raw = wearly[j0 + j].raw; /* raw: HIP's half types delete the union's copy */
+        } else if (g.ws == 0) {
 #pragma unroll
             for (int j = 0; j < B; j++) {
                 int c = (j0 + j) * lanes + lane;
@@ -162,10 +167,10 @@ write_row(typename kb_type<T>::storage *orow, const typename kb_type<T>::storage
         }
     }
     if (lane < g.head)
-        orow[lane] = kb_type<T>::store(xh * inv * kb_type<T>::load(w[lane]));
+        orow[lane] = kb_type<T>::store(xh * inv * (EARLY ? wh : kb_type<T>::load(w[lane])));
     if (lane < g.tail) {
         int64_t c = g.head + g.units * V + lane;
-        orow[c] = kb_type<T>::store(xt * inv * kb_type<T>::load(w[c]));
+        orow[c] = kb_type<T>::store(xt * inv * (EARLY ? wt : kb_type<T>::load(w[c])));
     }
 }
 
@@ -190,10 +195,11 @@ __device__ __forceinline__ void prefetch_weight(const typename kb_type<T>::stora
 enum shape { SHAPE_GROUP, SHAPE_WARP, SHAPE_BLOCK };
 
 /* Launch bounds of each kernel: at most 128 registers (170 for the warp of 16 units per lane),
- * so that two blocks or more share an SM; the grid takes what fits (rows_grid). */
+ * so that two blocks or more share an SM; the grid takes what fits (rows_grid). The block of
+ * few units per thread (R = 2 or 4, few rows: choose) spreads a row over up to 512 threads. */
 template <int R, int SHAPE> struct bounds {
-    static const int threads = SHAPE != SHAPE_BLOCK && R >= 16 ? 128 : 256;
-    static const int blocks = SHAPE != SHAPE_BLOCK && R >= 16 ? 3 : 2;
+    static const int threads = SHAPE == SHAPE_BLOCK ? (R <= 4 ? 512 : 256) : R >= 16 ? 128 : 256;
+    static const int blocks = SHAPE == SHAPE_BLOCK ? (R <= 4 ? 1 : 2) : R >= 16 ? 3 : 2;
 };
 
 /* Rows a group of lanes holds at once: 8 units in flight per lane (4 for rows of one unit per
@@ -213,15 +219,17 @@ template <typename T, int R, int SHAPE> struct rows_at_once {
 
 /*
  * Rows held in registers: R units per lane, M rows per group of lanes at once (loads of all M
- * issued before the first sum). GROUP and WARP: blockDim.x / lanes groups per block, the sum a
- * butterfly inside the lanes of a row (no barrier, no shared memory; the loop bound is uniform
- * over the block, so every lane reaches every shuffle). BLOCK: the block is one row, the
- * per-warp sums meet in shared memory behind one barrier; the scratch alternates between two
- * halves by row, so the next row's writes cannot meet this row's reads. Rows loop over a grid
- * sized to the device (rows_grid). out == x works: every element is read before the row's
+ * issued before the first sum; M > 1 only for many rows, choose). In the shapes taken for few
+ * rows (EARLY) the weight is loaded with x, so a row waits for memory once, not a second time
+ * after its sum: what a launch of few rows takes is that chain. GROUP and WARP: blockDim.x / lanes
+ * groups per block, the sum a butterfly inside the lanes of a row (no barrier, no shared memory;
+ * the loop bound is uniform over the block, so every lane reaches every shuffle). BLOCK: the block
+ * is one row, the per-warp sums meet in shared memory behind one barrier; the scratch alternates
+ * between two halves by row, so the next row's writes cannot meet this row's reads. Rows loop over
+ * a grid sized to the device (rows_grid). out == x works: every element is read before the row's
  * sum, and written only after it, by the lane that read it.
  */
-template <typename T, int R, int SHAPE>
+template <typename T, int R, int SHAPE, int M>
 /* each argument in parentheses: HIP's __launch_bounds__ is a macro, and the comma inside
  * bounds<R, SHAPE> would split it into four arguments */
 __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>::blocks))
@@ -230,19 +238,21 @@ __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>
                     float eps, int group)
 {
     typedef typename kb_type<T>::storage S;
-    const int M = rows_at_once<T, R, SHAPE>::value;
+    /* the shapes of few rows (choose): one row at a time, the weight loaded with x */
+    const bool EARLY = (SHAPE == SHAPE_BLOCK && R <= 4) || (SHAPE == SHAPE_GROUP && M == 1);
     __shared__ float partial[2][32];
     const int lanes = SHAPE == SHAPE_WARP ? 32 : SHAPE == SHAPE_BLOCK ? (int)blockDim.x : group;
     const int lane = SHAPE == SHAPE_BLOCK ? (int)threadIdx.x : (int)threadIdx.x % lanes;
     const int64_t groups = SHAPE == SHAPE_BLOCK ? 1 : blockDim.x / lanes;
     const int64_t my_group = SHAPE == SHAPE_BLOCK ? 0 : threadIdx.x / lanes;
-    const S *x_end = x + n * d;
+    const S *x_end = x + n * d, *w_end = w + d;
     int half = 0;
-    prefetch_weight<T, R>(w, d, lane, lanes);
+    if (!EARLY)
+        prefetch_weight<T, R>(w, d, lane, lanes);
     for (int64_t base = (int64_t)blockIdx.x * groups * M; base < n;
          base += (int64_t)gridDim.x * groups * M, half ^= 1) {
-        kb_vec16<T> xv[M][R];
-        float xh[M], xt[M], s[M];
+        kb_vec16<T> xv[M][R], wv[R];
+        float xh[M], xt[M], s[M], wh = 0.0f, wt = 0.0f;
         bool ok[M];
         S *orow[M];
         row_geo<T> g[M];
@@ -260,6 +270,13 @@ __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>
             xt[m] = ok[m] && lane < g[m].tail
                         ? kb_type<T>::load(xrow[g[m].head + g[m].units * row_geo<T>::V + lane])
                         : 0.0f;
+        }
+        if (EARLY) {
+            load_units<T, R>(wv, w + g[0].head, g[0].ws, w_end, (int)g[0].units, lane, lanes, true);
+            wh = lane < g[0].head ? kb_type<T>::load(w[lane]) : 0.0f;
+            wt = lane < g[0].tail
+                     ? kb_type<T>::load(w[g[0].head + g[0].units * row_geo<T>::V + lane])
+                     : 0.0f;
         }
 #pragma unroll
         for (int m = 0; m < M; m++) {
@@ -286,7 +303,8 @@ __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>
         for (int m = 0; m < M; m++) {
             const float inv = rsqrtf(s[m] / (float)d + eps);
             if (ok[m])
-                write_row<T, R>(orow[m], w, xv[m], xh[m], xt[m], g[m], inv, lane, lanes, d);
+                write_row<T, R, EARLY>(orow[m], w, xv[m], wv, xh[m], xt[m], wh, wt, g[m], inv, lane,
+                                       lanes, d);
         }
     }
 }
@@ -362,6 +380,7 @@ enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM };
 struct plan {
     int path;
     int vecs;    /* PATH_WARP, PATH_BLOCK: units per lane (R) */
+    int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
     int lanes;   /* per row */
     int64_t blocks_needed;
@@ -369,6 +388,8 @@ struct plan {
 
 static const int WARP_MAX_VECS = 16;  /* rows of up to 32 x 16 units: a warp or less per row */
 static const int BLOCK_THREADS = 256; /* the block path: 8 units per thread, then 16 */
+/* the block of few units per thread (R = 2 or 4): at most 512 threads (1024 measured slower) */
+static const int FEW_MAX_THREADS = 512;
 
 static inline int pow2_at_least(int64_t v)
 {
@@ -379,15 +400,38 @@ static inline int pow2_at_least(int64_t v)
 }
 
 /*
- * units: 16-byte vectors per row (d / V, rounded down); n > 0. Rows of up to 512 units (256
- * for bf16) go to
- * a warp or part of one (no barrier): R, the units per lane, the fewest that hold the row in a
- * warp, and at least V lanes so that each holds at most one head and one tail element.
- * Rows of few units take several rows per group of lanes at once (rows_at_once), and small n
- * spreads the groups over the SMs (sms: the device's, 0 when unknown). Wider rows take a block
- * of up to 256 threads of R = 8 (measured on the H200 for bf16: 86-97%
- * of copy bandwidth where R = 4 reached 65-89%; docs/perf-gpu-notes.md) or 16, then the
- * streaming kernel (rows past 4096 units: bf16 wider than 32768).
+ * Few rows (at most 4 per SM) whose blocks all fit on the device at once (at most 1024 threads
+ * per SM): a launch then takes as long as one row's chain of dependent steps (load, sum, one
+ * barrier, store), which is short with few units per thread. So each row gets a block of 2
+ * units per thread up to 1024 units, 4 up to 2048 (at most 512 threads), the weight loaded
+ * with x. Measured on the H200 (one run, docs/perf.md): a warp of 16 units per lane took
+ * 3.5 us for one f32 row of 2048 where these took 2.3-2.4; blocks of 1024 threads (R = 1 or 2
+ * on the widest rows) were 0.3-1.3 us slower than 512 or fewer. Rows of a warp or less
+ * (units <= 32) stay with the lane groups. Returns 0 where it does not apply.
+ */
+static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
+{
+    if (sms <= 0 || units <= 32 || n > 4 * (int64_t)sms)
+        return 0;
+    for (int r = 2; r <= 4; r *= 2) {
+        const int64_t threads = ((units + r - 1) / r + 31) / 32 * 32;
+        if (threads <= FEW_MAX_THREADS && n * threads <= (int64_t)sms * 1024)
+            return r;
+    }
+    return 0;
+}
+
+/*
+ * units: 16-byte vectors per row (d / V, rounded down); n > 0. Few rows: few_rows_vecs. Else
+ * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units
+ * per lane, the fewest that hold the row in a warp, and at least V lanes so that each holds at
+ * most one head and one tail element. Rows of few units take several rows per group of lanes
+ * at once (rows_at_once) where there are rows enough (16 per SM: at 7-512 rows of 128 that was
+ * 2.3x slower than one at a time), and small n spreads the groups over the SMs (sms: the
+ * device's, 0 when unknown). Wider rows take a block of up to 256 threads of R = 8 (measured
+ * on the H200 for bf16: 86-97% of copy bandwidth where R = 4 reached 65-89%;
+ * docs/perf-gpu-notes.md) or 16, then the streaming kernel (rows past 4096 units: bf16 wider
+ * than 32768).
  */
 template <typename T> static inline plan choose(int64_t n, int64_t units, int sms)
 {
@@ -395,6 +439,16 @@ template <typename T> static inline plan choose(int64_t n, int64_t units, int sm
     /* bf16 at 16 units per lane spilled (144 bytes at the cap): a block of 8 per thread */
     const int64_t warp_max = is_bf16<T>::value ? 32 * 8 : 32 * WARP_MAX_VECS;
     plan p;
+    p.rows = 1;
+    const int few = few_rows_vecs(n, units, sms);
+    if (few > 0) {
+        p.path = PATH_BLOCK;
+        p.vecs = few;
+        p.threads = (int)(((units + few - 1) / few + 31) / 32 * 32);
+        p.lanes = p.threads;
+        p.blocks_needed = n;
+        return p;
+    }
     if (units <= warp_max) {
         int r = 1;
         while ((int64_t)32 * r < units)
@@ -409,6 +463,8 @@ template <typename T> static inline plan choose(int64_t n, int64_t units, int sm
             m = rows_at_once<T, 2, SHAPE_WARP>::value;
         else if (r == 4)
             m = rows_at_once<T, 4, SHAPE_WARP>::value;
+        if (r == 1 && n < 16 * (int64_t)sms)
+            m = 1;
         const int most = r >= 16 ? 128 : 256;
         /* groups per block: as many as fill the block, fewer when the rows would then sit on
          * fewer SMs than the device has (at least a warp) */
@@ -419,6 +475,7 @@ template <typename T> static inline plan choose(int64_t n, int64_t units, int sm
             per_block = 32 / lanes;
         p.path = PATH_WARP;
         p.vecs = r;
+        p.rows = m;
         p.lanes = lanes;
         p.threads = (int)(per_block * lanes);
         p.blocks_needed = (need + per_block - 1) / per_block;
@@ -483,15 +540,15 @@ static unsigned rows_grid(K kernel, const plan &p, std::atomic<int> (&cache)[33]
     return (unsigned)(p.blocks_needed < most ? p.blocks_needed : most);
 }
 
-template <typename T, int R, int SHAPE>
+template <typename T, int R, int SHAPE, int M>
 static void
 launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
             const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps, kb_stream_t s)
 {
     static std::atomic<int> cache[33];
-    rms_rows_kernel<T, R, SHAPE>
-        <<<rows_grid(rms_rows_kernel<T, R, SHAPE>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
-                                                                                 eps, p.lanes);
+    rms_rows_kernel<T, R, SHAPE, M>
+        <<<rows_grid(rms_rows_kernel<T, R, SHAPE, M>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
+                                                                                    eps, p.lanes);
 }
 
 /* Launches the plan's kernel (vecs must be one of the instantiated R). */
@@ -505,20 +562,30 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
         rms_stream_kernel<T>
             <<<rows_grid(rms_stream_kernel<T>, p, cache), p.threads, 0, s>>>(out, x, w, n, d, eps);
     } else if (p.path == PATH_BLOCK) {
-        if (p.vecs == 8)
-            launch_rows<T, 8, SHAPE_BLOCK>(p, out, x, w, n, d, eps, s);
+        if (p.vecs == 2)
+            launch_rows<T, 2, SHAPE_BLOCK, 1>(p, out, x, w, n, d, eps, s);
+        else if (p.vecs == 4)
+            launch_rows<T, 4, SHAPE_BLOCK, 1>(p, out, x, w, n, d, eps, s);
+        else if (p.vecs == 8)
+            launch_rows<T, 8, SHAPE_BLOCK, 1>(p, out, x, w, n, d, eps, s);
         else
-            launch_rows<T, 16, SHAPE_BLOCK>(p, out, x, w, n, d, eps, s);
+            launch_rows<T, 16, SHAPE_BLOCK, 1>(p, out, x, w, n, d, eps, s);
     } else if (p.vecs == 1) {
-        launch_rows<T, 1, SHAPE_GROUP>(p, out, x, w, n, d, eps, s);
+        if (p.rows > 1)
+            launch_rows<T, 1, SHAPE_GROUP, rows_at_once<T, 1, SHAPE_GROUP>::value>(p, out, x, w, n,
+                                                                                   d, eps, s);
+        else
+            launch_rows<T, 1, SHAPE_GROUP, 1>(p, out, x, w, n, d, eps, s);
     } else if (p.vecs == 2) {
-        launch_rows<T, 2, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+        launch_rows<T, 2, SHAPE_WARP, rows_at_once<T, 2, SHAPE_WARP>::value>(p, out, x, w, n, d,
+                                                                             eps, s);
     } else if (p.vecs == 4) {
-        launch_rows<T, 4, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+        launch_rows<T, 4, SHAPE_WARP, rows_at_once<T, 4, SHAPE_WARP>::value>(p, out, x, w, n, d,
+                                                                             eps, s);
     } else if (p.vecs == 8) {
-        launch_rows<T, 8, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+        launch_rows<T, 8, SHAPE_WARP, 1>(p, out, x, w, n, d, eps, s);
     } else {
-        launch_rows<T, 16, SHAPE_WARP>(p, out, x, w, n, d, eps, s);
+        launch_rows<T, 16, SHAPE_WARP, 1>(p, out, x, w, n, d, eps, s);
     }
 }
 

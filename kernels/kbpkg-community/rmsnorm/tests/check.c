@@ -23,9 +23,13 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
 /* The GPU build cuts every row at the output's 16-byte boundaries (head elements, 16-byte units,
  * tail elements) and picks a kernel by the units per row (V = 8 for 16-bit, 4 for f32): lanes
  * of a warp with one unit each up to 32 units, a whole warp with 2-16 units per lane up to 512,
- * a block of 8 or 16 per thread up to 4096, then a streaming block. Odd widths put every row at
- * another offset (head, tail and shifted weight loads); the shifted cases below move x, the
- * weight or out off each other (shifted x loads). Shapes cover each path and its edges. */
+ * a block of 8 or 16 per thread up to 4096, then a streaming block. Few rows (at most 4 per SM,
+ * 528 on an H200) of more than 32 units take instead a block per row of 2 or 4 units per
+ * thread with the weight loaded with x, so the comments below name the many-rows plan; the
+ * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
+ * the lane groups holding 4 rows at once. Odd widths put every row at another offset (head,
+ * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
+ * other (shifted x loads). Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
     {7, 8},       /* 16-bit: one unit per row, 8 lanes; f32: two units */
@@ -46,6 +50,13 @@ static const int64_t shapes[][2] = {
     {9, 8191},    /* odd, a block per row */
     {3, 40001},   /* odd, streaming */
     {33, 127},    /* odd, one unit per lane of 16 */
+    {300, 8192},  /* few rows: 16-bit a block of 4 per thread (R = 2 would not fit at once) */
+    {64, 16384},  /* few rows: 16-bit a block of 512 x 4 */
+    {2200, 24},   /* many rows of a few lanes: 4 rows per group at once */
+    {600, 1000},  /* many rows: 16-bit a warp of 4 per lane; f32 8 */
+    {540, 2048},  /* many rows: 16-bit a warp of 8 per lane; f32 16 */
+    {600, 4095},  /* many odd rows: f16 a warp of 16 per lane; bf16 a block of 8 */
+    {600, 8192},  /* many rows: a block of 8 per thread */
 };
 
 /* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
