@@ -6,6 +6,9 @@
 # nvidia-smi samples the SM and memory clocks, power and temperature every 200 ms: each part's
 # clocks are the samples taken while it ran. Clocks are left as found (never locked).
 # Usage: bench/gpu/perf_all.sh [outdir]   (outdir defaults to $OUT)
+# GEMM_SHAPES_PREBUILT=DIR (gemm_shapes.sh): the gemm builds made on a machine without a GPU
+# (bench/gpu/gemm_build.sh into DIR/sm90a and DIR/sm90, and DIR/gemm_shapes), so the device's
+# time goes to the checks and the timing; the FP8 table times DIR/sm90a's library as well.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 O=${1:-${OUT:-/tmp/kbpkg-perf}}
@@ -26,7 +29,7 @@ part() { # name command...: runs it, records its start and end for the clock sum
 }
 part gemm_shapes bash "$ROOT/bench/gpu/gemm_shapes.sh" "$O/gemm"
 # the FP8 table times the sm_90a library gemm_shapes.sh just built (and checked)
-FP8_VARIANTS="" FP8_PREBUILT=${TMPDIR:-/tmp}/gemm-shapes-build/sm90a/libgemm.so \
+FP8_VARIANTS="" FP8_PREBUILT=${GEMM_SHAPES_PREBUILT:-${TMPDIR:-/tmp}/gemm-shapes-build}/sm90a/libgemm.so \
   part fp8 bash "$ROOT/bench/gpu/fp8_run.sh" "/tmp/kbpkg-perf-fp8"
 part mem_sweep bash "$ROOT/bench/gpu/mem_sweep.sh" "$O/mem"
 kill "$SMI" 2>/dev/null; wait "$SMI" 2>/dev/null
