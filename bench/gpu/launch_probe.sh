@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What a trivial kernel of ours costs per call (about 0.45 us more than torch's copy_ per
+# CUDA-graph replay in mem_sweep.sh's few-row shapes): bench/gpu/launch_probe.cu built with the
+# static cudart (as kbpkg builds packages) and the shared one, timed beside torch's copy_ and
+# add as graph replays, then each kernel's own duration under Nsight Compute. About 60 s.
+# Usage: bench/gpu/launch_probe.sh [outdir]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+O=${1:-${OUT:-/tmp/launch-probe}}
+B=/tmp/launch-probe-build
+mkdir -p "$O" "$B"
+export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
+for rt in static shared; do
+    nvcc -O3 -Xcompiler -fPIC,-fvisibility=hidden -shared -cudart "$rt" \
+        -gencode arch=compute_90,code=sm_90 "$ROOT/bench/gpu/launch_probe.cu" \
+        -o "$B/libprobe_$rt.so" || exit 1
+done
+python3 "$ROOT/bench/gpu/launch_probe.py" "$B" 2>&1 | tee "$O/replays.txt"
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+if [ -n "$NCU" ]; then
+    "$NCU" --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
+        python3 "$ROOT/bench/gpu/launch_probe.py" "$B" --once >"$O/ncu.txt" 2>&1
+    grep -E "^  [a-zA-Z_].*\(|gpu__time_duration|launch__grid_size|registers" "$O/ncu.txt" | head -60
+else
+    echo "no ncu here"
+fi
