@@ -1,6 +1,8 @@
 /* A 16-byte copy kernel in a shared library, loaded with ctypes like the packages' artifacts:
  * bench/gpu/launch_probe.sh builds it with the static cudart (as kbpkg builds packages) and
- * with the shared one, to see what a trivial kernel of ours costs per CUDA-graph replay. */
+ * with the shared one, to see what a trivial kernel of ours costs per CUDA-graph replay. The
+ * kernel is mem_variants.cu's copy on purpose: this library holds nothing else (no package
+ * headers, one kernel in its module), so the two can be told apart. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
