@@ -50,8 +50,7 @@ extern "C" __attribute__((visibility("default"))) int copy_variant(void *dst, co
                                                                    int64_t bytes, void *stream)
 {
     const int64_t units = bytes / 16;
-    const unsigned blocks = (unsigned)((units + 255) / 256);
-    copy16_kernel < < <blocks> 0 ? blocks : 1, 256, 0,
-        (kb_stream_t)stream >>> ((uint4 *)dst, (const uint4 *)src, units);
+    const unsigned blocks = units > 0 ? (unsigned)((units + 255) / 256) : 1u;
+    copy16_kernel<<<blocks, 256, 0, (kb_stream_t)stream>>>((uint4 *)dst, (const uint4 *)src, units);
     return kb_gpu_launch_status();
 }
