@@ -44,3 +44,34 @@ for nbytes in [16 * 1024, 40960, 1 << 20]:
         torch.cuda.synchronize()
         assert torch.equal(dst[0], src[0]), k
     print(f"{nbytes:>9} " + " ".join(f"{t[k]:>12.2f}" for k in calls))
+
+# The packages' kernels at few rows, where mem_sweep.sh reads them 0.5 us above torch.compile:
+# in this process, beside the probe's copy, mem_variants' copy and torch's add of the same
+# output, rotating over 4 input sets and over 32 (what the sweep uses for small shapes).
+if "--once" not in sys.argv and __import__("os").path.exists(f"{d}/libactivation.so"):
+    from mem_sweep import Packages  # noqa: E402
+    pk = Packages(d)
+    pk.variants.copy_variant.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64, ctypes.c_void_p]
+    st = lambda: torch.cuda.current_stream().cuda_stream
+    print(f"\n{'op':9} {'shape':>9} {'sets':>4} {'ours':>7} {'probe copy':>10} {'variants copy':>13} {'torch add':>9}  (us per call)")
+    for op, rows, width in [("silu", 1, 128), ("silu", 7, 4095), ("silu", 64, 4096),
+                            ("rmsnorm", 1, 128), ("rmsnorm", 1, 4096), ("rmsnorm", 7, 4095)]:
+        for sets in [4, 32]:
+            inw = 2 * width if op == "silu" else width
+            xs = [torch.randn(rows, inw, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
+            w = torch.randn(width, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(rows, width, device="cuda", dtype=torch.bfloat16)
+            nb = rows * width * 2 // 16 * 16
+            src = [torch.empty(nb, device="cuda", dtype=torch.uint8) for _ in range(sets)]
+            dst = torch.empty(nb, device="cuda", dtype=torch.uint8)
+            one = torch.ones(rows, width, device="cuda", dtype=torch.bfloat16)
+            if op == "silu":
+                ours = lambda i: pk.act.act_silu_and_mul_bf16(out.data_ptr(), xs[i].data_ptr(), rows, width, st())
+            else:
+                ours = lambda i: pk.rms.rmsnorm_bf16(out.data_ptr(), xs[i].data_ptr(), w.data_ptr(), rows, width, 1e-6, st())
+            calls = [ours,
+                     lambda i: libs["static"].probe_copy(dst.data_ptr(), src[i].data_ptr(), nb, st()),
+                     lambda i: pk.variants.copy_variant(dst.data_ptr(), src[i].data_ptr(), nb, st()),
+                     lambda i: torch.add(xs[i][:, :width], one, out=out)]
+            t = [timer.per_call_us(c, sets, 2.0) for c in calls]
+            print(f"{op:9} {rows:>4}x{width:<5} {sets:>4} {t[0]:7.2f} {t[1]:10.2f} {t[2]:13.2f} {t[3]:9.2f}")
