@@ -30,6 +30,11 @@ printf 'int   planted_format ;\n' >>"$tmp/format.c"
 line=$(wc -l <"$tmp/format.c")
 expect_fail format "^$tmp/format.c:$line: not clang-formatted" --only format --also "$tmp/format.c"
 
+# format: a kernel launch as clang-format splits it when its grid holds a '>'.
+printf '__global__ void k(int *p) { *p = 1; }\nvoid go(int *p, unsigned b) { k < < <b> 0 ? b : 1, 1>>> (p); }\n' \
+  >"$tmp/launch.cu"
+expect_fail format "^$tmp/launch.cu:2: a kernel launch split into" --only format --also "$tmp/launch.cu"
+
 # banned: a strcpy call (formatted, so only the banned check objects), beside the same names in
 # a comment and a string, which are not calls.
 cp "$src/core/fs.c" "$tmp/banned.c"
