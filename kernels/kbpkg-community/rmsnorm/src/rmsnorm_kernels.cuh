@@ -399,6 +399,12 @@ static inline int pow2_at_least(int64_t v)
     return p;
 }
 
+/* Threads of the few-row block of r units per thread: whole warps that hold the row. */
+static inline int64_t few_rows_threads(int64_t units, int r)
+{
+    return ((units + r - 1) / r + 31) / 32 * 32;
+}
+
 /*
  * Few rows (at most 4 per SM) whose blocks all fit on the device at once (at most 1024 threads
  * per SM): a launch then takes as long as one row's chain of dependent steps (load, sum, one
@@ -414,7 +420,7 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
     if (sms <= 0 || units <= 32 || n > 4 * (int64_t)sms)
         return 0;
     for (int r = 2; r <= 4; r *= 2) {
-        const int64_t threads = ((units + r - 1) / r + 31) / 32 * 32;
+        const int64_t threads = few_rows_threads(units, r);
         if (threads <= FEW_MAX_THREADS && n * threads <= (int64_t)sms * 1024)
             return r;
     }
@@ -444,7 +450,7 @@ template <typename T> static inline plan choose(int64_t n, int64_t units, int sm
     if (few > 0) {
         p.path = PATH_BLOCK;
         p.vecs = few;
-        p.threads = (int)(((units + few - 1) / few + 31) / 32 * 32);
+        p.threads = (int)few_rows_threads(units, few);
         p.lanes = p.threads;
         p.blocks_needed = n;
         return p;
