@@ -2,6 +2,7 @@
 (mem_sweep.Timer: a graph of K calls, events around each replay, median) and, with --once,
 one call of each for Nsight Compute to time alone. Usage: launch_probe.py DIR [--once]"""
 import ctypes
+import os
 import sys
 
 import torch
@@ -48,7 +49,7 @@ for nbytes in [16 * 1024, 40960, 1 << 20]:
 # The packages' kernels at few rows, where mem_sweep.sh reads them 0.5 us above torch.compile:
 # in this process, beside the probe's copy, mem_variants' copy and torch's add of the same
 # output, rotating over 4 input sets and over 32 (what the sweep uses for small shapes).
-if "--once" not in sys.argv and __import__("os").path.exists(f"{d}/libactivation.so"):
+if "--once" not in sys.argv and os.path.exists(f"{d}/libactivation.so"):
     from mem_sweep import Packages  # noqa: E402
     pk = Packages(d)
     pk.variants.copy_variant.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64, ctypes.c_void_p]

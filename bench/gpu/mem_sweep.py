@@ -492,12 +492,12 @@ def summarize(results, out, key):
             xc = {id(r): r["compile"] / r[key] for r in rs if r["compile"] == r["compile"]}
             pc = {id(r): 100.0 * r["best_copy"] / r[key] for r in rs if r["large"]}
             we = min(rs, key=lambda r: xe[id(r)])
-            gm = math.exp(sum(math.log(v) for v in xe.values()) / len(xe))
+            gm = statistics.geometric_mean(xe.values())
             line = (f"{op:12} {t:4} vs eager: worst {xe[id(we)]:.2f} at {we['rows']}x"
                     f"{we['width']}, geomean {gm:.2f}")
             if xc:
                 wc = min((r for r in rs if id(r) in xc), key=lambda r: xc[id(r)])
-                gmc = math.exp(sum(math.log(v) for v in xc.values()) / len(xc))
+                gmc = statistics.geometric_mean(xc.values())
                 gms.append(gmc)
                 line += (f"; vs compile: worst {xc[id(wc)]:.2f} at {wc['rows']}x"
                          f"{wc['width']}, geomean {gmc:.2f}")
@@ -507,7 +507,7 @@ def summarize(results, out, key):
             log(out, line)
     if gms:
         log(out, f"{key}: geomean vs torch.compile over the {len(gms)} (op, dtype) pairs: "
-            f"{math.exp(sum(math.log(v) for v in gms) / len(gms)):.2f}")
+            f"{statistics.geometric_mean(gms):.2f}")
 
 
 if __name__ == "__main__":
