@@ -2,7 +2,9 @@
  * process: the exported rf_gemm_bf16/f16 as users call it (twice: the spread between the two is
  * the noise), the same exports of a baseline build of the package (GEMM_BASELINE_LIB, a
  * libgemm.so from an older revision, loaded with dlopen: "before" in the same run), the table's
- * split plans unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split;
+ * split plans unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split; at
+ * M <= 64 also the skinny kernel alone (its default plan; every plan with
+ * GEMM_SHAPES_SKINNY_SWEEP=1) beside the TMA kernels' picks (what the exports ran before it);
  * with GEMM_SHAPES_CALIBRATE=1 also every tile at splits 1..16 for the bf16 shapes outside the
  * large classes (the cost model's data). Side by side on the same rotating inputs (CUDA events,
  * medians); each checked against cuBLAS (C poisoned first). A correctness sweep forces every
@@ -86,11 +88,16 @@ enum vkind {
     V_UNSPLIT,  /* the table's tile, unsplit */
     V_SM90,     /* the table's plan, mma.sync consumers (the sm_90 build) */
     V_CAL,      /* calibration: a forced plan, wgmma */
+    V_TMA_PICK, /* the TMA table's plan, wgmma: the sm_90a export before the skinny kernel */
+    V_TMA_SM90, /* the TMA table's plan, mma.sync: the sm_90 export before the skinny kernel */
+    V_CPASYNC,  /* the cp.async mma.sync kernel the sm_80..sm_89 builds run at M <= 64 */
+    V_SKINNY,   /* the skinny kernel with a forced plan (M <= 64) */
 };
 struct variant {
     std::string name;
     vkind kind;
     rf::ts_plan plan;
+    rf::sk_plan sk;
 };
 
 /* The staging width the package does not default to (the sweep checks both). */
@@ -113,8 +120,21 @@ static int call_variant(const variant &v, int M, int N, int K, float al, const u
         return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
     case V_BASELINE:
         return g_base[bf16 ? 0 : 1](M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
-    case V_SM90:
+    case V_SM90: /* what the sm_90 build's export runs: the skinny kernel up to its M */
+        if (M <= rf::SK_MAX_M_SM90) {
+            int rc = rf::launch_skinny<T>(nullptr, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+            if (rc != KBPKG_KERNEL_EUNSUPPORTED)
+                return rc;
+        }
         return rf::launch_tma<T, false>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case V_TMA_PICK:
+        return rf::launch_tma<T, true>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case V_TMA_SM90:
+        return rf::launch_tma<T, false>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case V_CPASYNC:
+        return rf::launch_mma<T, 128, 128, 64, 3>(M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
+    case V_SKINNY:
+        return rf::launch_skinny<T>(&v.sk, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
     default:
         return rf::launch_tma_plan<T, true>(&v.plan, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
     }
@@ -163,7 +183,24 @@ struct tally {
 
 struct result {
     double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_again, ratio_unsplit;
+    /* M <= 64 (else 0): skinny, the TMA picks, the cp.async kernel of sm_80..sm_89 builds */
+    double ratio_skinny, ratio_tma, ratio_sm90_tma, ratio_cpasync;
 };
+
+static std::string skinny_name(const rf::sk_plan &p)
+{
+    char b[64];
+    snprintf(b, sizeof b, "skinny s%d w%d%s", p.splits, p.warps ? p.warps : 8,
+             p.hint ? " L2::256B" : "");
+    return b;
+}
+
+/* GEMM_SHAPES_SKINNY_SWEEP=1: every K split and warp count of the skinny kernel too */
+static bool skinny_sweep()
+{
+    const char *e = getenv("GEMM_SHAPES_SKINNY_SWEEP");
+    return e && *e == '1';
+}
 
 static bool calibrating(const shape &sh, bool bf16)
 {
@@ -198,14 +235,29 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
 
     rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
     std::vector<variant> vs;
-    vs.push_back({bf16 ? "rf_gemm_bf16 " + plan_name(pick) : "rf_gemm_f16 " + plan_name(pick),
-                  V_EXPORT, pick});
+    /* what the export runs: the skinny kernel up to its M (B rows here are 16-byte aligned) */
+    std::string runs = M <= rf::SK_MAX_M_SM90A ? std::string("skinny") : plan_name(pick);
+    vs.push_back({bf16 ? "rf_gemm_bf16 " + runs : "rf_gemm_f16 " + runs, V_EXPORT, pick});
     if (g_base[0])
         vs.push_back({"baseline export", V_BASELINE, pick});
     vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", V_AGAIN, pick});
     if (pick.splits > 1)
         vs.push_back({"pick unsplit " + plan_name({pick.tile, 1}), V_UNSPLIT, {pick.tile, 1}});
-    vs.push_back({"sm_90 build (mma.sync) " + plan_name(pick), V_SM90, pick});
+    vs.push_back({M <= rf::SK_MAX_M_SM90 ? std::string("sm_90 build (skinny)")
+                                         : "sm_90 build (mma.sync) " + plan_name(pick),
+                  V_SM90, pick});
+    if (M <= rf::SK_MAX_M) {
+        vs.push_back({"TMA pick (wgmma) " + plan_name(pick), V_TMA_PICK, pick});
+        vs.push_back({"TMA pick (mma.sync) " + plan_name(pick), V_TMA_SM90, pick});
+        vs.push_back({"cp.async mma 128x128 (sm_80..89)", V_CPASYNC, pick});
+        vs.push_back({"skinny (default plan)", V_SKINNY, pick, {0, 0, false}});
+        if (skinny_sweep()) {
+            for (int sp : {1, 2, 4, 8, 16})
+                vs.push_back({skinny_name({sp, 8, false}), V_SKINNY, pick, {sp, 8, false}});
+            vs.push_back({skinny_name({0, 4, false}), V_SKINNY, pick, {0, 4, false}});
+            vs.push_back({skinny_name({0, 8, true}), V_SKINNY, pick, {0, 8, true}});
+        }
+    }
     int ktiles = (K + 63) / 64;
     if (calibrating(sh, bf16)) {
         for (int t = 0; t < rf::TS_NTILES; t++)
@@ -287,6 +339,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     result r = {0, 0, 0, 0, 0, 0};
     r.ratio_unsplit = -1; /* -1: not timed (the plan is unsplit) */
     std::string best_name = "-";
+    double t_skinny = 0;
     for (size_t v = 1; v < nv; v++) {
         const variant &var = run[v - 1];
         double t = med[v], ratio = t_cublas / t, err = errs[v - 1];
@@ -308,7 +361,16 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_again = ratio;
         if (var.kind == V_UNSPLIT)
             r.ratio_unsplit = ratio;
-        if (var.kind != V_BASELINE && var.kind != V_SM90 && ratio > r.ratio_best) {
+        if (var.kind == V_SKINNY && var.sk.splits == 0 && var.sk.warps == 0)
+            r.ratio_skinny = ratio, t_skinny = t;
+        if (var.kind == V_TMA_PICK)
+            r.ratio_tma = ratio;
+        if (var.kind == V_TMA_SM90)
+            r.ratio_sm90_tma = ratio;
+        if (var.kind == V_CPASYNC)
+            r.ratio_cpasync = ratio;
+        if (var.kind != V_BASELINE && var.kind != V_SM90 && var.kind != V_TMA_SM90 &&
+            var.kind != V_CPASYNC && ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
         }
@@ -316,8 +378,13 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     printf("%-8s %-18s %-4s cuBLAS %6.1f TF/s | before %.3f | rf_gemm %.3f (again %.3f) %s | "
            "unsplit %.3f | sm_90 %.3f | best %.3f %s\n",
            sh.cls, label, tname, flop / t_cublas / 1e9, r.ratio_base, r.ratio_default,
-           r.ratio_again, plan_name(pick).c_str(), r.ratio_unsplit, r.ratio_sm90, r.ratio_best,
+           r.ratio_again, runs.c_str(), r.ratio_unsplit, r.ratio_sm90, r.ratio_best,
            best_name.c_str());
+    if (t_skinny > 0) /* B (the weight) is what the skinny kernel streams: its bytes per second */
+        printf("  skinny %-18s %-4s skinny %.3f (B at %.2f TB/s) | TMA pick wgmma %.3f | TMA "
+               "mma.sync %.3f | cp.async %.3f | cuBLAS B at %.2f TB/s | best %s\n",
+               label, tname, r.ratio_skinny, 2.0 * K * N / t_skinny / 1e9, r.ratio_tma,
+               r.ratio_sm90_tma, r.ratio_cpasync, 2.0 * K * N / t_cublas / 1e9, best_name.c_str());
     fflush(stdout);
     fflush(log); /* a run cut short keeps what it timed */
     bench_gemm_sets_free(g);
@@ -397,6 +464,30 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
                     fprintf(log, "sweep %s %dx%dx%d %s %s relerr %.2e\n", bf16 ? "bf16" : "f16",
                             cs.M, cs.N, cs.K, kind[wg], plan_name(p).c_str(), err);
                 }
+        /* the skinny kernel: K parts 1, 3 and 16 (the workspace), 8 warps and 3 */
+        for (int sp : {1, 3, 16})
+            for (int w : {8, 3}) {
+                if (cs.M > rf::SK_MAX_M)
+                    break;
+                rf::sk_plan p = {sp, w, false};
+                CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
+                int rc = rf::launch_skinny<T>(&p, cs.M, cs.N, cs.K, cs.alpha, A, lda, B, ldb,
+                                              cs.beta, Co, ldc, 0);
+                if (rc == KBPKG_KERNEL_EUNSUPPORTED) /* ldb not a multiple of 8 */
+                    continue;
+                CK(cudaDeviceSynchronize());
+                double err = rc ? 1.0 : rel_err<T>(Co, Cr, cs.M, cs.N, ldc);
+                bool pad = padding_intact(Co, cs.M, cs.N, ldc);
+                runs++;
+                if (rc != 0 || !(err < 1e-2) || !pad) {
+                    bad++;
+                    fprintf(stderr, "sweep FAIL %s %dx%dx%d ld %d/%d/%d %s: rc %d relerr %.2e%s\n",
+                            bf16 ? "bf16" : "f16", cs.M, cs.N, cs.K, lda, ldb, ldc,
+                            skinny_name(p).c_str(), rc, err, pad ? "" : " padding written");
+                }
+                fprintf(log, "sweep %s %dx%dx%d %s relerr %.2e\n", bf16 ? "bf16" : "f16", cs.M,
+                        cs.N, cs.K, skinny_name(p).c_str(), err);
+            }
         CK(cudaFree(A));
         CK(cudaFree(B));
         CK(cudaFree(C0));
@@ -458,9 +549,14 @@ int main(int argc, char **argv)
     /* per variant: overall ([0]) and per class, in the order the classes first appear */
     std::vector<std::string> classes = {"all"};
     std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), split_vs_un(1);
+    tally sk, sk_tma, sk_tma90, sk_def, sk_sm90, sk_cp; /* the M <= 64 shapes */
     std::vector<double> spread;
     int at85 = 0, base85 = 0, pairs = 0;
+    const char *maxm_env = getenv("GEMM_SHAPES_MAXM"); /* time only shapes with M <= this */
+    long maxm = maxm_env && *maxm_env ? strtol(maxm_env, nullptr, 10) : 1L << 30;
     for (const auto &sh : shapes) {
+        if (sh.M > maxm)
+            continue;
         size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
         if (c == classes.size()) {
             classes.push_back(sh.cls);
@@ -487,6 +583,14 @@ int main(int argc, char **argv)
                 if (r.ratio_unsplit > 0)
                     split_vs_un[k].add(r.ratio_default / r.ratio_unsplit, name);
             }
+            if (r.ratio_skinny > 0) {
+                sk.add(r.ratio_skinny, name);
+                sk_tma.add(r.ratio_tma, name);
+                sk_tma90.add(r.ratio_sm90_tma, name);
+                sk_def.add(r.ratio_default, name);
+                sk_sm90.add(r.ratio_sm90, name);
+                sk_cp.add(r.ratio_cpasync, name);
+            }
             if (r.ratio_default > 0 && r.ratio_again > 0)
                 spread.push_back(std::fabs(r.ratio_again / r.ratio_default - 1));
         }
@@ -503,6 +607,14 @@ int main(int argc, char **argv)
     printf("split plans, split / unsplit:        %s\n", split_vs_un[0].str().c_str());
     printf("best variant per shape (oracle):     %s\n", best[0].str().c_str());
     printf("sm_90 table (mma.sync), aligned:     %s\n", sm90[0].str().c_str());
+    if (sk.n) {
+        printf("M <= 64, skinny kernel (default plan): %s\n", sk.str().c_str());
+        printf("M <= 64, TMA pick wgmma (sm_90a before): %s\n", sk_tma.str().c_str());
+        printf("M <= 64, TMA pick mma.sync (sm_90 before): %s\n", sk_tma90.str().c_str());
+        printf("M <= 64, sm_90a export:                %s\n", sk_def.str().c_str());
+        printf("M <= 64, sm_90 export:                 %s\n", sk_sm90.str().c_str());
+        printf("M <= 64, cp.async (sm_80..89 before):  %s\n", sk_cp.str().c_str());
+    }
     printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s\n", "class", "n",
            "before", "rf_gemm", "split/unspl", "sm_90");
     for (size_t c = 1; c < classes.size(); c++)

@@ -1074,6 +1074,26 @@ static bool ts_ws_alloc(void **p, size_t bytes, kb_stream_t stream)
     return false;
 }
 
+/* After a split launch (rc its status): the reduce of a.splits > 1 partials into C, then the
+ * workspace back to its pool. A no-op for unsplit launches. */
+template <typename T>
+static int ts_split_finish(const ts_args &a, int sms, int rc, kb_stream_t stream)
+{
+    if (a.splits <= 1)
+        return rc;
+    if (rc == 0) {
+        int gx = (a.N + 511) / 512, gy = a.M < 65535 ? a.M : 65535;
+        int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
+        while (gx > 1 && (long long)gx * gy > want)
+            gx = (gx + 1) / 2;
+        gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
+        rc = kb_gpu_launch_status();
+    }
+    if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
+        rc = KBPKG_KERNEL_ELAUNCH;
+    return rc;
+}
+
 template <typename T, typename C, bool WGMMA>
 static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
@@ -1120,19 +1140,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
     }
-    if (a.splits > 1) {
-        if (rc == 0) {
-            int gx = (N + 511) / 512, gy = M < 65535 ? M : 65535;
-            int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
-            while (gx > 1 && (long long)gx * gy > want)
-                gx = (gx + 1) / 2;
-            gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
-            rc = kb_gpu_launch_status();
-        }
-        if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
-            rc = KBPKG_KERNEL_ELAUNCH;
-    }
-    return rc;
+    return ts_split_finish<T>(a, sms, rc, stream);
 }
 
 /* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
@@ -1185,6 +1193,317 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
     return launch_tma_plan<T, WGMMA>(nullptr, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
+/* ---- skinny M (decode, M <= 64): swap-AB mma.sync streaming the weight from global ----
+ * C^T = B^T A^T: the weight B is the mma's A operand (16 columns n x 16 k), the tokens are its
+ * B operand (16 k x 8 tokens), so M = 1 pads 7 of 8 mma columns, not 63 of 64 tile rows, and B
+ * goes straight from DRAM to registers (no shared memory, no TMA): the kernel is a stream of B
+ * at the bandwidth the loads in flight allow. Each warp owns 64 columns of B: lane (g, t) loads
+ * the 16 bytes of columns [n0 + 8g, +8) of 4 k-rows per 16-row step (one load instruction
+ * reads 4 rows x 128 contiguous bytes, whole lines). The mma sums over k, so k may be
+ * relabelled as long as both operands agree: in a batch of U steps lane t holds k-rows
+ * [kb, kb + 4U), kb = 16 U-step base + 4U t, and step u's rows kb + 4u + q (q = 0..3) play the
+ * mma's k 2t, 2t+1, 2t+8, 2t+9; the lane's tokens are then 4U consecutive halves of each row
+ * of A (16-byte loads, whole sectors). m16n8k16's A fragment (as ldmatrix gives it to gemm_mma
+ * above) is a0 = (row g; k 2t, 2t+1), a1 = (row g+8; same k), a2/a3 = the same at k + 8; so
+ * for j = 0..3, mma j takes columns n0 + 8g + 2j as its row g and n0 + 8g + 2j + 1 as its row
+ * g + 8, each a0..a3 two halves of two loaded rows put side by side by __byte_perm. Its
+ * accumulator (row g, g+8; columns 2t, 2t+1) is then C[8f + 2t (+1)][n0 + 8g + 2j (+1)]: the
+ * lane holds pairs of adjacent columns of C.
+ * Warps of a block take turns along K (U steps each) over the block's K range and add up
+ * through shared memory in warp order; blocks split K further (`splits`) into the split-K
+ * workspace of the TMA kernels, which gemm_tma_reduce adds in split order: results are the
+ * same bit for bit from run to run. */
+constexpr int SK_MAX_M = 64, SK_COLS = 64, SK_STEP = 16;
+
+/* Steps (16 k-rows) per batch of loads a warp keeps in flight: 4 x U 16-byte loads per lane. */
+template <int MF> struct sk_unroll {
+    static constexpr int U = MF <= 4 ? 4 : 2;
+    /* two blocks of 8 warps per SM where 128 registers hold it (no spills, ptxas -v) */
+    static constexpr int MIN_BLOCKS = MF <= 2 ? 2 : 1;
+};
+
+/* 16 bytes of B, read once: no L1 allocation (HINT: ask L2 to fetch 256-byte blocks). */
+template <bool HINT> __device__ __forceinline__ uint4 sk_ld16(const uint16_t *p)
+{
+    uint4 v;
+    if (HINT)
+        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p));
+    else
+        asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p));
+    return v;
+}
+
+/* Columns [col, col + 8) of k-row kr of B; zeros past K and N. */
+template <bool HINT>
+__device__ __forceinline__ uint4 sk_load_b(const uint16_t *B, int ldb, int kr, int col, int N,
+                                           int K)
+{
+    if (kr >= K || col >= N)
+        return make_uint4(0, 0, 0, 0);
+    const uint16_t *row = B + (size_t)kr * ldb;
+    return col + 8 <= N ? sk_ld16<HINT>(row + col) : load_chunk_scalar(row, col, N);
+}
+
+/* Tokens m, k-columns [k, k + 8) of A; zeros past M and K. vec: A and lda allow 16-byte loads. */
+__device__ __forceinline__ uint4 sk_load_a(const uint16_t *A, int lda, int m, int k, int M, int K,
+                                           bool vec)
+{
+    if (m >= M || k >= K)
+        return make_uint4(0, 0, 0, 0);
+    const uint16_t *row = A + (size_t)m * lda;
+    if (vec && k + 8 <= K)
+        return __ldg(reinterpret_cast<const uint4 *>(row + k));
+    return load_chunk_scalar(row, k, K);
+}
+
+template <int J> __device__ __forceinline__ uint32_t sk_word(const uint4 &v)
+{
+    return J == 0 ? v.x : J == 1 ? v.y : J == 2 ? v.z : v.w;
+}
+
+/* One 16-row step: the four m16n8k16 of the lane's loaded rows r (the mma's k 2t, 2t+1, 2t+8,
+ * 2t+9) against MF fragments of 8 tokens. */
+template <typename T, int MF, int J>
+__device__ __forceinline__ void sk_mma(float (&acc)[4][MF][4], const uint4 (&r)[4],
+                                       const uint32_t (&tok)[MF][2])
+{
+    uint32_t w0 = sk_word<J>(r[0]), w1 = sk_word<J>(r[1]), w2 = sk_word<J>(r[2]),
+             w3 = sk_word<J>(r[3]);
+    /* low halves: column 2J (row g of the fragment); high halves: column 2J + 1 (row g + 8) */
+    uint32_t af[4] = {__byte_perm(w0, w1, 0x5410), __byte_perm(w0, w1, 0x7632),
+                      __byte_perm(w2, w3, 0x5410), __byte_perm(w2, w3, 0x7632)};
+#pragma unroll
+    for (int f = 0; f < MF; f++)
+        mma_16816<T>(acc[J][f], af, tok[f]);
+}
+
+/* Block (group, split): columns [64 group, +64) of C over k-steps [split * per, +per), per a
+ * multiple of U; blockDim.x / 32 warps; shared memory: warps x 16 MF x 32 floats. */
+template <typename T, int MF, bool HINT>
+__global__ __launch_bounds__(256, sk_unroll<MF>::MIN_BLOCKS) void gemm_skinny(
+    const ts_args a, const uint16_t *__restrict__ A, int lda, const uint16_t *__restrict__ B,
+    int ldb, bool a_vec, int per)
+{
+    constexpr int U = sk_unroll<MF>::U, PER_LANE = 16 * MF;
+    extern __shared__ float sk_red[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int groups = (a.N + SK_COLS - 1) / SK_COLS;
+    const int group = blockIdx.x % groups, split = blockIdx.x / groups;
+    const int col = group * SK_COLS + 8 * g;
+    const int steps = (a.K + SK_STEP - 1) / SK_STEP;
+    const int s_end = min(steps, (split + 1) * per);
+
+    float acc[4][MF][4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int f = 0; f < MF; f++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[j][f][r] = 0.0f;
+
+    for (int s0 = split * per + warp * U; s0 < s_end; s0 += warps * U) {
+        /* the batch's 16 U k-rows, relabelled: lane t holds rows kb .. kb + 4U - 1, step u
+         * the 4 rows kb + 4u + q as the mma's k 2t, 2t+1, 2t+8, 2t+9 (q = 0..3), so the
+         * tokens of a lane are 4U consecutive halves of A: 16-byte loads */
+        const int kb = s0 * SK_STEP + 4 * U * t;
+        uint4 rows[U][4]; /* every load of the batch before the first use */
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                rows[u][q] = sk_load_b<HINT>(B, ldb, kb + 4 * u + q, col, a.N, a.K);
+        uint4 toks[MF][U / 2];
+#pragma unroll
+        for (int f = 0; f < MF; f++)
+#pragma unroll
+            for (int c = 0; c < U / 2; c++)
+                toks[f][c] = sk_load_a(A, lda, 8 * f + g, kb + 8 * c, a.M, a.K, a_vec);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            uint32_t tok[MF][2]; /* halves 4u, 4u+1 and 4u+2, 4u+3 of the lane's tokens */
+#pragma unroll
+            for (int f = 0; f < MF; f++) {
+                const uint4 &c = toks[f][u / 2];
+                tok[f][0] = u % 2 ? c.z : c.x;
+                tok[f][1] = u % 2 ? c.w : c.y;
+            }
+            sk_mma<T, MF, 0>(acc, rows[u], tok);
+            sk_mma<T, MF, 1>(acc, rows[u], tok);
+            sk_mma<T, MF, 2>(acc, rows[u], tok);
+            sk_mma<T, MF, 3>(acc, rows[u], tok);
+        }
+    }
+
+    /* Every warp's accumulators to shared memory, lane-major (no bank conflicts); then warp w
+     * sums output pairs w, w + warps, ... over the warps in order, as the same lane. A pair is
+     * (j, f, h): row 8f + 2t + h, columns col + 2j, +1, the accumulators h and h + 2. */
+    float *mine = sk_red + (size_t)warp * PER_LANE * 32;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int f = 0; f < MF; f++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                mine[((j * MF + f) * 4 + r) * 32 + lane] = acc[j][f][r];
+    __syncthreads();
+    for (int p = warp; p < 8 * MF; p += warps) {
+        int jf = p >> 1, h = p & 1, j = jf / MF, f = jf % MF;
+        float v0 = 0.0f, v1 = 0.0f;
+        for (int w = 0; w < warps; w++) {
+            v0 += sk_red[((size_t)w * PER_LANE + jf * 4 + h) * 32 + lane];
+            v1 += sk_red[((size_t)w * PER_LANE + jf * 4 + h + 2) * 32 + lane];
+        }
+        int gm = 8 * f + 2 * t + h, gn = col + 2 * j;
+        if (a.splits > 1)
+            ts_emit<T, true>(a, split, gm, gn, a.alpha * v0, a.alpha * v1);
+        else
+            ts_emit<T, false>(a, split, gm, gn, a.alpha * v0, a.alpha * v1);
+    }
+}
+
+/* splits: K parts over blocks (0: choose); warps: per block, 1..8 (0: 8); hint: L2 256-byte
+ * fetches for B. */
+struct sk_plan {
+    int splits, warps;
+    bool hint;
+};
+
+/* One wave: as many K parts as keep every block resident at once (blocks_per_sm from the
+ * occupancy calculator), each warp with at least one batch of loads. */
+static int sk_choose_splits(int groups, int steps, int unroll, int warps, int sms,
+                            int blocks_per_sm)
+{
+    int slots = (sms > 0 ? sms : 132) * (blocks_per_sm > 0 ? blocks_per_sm : 1);
+    int s = slots / groups, cap = steps / (unroll * warps);
+    if (s > cap)
+        s = cap;
+    if (s > TS_MAX_SPLITS)
+        s = TS_MAX_SPLITS;
+    return s < 1 ? 1 : s;
+}
+
+template <typename T, int MF, bool HINT>
+static int launch_skinny_mf(const sk_plan &plan, int M, int N, int K, float alpha,
+                            const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                            uint16_t *C, int ldc, kb_stream_t stream)
+{
+    constexpr int U = sk_unroll<MF>::U;
+    auto kernel = gemm_skinny<T, MF, HINT>;
+    int warps = plan.warps >= 1 && plan.warps <= 8 ? plan.warps : 8;
+    int smem = warps * 16 * MF * 32 * (int)sizeof(float);
+    if (smem > 48 * 1024 && kb_gpu_func_set_max_dyn_smem(kernel, smem) != kb_gpu_success)
+        return KBPKG_KERNEL_ELAUNCH;
+    int sms = sm_count();
+    int groups = (N + SK_COLS - 1) / SK_COLS, steps = (K + SK_STEP - 1) / SK_STEP;
+    int splits = plan.splits;
+    if (splits < 1) {
+        int occ = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, warps * 32, smem) !=
+            cudaSuccess) {
+            (void)cudaGetLastError();
+            occ = 1;
+        }
+        splits = sk_choose_splits(groups, steps, U, warps, sms, occ);
+    }
+    if (splits > TS_MAX_SPLITS)
+        splits = TS_MAX_SPLITS;
+    /* steps per part, a multiple of U so no batch crosses into the next part */
+    int per = (steps + splits - 1) / splits;
+    per = (per + U - 1) / U * U;
+    splits = (steps + per - 1) / per;
+    ts_args a = {M,
+                 N,
+                 K,
+                 alpha,
+                 beta,
+                 C,
+                 ldc,
+                 ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0,
+                 false,
+                 1,
+                 (N + 1) & ~1,
+                 nullptr};
+    if (splits > 1) {
+        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
+        if (ts_ws_alloc((void **)&a.ws, bytes, stream)) {
+            a.splits = splits;
+        } else { /* no workspace: one part, the whole of K */
+            per = (steps + U - 1) / U * U;
+        }
+    }
+    bool a_vec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
+    long long blocks = (long long)groups * a.splits;
+    int rc = 0;
+    if (blocks > 0x7fffffffLL)
+        rc = KBPKG_KERNEL_EINVAL;
+    if (rc == 0) {
+        kernel<<<(unsigned)blocks, warps * 32, smem, stream>>>(a, A, lda, B, ldb, a_vec, per);
+        rc = kb_gpu_launch_status();
+    }
+    return ts_split_finish<T>(a, sms, rc, stream);
+}
+
+/* Needs M <= 64, K > 0 and B in 16-byte aligned rows (B and ldb): KBPKG_KERNEL_EUNSUPPORTED
+ * otherwise. plan: null for the default. */
+template <typename T>
+static int launch_skinny(const sk_plan *plan, int M, int N, int K, float alpha, const uint16_t *A,
+                         int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                         kb_stream_t stream)
+{
+    if (M > SK_MAX_M || K == 0 || ((uintptr_t)B & 15) || (ldb & 7))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    sk_plan p = plan ? *plan : sk_plan{0, 0, false};
+#define RF_SK_LAUNCH(MF)                                                                           \
+    (p.hint                                                                                        \
+         ? launch_skinny_mf<T, MF, true>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)  \
+         : launch_skinny_mf<T, MF, false>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,         \
+                                          stream))
+    if (M <= 8)
+        return RF_SK_LAUNCH(1);
+    if (M <= 16)
+        return RF_SK_LAUNCH(2);
+    if (M <= 32)
+        return RF_SK_LAUNCH(4);
+    return RF_SK_LAUNCH(8);
+#undef RF_SK_LAUNCH
+}
+
+/* Largest M that takes the skinny kernel in this build (measured: docs/perf.md, "Skinny M").
+ * RF_GEMM_SKINNY="maxm[,splits[,warps]]" overrides it (0 turns it off) and forces a plan: the
+ * package check and the benchmarks use it. */
+constexpr int SK_MAX_M_SM90A = 16, SK_MAX_M_SM90 = 16, SK_MAX_M_OTHER = 64;
+constexpr int SK_DEFAULT_MAX_M = kTargetIsSm90a  ? SK_MAX_M_SM90A
+                                 : kTargetIsSm90 ? SK_MAX_M_SM90
+                                                 : SK_MAX_M_OTHER;
+static int sk_max_m_from_env(sk_plan *p)
+{
+    *p = sk_plan{0, 0, false};
+    const char *s = getenv("RF_GEMM_SKINNY");
+    if (!s || !*s)
+        return SK_DEFAULT_MAX_M;
+    char *end;
+    long maxm = strtol(s, &end, 10);
+    if (end == s || maxm < 0 || maxm > SK_MAX_M)
+        return SK_DEFAULT_MAX_M;
+    if (*end == ',') {
+        long splits = strtol(end + 1, &end, 10);
+        if (splits >= 0 && splits <= TS_MAX_SPLITS)
+            p->splits = (int)splits;
+        if (*end == ',') {
+            long warps = strtol(end + 1, &end, 10);
+            if (warps >= 0 && warps <= 8)
+                p->warps = (int)warps;
+        }
+    }
+    return (int)maxm;
+}
+
 /* 16-byte cp.async needs 16-byte aligned rows; otherwise that operand takes scalar loads. */
 template <typename T, int BM, int BN, int BK, int STAGES>
 static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int lda,
@@ -1228,6 +1547,13 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         return rc;
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
+    sk_plan sp;
+    if (M <= sk_max_m_from_env(&sp)) {
+        /* decode sizes: stream B through the swap-AB kernel (B in 16-byte rows) */
+        rc = launch_skinny<T>(&sp, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+        if (rc != KBPKG_KERNEL_EUNSUPPORTED)
+            return rc;
+    }
     if constexpr (kTargetIsSm90) {
         /* TMA + warp-specialized persistent kernel, tile and split from the table: wgmma on
          * sm_90a, mma.sync on sm_90 (each build instantiates only its own consumer) */

@@ -43,6 +43,17 @@ static const gemm_case cases[] = {
      * (TMA stores) needs 16-byte rows, so these take the stores from registers */
     {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f, 4},
     {520, 1040, 24, 0, 0, 0, 1.0f, 0.0f, 1},
+    /* the skinny kernel (M <= 64, B in 16-byte rows): every token-fragment count (M 1..8, 9..16,
+     * 17..32, 33..64, each edge), N past a 64-column group and odd, K not a multiple of 16 and
+     * odd, beta, padded strides, lda not a multiple of 8 (A read by scalar loads) */
+    {1, 4100, 300, 0, 4, 0, 1.0f, 0.0f, 0},
+    {3, 1001, 257, 1, 7, 3, 0.5f, -1.0f, 0},
+    {8, 136, 1000, 3, 0, 0, -1.0f, 0.0f, 0},
+    {9, 200, 520, 0, 8, 5, 1.0f, 0.5f, 0},
+    {16, 72, 4000, 2, 0, 0, 1.0f, 0.0f, 0},
+    {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
+    {33, 520, 600, 5, 8, 2, 1.5f, 0.25f, 0},
+    {64, 130, 2000, 0, 6, 0, 1.0f, 0.0f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -134,7 +145,9 @@ static size_t conc_graph(const conc_job *j, void *C, const void *want, void *got
     return bad;
 }
 
-static size_t check_concurrent_splits(kbc_rng *rng)
+/* env: the variable and value that force a split plan (the TMA kernels', or the skinny one's) */
+static size_t check_concurrent_splits(kbc_rng *rng, const char *env, const char *value,
+                                      const char *what)
 {
     size_t na = (size_t)CONC_M * CONC_K, nb = (size_t)CONC_K * CONC_N, nc = (size_t)CONC_M * CONC_N;
     void *A = kbc_xmalloc(na * 2), *B = kbc_xmalloc(nb * 2), *C0 = kbc_xmalloc(nc * 2);
@@ -149,7 +162,7 @@ static size_t check_concurrent_splits(kbc_rng *rng)
     kbc_upload(dB, B, nb * 2);
     kbc_upload(dC0, C0, nc * 2);
     size_t bad = 0;
-    setenv("RF_GEMM_TMA_PLAN", "3,8", 1); /* 8 tiles x 8 parts of 4 k-tiles */
+    setenv(env, value, 1);
     for (int t = 0; t < 2; t++) {
         jobs[t] = (conc_job){dA, dB, dC0, {0}, 0};
         for (int i = 0; i < CONC_CALLS; i++)
@@ -182,7 +195,7 @@ static size_t check_concurrent_splits(kbc_rng *rng)
         }
     }
     bad += conc_graph(&jobs[0], jobs[0].C[0], want, got);
-    unsetenv("RF_GEMM_TMA_PLAN");
+    unsetenv(env);
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < CONC_CALLS; i++)
             kbc_dev_free(jobs[t].C[i]);
@@ -192,7 +205,38 @@ static size_t check_concurrent_splits(kbc_rng *rng)
     kbc_dev_free(dref);
     free(A), free(B), free(C0), free(want), free(got);
     if (!bad)
-        printf("check: ok   split calls on two threads' streams at once, and graph replays\n");
+        printf("check: ok   %s: split calls on two threads' streams at once, graph replays\n",
+               what);
+    return bad;
+}
+#endif
+
+#ifdef KBPKG_CHECK_CUDA
+static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
+
+/* The skinny kernel (M <= 64) with its plan forced: K parts 1, 3, 16 and the default, 8 warps
+ * and 3 (an odd count in the in-block reduction); then the M <= 64 cases with it turned off
+ * (the kernels it replaced stay reachable through RF_GEMM_SKINNY=0). */
+static size_t check_skinny_plans(kbc_rng *rng)
+{
+    static const char *const plans[] = {"64,1,8", "64,3,8", "64,16,3", "64,0,3"};
+    size_t bad = 0;
+    for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
+        setenv("RF_GEMM_SKINNY", plans[p], 1);
+        for (int t = KBC_BF16; t <= KBC_F16; t++)
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                if (cases[i].M <= 64)
+                    bad += run_case(rng, (kbc_dtype)t, &cases[i]);
+    }
+    setenv("RF_GEMM_SKINNY", "0", 1);
+    for (int t = KBC_BF16; t <= KBC_F16; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (cases[i].M <= 64)
+                bad += run_case(rng, (kbc_dtype)t, &cases[i]);
+    unsetenv("RF_GEMM_SKINNY");
+    if (!bad)
+        printf("check: ok   skinny kernel forced (K parts 1, 3, 16, default; 8 and 3 warps), and "
+               "off\n");
     return bad;
 }
 #endif
@@ -565,7 +609,13 @@ int main(void)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
 #ifdef KBPKG_CHECK_CUDA
-    bad += check_concurrent_splits(&rng);
+    /* the TMA kernels' split (M = 16 takes them with the skinny kernel off: 8 tiles x 8 parts
+     * of 4 k-tiles), then the skinny kernel's (4 parts of K) */
+    setenv("RF_GEMM_SKINNY", "0", 1);
+    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "3,8", "TMA split-K");
+    unsetenv("RF_GEMM_SKINNY");
+    bad += check_concurrent_splits(&rng, "RF_GEMM_SKINNY", "64,4", "skinny split-K");
+    bad += check_skinny_plans(&rng);
     size_t before_plans = bad;
     for (int tile = 0; tile < PLAN_TILES; tile++)
         for (int splits = 1; splits <= 3; splits += 2) {
