@@ -1218,8 +1218,9 @@ constexpr int SK_MAX_M = 64, SK_COLS = 64, SK_STEP = 16;
 /* Steps (16 k-rows) per batch of loads a warp keeps in flight: 4 x U 16-byte loads per lane. */
 template <int MF> struct sk_unroll {
     static constexpr int U = MF <= 4 ? 4 : 2;
-    /* two blocks of 8 warps per SM where 128 registers hold it (no spills, ptxas -v) */
-    static constexpr int MIN_BLOCKS = MF <= 2 ? 2 : 1;
+    /* two blocks of 8 warps per SM where 128 registers hold it without spills (ptxas -v: MF
+     * 2 spilled 84 bytes at 128) */
+    static constexpr int MIN_BLOCKS = MF == 1 ? 2 : 1;
 };
 
 /* 16 bytes of B, read once: no L1 allocation (HINT: ask L2 to fetch 256-byte blocks). */
@@ -1474,10 +1475,13 @@ static int launch_skinny(const sk_plan *plan, int M, int N, int K, float alpha, 
 #undef RF_SK_LAUNCH
 }
 
-/* Largest M that takes the skinny kernel in this build (measured: docs/perf.md, "Skinny M").
- * RF_GEMM_SKINNY="maxm[,splits[,warps]]" overrides it (0 turns it off) and forces a plan: the
- * package check and the benchmarks use it. */
-constexpr int SK_MAX_M_SM90A = 16, SK_MAX_M_SM90 = 16, SK_MAX_M_OTHER = 64;
+/* Largest M that takes the skinny kernel in this build (H200, docs/perf.md "Skinny M"): on
+ * sm_90/sm_90a it beats the TMA kernels at M = 1 (one token fragment, up to M = 8) and loses
+ * from M = 16 on; sm_80..sm_89 builds have only the cp.async kernel, which it beats 2-5x at
+ * every M <= 64 (timed on the H200 as a stand-in). RF_GEMM_SKINNY="maxm[,splits[,warps]]"
+ * overrides it (0 turns it off) and forces a plan: the package check and the benchmarks use
+ * it. */
+constexpr int SK_MAX_M_SM90A = 8, SK_MAX_M_SM90 = 8, SK_MAX_M_OTHER = 64;
 constexpr int SK_DEFAULT_MAX_M = kTargetIsSm90a  ? SK_MAX_M_SM90A
                                  : kTargetIsSm90 ? SK_MAX_M_SM90
                                                  : SK_MAX_M_OTHER;
