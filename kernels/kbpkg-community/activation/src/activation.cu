@@ -14,10 +14,14 @@ namespace act
 template <int OP> __device__ __forceinline__ float apply(float x, float up);
 template <> __device__ __forceinline__ float apply<ACT_SILU_AND_MUL>(float x, float up)
 {
-    /* __fdividef: a reciprocal and a multiply (2 ulp; the divisor is >= 1, and inf gives 0
-     * as x / inf does). The IEEE division it replaces costs a call to a slow-path routine
-     * that ncu showed on the few-row critical path (docs/perf.md, fourth pass). */
-    return __fdividef(x, 1.0f + expf(-x)) * up;
+    /* __fdividef: a reciprocal and a multiply (2 ulp), where the IEEE division's fix-up code
+     * and slow-path call cost 0.3 us of a one-block launch (docs/perf.md, fourth pass). It is
+     * only that accurate for y <= 2^126 and returns 0 above, where x / y is still about 1e-37
+     * (-88.7 < x < -87.3: times an up of inf that is inf, not NaN; the package check's gate
+     * sweep failed on exactly those gates): there both are scaled by 2^-64, which is exact.
+     * y = inf (x < -88.7) still gives x / inf = -0, as the reference does. */
+    const float y = 1.0f + expf(-x), s = y > 0x1p100f ? 0x1p-64f : 1.0f;
+    return __fdividef(x * s, y * s) * up;
 }
 /* gelu(x) = x Phi(x) = x/2 erfc(-x/sqrt 2), without 1 + erff()'s cancellation for x < 0 (see
  * the reference's gelu_erf in activation_cpu.c): erfc(z) for z = |x|/sqrt 2 from Numerical
