@@ -14,7 +14,14 @@ namespace act
 template <int OP> __device__ __forceinline__ float apply(float x, float up);
 template <> __device__ __forceinline__ float apply<ACT_SILU_AND_MUL>(float x, float up)
 {
-    return x / (1.0f + expf(-x)) * up;
+    /* __fdividef: a reciprocal and a multiply (2 ulp), where the IEEE division's fix-up code
+     * and slow-path call cost 0.3 us of a one-block launch (docs/perf.md, fourth pass). It is
+     * only that accurate for y <= 2^126 and returns 0 above, where x / y is still about 1e-37
+     * (-88.7 < x < -87.3: times an up of inf that is inf, not NaN; the package check's gate
+     * sweep failed on exactly those gates): there both are scaled by 2^-64, which is exact.
+     * y = inf (x < -88.7) still gives x / inf = -0, as the reference does. */
+    const float y = 1.0f + expf(-x), s = y > 0x1p100f ? 0x1p-64f : 1.0f;
+    return __fdividef(x * s, y * s) * up;
 }
 /* gelu(x) = x Phi(x) = x/2 erfc(-x/sqrt 2), without 1 + erff()'s cancellation for x < 0 (see
  * the reference's gelu_erf in activation_cpu.c): erfc(z) for z = |x|/sqrt 2 from Numerical
@@ -137,30 +144,62 @@ __global__ void __launch_bounds__(256)
         for (int k = 0; k < U; k++) {
             const int64_t u = base + k * threads;
             if (u < total)
-                *reinterpret_cast<uint4 *>(out + u * V) = apply_unit<T, OP>(xv[k], uv[k]);
+                kb_store16(out + u * V, apply_unit<T, OP>(xv[k], uv[k]));
         }
     }
 }
 
-/* Elements e .. e + count of the flat output one at a time, gate and up at their row's place
- * (row, col: element e's): units that cross a row end, and the head and tail. Not inlined: it
- * runs for one unit in d / V, and the kernels' hot loops stay short. */
+/* Gate and up of the V elements of an output unit that crosses a row end, starting at (row,
+ * col), into unit registers, every load issued before the first one is used: the unit then
+ * takes the same math and 16-byte store as the others. Element by element with the math and
+ * store between loads, each unit waited for memory up to V times in a row (in and out may
+ * alias, so no load could pass a store): ncu's longest stall at 7 x 4095. Not inlined: it runs
+ * for one unit in d / V, and the kernels' hot loops stay short. */
+template <typename T, int OP> struct gathered {
+    kb_vec16<T> x, up;
+};
 template <typename T, int OP>
-__device__ __noinline__ void act_elements(typename kb_type<T>::storage *out,
-                                          const typename kb_type<T>::storage *in, int64_t e,
-                                          int64_t row, int64_t col, int64_t d, int count)
+__device__ __noinline__ gathered<T, OP> act_gather(const typename kb_type<T>::storage *in,
+                                                   int64_t row, int64_t col, int64_t d)
 {
+    typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
+    constexpr int V = 16 / (int)sizeof(S);
     const int64_t in_width = gated ? 2 * d : d;
-    for (int j = 0; j < count; j++, col++) {
+    gathered<T, OP> g;
+    g.up.raw = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int j = 0; j < V; j++, col++) {
         while (col >= d) { /* past the row's end: the next row (several, for d < V) */
             col -= d;
             row++;
         }
-        const typename kb_type<T>::storage *x = in + row * in_width + col;
-        out[e + j] = kb_type<T>::store(
-            apply<OP>(kb_type<T>::load(x[0]), gated ? kb_type<T>::load(x[d]) : 0.0f));
+        const S *x = in + row * in_width + col;
+        g.x.e[j] = x[0];
+        if (gated)
+            g.up.e[j] = x[d];
     }
+    return g;
+}
+
+/* One element of the output, gate and up loaded when the kernel starts and used at its end,
+ * so that the head and tail elements add no round trip to memory after the units'. Only the
+ * two values live across the kernel's loop (its place is computed again at the end). */
+struct pending {
+    float x, up;
+};
+template <typename T, int OP>
+__device__ __forceinline__ pending act_load_elem(const typename kb_type<T>::storage *in,
+                                                 int64_t row, int64_t col, int64_t d, bool on)
+{
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    pending p = {0.0f, 0.0f};
+    if (on) {
+        const typename kb_type<T>::storage *x = in + row * (gated ? 2 * d : d) + col;
+        p.x = kb_type<T>::load(x[0]);
+        p.up = gated ? kb_type<T>::load(x[d]) : 0.0f;
+    }
+    return p;
 }
 
 /*
@@ -170,8 +209,9 @@ __device__ __noinline__ void act_elements(typename kb_type<T>::storage *out,
  * elements sit in one row of gate and up unless the unit crosses a row end (one in d / V);
  * there gate and up are read as the two aligned chunks around them, shifted together
  * (kb_pair16: the second chunk is mostly an L1 hit, the next unit's first), and straight where
- * they happen to sit aligned. Units that cross a row end, and the head and tail, go element
- * by element.
+ * they happen to sit aligned. Units that cross a row end are gathered element by element
+ * (act_gather) and stored whole; the head and tail elements are loaded before the units and
+ * stored after them.
  */
 template <typename T, int OP, int U>
 __global__ void __launch_bounds__(256)
@@ -187,6 +227,12 @@ __global__ void __launch_bounds__(256)
     const bool wide = n * d > (int64_t)0xffffffffll;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     const int64_t me = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    /* U = 1 (a thread per unit: few rows) loads them first; U = 4 (loops over many units)
+     * at the end, where they cost no registers inside the loop (there, 12 bytes spilled) */
+    const int64_t tail_e = head + units * V + me;
+    const int64_t tail_r = me < tail ? row_of(fd, tail_e, d, wide) : 0;
+    pending ph = act_load_elem<T, OP>(in, 0, me, d, U == 1 && me < head);
+    pending pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, U == 1 && me < tail);
     for (int64_t base = me; base < units; base += threads * U) {
         kb_pair16 xp[U], upp[U];
         int64_t row[U], col[U];
@@ -216,25 +262,32 @@ __global__ void __launch_bounds__(256)
             const int64_t u = base + k * threads, e = head + u * V;
             if (u >= units)
                 continue;
+            kb_vec16<T> xv, uv;
             if (col[k] + V <= d) {
                 const S *x = in + row[k] * in_width + col[k];
-                kb_vec16<T> xv, uv;
                 xv.raw = ((uintptr_t)x & 15u) == 0 ? xp[k].lo : kb_pair16_get(xp[k], x, in_end);
+                uv.raw = make_uint4(0u, 0u, 0u, 0u);
                 if (gated)
                     uv.raw = ((uintptr_t)(x + d) & 15u) == 0 ? upp[k].lo
                                                              : kb_pair16_get(upp[k], x + d, in_end);
-                *reinterpret_cast<uint4 *>(out + e) = apply_unit<T, OP>(xv, uv);
             } else {
-                act_elements<T, OP>(out, in, e, row[k], col[k], d, V);
+                /* here, not with the loads above: one unit in d / V, and the batch of loads
+                 * keeps its registers (with it there, U = 4 spilled) */
+                const gathered<T, OP> g = act_gather<T, OP>(in, row[k], col[k], d);
+                xv.raw = g.x.raw;
+                uv.raw = g.up.raw;
             }
+            kb_store16(out + e, apply_unit<T, OP>(xv, uv));
         }
     }
-    if (me < head)
-        act_elements<T, OP>(out, in, me, 0, me, d, 1);
-    if (me < tail) {
-        const int64_t e = head + units * V + me, r = row_of(fd, e, d, wide);
-        act_elements<T, OP>(out, in, e, r, e - r * d, d, 1);
+    if (U != 1) {
+        ph = act_load_elem<T, OP>(in, 0, me, d, me < head);
+        pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < tail);
     }
+    if (me < head)
+        out[me] = kb_type<T>::store(apply<OP>(ph.x, ph.up));
+    if (me < tail)
+        out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
 
 /* Blocks that fill the device once (the kernels loop), at most what the work needs. */

@@ -271,6 +271,9 @@ int main(void)
             bad += run_case(&rng, op, (kbc_dtype)t, 5, 4095, SHIFT_OUT);
             bad += run_case(&rng, op, (kbc_dtype)t, 7, 13, SHIFT_IN | SHIFT_OUT);
             bad += run_case(&rng, op, (kbc_dtype)t, 2, 8191, SHIFT_IN);
+            /* enough units that the any-width kernel loops (U = 4 on a device of up to about
+             * 150 SMs), with a head and a tail: those are loaded after its loop, not before */
+            bad += run_case(&rng, op, (kbc_dtype)t, 600, 4095, SHIFT_OUT);
             bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* flat path */
             bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* row path */
             if (op != ACT_GELU_TANH && t != KBC_F32)

@@ -398,6 +398,22 @@ static __device__ __forceinline__ uint4 kb_load16_any(const void *p, const void 
     return kb_pair16_get(v, p, end);
 }
 
+/* 16 bytes to p (16-byte aligned, global memory) in one store instruction. A plain uint4 store
+ * of a kb_vec16 was compiled to four 4-byte stores in some kernels (Nsight Compute on the H200:
+ * 4x the store instructions of a copy in rmsnorm's block kernel and the any-width activation
+ * kernel; docs/perf.md, fourth pass), so on CUDA the vector store is written out. No "memory"
+ * clobber: no kernel reads back what it stores before a barrier, and the loads stay free to
+ * move ahead of it. */
+static __device__ __forceinline__ void kb_store16(void *p, uint4 v)
+{
+#if defined(KB_GPU_CUDA)
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w));
+#else
+    *(uint4 *)p = v;
+#endif
+}
+
 /* A warp-uniform hint that the lines at p will be read soon (the weight of a normalisation,
  * read by every row): one request, no register. */
 static __device__ __forceinline__ void kb_prefetch_l2(const void *p)
