@@ -6,6 +6,8 @@
  *                                         then the pass to profile: ncu --launch-skip)
  *   mem_profile --time DIR [DIR2] SHAPE...  CUDA-graph replays, medians, us per call
  * SHAPE: op:dtype:rows:width, op silu|rms, dtype bf16|f16|f32. */
+#include "bench_common.h" /* CK */
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -17,15 +19,6 @@
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 __global__ void prof_copy16(uint4 *dst, const uint4 *src, int64_t units)
 {

@@ -1074,6 +1074,33 @@ static bool ts_ws_alloc(void **p, size_t bytes, kb_stream_t stream)
     return false;
 }
 
+/* The arguments of one launch of C = alpha A B + beta C, unsplit, with a workspace for
+ * `splits` K parts when splits > 1: the partials go through stream-ordered memory
+ * (ts_ws_alloc); if there is none to be had, a.splits stays 1 and the launch runs unsplit.
+ * ts_split_finish ends what this begins. */
+static ts_args ts_args_begin(int splits, int M, int N, int K, float alpha, float beta, uint16_t *C,
+                             int ldc, kb_stream_t stream)
+{
+    ts_args a = {M,
+                 N,
+                 K,
+                 alpha,
+                 beta,
+                 C,
+                 ldc,
+                 ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0,
+                 false,
+                 1,
+                 (N + 1) & ~1,
+                 nullptr};
+    if (splits > 1) {
+        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
+        if (ts_ws_alloc((void **)&a.ws, bytes, stream))
+            a.splits = splits;
+    }
+    return a;
+}
+
 /* After a split launch (rc its status): the reduce of a.splits > 1 partials into C, then the
  * workspace back to its pool. A no-op for unsplit launches. */
 template <typename T>
@@ -1105,25 +1132,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
         return KBPKG_KERNEL_EINVAL;
-    ts_args a = {M,
-                 N,
-                 K,
-                 alpha,
-                 beta,
-                 Cm,
-                 ldc,
-                 ((uintptr_t)Cm & 3) == 0 && (ldc & 1) == 0,
-                 false,
-                 1,
-                 (N + 1) & ~1,
-                 nullptr};
-    /* The partials go through a stream-ordered workspace (ts_ws_alloc); if there is none to be
-     * had, run unsplit. */
-    if (splits > 1) {
-        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
-        if (ts_ws_alloc((void **)&a.ws, bytes, stream))
-            a.splits = splits;
-    }
+    ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
@@ -1418,26 +1427,9 @@ static int launch_skinny_mf(const sk_plan &plan, int M, int N, int K, float alph
     int per = (steps + splits - 1) / splits;
     per = (per + U - 1) / U * U;
     splits = (steps + per - 1) / per;
-    ts_args a = {M,
-                 N,
-                 K,
-                 alpha,
-                 beta,
-                 C,
-                 ldc,
-                 ((uintptr_t)C & 3) == 0 && (ldc & 1) == 0,
-                 false,
-                 1,
-                 (N + 1) & ~1,
-                 nullptr};
-    if (splits > 1) {
-        size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
-        if (ts_ws_alloc((void **)&a.ws, bytes, stream)) {
-            a.splits = splits;
-        } else { /* no workspace: one part, the whole of K */
-            per = (steps + U - 1) / U * U;
-        }
-    }
+    ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, C, ldc, stream);
+    if (a.splits < splits) /* no workspace: one part, the whole of K */
+        per = (steps + U - 1) / U * U;
     bool a_vec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
     long long blocks = (long long)groups * a.splits;
     int rc = 0;
