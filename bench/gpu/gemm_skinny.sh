@@ -14,7 +14,6 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUTDIR=${1:-${OUT:-/tmp/gemm-skinny}}
 B=${GEMM_SHAPES_PREBUILT:?builds from gemm_build.sh, see the header}
 mkdir -p "$OUTDIR/mutants" "$OUTDIR/shapes"
-t0=$(date +%s)
 mutants() { # GEMM_MUTANTS_SAN value
     TMPDIR=$B GEMM_MUTANTS_PREBUILT=1 GEMM_MUTANTS_SAN=$1 \
         bash "$ROOT/bench/gpu/gemm_check_mutants.sh" "$OUTDIR/mutants"

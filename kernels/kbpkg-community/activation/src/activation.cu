@@ -155,18 +155,18 @@ __global__ void __launch_bounds__(256)
  * store between loads, each unit waited for memory up to V times in a row (in and out may
  * alias, so no load could pass a store): ncu's longest stall at 7 x 4095. Not inlined: it runs
  * for one unit in d / V, and the kernels' hot loops stay short. */
-template <typename T, int OP> struct gathered {
+template <typename T> struct gathered {
     kb_vec16<T> x, up;
 };
 template <typename T, int OP>
-__device__ __noinline__ gathered<T, OP> act_gather(const typename kb_type<T>::storage *in,
-                                                   int64_t row, int64_t col, int64_t d)
+__device__ __noinline__ gathered<T> act_gather(const typename kb_type<T>::storage *in, int64_t row,
+                                               int64_t col, int64_t d)
 {
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
     constexpr int V = 16 / (int)sizeof(S);
     const int64_t in_width = gated ? 2 * d : d;
-    gathered<T, OP> g;
+    gathered<T> g;
     g.up.raw = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int j = 0; j < V; j++, col++) {
@@ -183,8 +183,7 @@ __device__ __noinline__ gathered<T, OP> act_gather(const typename kb_type<T>::st
 }
 
 /* One element of the output, gate and up loaded when the kernel starts and used at its end,
- * so that the head and tail elements add no round trip to memory after the units'. Only the
- * two values live across the kernel's loop (its place is computed again at the end). */
+ * so that the head and tail elements add no round trip to memory after the units'. */
 struct pending {
     float x, up;
 };
@@ -273,7 +272,7 @@ __global__ void __launch_bounds__(256)
             } else {
                 /* here, not with the loads above: one unit in d / V, and the batch of loads
                  * keeps its registers (with it there, U = 4 spilled) */
-                const gathered<T, OP> g = act_gather<T, OP>(in, row[k], col[k], d);
+                const gathered<T> g = act_gather<T, OP>(in, row[k], col[k], d);
                 xv.raw = g.x.raw;
                 uv.raw = g.up.raw;
             }
