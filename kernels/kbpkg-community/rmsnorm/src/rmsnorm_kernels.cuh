@@ -212,6 +212,12 @@ template <typename T> struct is_bf16 {
 template <> struct is_bf16<kb_bf16_tag> {
     static const bool value = true;
 };
+template <typename T> struct kb_is_f16 {
+    static const bool value = false;
+};
+template <> struct kb_is_f16<kb_f16_tag> {
+    static const bool value = true;
+};
 template <typename T, int R, int SHAPE> struct rows_at_once {
     static const int full = SHAPE == SHAPE_BLOCK || R >= 8 ? 1 : R == 1 ? 4 : 8 / R;
     static const int value = is_bf16<T>::value && (R == 2 || R == 4) ? full / 2 : full;
@@ -312,6 +318,79 @@ __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>
     }
 }
 
+/*
+ * Aligned rows (d a multiple of V; out, x and w 16-byte aligned, so every row starts on a unit
+ * and has no head or tail), many of them: `lanes` lanes per row (a group inside a warp, or the
+ * whole block: BLOCK), R units per lane. Each group walks rows with a stride of the grid's groups
+ * and loads the next row's x before it sums and writes this one, so two rows of loads are in
+ * flight per group and its reads overlap its writes (the rows kernel waits for each row's loads,
+ * then writes, then loads again). A lane reads the same columns of every row, so the weight's
+ * units are loaded once per launch and kept (WKEEP; else read per row, from L1). out == x works:
+ * a row is read before it is written and by the lane that writes it, and the row loaded ahead is
+ * another row.
+ */
+template <typename T, int R, bool BLOCK, bool WKEEP>
+__global__ void __launch_bounds__(BLOCK ? 512 : 256)
+    rms_pipe_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
+                    float eps, int lanes)
+{
+    typedef typename kb_type<T>::storage S;
+    const int V = row_geo<T>::V;
+    __shared__ float partial[2][32];
+    const int units = (int)(d / V);
+    const int lg = BLOCK ? 0 : __ffs(lanes) - 1; /* lanes: a power of two (choose) */
+    const int lane = BLOCK ? (int)threadIdx.x : (int)threadIdx.x & (lanes - 1);
+    const int64_t groups = BLOCK ? 1 : blockDim.x >> lg;
+    const int64_t my_group = BLOCK ? 0 : threadIdx.x >> lg;
+    const int64_t stride = (int64_t)gridDim.x * groups;
+    kb_vec16<T> wv[R], xa[R], xb[R];
+    if (WKEEP)
+        load_units<T, R>(wv, w, 0, w + d, units, lane, lanes, true);
+    int64_t base = (int64_t)blockIdx.x * groups;
+    load_units<T, R>(xa, x + (base + my_group) * d, 0, x, units, lane, lanes, base + my_group < n);
+    int half = 0;
+    /* the bound is uniform over the block: every lane reaches every shuffle and barrier */
+    for (; base < n; base += stride, half ^= 1) {
+        const int64_t row = base + my_group, next = row + stride;
+        load_units<T, R>(xb, x + next * d, 0, x, units, lane, lanes, next < n);
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < R; j++)
+            s += vsumsq<T>(xa[j]);
+        if (BLOCK) {
+            const int ws = kb_warp_size(), wl = threadIdx.x % ws, warp = threadIdx.x / ws;
+            const int warps = (blockDim.x + ws - 1) / ws;
+            float v = kb_warp_sum(s);
+            if (wl == 0)
+                partial[half][warp] = v;
+            __syncthreads();
+            s = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
+        } else {
+            s = kb_group_sum(s, lanes);
+        }
+        const float inv = rsqrtf(s / (float)d + eps);
+        if (row < n) {
+            S *orow = out + row * d;
+#pragma unroll
+            for (int j = 0; j < R; j++) {
+                const int c = j * lanes + lane;
+                if (c < units) {
+                    kb_vec16<T> u;
+                    if (WKEEP)
+                        u.raw = wv[j].raw;
+                    else
+                        u.raw = *reinterpret_cast<const uint4 *>(w + c * V);
+                    write_unit<T>(orow + c * V, xa[j], u, inv);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < R; j++)
+            xa[j].raw = xb[j].raw;
+    }
+}
+
 /* Rows too wide for registers: the sum in a first sweep, then the row read again (from L2: a
  * row is at most a few MB) and written, both sweeps in the units above. out == x works: each
  * element is read by the thread that writes it, and every read of the first sweep happens
@@ -379,13 +458,13 @@ __global__ void __launch_bounds__(1024)
 }
 
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE };
 struct plan {
     int path;
-    int vecs;    /* PATH_WARP, PATH_BLOCK: units per lane (R) */
+    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R) */
     int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
-    int lanes;   /* per row */
+    int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
     int64_t blocks_needed;
 };
 
@@ -431,7 +510,51 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
 }
 
 /*
- * units: 16-byte vectors per row (d / V, rounded down); n > 0. Few rows: few_rows_vecs. Else
+ * The pipelined kernel for aligned rows (rms_pipe_kernel), where it was measured faster than the
+ * rows kernel on the H200 (bench/gpu/rms_plans.sh, docs/perf.md "Fifth pass": 1.1-1.8x at 512+
+ * rows, within 3-10% of a copy of the same bytes): rows of up to 32 units a group of lanes of one
+ * unit each (from 2 * sms rows: fewer were not measured), up to 128 units a warp of 2 or 4 per
+ * lane, up to 1024 a block of 2 per thread, then a block of 4 (bf16, f32) or 8 (f32) per thread
+ * up to 512 threads. f16 past 1024 units stays with the rows kernel (the pipelined block of 4 per
+ * thread measured 10-25% slower there), as do 16-bit rows past 2048 units. Returns false where
+ * it does not apply (the caller's plan stands).
+ */
+template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t units, int sms)
+{
+    const bool f32 = sizeof(typename kb_type<T>::storage) == 4;
+    if (sms <= 0 || units < 1)
+        return false;
+    if (units <= 32) {
+        if (n < 2 * (int64_t)sms)
+            return false;
+        p.vecs = 1;
+        p.lanes = pow2_at_least(units);
+    } else if (units <= 128) {
+        p.vecs = units <= 64 ? 2 : 4;
+        p.lanes = 32;
+    } else {
+        int r = units <= 1024 ? 2 : units <= 2048 ? 4 : 8;
+        if ((r == 4 && kb_is_f16<T>::value) || (r == 8 && !f32) || units > 4096)
+            return false;
+        p.vecs = r;
+        p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
+        p.lanes = p.threads;
+        p.path = PATH_PIPE;
+        p.rows = 1;
+        p.blocks_needed = n;
+        return true;
+    }
+    p.path = PATH_PIPE;
+    p.rows = 1;
+    p.threads = 256;
+    p.blocks_needed = (n + 256 / p.lanes - 1) / (256 / p.lanes);
+    return true;
+}
+
+/*
+ * units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned: d % V == 0 and every
+ * pointer 16-byte aligned. Aligned rows that are not few take pipe_plan where it applies.
+ * Few rows: few_rows_vecs. Else
  * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units
  * per lane, the fewest that hold the row in a warp, and at least V lanes so that each holds at
  * most one head and one tail element. Rows of few units take several rows per group of lanes
@@ -442,7 +565,8 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
  * docs/perf-gpu-notes.md) or 16, then the streaming kernel (rows past 4096 units: bf16 wider
  * than 32768).
  */
-template <typename T> static inline plan choose(int64_t n, int64_t units, int sms)
+template <typename T>
+static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = false)
 {
     const int V = row_geo<T>::V;
     /* bf16 at 16 units per lane spilled (144 bytes at the cap): a block of 8 per thread */
@@ -450,6 +574,8 @@ template <typename T> static inline plan choose(int64_t n, int64_t units, int sm
     plan p;
     p.rows = 1;
     const int few = few_rows_vecs(n, units, sms);
+    if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
+        return p;
     if (few > 0) {
         p.path = PATH_BLOCK;
         p.vecs = few;
@@ -560,13 +686,42 @@ launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_
                                                                                     eps, p.lanes);
 }
 
+template <typename T, int R, bool BLOCK>
+static void
+launch_pipe(const plan &p, typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+            const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps, kb_stream_t s)
+{
+    static std::atomic<int> cache[33];
+    rms_pipe_kernel<T, R, BLOCK, true>
+        <<<rows_grid(rms_pipe_kernel<T, R, BLOCK, true>, p, cache), p.threads, 0, s>>>(
+            out, x, w, n, d, eps, p.lanes);
+}
+
 /* Launches the plan's kernel (vecs must be one of the instantiated R). */
 template <typename T>
 static void run(const plan &p, typename kb_type<T>::storage *out,
                 const typename kb_type<T>::storage *x, const typename kb_type<T>::storage *w,
                 int64_t n, int64_t d, float eps, kb_stream_t s)
 {
-    if (p.path == PATH_STREAM) {
+    if (p.path == PATH_PIPE) {
+        /* R = 8 is planned for f32 only: 16-bit builds map it to R = 4, an instance they have
+         * anyway, rather than compile a kernel that spills and is never launched */
+        const int R8 = sizeof(typename kb_type<T>::storage) == 4 ? 8 : 4;
+        if (p.lanes != p.threads) {
+            if (p.vecs == 1)
+                launch_pipe<T, 1, false>(p, out, x, w, n, d, eps, s);
+            else if (p.vecs == 2)
+                launch_pipe<T, 2, false>(p, out, x, w, n, d, eps, s);
+            else
+                launch_pipe<T, 4, false>(p, out, x, w, n, d, eps, s);
+        } else if (p.vecs == 2) {
+            launch_pipe<T, 2, true>(p, out, x, w, n, d, eps, s);
+        } else if (p.vecs == 4) {
+            launch_pipe<T, 4, true>(p, out, x, w, n, d, eps, s);
+        } else {
+            launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
+        }
+    } else if (p.path == PATH_STREAM) {
         static std::atomic<int> cache[33];
         rms_stream_kernel<T>
             <<<rows_grid(rms_stream_kernel<T>, p, cache), p.threads, 0, s>>>(out, x, w, n, d, eps);

@@ -29,7 +29,10 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
  * the lane groups holding 4 rows at once. Odd widths put every row at another offset (head,
  * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
- * other (shifted x loads). Shapes cover each path and its edges. */
+ * other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the pipelined
+ * kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the few-row
+ * limit; f16 and bf16 rows past 1024 and 2048 units excepted): the aligned many-row shapes below
+ * reach it, their shifted cases the kernels named. Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
     {7, 8},       /* 16-bit: one unit per row, 8 lanes; f32: two units */
@@ -57,6 +60,10 @@ static const int64_t shapes[][2] = {
     {540, 2048},  /* many rows: 16-bit a warp of 8 per lane; f32 16 */
     {600, 4095},  /* many odd rows: f16 a warp of 16 per lane; bf16 a block of 8 */
     {600, 8192},  /* many rows: a block of 8 per thread */
+    /* aligned rows, many of them: the pipelined kernel (PATH_PIPE), looping with a capped grid */
+    {400, 8},     /* 16-bit: one unit per row, one lane; f32: two lanes */
+    {700, 512},   /* 16-bit: 64 units, a warp of 2 per lane; f32: 128 units, 4 per lane */
+    {540, 12288}, /* bf16: 1536 units, a block of 384 x 4; f32: 3072 units, 384 x 8 */
 };
 
 /* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
