@@ -1075,12 +1075,12 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
 /* The table's plan in clusters of 2 (wgmma builds) where that was measured to pay (H200,
  * docs/perf.md "Fifth pass"): rows of A or B that do not start on 128-byte lines (lda or ldb
  * not a multiple of 64 elements), where Nsight Compute showed the plain kernel waiting on its
- * stages (long-scoreboard stalls two thirds of its cycles, SM throughput 20-50%) and sharing
- * B's loads made 777x1000x3000, 1000^3 and 3000x5000x2000 1.17-1.27x faster; and split plans
- * (128x4096x14336, 256x256x65536: 1.08-1.10x; 1024x1024x32768: the same). Aligned unsplit
- * shapes timed within 1% or up to 9% slower in clusters (8192x8192x256, 256x5120x5120), so
- * they keep the plain tile. A cluster needs two tiles along M: with one, its second block has
- * no rows. */
+ * stages (long-scoreboard stalls half to two thirds of its cycles, SM throughput 18-53%) and
+ * sharing B's loads made 777x1000x3000, 1000^3 and 3000x5000x2000 1.17-1.27x faster; and split
+ * plans (128x4096x14336, 256x256x65536: 1.08-1.10x; 1024x1024x32768: the same). Aligned unsplit
+ * plans timed from 3% faster to 10% slower in clusters (slower: 8192x8192x256, 256x14336x4096,
+ * 256x5120x5120), so they keep the plain tile. A cluster needs two tiles along M: with one, its
+ * second block has no rows. */
 static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
 {
     const ts_tile &t = kTsTiles[p.tile];
