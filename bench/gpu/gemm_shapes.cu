@@ -144,7 +144,7 @@ static std::string plan_name(const rf::ts_plan &p)
 {
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%dx%d s%d", t.bm, t.bn, t.ctas, p.splits);
+    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas, t.cl > 1 ? " cl2" : "", p.splits);
     return b;
 }
 
@@ -202,6 +202,14 @@ static bool skinny_sweep()
     return e && *e == '1';
 }
 
+/* GEMM_SHAPES_TILES=n: time and sweep only the table's first n rows (e.g. 4: no clusters) */
+static int table_rows()
+{
+    const char *e = getenv("GEMM_SHAPES_TILES");
+    int n = e && *e ? (int)strtol(e, nullptr, 10) : rf::TS_NTILES;
+    return n >= 1 && n <= rf::TS_NTILES ? n : rf::TS_NTILES;
+}
+
 static bool calibrating(const shape &sh, bool bf16)
 {
     const char *e = getenv("GEMM_SHAPES_CALIBRATE");
@@ -233,7 +241,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     cublas(0);
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
 
-    rf::ts_plan pick = rf::ts_choose(M, N, K, sms);
+    /* the sm_90a export's plan (the sm_90 build's is its plain row) */
+    rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, lda, ldb);
     std::vector<variant> vs;
     /* what the export runs: the skinny kernel up to its M (B rows here are 16-byte aligned) */
     std::string runs = M <= rf::SK_MAX_M_SM90A ? std::string("skinny") : plan_name(pick);
@@ -260,12 +269,12 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     }
     int ktiles = (K + 63) / 64;
     if (calibrating(sh, bf16)) {
-        for (int t = 0; t < rf::TS_NTILES; t++)
+        for (int t = 0; t < table_rows(); t++)
             for (int s : {1, 2, 3, 4, 6, 8, 12, 16})
                 if (s == 1 || s <= ktiles / 4)
                     vs.push_back({"cal " + plan_name({t, s}), V_CAL, {t, s}});
     } else {
-        for (int t = 0; t < rf::TS_NTILES; t++) {
+        for (int t = 0; t < table_rows(); t++) {
             rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
             vs.push_back({"tile " + plan_name(p), V_PLAN, p});
         }
@@ -438,7 +447,7 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
         CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, cs.N, cs.M, cs.K, &cs.alpha, B, ct, ldb, A,
                          ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         for (int wg = 0; wg < 3; wg++)
-            for (int t = 0; t < rf::TS_NTILES; t++)
+            for (int t = 0; t < table_rows(); t++)
                 for (int s : {1, 3, 16}) {
                     rf::ts_plan p = {t, s};
                     CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));

@@ -13,6 +13,8 @@
 #   GEMM_SHAPES_NO_CHECKS=1   skip the package checks (the caller ran them: gemm_skinny.sh)
 #   GEMM_SHAPES_MAXM=64       time only the shapes with M <= 64 (gemm_shapes.cu reads it)
 #   GEMM_SHAPES_SKINNY_SWEEP=1   also time every K split and warp count of the skinny kernel
+#   GEMM_SHAPES_TILES=n       time and sweep only the tile table's first n rows
+#   GEMM_CHECK_TIMEOUT=s      seconds each package check may take (600)
 # Usage: bench/gpu/gemm_shapes.sh [outdir]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,7 +34,8 @@ for a in sm90a sm90; do
          bash "$ROOT/bench/gpu/gemm_build.sh" "$G" "$B/$a" "${a#sm}" >"$OUTDIR/build_$a.log" 2>&1
      fi &&
         if [ $CHECKS = 1 ]; then
-            LD_LIBRARY_PATH="$B/$a" "$B/$a/check" >"$OUTDIR/check_$a.log" 2>&1
+            LD_LIBRARY_PATH="$B/$a" timeout "${GEMM_CHECK_TIMEOUT:-600}" "$B/$a/check" \
+                >"$OUTDIR/check_$a.log" 2>&1
             echo "exit $?" >>"$OUTDIR/check_$a.log"
         fi) &
 done

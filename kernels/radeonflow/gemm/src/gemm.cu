@@ -559,7 +559,10 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * each warpgroup stages its 64 x BN outputs in shared memory, EPI columns at a time, and the
  * copy engine stores them (wg_store_tile_tma) while the next tile's main loop runs; whole
  * 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0,
- * every thread stores its pairs from registers (ts_emit). */
+ * every thread stores its pairs from registers (ts_emit).
+ * Clusters (ts_cfg CL = 2, wgmma only): two blocks take two tiles stacked along M as one unit;
+ * each producer loads its own A box and half of the B boxes, multicast into both blocks, so B
+ * crosses L2 -> SM once per pair; a stage is refilled only when both blocks released it. */
 constexpr int TS_BK = 64;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
@@ -567,8 +570,12 @@ constexpr int TS_BK = 64;
 #ifndef RF_GEMM_EPI_COLS
 #define RF_GEMM_EPI_COLS 256
 #endif
-template <int BM_, int BN_, int CTAS_, int EPI_> struct ts_cfg {
+template <int BM_, int BN_, int CTAS_, int EPI_, int CL_ = 1> struct ts_cfg {
     static constexpr int BM = BM_, BN = BN_, CTAS = CTAS_;
+    /* blocks per cluster: CL blocks take CL tiles stacked along M (one unit) and share their B
+     * stage, each loading BN / 64 / CL of its boxes into every block of the cluster */
+    static constexpr int CL = CL_;
+    static_assert(CL == 1 || (CL == 2 && (BN / 64) % CL == 0), "whole B boxes per block");
     static constexpr int CONSUMER_WARPS = BM / 16, THREADS = CONSUMER_WARPS * 32 + 32;
     static constexpr int A_BYTES = BM * TS_BK * 2, B_BYTES = TS_BK * BN * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
@@ -624,6 +631,35 @@ struct ts_args {
     float *ws;
 };
 
+/* This block's place in its cluster (0 without clusters) and the first unit it takes and the
+ * stride between its units: a cluster walks the units as one block does without clusters. */
+template <typename C> __device__ __forceinline__ int ts_rank()
+{
+    return C::CL > 1 ? (int)(blockIdx.x % C::CL) : 0;
+}
+template <typename C> __device__ __forceinline__ int ts_first_unit()
+{
+    return (int)(blockIdx.x / C::CL);
+}
+template <typename C> __device__ __forceinline__ int ts_unit_stride()
+{
+    return (int)(gridDim.x / C::CL);
+}
+
+/* A consumer warp's lane 0 releases stage s: in every block of the cluster, since each block's
+ * producer writes the stage of all of them. The arrive's default .release.cta semantics
+ * suffice (src/sm90.cuh: a .cluster release per arrive was measured at 0.4x on FP8). */
+template <typename C> __device__ __forceinline__ void ts_release(uint64_t *empty, int s)
+{
+    if constexpr (C::CL == 1) {
+        mbar_arrive(&empty[s]);
+    } else {
+#pragma unroll
+        for (int r = 0; r < C::CL; r++)
+            mbar_arrive_cluster(&empty[s], (unsigned)r);
+    }
+}
+
 /* Work unit u: its output tile, which part of K it covers (k-tiles [kbeg, kend)), and which
  * split. Units of one tile are adjacent so they run at the same time and share A in L2. */
 struct ts_unit {
@@ -633,7 +669,8 @@ template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
     const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
-    int tiles_m = (a.M + C::BM - 1) / C::BM, tiles_n = (a.N + C::BN - 1) / C::BN;
+    constexpr int UM = C::CL * C::BM;        /* rows of a unit: the cluster's tiles */
+    int tiles_m = (a.M + UM - 1) / UM, tiles_n = (a.N + C::BN - 1) / C::BN;
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     int tile = u / splits;
     ts_unit w;
@@ -641,7 +678,7 @@ __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
-    w.m0 = (first_m + in_group % rows) * C::BM;
+    w.m0 = (first_m + in_group % rows) * UM + ts_rank<C>() * C::BM;
     w.n0 = (in_group / rows) * C::BN;
     w.kbeg = w.split * per;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
@@ -649,7 +686,8 @@ __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 }
 template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
 {
-    return ((a.M + C::BM - 1) / C::BM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
+    constexpr int UM = C::CL * C::BM;
+    return ((a.M + UM - 1) / UM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
 }
 
 /* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
@@ -684,7 +722,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         t = lane & 3;
     int s = 0;
     unsigned phase = 0;
-    for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
+    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
         ts_unit w = ts_unit_of<C, SPLIT>(u, a);
         float d[C::BN / 2];
 #pragma unroll
@@ -703,7 +741,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
             /* one group stays in flight; the one before it is done with its stage */
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
             if (prev >= 0 && lane == 0)
-                mbar_arrive(&empty[prev]);
+                ts_release<C>(empty, prev);
             prev = s;
             if (++s == C::STAGES) {
                 s = 0;
@@ -712,7 +750,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         if (prev >= 0 && lane == 0)
-            mbar_arrive(&empty[prev]);
+            ts_release<C>(empty, prev);
             /* the accumulators are final only now: keep the compiler from reading them earlier */
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
@@ -751,7 +789,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
     const int bblock = wn * WN / 64, ch0 = (wn * WN % 64) / 8;
     int s = 0;
     unsigned phase = 0;
-    for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
+    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
         ts_unit w = ts_unit_of<C, SPLIT>(u, a);
         float acc[MF][NF][4];
         /* zero_frags(acc) would do; written out, this kernel's PTX stays as measured */
@@ -792,7 +830,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
             }
             __syncwarp();
             if (lane == 0) /* release orders this warp's ldmatrix reads before the refill */
-                mbar_arrive(&empty[s]);
+                ts_release<C>(empty, s);
             if (++s == C::STAGES) {
                 s = 0;
                 phase ^= 1;
@@ -808,6 +846,43 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                     ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
                                       w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
                                       a.alpha * acc[i][j][half * 2 + 1]);
+    }
+}
+
+/* The producer (one lane): for every unit of this block, each k-tile's A box and B boxes into
+ * the next free stage. With clusters the stage is free once every block of the cluster
+ * released it (the empty barriers count all their consumer warps), and this block's B boxes
+ * go to every block (multicast, completing on each one's full barrier at the same offset). */
+template <typename C, bool SPLIT>
+__device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                           const ts_args &a, const CUtensorMap *tma,
+                                           const CUtensorMap *tmb)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
+    const int rank = ts_rank<C>();
+    int s = 0;
+    unsigned phase = 0;
+    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
+        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
+        for (int kt = w.kbeg; kt < w.kend; kt++) {
+            mbar_wait(&empty[s], phase ^ 1);
+            mbar_expect_tx(&full[s], C::STAGE_BYTES); /* out-of-bounds boxes count too */
+            uint8_t *sa = smem + s * C::STAGE_BYTES, *sb = sa + C::A_BYTES;
+            tma_load_2d(sa, tma, &full[s], kt * TS_BK, w.m0);
+#pragma unroll
+            for (int j = 0; j < C::BN / 64; j++) {
+                if (C::CL == 1)
+                    tma_load_2d(sb + j * 8192, tmb, &full[s], w.n0 + j * 64, kt * TS_BK);
+                else if (j % C::CL == rank)
+                    tma_load_2d_multicast(sb + j * 8192, tmb, &full[s], w.n0 + j * 64, kt * TS_BK,
+                                          (uint16_t)((1u << C::CL) - 1));
+            }
+            if (++s == C::STAGES) {
+                s = 0;
+                phase ^= 1;
+            }
+        }
     }
 }
 
@@ -827,42 +902,30 @@ __global__ __launch_bounds__(C::THREADS,
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], C::CONSUMER_WARPS);
+            mbar_init(&empty[s], C::CONSUMER_WARPS * C::CL);
         }
-        /* make the initialised barriers visible to the copy engine */
+        /* make the initialised barriers visible to the copy engine (and the cluster) */
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
-    __syncthreads();
-    if (warp == C::CONSUMER_WARPS) { /* producer */
-        if (lane != 0)
-            return;
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
-        int s = 0;
-        unsigned phase = 0;
-        for (int u = blockIdx.x; u < ts_units<C, SPLIT>(a); u += gridDim.x) {
-            ts_unit w = ts_unit_of<C, SPLIT>(u, a);
-            for (int kt = w.kbeg; kt < w.kend; kt++) {
-                mbar_wait(&empty[s], phase ^ 1);
-                mbar_expect_tx(&full[s], C::STAGE_BYTES); /* out-of-bounds boxes count too */
-                uint8_t *sa = smem + s * C::STAGE_BYTES, *sb = sa + C::A_BYTES;
-                tma_load_2d(sa, &tma, &full[s], kt * TS_BK, w.m0);
-#pragma unroll
-                for (int j = 0; j < C::BN / 64; j++)
-                    tma_load_2d(sb + j * 8192, &tmb, &full[s], w.n0 + j * 64, kt * TS_BK);
-                if (++s == C::STAGES) {
-                    s = 0;
-                    phase ^= 1;
-                }
-            }
-        }
-        return;
-    }
-    if (WGMMA)
-        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, cstage, a, &tmc);
+    /* no block may multicast into, or arrive on, a peer's barriers before the peer set them */
+    if (C::CL > 1)
+        cluster_sync();
     else
+        __syncthreads();
+    if (warp == C::CONSUMER_WARPS) { /* producer */
+        if (lane == 0)
+            ts_produce<C, SPLIT>(smem, full, empty, a, &tma, &tmb);
+        if (C::CL == 1)
+            return;
+    } else if (WGMMA) {
+        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, cstage, a, &tmc);
+    } else {
         ts_consume_mma<T, C, SPLIT>(smem, full, empty, a);
+    }
+    /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
+    if (C::CL > 1)
+        cluster_sync();
 #else
     __trap(); /* launch_tma is only called from sm_90 and sm_90a builds */
 #endif
@@ -903,13 +966,22 @@ static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, in
 struct ts_tile {
     int bm, bn, ctas;
     double rate;
+    int cl; /* blocks per cluster sharing B (ts_cfg::CL); wgmma only, 1 on plain sm_90 */
 };
 static const ts_tile kTsTiles[] = {
-    {128, 256, 1, 1.00},
-    {128, 128, 1, 0.88},
-    {64, 256, 1, 0.75},
-    {64, 128, 1, 0.65},
+    {128, 256, 1, 1.00, 1}, {128, 128, 1, 0.88, 1}, {64, 256, 1, 0.75, 1}, {64, 128, 1, 0.65, 1},
+    {128, 256, 1, 1.00, 2}, {128, 128, 1, 0.88, 2}, {64, 256, 1, 0.75, 2}, {64, 128, 1, 0.65, 2},
 };
+/* rows [0, TS_PLAIN) have no clusters; row r + TS_PLAIN is row r in clusters of 2 (the cost
+ * model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row) */
+constexpr int TS_PLAIN = 4;
+
+/* Blocks a plan's tile launches per split: whole clusters along M. */
+static long long ts_tiles(const ts_tile &t, int M, int N)
+{
+    long long um = (long long)t.cl * t.bm;
+    return (M + um - 1) / um * t.cl * ((N + t.bn - 1) / t.bn);
+}
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
 constexpr int TS_MAX_SPLITS = 16;
 
@@ -934,7 +1006,7 @@ struct ts_plan {
 static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
                       double epi = TS_EPI_KTILES)
 {
-    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    long long tiles = ts_tiles(t, M, N);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     long long units = tiles * splits, waves = (units + sms - 1) / sms;
     double compute =
@@ -954,7 +1026,7 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
 static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
-    long long tiles = (long long)((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn);
+    long long tiles = ts_tiles(t, M, N);
     int ktiles = (K + TS_BK - 1) / TS_BK, cap = ktiles / 4;
     cap = cap < TS_MAX_SPLITS ? cap : TS_MAX_SPLITS;
     if (M <= 32) {
@@ -988,7 +1060,7 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
     }
     ts_plan p = {0, 1};
     double best = 0;
-    for (int t = 0; t < TS_NTILES; t++) {
+    for (int t = 0; t < TS_PLAIN; t++) {
         int s = ts_best_splits(t, M, N, K, sms, epi);
         double c = ts_cost(kTsTiles[t], s, M, N, K, sms, epi);
         if (t == 0 || c < best) {
@@ -1000,7 +1072,26 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
     return p;
 }
 
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 1..16) forces a plan: the package check
+/* The table's plan in clusters of 2 (wgmma builds) where that was measured to pay (H200,
+ * docs/perf.md "Fifth pass"): rows of A or B that do not start on 128-byte lines (lda or ldb
+ * not a multiple of 64 elements), where Nsight Compute showed the plain kernel waiting on its
+ * stages (long-scoreboard stalls half to two thirds of its cycles, SM throughput 18-53%) and
+ * sharing B's loads made 777x1000x3000, 1000^3 and 3000x5000x2000 1.17-1.27x faster; and split
+ * plans (128x4096x14336, 256x256x65536: 1.08-1.10x; 1024x1024x32768: the same). Aligned unsplit
+ * plans timed from 3% faster to 10% slower in clusters (slower: 8192x8192x256, 256x14336x4096,
+ * 256x5120x5120), so they keep the plain tile. A cluster needs two tiles along M: with one, its
+ * second block has no rows. */
+static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
+{
+    const ts_tile &t = kTsTiles[p.tile];
+    if (t.cl > 1 || (M + t.bm - 1) / t.bm < 2)
+        return p;
+    if (lda % 64 != 0 || ldb % 64 != 0 || p.splits > 1)
+        p.tile += TS_PLAIN;
+    return p;
+}
+
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
  * and the benchmarks use it to reach every row on any shape. */
 static bool ts_plan_from_env(ts_plan *p)
 {
@@ -1121,6 +1212,33 @@ static int ts_split_finish(const ts_args &a, int sms, int rc, kb_stream_t stream
     return rc;
 }
 
+/* Clusters of C::CL blocks that can be resident at once, at most `want`: a GPC may not fit
+ * whole clusters on all of its SMs (cudaOccupancyMaxActiveClusters; asked once per kernel). */
+template <typename C, typename Kernel>
+static long long ts_cluster_slots(Kernel kernel, long long want)
+{
+    /* per configuration (T and SPLIT share it: same threads and shared memory) */
+    static const long long fit = [&] {
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = C::CL;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((unsigned)(want * C::CL));
+        cfg.blockDim = dim3(C::THREADS);
+        cfg.dynamicSmemBytes = C::SMEM_BYTES;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess)
+            clusters = 0;
+        (void)cudaGetLastError();
+        return (long long)clusters;
+    }();
+    return fit > 0 && fit < want ? fit : want;
+}
+
 template <typename T, typename C, bool WGMMA>
 static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
@@ -1129,8 +1247,10 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     CUtensorMap ma, mb;
     if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
-    if (tiles > 0x7fffffffLL / TS_MAX_SPLITS)
+    /* units: one per cluster of CL tiles along M */
+    long long tiles =
+        (long long)((M + C::CL * C::BM - 1) / (C::CL * C::BM)) * ((N + C::BN - 1) / C::BN);
+    if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL)
         return KBPKG_KERNEL_EINVAL;
     ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
@@ -1143,11 +1263,33 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     int rc = 0;
     if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
         rc = KBPKG_KERNEL_ELAUNCH;
-    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS;
-    unsigned grid = (unsigned)(sms > 0 && units > slots ? slots : units);
-    if (rc == 0) {
+    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS / C::CL;
+    if (C::CL > 1 && rc == 0)
+        slots = ts_cluster_slots<C>(kernel, slots);
+    unsigned grid = (unsigned)((sms > 0 && units > slots ? slots : units) * C::CL);
+    if (rc == 0 && C::CL == 1) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
+    } else if (rc == 0) {
+        /* the cluster shape is a launch attribute (not __cluster_dims__), as in gemm_fp8.cu */
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = C::CL;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(grid);
+        cfg.blockDim = dim3(C::THREADS);
+        cfg.dynamicSmemBytes = C::SMEM_BYTES;
+        cfg.stream = (cudaStream_t)stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        if (cudaLaunchKernelEx(&cfg, kernel, a, ma, mb, mc) != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = KBPKG_KERNEL_ELAUNCH;
+        } else {
+            rc = kb_gpu_launch_status();
+        }
     }
     return ts_split_finish<T>(a, sms, rc, stream);
 }
@@ -1174,10 +1316,29 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     if (plan)
         p = *plan;
     else if (!ts_plan_from_env(&p))
-        p = ts_choose(M, N, K, sms > 0 ? sms : 132);
+        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, lda, ldb)
+                  : ts_choose(M, N, K, sms > 0 ? sms : 132);
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
+    if (!WGMMA && p.tile >= TS_PLAIN) /* clusters: wgmma consumers only */
+        p.tile -= TS_PLAIN;
+    if constexpr (WGMMA) { /* only wgmma builds instantiate the cluster rows */
+        switch (p.tile) {
+        case 4:
+            return launch_tma_cfg<T, ts_cfg<128, 256, 1, E, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        case 5:
+            return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        case 6:
+            return launch_tma_cfg<T, ts_cfg<64, 256, 1, E, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        case 7:
+            return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        }
+    }
     switch (p.tile) {
     case 0:
         return launch_tma_cfg<T, ts_cfg<128, 256, 1, E>, WGMMA>(p.splits, sms, M, N, K, alpha, A,
