@@ -1219,19 +1219,11 @@ static long long ts_cluster_slots(Kernel kernel, long long want)
 {
     /* per configuration (T and SPLIT share it: same threads and shared memory) */
     static const long long fit = [&] {
-        cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = C::CL;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3((unsigned)(want * C::CL));
-        cfg.blockDim = dim3(C::THREADS);
-        cfg.dynamicSmemBytes = C::SMEM_BYTES;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
+        cluster_launch l;
+        cluster_launch_init(&l, C::CL, (unsigned)(want * C::CL), C::THREADS, C::SMEM_BYTES,
+                            nullptr);
         int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess)
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg) != cudaSuccess)
             clusters = 0;
         (void)cudaGetLastError();
         return (long long)clusters;
@@ -1271,20 +1263,9 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
         rc = kb_gpu_launch_status();
     } else if (rc == 0) {
-        /* the cluster shape is a launch attribute (not __cluster_dims__), as in gemm_fp8.cu */
-        cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = C::CL;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(grid);
-        cfg.blockDim = dim3(C::THREADS);
-        cfg.dynamicSmemBytes = C::SMEM_BYTES;
-        cfg.stream = (cudaStream_t)stream;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        if (cudaLaunchKernelEx(&cfg, kernel, a, ma, mb, mc) != cudaSuccess) {
+        cluster_launch l;
+        cluster_launch_init(&l, C::CL, grid, C::THREADS, C::SMEM_BYTES, stream);
+        if (cudaLaunchKernelEx(&l.cfg, kernel, a, ma, mb, mc) != cudaSuccess) {
             (void)cudaGetLastError();
             rc = KBPKG_KERNEL_ELAUNCH;
         } else {

@@ -492,21 +492,10 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
         return KBPKG_KERNEL_ELAUNCH;
     long long blocks = (long long)a.tiles_m * a.units_n * CL;
     int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
-    /* the cluster shape is a launch attribute (not __cluster_dims__), so the same source
-     * compiles for the targets without clusters */
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = CL;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(H_THREADS);
-    cfg.dynamicSmemBytes = H_SMEM_BYTES;
-    cfg.stream = (cudaStream_t)stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cluster_launch l;
+    cluster_launch_init(&l, CL, (unsigned)resident, H_THREADS, H_SMEM_BYTES, stream);
+    cudaLaunchConfig_t &cfg = l.cfg;
     if (CL > 1 && RF_FP8_CLUSTER_CAP) { /* a GPC may not fit whole clusters: ask how many fit */
-        cfg.gridDim = dim3((unsigned)resident);
         int clusters = 0;
         if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess &&
             clusters > 0 && clusters * CL < resident)

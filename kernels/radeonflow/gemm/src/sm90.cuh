@@ -209,6 +209,30 @@ static int sm_count(void)
     return sms;
 }
 
+/* A launch of `grid` blocks in clusters of `cl` along x. The cluster shape is a launch
+ * attribute (not __cluster_dims__), so the same source compiles for targets without clusters.
+ * cfg points at attr: initialise it in place and do not copy it. */
+struct cluster_launch {
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg;
+};
+static inline void cluster_launch_init(cluster_launch *l, int cl, unsigned grid, int threads,
+                                       int smem_bytes, kb_stream_t stream)
+{
+    l->attr = {};
+    l->attr.id = cudaLaunchAttributeClusterDimension;
+    l->attr.val.clusterDim.x = (unsigned)cl;
+    l->attr.val.clusterDim.y = 1;
+    l->attr.val.clusterDim.z = 1;
+    l->cfg = {};
+    l->cfg.gridDim = dim3(grid);
+    l->cfg.blockDim = dim3((unsigned)threads);
+    l->cfg.dynamicSmemBytes = (size_t)smem_bytes;
+    l->cfg.stream = (cudaStream_t)stream;
+    l->cfg.attrs = &l->attr;
+    l->cfg.numAttrs = 1;
+}
+
 /* A row-major rows x cols matrix of elem_bytes-wide elements with leading dimension ld, read
  * in boxes of box_rows x (128 / elem_bytes) columns (128 bytes, the swizzle span), 128-byte
  * swizzled in shared memory. Out-of-bounds reads fill zeros. */
