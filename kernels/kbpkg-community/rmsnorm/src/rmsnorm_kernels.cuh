@@ -212,10 +212,10 @@ template <typename T> struct is_bf16 {
 template <> struct is_bf16<kb_bf16_tag> {
     static const bool value = true;
 };
-template <typename T> struct kb_is_f16 {
+template <typename T> struct is_f16 {
     static const bool value = false;
 };
-template <> struct kb_is_f16<kb_f16_tag> {
+template <> struct is_f16<kb_f16_tag> {
     static const bool value = true;
 };
 template <typename T, int R, int SHAPE> struct rows_at_once {
@@ -534,7 +534,7 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
         p.lanes = 32;
     } else {
         int r = units <= 1024 ? 2 : units <= 2048 ? 4 : 8;
-        if ((r == 4 && kb_is_f16<T>::value) || (r == 8 && !f32) || units > 4096)
+        if ((r == 4 && is_f16<T>::value) || (r == 8 && !f32) || units > 4096)
             return false;
         p.vecs = r;
         p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
