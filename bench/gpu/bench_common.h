@@ -103,6 +103,33 @@ static inline void bench_gemm_sets_free(bench_gemm_sets &g)
     }
 }
 
+/* Microseconds per call of a graph that holds `calls` calls: `warm` untimed replays, then the
+ * median of `reps` replays timed one by one with events on st. */
+static inline double bench_graph_median_us(cudaGraphExec_t ge, cudaStream_t st, int calls, int warm,
+                                           int reps)
+{
+    cudaEvent_t a, z;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&z));
+    for (int i = 0; i < warm; i++)
+        CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
+    std::vector<double> t;
+    for (int i = 0; i < reps; i++) {
+        float ms;
+        CK(cudaEventRecord(a, st));
+        CK(cudaGraphLaunch(ge, st));
+        CK(cudaEventRecord(z, st));
+        CK(cudaEventSynchronize(z));
+        CK(cudaEventElapsedTime(&ms, a, z));
+        t.push_back(ms * 1000.0 / calls);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(z));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
 template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
 {
     for (int i = 0; i < warmup; i++)

@@ -6,7 +6,7 @@
  *                                         then the pass to profile: ncu --launch-skip)
  *   mem_profile --time DIR [DIR2] SHAPE...  CUDA-graph replays, medians, us per call
  * SHAPE: op:dtype:rows:width, op silu|rms, dtype bf16|f16|f32. */
-#include "bench_common.h" /* CK */
+#include "bench_common.h" /* CK, bench_graph_median_us */
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -164,27 +164,10 @@ template <typename F> static double time_us(F call, int64_t bytes, cudaStream_t 
         call(k % SETS);
     CK(cudaStreamEndCapture(st, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
-    cudaEvent_t a, z;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&z));
-    for (int i = 0; i < 3; i++)
-        CK(cudaGraphLaunch(ge, st));
-    std::vector<float> t;
-    for (int i = 0; i < 15; i++) {
-        CK(cudaEventRecord(a, st));
-        CK(cudaGraphLaunch(ge, st));
-        CK(cudaEventRecord(z, st));
-        CK(cudaEventSynchronize(z));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, z));
-        t.push_back(ms * 1000.0f / K);
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(z);
+    const double us = bench_graph_median_us(ge, st, K, 3, 15);
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
-    return t[t.size() / 2];
+    return us;
 }
 
 static shape parse(const char *arg)

@@ -365,19 +365,7 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
             run_cand<T>(c, out, xs[i % sets], w, n, d, s);
         CK(cudaStreamEndCapture(s, &gr));
         CK(cudaGraphInstantiate(&ge, gr, 0));
-        CK(cudaGraphLaunch(ge, s));
-        CK(cudaStreamSynchronize(s));
-        std::vector<double> ts;
-        for (int r = 0; r < 7; r++) {
-            CK(cudaEventRecord(a, s));
-            CK(cudaGraphLaunch(ge, s));
-            CK(cudaEventRecord(b, s));
-            CK(cudaEventSynchronize(b));
-            CK(cudaEventElapsedTime(&ms, a, b));
-            ts.push_back(ms * 1000.0 / k);
-        }
-        std::sort(ts.begin(), ts.end());
-        const double us = ts[3];
+        const double us = bench_graph_median_us(ge, s, k, 1, 7);
         CK(cudaGraphExecDestroy(ge));
         CK(cudaGraphDestroy(gr));
         CK(cudaEventDestroy(a));
