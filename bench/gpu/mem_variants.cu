@@ -12,8 +12,7 @@ static int forced(int path, int vecs, int threads, void *out, const void *x, con
 {
     typedef typename kb_type<T>::storage S;
     const int V = rms::row_geo<T>::V;
-    const bool aligned = d % V == 0 && (((uintptr_t)out | (uintptr_t)x | (uintptr_t)w) & 15u) == 0;
-    rms::plan p = rms::choose<T>(n, d / V, rms::device_sms(), aligned);
+    rms::plan p = rms::choose<T>(n, d / V, rms::device_sms(), rms::rows_aligned<T>(out, x, w, d));
     if (path >= 0) {
         p.path = path;
         p.vecs = vecs;

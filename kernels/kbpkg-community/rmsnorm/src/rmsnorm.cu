@@ -24,9 +24,8 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
     if (!elem_aligned<T>(out, x, w))
         return KBPKG_KERNEL_EINVAL;
     const int V = row_geo<T>::V;
-    /* rows of whole units at 16-byte aligned addresses: the pipelined kernel may take them */
-    const bool aligned = d % V == 0 && (((uintptr_t)out | (uintptr_t)x | (uintptr_t)w) & 15u) == 0;
-    run<T>(choose<T>(n, d / V, device_sms(), aligned), out, x, w, n, d, eps, (kb_stream_t)stream);
+    run<T>(choose<T>(n, d / V, device_sms(), rows_aligned<T>(out, x, w, d)), out, x, w, n, d, eps,
+           (kb_stream_t)stream);
     return kb_gpu_launch_status();
 }
 

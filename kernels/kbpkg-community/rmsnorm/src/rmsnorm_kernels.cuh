@@ -760,6 +760,14 @@ template <typename T> static inline bool elem_aligned(const void *out, const voi
     return (((uintptr_t)out | (uintptr_t)x | (uintptr_t)w) & m) == 0;
 }
 
+/* Rows of whole 16-byte units at 16-byte aligned addresses: what `choose` calls aligned (every
+ * row starts on a unit and has no head or tail, so the pipelined kernel may take them). */
+template <typename T>
+static inline bool rows_aligned(const void *out, const void *x, const void *w, int64_t d)
+{
+    return d % row_geo<T>::V == 0 && (((uintptr_t)out | (uintptr_t)x | (uintptr_t)w) & 15u) == 0;
+}
+
 } // namespace rms
 
 #endif
