@@ -46,7 +46,7 @@ PY
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
 export PYTHONPATH="$ROOT/bench/gpu" # fp8_common.py, for drive.py under ncu too
 W=$W python3 "$W/drive.py" | tee "$W/timing.txt"
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+. "$ROOT/bench/gpu/find_ncu.sh"
 W=$W "$NCU" --clock-control none -k regex:gemm_fp8_mma --launch-skip 1 --launch-count 1 \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
   --section MemoryWorkloadAnalysis_Tables --section InstructionStats --section Occupancy \

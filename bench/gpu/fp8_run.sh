@@ -96,7 +96,7 @@ PY
 # FP8_PROFILE="gemm gemm_cl2": one Nsight Compute profile of each named build at 4096^3 (speed
 # of light, occupancy and cluster scheduling, warp stalls, scheduler; clocks left alone)
 if [ -n "${FP8_PROFILE:-}" ]; then
-  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  . "$ROOT/bench/gpu/find_ncu.sh"
   cat >"$W/profile_one.py" <<'PY'
 import os, torch
 from fp8_common import export, inputs

@@ -16,7 +16,7 @@ mkdir -p "$O"
 LIST=${GEMM_PROFILE_LIST:-"777 1000 3000 3,1  777 1000 3000 1,1  777 1000 3000 7,1
     777 1000 3000 1,2  1000 1000 1000 -  1000 1000 1000 7,1  3000 5000 2000 0,1
     3000 5000 2000 4,1  4096 4096 4096 0,1  4096 4096 4096 4,1"}
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+. "$(cd "$(dirname "$0")" && pwd)/find_ncu.sh"
 echo "ncu: ${NCU:-none} $([ -n "$NCU" ] && "$NCU" --version | tail -1)"
 [ -n "$NCU" ] || exit 1
 EXTRA=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__cycles_active.avg

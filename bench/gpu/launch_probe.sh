@@ -31,7 +31,7 @@ nvcc -std=c++17 -O3 -I"$ROOT/include" -I"$R/include" -I"$R/src" -Xcompiler -fPIC
     "$ROOT/bench/gpu/mem_variants.cu" -o "$B/libmem_variants.so" &
 wait
 python3 "$ROOT/bench/gpu/launch_probe.py" "$B" 2>&1 | tee "$O/replays.txt"
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+. "$ROOT/bench/gpu/find_ncu.sh"
 if [ -n "$NCU" ]; then
     "$NCU" --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
         python3 "$ROOT/bench/gpu/launch_probe.py" "$B" --once >"$O/ncu.txt" 2>&1

@@ -42,7 +42,7 @@ fi
 EXE=${B_EXE:-$B/mem_profile}
 echo "builds: $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+. "$ROOT/bench/gpu/find_ncu.sh"
 echo "ncu: ${NCU:-none} $([ -n "$NCU" ] && "$NCU" --version | tail -1)"
 
 # instruction bytes per kernel (16 bytes each on sm_90)

@@ -22,7 +22,7 @@ SHAPES=${RMS_PLANS_SHAPES:-4096x1000,4096x2048,4096x128,32768x128,4096x16384,512
 t0=$(date +%s)
 timeout "${RMS_PLANS_TIMEOUT:-90}" "$BIN" --shapes "$SHAPES" >"$O/plans.txt" 2>&1
 echo "plans: rc=$? $(( $(date +%s) - t0 )) s, $(grep -c ' ok$' "$O/plans.txt") ok, $(grep -c FAIL "$O/plans.txt") FAIL"
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+. "$ROOT/bench/gpu/find_ncu.sh"
 if [ -n "$NCU" ] && [ -z "${RMS_PLANS_NO_TORCH:-}" ]; then
     timeout "${RMS_TORCH_TIMEOUT:-60}" "$NCU" --profile-from-start off --nvtx \
         --metrics launch__grid_size,launch__block_size,launch__registers_per_thread,gpu__time_duration.sum,launch__occupancy_limit_registers,sm__warps_active.avg.pct_of_peak_sustained_active \
