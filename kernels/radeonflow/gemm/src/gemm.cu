@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "kb_gpu_compat.h"
@@ -914,8 +915,13 @@ __global__ __launch_bounds__(C::THREADS,
     else
         __syncthreads();
     if (warp == C::CONSUMER_WARPS) { /* producer */
-        if (lane == 0)
+        if (lane == 0) {
             ts_produce<C, SPLIT>(smem, full, empty, a, &tma, &tmb);
+            /* every load of this block is issued: the reduce's blocks may start to launch
+             * (they wait in griddepcontrol.wait until this grid is done) */
+            if (SPLIT)
+                asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+        }
         if (C::CL == 1)
             return;
     } else if (WGMMA) {
@@ -935,6 +941,12 @@ __global__ __launch_bounds__(C::THREADS,
  * along y so no thread divides. */
 template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
 {
+#if __CUDA_ARCH__ >= 900
+    /* launched early (programmatic dependent launch, ts_split_finish): the partials are
+     * complete and visible only once the split kernel's grid has finished; without the launch
+     * attribute this returns at once */
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
     size_t slice = (size_t)a.M * a.ldw;
     for (int m = blockIdx.y; m < a.M; m += gridDim.y)
         for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
@@ -1056,6 +1068,10 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
         ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
         if (M > 32 && K <= 8192)
             p.splits = 1;
+        /* decode with more 64x128 tiles than SMs: 64x256 tiles stream the same B in one wave
+         * fewer (H200, 16x28672x8192: 0.92-0.95 of cuBLAS against 0.83-0.85, gemm19's log) */
+        if (M <= 32 && ts_tiles(kTsTiles[3], M, N) > sms)
+            p = {2, ts_best_splits(2, M, N, K, sms, epi)};
         return p;
     }
     ts_plan p = {0, 1};
@@ -1192,6 +1208,14 @@ static ts_args ts_args_begin(int splits, int M, int N, int K, float alpha, float
     return a;
 }
 
+/* RF_GEMM_PDL=0 launches the split reduce plainly (the benchmarks time both ways in one
+ * process); read per call, as RF_GEMM_TMA_PLAN is. */
+static bool ts_pdl_enabled()
+{
+    const char *s = getenv("RF_GEMM_PDL");
+    return !(s && s[0] == '0' && s[1] == '\0');
+}
+
 /* After a split launch (rc its status): the reduce of a.splits > 1 partials into C, then the
  * workspace back to its pool. A no-op for unsplit launches. */
 template <typename T>
@@ -1204,8 +1228,28 @@ static int ts_split_finish(const ts_args &a, int sms, int rc, kb_stream_t stream
         int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
         while (gx > 1 && (long long)gx * gy > want)
             gx = (gx + 1) / 2;
-        gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
-        rc = kb_gpu_launch_status();
+        if (kTargetIsSm90 && ts_pdl_enabled()) {
+            /* programmatic dependent launch: the reduce's launch overlaps the split kernel's
+             * tail instead of following its completion (RF_GEMM_PDL=0: a plain launch) */
+            cudaLaunchAttribute attr = {};
+            attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr.val.programmaticStreamSerializationAllowed = 1;
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(gx, gy);
+            cfg.blockDim = dim3(256);
+            cfg.stream = (cudaStream_t)stream;
+            cfg.attrs = &attr;
+            cfg.numAttrs = 1;
+            if (cudaLaunchKernelEx(&cfg, gemm_tma_reduce<T>, a) != cudaSuccess) {
+                (void)cudaGetLastError();
+                rc = KBPKG_KERNEL_ELAUNCH;
+            } else {
+                rc = kb_gpu_launch_status();
+            }
+        } else {
+            gemm_tma_reduce<T><<<dim3(gx, gy), 256, 0, stream>>>(a);
+            rc = kb_gpu_launch_status();
+        }
     }
     if (cudaFreeAsync(a.ws, stream) != cudaSuccess && rc == 0)
         rc = KBPKG_KERNEL_ELAUNCH;
@@ -1231,6 +1275,25 @@ static long long ts_cluster_slots(Kernel kernel, long long want)
     return fit > 0 && fit < want ? fit : want;
 }
 
+/* The kernel's dynamic shared-memory limit, raised once per device (done: a bit per device
+ * id below 64, set after the call succeeded) instead of a runtime call per GEMM. */
+template <typename Kernel>
+static bool ts_smem_limit_once(std::atomic<unsigned long long> &done, Kernel kernel, int bytes)
+{
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0;
+    if (bit && (done.load(std::memory_order_acquire) & bit))
+        return true;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, bytes) != kb_gpu_success)
+        return false;
+    done.fetch_or(bit, std::memory_order_release);
+    return true;
+}
+
 template <typename T, typename C, bool WGMMA>
 static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
@@ -1253,7 +1316,8 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
                   (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
-    if (kb_gpu_func_set_max_dyn_smem(kernel, C::SMEM_BYTES) != kb_gpu_success)
+    static std::atomic<unsigned long long> smem_done[2]; /* unsplit, split kernel */
+    if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
         rc = KBPKG_KERNEL_ELAUNCH;
     long long units = tiles * a.splits, slots = (long long)sms * C::CTAS / C::CL;
     if (C::CL > 1 && rc == 0)
