@@ -84,6 +84,7 @@ enum vkind {
     V_EXPORT,   /* rf_gemm_bf16/f16 */
     V_AGAIN,    /* the same, timed again */
     V_BASELINE, /* the baseline library's export (before) */
+    V_AFTERLIB, /* GEMM_AFTER_LIB's export (after), loaded as the baseline is */
     V_PLAN,     /* a forced plan, wgmma */
     V_UNSPLIT,  /* the table's tile, unsplit */
     V_SM90,     /* the table's plan, mma.sync consumers (the sm_90 build) */
@@ -106,6 +107,10 @@ constexpr int kAltEpi = RF_GEMM_EPI_COLS == 256 ? 128 : 256;
 typedef int (*gemm_export)(int, int, int, float, const void *, int, const void *, int, float,
                            void *, int, void *);
 static gemm_export g_base[2]; /* bf16, f16 of the baseline library; null without one */
+/* the same of GEMM_AFTER_LIB: before and after both through dlopen, so neither is the copy
+ * compiled into this binary (at M = 1 that copy timed 4-7% off the library's on unchanged
+ * code, docs/perf.md "Fifth pass") */
+static gemm_export g_after[2];
 
 template <typename T>
 static int call_variant(const variant &v, int M, int N, int K, float al, const uint16_t *A, int lda,
@@ -120,6 +125,8 @@ static int call_variant(const variant &v, int M, int N, int K, float al, const u
         return rf_gemm_f16(M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
     case V_BASELINE:
         return g_base[bf16 ? 0 : 1](M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
+    case V_AFTERLIB:
+        return g_after[bf16 ? 0 : 1](M, N, K, al, A, lda, B, ldb, be, C, ldc, nullptr);
     case V_SM90: /* what the sm_90 build's export runs: the skinny kernel up to its M */
         if (M <= rf::SK_MAX_M_SM90) {
             int rc = rf::launch_skinny<T>(nullptr, M, N, K, al, A, lda, B, ldb, be, C, ldc, 0);
@@ -183,6 +190,7 @@ struct tally {
 
 struct result {
     double ratio_default, ratio_best, ratio_sm90, ratio_base, ratio_again, ratio_unsplit;
+    double ratio_after; /* GEMM_AFTER_LIB's export, 0 without one */
     /* M <= 64 (else 0): skinny, the TMA picks, the cp.async kernel of sm_80..sm_89 builds */
     double ratio_skinny, ratio_tma, ratio_sm90_tma, ratio_cpasync;
 };
@@ -249,6 +257,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     vs.push_back({bf16 ? "rf_gemm_bf16 " + runs : "rf_gemm_f16 " + runs, V_EXPORT, pick});
     if (g_base[0])
         vs.push_back({"baseline export", V_BASELINE, pick});
+    if (g_after[0])
+        vs.push_back({"after library export", V_AFTERLIB, pick});
     vs.push_back({bf16 ? "rf_gemm_bf16 again" : "rf_gemm_f16 again", V_AGAIN, pick});
     if (pick.splits > 1)
         vs.push_back({"pick unsplit " + plan_name({pick.tile, 1}), V_UNSPLIT, {pick.tile, 1}});
@@ -366,6 +376,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_sm90 = ratio;
         if (var.kind == V_BASELINE)
             r.ratio_base = ratio;
+        if (var.kind == V_AFTERLIB)
+            r.ratio_after = ratio;
         if (var.kind == V_AGAIN)
             r.ratio_again = ratio;
         if (var.kind == V_UNSPLIT)
@@ -378,8 +390,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             r.ratio_sm90_tma = ratio;
         if (var.kind == V_CPASYNC)
             r.ratio_cpasync = ratio;
-        if (var.kind != V_BASELINE && var.kind != V_SM90 && var.kind != V_TMA_SM90 &&
-            var.kind != V_CPASYNC && ratio > r.ratio_best) {
+        if (var.kind != V_BASELINE && var.kind != V_AFTERLIB && var.kind != V_SM90 &&
+            var.kind != V_TMA_SM90 && var.kind != V_CPASYNC && ratio > r.ratio_best) {
             r.ratio_best = ratio;
             best_name = var.name;
         }
@@ -534,6 +546,20 @@ int main(int argc, char **argv)
         }
         printf("baseline: %s\n", lib);
     }
+    if (const char *lib = getenv("GEMM_AFTER_LIB")) {
+        void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        if (!so) {
+            fprintf(stderr, "%s: %s\n", lib, dlerror());
+            return 1;
+        }
+        g_after[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
+        g_after[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
+        if (!g_after[0] || !g_after[1]) {
+            fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
+            return 1;
+        }
+        printf("after library: %s\n", lib);
+    }
     int bad = sweep<kb_bf16_tag>(h, log) + sweep<kb_f16_tag>(h, log);
     /* LLM inference: M tokens against hidden sizes 4096 (8B), 5120 (13B), 8192 (70B) and the
      * MLP widths 14336, 28672; odd sizes; shallow and deep K */
@@ -557,10 +583,10 @@ int main(int argc, char **argv)
             "median", "rate", "vs cuBLAS");
     /* per variant: overall ([0]) and per class, in the order the classes first appear */
     std::vector<std::string> classes = {"all"};
-    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), split_vs_un(1);
+    std::vector<tally> def(1), base(1), again(1), best(1), sm90(1), split_vs_un(1), after(1);
     tally sk, sk_tma, sk_tma90, sk_def, sk_sm90, sk_cp; /* the M <= 64 shapes */
     std::vector<double> spread;
-    int at85 = 0, base85 = 0, pairs = 0;
+    int at85 = 0, base85 = 0, after85 = 0, pairs = 0;
     const char *maxm_env = getenv("GEMM_SHAPES_MAXM"); /* time only shapes with M <= this */
     long maxm = maxm_env && *maxm_env ? strtol(maxm_env, nullptr, 10) : 1L << 30;
     for (const auto &sh : shapes) {
@@ -569,7 +595,7 @@ int main(int argc, char **argv)
         size_t c = std::find(classes.begin(), classes.end(), sh.cls) - classes.begin();
         if (c == classes.size()) {
             classes.push_back(sh.cls);
-            for (auto *t : {&def, &base, &again, &best, &sm90, &split_vs_un})
+            for (auto *t : {&def, &base, &again, &best, &sm90, &split_vs_un, &after})
                 t->emplace_back();
         }
         for (int t = 0; t < 2; t++) {
@@ -580,10 +606,13 @@ int main(int argc, char **argv)
             pairs++;
             at85 += r.ratio_default >= 0.85;
             base85 += r.ratio_base >= 0.85;
+            after85 += r.ratio_after >= 0.85;
             for (size_t k : {(size_t)0, c}) {
                 def[k].add(r.ratio_default, name);
                 if (g_base[0])
                     base[k].add(r.ratio_base, name);
+                if (g_after[0])
+                    after[k].add(r.ratio_after, name);
                 again[k].add(r.ratio_again, name);
                 best[k].add(r.ratio_best, name);
                 if (r.ratio_sm90 > 0) /* 0: unaligned rows, no TMA kernel */
@@ -610,6 +639,9 @@ int main(int argc, char **argv)
     if (g_base[0])
         printf("baseline library (before):           %s; %d of %d at >= 0.85\n",
                base[0].str().c_str(), base85, pairs);
+    if (g_after[0])
+        printf("after library (dlopen):              %s; %d of %d at >= 0.85\n",
+               after[0].str().c_str(), after85, pairs);
     printf("  the same export timed again:       %s; |again/first - 1| median %.3f, max %.3f\n",
            again[0].str().c_str(), spread.empty() ? 0.0 : spread[spread.size() / 2],
            spread.empty() ? 0.0 : spread.back());
@@ -624,12 +656,12 @@ int main(int argc, char **argv)
         printf("M <= 64, sm_90 export:                 %s\n", sk_sm90.str().c_str());
         printf("M <= 64, cp.async (sm_80..89 before):  %s\n", sk_cp.str().c_str());
     }
-    printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s\n", "class", "n",
-           "before", "rf_gemm", "split/unspl", "sm_90");
+    printf("per class, geomean (min):\n  %-8s %-3s %-13s %-13s %-13s %-13s %-13s\n", "class", "n",
+           "before", "rf_gemm", "split/unspl", "sm_90", "after lib");
     for (size_t c = 1; c < classes.size(); c++)
-        printf("  %-8s %-3d %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
+        printf("  %-8s %-3d %-13s %-13s %-13s %-13s %-13s\n", classes[c].c_str(), def[c].n,
                base[c].brief().c_str(), def[c].brief().c_str(), split_vs_un[c].brief().c_str(),
-               sm90[c].brief().c_str());
+               sm90[c].brief().c_str(), after[c].brief().c_str());
     CKB(cublasDestroy(h));
     fclose(log);
     return bad ? 1 : 0;

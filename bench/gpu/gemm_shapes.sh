@@ -9,6 +9,8 @@
 #   GEMM_SHAPES_PREBUILT=DIR   take the builds from DIR instead (sm90a/, sm90/, baseline/ as
 #                          gemm_build.sh leaves them, and gemm_shapes): build on a machine
 #                          with nvcc and no GPU, spend the GPU's time on running only
+#   GEMM_AFTER_LIB=SO      also time that libgemm.so's exports through dlopen ("after library"), so
+#                          before and after are both libraries, neither compiled into the bench
 #   GEMM_SHAPES_CALIBRATE=1   also time every tile at splits 1..16 (bf16, the cost model's data)
 #   GEMM_SHAPES_NO_CHECKS=1   skip the package checks (the caller ran them: gemm_skinny.sh)
 #   GEMM_SHAPES_MAXM=64       time only the shapes with M <= 64 (gemm_shapes.cu reads it)

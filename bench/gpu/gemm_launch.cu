@@ -1,0 +1,233 @@
+/* Where a radeonflow/gemm call's time goes at decode and split shapes (bf16): the export of two
+ * builds of the package (GEMM_BASELINE_LIB "before", GEMM_NEW_LIB "after", both loaded with
+ * dlopen), the new build with RF_GEMM_PDL=0 (its split reduce launched plainly), and cuBLAS,
+ * timed four ways on the same rotating inputs:
+ *   ev     each call between its own events, variants interleaved per round (as gemm_shapes)
+ *   sync   the same with the queue drained before each call (the host's enqueue time shows)
+ *   graph  20 calls captured in one CUDA graph, replayed (GPU time and gaps only)
+ *   host   host microseconds to enqueue one call (200 calls, no sync between them)
+ * Then forced plans of the new build (RF_GEMM_TMA_PLAN="tile,splits", per shape below) the same
+ * ways, as leads for the plan table.
+ * Every variant is checked against cuBLAS first, C poisoned with NaN (relerr; NaN fails).
+ * Usage: GEMM_BASELINE_LIB=... GEMM_NEW_LIB=... gemm_launch [logfile] */
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "bench_common.h"
+
+typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
+                       int, void *);
+
+__global__ void relerr_bf16(const uint16_t *x, const uint16_t *y, size_t n, double *acc)
+{
+    double num = 0, den = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double a = __uint_as_float((uint32_t)x[i] << 16), b = __uint_as_float((uint32_t)y[i] << 16);
+        num += (a - b) * (a - b);
+        den += b * b;
+        if (a != a)
+            num += 1e300;
+    }
+    atomicAdd(&acc[0], num);
+    atomicAdd(&acc[1], den);
+}
+
+static gemm_fn load(const char *env)
+{
+    const char *p = getenv(env);
+    if (!p)
+        return nullptr;
+    void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "%s: %s\n", env, dlerror());
+        exit(1);
+    }
+    return (gemm_fn)dlsym(h, "rf_gemm_bf16");
+}
+
+int main(int argc, char **argv)
+{
+    FILE *log = argc > 1 ? fopen(argv[1], "w") : stdout;
+    gemm_fn base = load("GEMM_BASELINE_LIB"), neu = load("GEMM_NEW_LIB");
+    if (!base || !neu) {
+        fprintf(stderr, "need GEMM_BASELINE_LIB and GEMM_NEW_LIB\n");
+        return 1;
+    }
+    cublasHandle_t h;
+    CKB(cublasCreate(&h));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CKB(cublasSetStream(h, st));
+    void *cws;
+    CK(cudaMalloc(&cws, 32 << 20));
+    CKB(cublasSetWorkspace(h, cws, 32 << 20));
+    struct shape {
+        int M, N, K;
+        std::vector<const char *> plans; /* forced plans of the new build */
+    } shapes[] = {{16, 4096, 4096, {"3,4", "3,8", "2,4"}},
+                  {16, 5120, 5120, {"3,3", "3,13", "3,2"}},
+                  {16, 8192, 8192, {"3,2", "3,4", "2,2"}},
+                  {16, 28672, 8192, {"2,1", "3,1", "2,7"}},
+                  {32, 8192, 28672, {"3,2", "2,4", "3,4"}},
+                  {64, 4096, 4096, {"3,1", "3,2", "3,4"}},
+                  {777, 1000, 3000, {"7,1", "5,2", "7,2", "1,2"}},
+                  {256, 256, 65536, {"7,15", "5,16", "7,8"}},
+                  {128, 4096, 14336, {"7,2", "7,3"}},
+                  {1024, 1024, 32768, {"4,4", "4,2"}},
+                  {256, 5120, 5120, {"1,1", "5,1", "3,1", "7,1"}},
+                  {8192, 8192, 256, {"0,1", "4,1", "1,1"}},
+                  {4096, 4096, 4096, {}}};
+    const char *fixed[] = {"cuBLAS", "before", "after", "after PDL=0"};
+    printf("%-18s | %-27s | %-27s | %-27s | %-27s\n", "bf16 M x N x K",
+           "ev us: cuBLAS/bef/aft/noPDL", "sync us", "graph us", "host us/call");
+    for (auto &sh : shapes) {
+        int M = sh.M, N = sh.N, K = sh.K;
+        std::vector<std::string> names(fixed, fixed + 4);
+        for (const char *pl : sh.plans)
+            names.push_back(std::string("plan ") + pl);
+        const int NV = (int)names.size();
+        size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+        bench_gemm_sets g = bench_gemm_sets_alloc(na, nb, nc, B_BF16);
+        int sets = g.count;
+        uint16_t *ref;
+        double *acc;
+        CK(cudaMalloc(&ref, nc * 2));
+        CK(cudaMalloc(&acc, 16));
+        float alpha = 1.0f, beta = 0.0f;
+        auto call = [&](int v, int s) {
+            if (v == 3)
+                setenv("RF_GEMM_PDL", "0", 1);
+            if (v >= 4)
+                setenv("RF_GEMM_TMA_PLAN", sh.plans[v - 4], 1);
+            int rc = 0;
+            if (v == 0)
+                CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[s], CUDA_R_16BF,
+                                 N, g.A[s], CUDA_R_16BF, K, &beta, g.C[s], CUDA_R_16BF, N,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            else
+                rc = (v == 1 ? base : neu)(M, N, K, alpha, g.A[s], K, g.B[s], N, beta, g.C[s], N,
+                                           st);
+            if (v == 3)
+                unsetenv("RF_GEMM_PDL");
+            if (v >= 4)
+                unsetenv("RF_GEMM_TMA_PLAN");
+            if (rc != 0) {
+                fprintf(stderr, "%s failed: %d\n", names[v].c_str(), rc);
+                exit(1);
+            }
+        };
+        /* correctness: reference from cuBLAS on set 0, then every variant over poisoned C */
+        call(0, 0);
+        CK(cudaMemcpyAsync(ref, g.C[0], nc * 2, cudaMemcpyDeviceToDevice, st));
+        std::vector<double> err(NV, 0.0);
+        for (int v = 1; v < NV; v++) {
+            CK(cudaMemsetAsync(g.C[0], 0xff, nc * 2, st));
+            call(v, 0);
+            CK(cudaMemsetAsync(acc, 0, 16, st));
+            relerr_bf16<<<256, 256, 0, st>>>(g.C[0], ref, nc, acc);
+            double hacc[2];
+            CK(cudaMemcpyAsync(hacc, acc, 16, cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            err[v] = sqrt(hacc[0] / hacc[1]);
+        }
+        const int reps = M * (size_t)N * K > (1ull << 33) ? 15 : 40;
+        std::vector<std::vector<float>> tev(NV), tsync(NV);
+        std::vector<cudaEvent_t> ev(2 * NV * reps);
+        for (auto &e : ev)
+            CK(cudaEventCreate(&e));
+        for (int i = 0; i < 2; i++)
+            for (int v = 0; v < NV; v++)
+                call(v, i % sets);
+        for (int i = 0; i < reps; i++)
+            for (int v = 0; v < NV; v++) {
+                CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
+                call(v, (i + v) % sets);
+                CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
+            }
+        CK(cudaStreamSynchronize(st));
+        for (int v = 0; v < NV; v++)
+            for (int i = 0; i < reps; i++) {
+                float t;
+                CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+                tev[v].push_back(t * 1000);
+            }
+        for (int i = 0; i < reps; i++)
+            for (int v = 0; v < NV; v++) {
+                CK(cudaStreamSynchronize(st));
+                CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
+                call(v, (i + v) % sets);
+                CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
+            }
+        CK(cudaStreamSynchronize(st));
+        for (int v = 0; v < NV; v++)
+            for (int i = 0; i < reps; i++) {
+                float t;
+                CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+                tsync[v].push_back(t * 1000);
+            }
+        for (auto &e : ev)
+            CK(cudaEventDestroy(e));
+        std::vector<double> med_ev(NV), med_sync(NV), graph(NV), host(NV);
+        for (int v = 0; v < NV; v++) {
+            std::sort(tev[v].begin(), tev[v].end());
+            std::sort(tsync[v].begin(), tsync[v].end());
+            med_ev[v] = tev[v][reps / 2];
+            med_sync[v] = tsync[v][reps / 2];
+            /* graph of 20 calls over the rotating sets */
+            cudaGraph_t gr;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            for (int i = 0; i < 20; i++)
+                call(v, i % sets);
+            CK(cudaStreamEndCapture(st, &gr));
+            CK(cudaGraphInstantiate(&ge, gr, 0));
+            graph[v] = bench_graph_median_us(ge, st, 20, 2, reps > 20 ? 9 : 5);
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(gr));
+            /* host enqueue cost: 200 calls with the GPU behind */
+            CK(cudaStreamSynchronize(st));
+            auto t0 = std::chrono::steady_clock::now();
+            int n = 200;
+            for (int i = 0; i < n; i++)
+                call(v, i % sets);
+            auto t1 = std::chrono::steady_clock::now();
+            CK(cudaStreamSynchronize(st));
+            host[v] = std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
+        }
+        /* the graph replays checked too: the last capture ran on every set; recheck set 0 */
+        CK(cudaGetLastError());
+        char lbl[64];
+        snprintf(lbl, sizeof lbl, "%dx%dx%d", M, N, K);
+        for (int v = 0; v < NV; v++)
+            fprintf(log,
+                    "%-18s %-12s ev %8.2f us  sync %8.2f us  graph %8.2f us  host %6.2f us  "
+                    "relerr %.1e\n",
+                    lbl, names[v].c_str(), med_ev[v], med_sync[v], graph[v], host[v], err[v]);
+        fflush(log);
+        bool bad = false;
+        for (int v = 1; v < NV; v++)
+            bad |= !(err[v] < 1e-2);
+        printf("%-18s | %6.1f %6.1f %6.1f %6.1f | %6.1f %6.1f %6.1f %6.1f | %6.1f %6.1f %6.1f "
+               "%6.1f | %5.1f %5.1f %5.1f %5.1f%s\n",
+               lbl, med_ev[0], med_ev[1], med_ev[2], med_ev[3], med_sync[0], med_sync[1],
+               med_sync[2], med_sync[3], graph[0], graph[1], graph[2], graph[3], host[0], host[1],
+               host[2], host[3], bad ? "  WRONG" : "");
+        if (NV > 4) {
+            printf("  forced (ev/graph us):");
+            for (int v = 4; v < NV; v++)
+                printf("  %s %.1f/%.1f", sh.plans[v - 4], med_ev[v], graph[v]);
+            printf("\n");
+        }
+        fflush(stdout);
+        bench_gemm_sets_free(g);
+        CK(cudaFree(ref));
+        CK(cudaFree(acc));
+    }
+    return 0;
+}
