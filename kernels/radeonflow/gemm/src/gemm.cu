@@ -1069,7 +1069,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
         if (M > 32 && K <= 8192)
             p.splits = 1;
         /* decode with more 64x128 tiles than SMs: 64x256 tiles stream the same B in one wave
-         * fewer (H200, 16x28672x8192: 0.92-0.95 of cuBLAS against 0.83-0.85, gemm19's log) */
+         * fewer (H200, 16x28672x8192: 121 us against 124, docs/perf.md "Sixth pass"; gemm19's
+         * forced-tile figures had promised more) */
         if (M <= 32 && ts_tiles(kTsTiles[3], M, N) > sms)
             p = {2, ts_best_splits(2, M, N, K, sms, epi)};
         return p;
