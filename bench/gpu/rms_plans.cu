@@ -126,6 +126,7 @@ static void run_pipe(const cand &c, void *out, const void *x, const void *w, int
     PIPE(4, 0, 1)
     PIPE(8, 0, 1)
     PIPE(8, 0, 0)
+    PIPE(1, 1, 1)
     PIPE(2, 1, 1)
     PIPE(4, 1, 1)
     PIPE(4, 1, 0)
@@ -236,12 +237,15 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     const int64_t units = d / V;
     std::vector<cand> v;
     rms::plan e = rms::choose<T>(n, units, g_sms, d % V == 0);
+    const bool few = n <= 4 * (int64_t)g_sms;
     char buf[128];
     snprintf(buf, sizeof buf, "export p%d R%d M%d T%d L%d", e.path, e.vecs, e.rows, e.threads,
              e.lanes);
     v.push_back({buf, 0, 0, 0, 0, 0, 0, 0, 0, 0});
     v.push_back({"memcpy", 3, 0, 0, 0, 0, 0, 0, 0, 0});
     v.push_back({"copy16 kernel", 4, 0, 0, 0, 0, 0, 0, 0, 0});
+    if (getenv("RMS_PLANS_EXPORT_ONLY")) /* the export beside the copies: another build's plan */
+        return v;
     if (e.path == rms::PATH_WARP ||
         e.path == rms::PATH_BLOCK) { /* the export's plan, uncapped grid */
         cand c = {
@@ -264,9 +268,15 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
         const int r = pow2_ge((units + L - 1) / L);
         if (r > 8 || L > units)
             continue;
-        for (int bt = 128; bt <= 256; bt *= 2) {
+        /* few rows (at most 4 per SM): blocks of one or two warps too, so that the rows
+         * spread over more SMs (torch.compile's kernel takes a warp per row there) */
+        for (int bt = few ? 32 : 128; bt <= 256; bt *= 2) {
             const int64_t groups = bt / L;
+            if (groups < 1)
+                continue;
             for (int rpg : {1, 2, 4, 0}) {
+                if (few && rpg == 4)
+                    continue;
                 const int64_t g = rpg ? (n + groups * rpg - 1) / (groups * rpg) : 0;
                 for (int wk = 1; wk >= (r == 8 ? 0 : 1); wk--) {
                     snprintf(buf, sizeof buf, "pipe L%d R%d T%d rpg%d%s", L, r, bt, rpg,
@@ -276,12 +286,15 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
             }
         }
     }
-    /* the pipelined kernel, block shape: R = 2, 4, 8 units per thread, a row per block */
-    for (int r = 2; r <= 8; r *= 2) {
+    /* the pipelined kernel, block shape: R = 1 (few rows), 2, 4, 8 units per thread, a row per
+     * block */
+    for (int r = few ? 1 : 2; r <= 8; r *= 2) {
         int64_t thr = ((units + r - 1) / r + 31) / 32 * 32;
         if (thr > 512 || thr <= 32)
             continue;
         for (int rpg : {1, 2, 4, 0}) {
+            if (few && rpg == 4)
+                continue;
             const int64_t g = rpg ? (n + rpg - 1) / rpg : 0;
             for (int wk = 1; wk >= (r >= 4 ? 0 : 1); wk--) {
                 snprintf(buf, sizeof buf, "pipe block R%d T%d rpg%d%s", r, (int)thr, rpg,

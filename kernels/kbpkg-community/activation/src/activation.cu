@@ -289,6 +289,50 @@ __global__ void __launch_bounds__(256)
         out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
 
+/*
+ * Few elements at any width (act_pick_elem): E output elements per thread, element k of a
+ * thread one grid's width after element k - 1 (a warp's loads and stores are 32 neighbouring
+ * elements: coalesced), every load issued before the first result. Element e lies in row
+ * e / d (fastdiv: total < 2^32). No 16-byte units, so no head, tail, shifted pairs or gathered
+ * row-crossing units: a short chain of index math, one round trip to memory, the math, a store.
+ * What torch.compile's kernel does at these shapes; the any-width kernel's ~400 instructions
+ * per thread took 1-1.5 us over a copy there (docs/perf.md, fourth and sixth passes).
+ */
+template <typename T, int OP, int E>
+__global__ void __launch_bounds__(256)
+    act_elem_kernel(typename kb_type<T>::storage *__restrict__ out,
+                    const typename kb_type<T>::storage *__restrict__ in, uint32_t total, fastdiv fd)
+{
+    typedef typename kb_type<T>::storage S;
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    const uint32_t d = fd.div;
+    const int64_t in_width = gated ? 2 * (int64_t)d : (int64_t)d;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; base < total;
+         base += threads * E) {
+        float x[E], up[E];
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int64_t e = base + k * threads;
+            x[k] = 0.0f;
+            up[k] = 0.0f;
+            if (e < total) {
+                const uint32_t row = fastdiv_q(fd, (uint32_t)e), col = (uint32_t)e - row * d;
+                const S *p = in + (int64_t)row * in_width + col;
+                x[k] = kb_type<T>::load(p[0]);
+                if (gated)
+                    up[k] = kb_type<T>::load(p[d]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int64_t e = base + k * threads;
+            if (e < total)
+                out[e] = kb_type<T>::store(apply<OP>(x[k], up[k]));
+        }
+    }
+}
+
 /* Blocks that fill the device once (the kernels loop), at most what the work needs. */
 template <typename K> static unsigned fill_grid(K kernel, int threads, int64_t needed)
 {
@@ -302,6 +346,58 @@ template <typename K> static unsigned fill_grid(K kernel, int threads, int64_t n
     if (needed < 1)
         needed = 1;
     return (unsigned)(needed < most ? needed : most);
+}
+
+/* The any-width kernel's launch: the output cut at its 16-byte boundaries (head elements,
+ * units, tail elements), a thread per unit where the device holds them, else 4 per step. */
+template <typename T, int OP>
+static void launch_any(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
+                       int64_t n, int64_t d, kb_stream_t s)
+{
+    typedef typename kb_type<T>::storage S;
+    const int V = 16 / (int)sizeof(S), threads = 256;
+    const int64_t total = n * d;
+    int64_t head = (int64_t)(((16u - ((uintptr_t)out & 15u)) & 15u) / sizeof(S));
+    if (head > total)
+        head = total;
+    const int64_t units = (total - head) / V, tail = total - head - units * V;
+    const fastdiv fd = make_fastdiv(d <= 0xffffffffll ? (uint32_t)d : 1u);
+    int64_t needed = (units + threads - 1) / threads;
+    if (needed < 1)
+        needed = 1; /* the head and tail alone */
+    const unsigned one = fill_grid(act_any_kernel<T, OP, 1>, threads, needed);
+    if (one >= needed)
+        act_any_kernel<T, OP, 1>
+            <<<one, threads, 0, s>>>(out, in, n, d, units, (int)head, (int)tail, fd);
+    else
+        act_any_kernel<T, OP, 4>
+            <<<fill_grid(act_any_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
+                out, in, n, d, units, (int)head, (int)tail, fd);
+}
+
+/* The element kernel's launch (n * d < 2^32): E elements per thread, blocks of `threads`. */
+template <typename T, int OP, int E>
+static void launch_elem(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
+                        int64_t n, int64_t d, int threads, kb_stream_t s)
+{
+    const int64_t total = n * d, per_block = (int64_t)threads * E;
+    act_elem_kernel<T, OP, E>
+        <<<fill_grid(act_elem_kernel<T, OP, E>, threads, (total + per_block - 1) / per_block),
+           threads, 0, s>>>(out, in, (uint32_t)total, make_fastdiv((uint32_t)d));
+}
+
+/* Rows the flat kernel cannot take (odd widths, buffers off 16 bytes) go to the element kernel
+ * up to ACT_ELEM_MAX elements of output, where a launch is one round trip to memory and the
+ * any-width kernel's instruction chain was the time (H200, bench/gpu/act_odd: 1-512 rows of
+ * 4095 0.8-1.0 us faster at 1-64 rows, 0.3-2 us at 512); past it, to the any-width kernel
+ * (16-byte units: fewer instructions per byte; 16-bit 2048 x 4095 took 22 us there against 25
+ * for the element kernel). */
+#ifndef ACT_ELEM_MAX
+#define ACT_ELEM_MAX (1 << 21)
+#endif
+static inline bool act_pick_elem(int64_t n, int64_t d)
+{
+    return n * d <= (int64_t)ACT_ELEM_MAX;
 }
 
 template <typename T, int OP>
@@ -329,25 +425,15 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
             act_flat_kernel<T, OP, 4>
                 <<<fill_grid(act_flat_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
                     out, in, total, upr, d);
-    } else {
-        /* the output cut at its 16-byte boundaries: head elements, units, tail elements */
-        const int64_t total = n * d;
-        int64_t head = (int64_t)(((16u - ((uintptr_t)out & 15u)) & 15u) / sizeof(S));
-        if (head > total)
-            head = total;
-        const int64_t units = (total - head) / V, tail = total - head - units * V;
-        const fastdiv fd = make_fastdiv(d <= 0xffffffffll ? (uint32_t)d : 1u);
-        int64_t needed = (units + threads - 1) / threads;
-        if (needed < 1)
-            needed = 1; /* the head and tail alone */
-        const unsigned one = fill_grid(act_any_kernel<T, OP, 1>, threads, needed);
-        if (one >= needed)
-            act_any_kernel<T, OP, 1>
-                <<<one, threads, 0, s>>>(out, in, n, d, units, (int)head, (int)tail, fd);
+    } else if (act_pick_elem(n, d)) {
+        /* one element per thread; f32 past 2^15 elements two (H200: 64 x 4095 2.70 us against
+         * 3.05, where 16-bit lost 0.1-0.3 us with two at 1-7 rows and gained nothing after) */
+        if (sizeof(S) == 4 && n * d > (1 << 15))
+            launch_elem<T, OP, 2>(out, in, n, d, 256, s);
         else
-            act_any_kernel<T, OP, 4>
-                <<<fill_grid(act_any_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
-                    out, in, n, d, units, (int)head, (int)tail, fd);
+            launch_elem<T, OP, 1>(out, in, n, d, 256, s);
+    } else {
+        launch_any<T, OP>(out, in, n, d, s);
     }
     return kb_gpu_launch_status();
 }

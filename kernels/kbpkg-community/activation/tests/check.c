@@ -30,15 +30,16 @@ static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tan
 
 /* The GPU build takes rows whose bytes are a multiple of 16 in aligned buffers as one flat
  * array of 16-byte units (4096, 8, 1000 for 16-bit, 24, 16384); any other width or buffer
- * offset as one flat output cut at its 16-byte boundaries (head, units, tail), gate and up of
- * each unit read as shifted aligned chunks where they sit otherwise and element by element
- * where the unit crosses a row end (13, 4095, 1001, 127, 40001, 3: every unit crosses, and
- * the shifted cases in main). Both take one unit per thread where the device holds a thread
- * per unit, else 4 per step: 600 rows of 4096 and 4095 take the second on any device of up to
- * 132 SMs. */
-static const int64_t shapes[][2] = {{64, 4096}, {3, 8},     {17, 1000},  {5, 13},    {1, 1},
-                                    {300, 24},  {9, 4095},  {4, 1001},   {33, 127},  {9, 3},
-                                    {2, 40001}, {1, 16384}, {600, 4096}, {600, 4095}};
+ * offset, up to 2^21 output elements, element by element (one or two per thread: 13, 4095,
+ * 1001, 127, 40001, 3 and the shifted cases in main); past that as one flat output cut at its
+ * 16-byte boundaries (head, units, tail), gate and up of each unit read as shifted aligned
+ * chunks where they sit otherwise and element by element where the unit crosses a row end
+ * (600 and 513 rows of 4095). The flat and the cut kernels take one unit per thread where the
+ * device holds a thread per unit, else 4 per step: 600 rows of 4096 and 4095 take the second
+ * on any device of up to 132 SMs, 513 x 4095 (16-bit) the first on an H200. */
+static const int64_t shapes[][2] = {{64, 4096}, {3, 8},     {17, 1000},  {5, 13},     {1, 1},
+                                    {300, 24},  {9, 4095},  {4, 1001},   {33, 127},   {9, 3},
+                                    {2, 40001}, {1, 16384}, {600, 4096}, {600, 4095}, {513, 4095}};
 
 /* Which buffers a case moves off 16-byte alignment by one element. */
 enum { SHIFT_IN = 1, SHIFT_OUT = 2 };

@@ -74,6 +74,16 @@ __device__ __forceinline__ void write_unit(typename kb_type<T>::storage *p, cons
     kb_store16(p, o.raw);
 }
 
+/* 1 / d for the mean of the squares, worked out before the row's loads arrive (the pipelined
+ * kernel, held for the launch; in the rows kernel a register held for it grew the spills of its
+ * 128-register shapes, so it keeps the division): the row's chain then takes one multiply where the
+ * IEEE division (div.rn.f32: a reciprocal, fix-ups and a slow-path test) sat between the sum and
+ * rsqrtf. Within an ulp of sum / d; rsqrtf is approximate anyway. */
+__device__ __forceinline__ float mean_scale(int64_t d)
+{
+    return __frcp_rn((float)d);
+}
+
 /* Loads R units of a row, unit j of this lane being lane + j * lanes (one coalesced sweep per
  * j), every load issued before any is used; units past the row are zero. */
 template <typename T, int R>
@@ -338,6 +348,7 @@ __global__ void __launch_bounds__(BLOCK ? 512 : 256)
     typedef typename kb_type<T>::storage S;
     const int V = row_geo<T>::V;
     __shared__ float partial[2][32];
+    const float rd = mean_scale(d);
     const int units = (int)(d / V);
     const int lg = BLOCK ? 0 : __ffs(lanes) - 1; /* lanes: a power of two (choose) */
     const int lane = BLOCK ? (int)threadIdx.x : (int)threadIdx.x & (lanes - 1);
@@ -369,7 +380,7 @@ __global__ void __launch_bounds__(BLOCK ? 512 : 256)
         } else {
             s = kb_group_sum(s, lanes);
         }
-        const float inv = rsqrtf(s / (float)d + eps);
+        const float inv = rsqrtf(s * rd + eps);
         if (row < n) {
             S *orow = out + row * d;
 #pragma unroll
@@ -552,6 +563,46 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
 }
 
 /*
+ * Few aligned rows (at most 4 per SM, rows of whole units at aligned addresses): the pipelined
+ * kernel with a block (or a group of lanes) per row and the weight's units loaded with x. There
+ * a launch is one row's chain (prologue, loads, sum, reduction, store), and the rows kernel's
+ * generic prologue (head, tail, shifted loads) and IEEE division kept it 0.5-0.6 us over a copy
+ * of the same bytes at 64 rows (torch.compile: 0.2-0.3). Rows of up to 32 units a group of
+ * lanes of one unit each in blocks of one warp (two for 32 lanes); up to 256 units a block of
+ * one unit per thread (the width spread over the most threads, as torch's kernels do), up to 768
+ * (f16: 1024) a block of 2 per thread, up to 2048 a block of 4 (at most 512 threads). From 2 x SMs
+ * rows the blocks take two rows each (the second row's loads overlap the first's sum and stores;
+ * blocks of 320 threads and more no longer all fit at once). Measured on the H200
+ * (bench/gpu/rms_plans, docs/perf.md "Sixth pass"): each rule within noise of the best forced shape
+ * at 64 and 512 rows. Returns false where it does not apply.
+ */
+template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64_t units, int sms)
+{
+    if (sms <= 0 || units < 1 || n > 4 * (int64_t)sms)
+        return false;
+    p.path = PATH_PIPE;
+    p.rows = 1;
+    if (units <= 32) {
+        p.vecs = 1;
+        p.lanes = pow2_at_least(units);
+        p.threads = p.lanes == 32 ? 64 : 32;
+        const int64_t groups = p.threads / p.lanes;
+        p.blocks_needed = (n + groups - 1) / groups;
+        return true;
+    }
+    /* f16 at 769-1024 units: a block of 2 per thread measured as fast as 4 (bf16, f32: 4 faster) */
+    const int r2_max = is_f16<T>::value ? 1024 : 768;
+    const int r = units <= 256 ? 1 : units <= r2_max ? 2 : units <= 2048 ? 4 : 0;
+    if (r == 0)
+        return false;
+    p.vecs = r;
+    p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
+    p.lanes = p.threads;
+    p.blocks_needed = r > 1 && n >= 2 * (int64_t)sms ? (n + 1) / 2 : n;
+    return true;
+}
+
+/*
  * units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned: d % V == 0 and every
  * pointer 16-byte aligned. Aligned rows that are not few take pipe_plan where it applies.
  * Few rows: few_rows_vecs. Else
@@ -573,6 +624,8 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
     const int64_t warp_max = is_bf16<T>::value ? 32 * 8 : 32 * WARP_MAX_VECS;
     plan p;
     p.rows = 1;
+    if (aligned && few_pipe_plan<T>(p, n, units, sms))
+        return p;
     const int few = few_rows_vecs(n, units, sms);
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
         return p;
@@ -714,6 +767,8 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
                 launch_pipe<T, 2, false>(p, out, x, w, n, d, eps, s);
             else
                 launch_pipe<T, 4, false>(p, out, x, w, n, d, eps, s);
+        } else if (p.vecs == 1) {
+            launch_pipe<T, 1, true>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 2) {
             launch_pipe<T, 2, true>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 4) {

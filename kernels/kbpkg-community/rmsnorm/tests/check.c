@@ -31,8 +31,10 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
  * other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the pipelined
  * kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the few-row
- * limit; f16 and bf16 rows past 1024 and 2048 units excepted): the aligned many-row shapes below
- * reach it, their shifted cases the kernels named. Shapes cover each path and its edges. */
+ * limit; f16 and bf16 rows past 1024 and 2048 units excepted), and few of them (up to 2048 units)
+ * its block per row of 1, 2 or 4 units per thread (two rows per block from 2 x SMs rows: 300 x
+ * 8192) or its lane groups: the aligned shapes below reach it, their shifted cases the kernels
+ * named. Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
     {7, 8},       /* 16-bit: one unit per row, 8 lanes; f32: two units */

@@ -1,0 +1,222 @@
+/* silu_and_mul where the flat kernel cannot go (odd widths), side by side on one device, no
+ * torch: the any-width kernel as main launches it (act::launch_any), the element kernel
+ * (act::launch_elem) at E = 1, 2, 4, 8 elements per thread and blocks of 128 or 256, the
+ * export's own pick (act::launch), and a 16-byte copy kernel and cudaMemcpyAsync of the output's
+ * bytes. Each kernel is checked against an fp64 reference on NaN-poisoned output, then timed as
+ * a CUDA graph of K calls rotating over input sets (at least ~480 MB in all), events around 7
+ * replays, median per call.
+ * Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include
+ *   -I kernels/kbpkg-community/activation/include -I kernels/kbpkg-community/activation/src
+ *   -I bench/gpu bench/gpu/act_odd.cu -o act_odd
+ * Run: act_odd [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
+#include "activation.cu"
+
+#include "bench_common.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+template <typename T>
+__global__ void ref_kernel(double *ref, const typename kb_type<T>::storage *in, int64_t n,
+                           int64_t d)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n * d;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / d, c = i % d;
+        const double x = kb_type<T>::load(in[r * 2 * d + c]),
+                     u = kb_type<T>::load(in[r * 2 * d + d + c]);
+        ref[i] = x / (1.0 + exp(-x)) * u;
+    }
+}
+
+template <typename T>
+__global__ void cmp_kernel(unsigned long long *bad, const typename kb_type<T>::storage *got,
+                           const double *ref, int64_t count, double rtol, double atol)
+{
+    unsigned long long b = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const double g = kb_type<T>::load(got[i]), r = ref[i];
+        if (!(fabs(g - r) <= rtol * fabs(r) + atol))
+            b++;
+    }
+    if (b)
+        atomicAdd(bad, b);
+}
+
+__global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < units)
+        dst[i] = src[i];
+}
+
+struct cand {
+    std::string name;
+    int kind; /* 0 export, 1 any (main), 2 elem, 3 memcpy, 4 copy kernel */
+    int e, threads;
+};
+
+template <typename T>
+static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_t d, cudaStream_t s)
+{
+    typedef typename kb_type<T>::storage S;
+    const int64_t bytes = (n * d * (int64_t)sizeof(S) + 15) / 16 * 16;
+    switch (c.kind) {
+    case 0:
+        if (act::launch<T, ACT_SILU_AND_MUL>((S *)out, (const S *)in, n, d, s) != 0) {
+            fprintf(stderr, "export refused\n");
+            exit(1);
+        }
+        break;
+    case 1:
+        act::launch_any<T, ACT_SILU_AND_MUL>((S *)out, (const S *)in, n, d, s);
+        break;
+    case 2:
+        if (c.e == 1)
+            act::launch_elem<T, ACT_SILU_AND_MUL, 1>((S *)out, (const S *)in, n, d, c.threads, s);
+        else if (c.e == 2)
+            act::launch_elem<T, ACT_SILU_AND_MUL, 2>((S *)out, (const S *)in, n, d, c.threads, s);
+        else if (c.e == 4)
+            act::launch_elem<T, ACT_SILU_AND_MUL, 4>((S *)out, (const S *)in, n, d, c.threads, s);
+        else
+            act::launch_elem<T, ACT_SILU_AND_MUL, 8>((S *)out, (const S *)in, n, d, c.threads, s);
+        break;
+    case 3:
+        CK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s));
+        break;
+    case 4:
+        copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>(
+            (uint4 *)out, (const uint4 *)in, bytes / 16);
+        break;
+    }
+}
+
+template <typename T> static void run_shape(const char *tname, int dtype, int64_t n, int64_t d)
+{
+    typedef typename kb_type<T>::storage S;
+    const size_t es = sizeof(S), ib = (size_t)n * 2 * d * es, ob = (size_t)n * d * es + 16;
+    const double moved = (double)ib + (double)n * d * es;
+    const int sets = (int)std::min<size_t>(32, std::max<size_t>(1, (480u << 20) / ib + 1));
+    std::vector<void *> ins(sets);
+    for (auto &p : ins) {
+        CK(cudaMalloc(&p, ib));
+        bench_fill_random(p, (size_t)n * 2 * d, dtype, 8.0f);
+    }
+    void *out;
+    double *ref;
+    unsigned long long *bad;
+    CK(cudaMalloc(&out, ob));
+    CK(cudaMalloc(&ref, (size_t)n * d * 8));
+    CK(cudaMalloc(&bad, 8));
+    ref_kernel<T><<<1024, 256>>>(ref, (const S *)ins[0], n, d);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const double ulp = dtype == B_F32 ? 5.96e-8 : dtype == B_BF16 ? 3.9e-3 : 4.9e-4;
+    /* f16 results below 2^-14 are subnormal: half a step of 2^-24 absolute */
+    const double rtol = ulp + 16 * 5.96e-8, atol = dtype == B_F16 ? 3e-8 : 1e-37;
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<cand> cs = {{"export", 0, 0, 0}, {"any (main)", 1, 0, 0}};
+    for (int e = 1; e <= 8; e *= 2)
+        for (int t = 128; t <= 256; t *= 2) {
+            char buf[64];
+            snprintf(buf, sizeof buf, "elem E%d T%d", e, t);
+            cs.push_back({buf, 2, e, t});
+        }
+    cs.push_back({"memcpy (out bytes)", 3, 0, 0});
+    cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});
+    double main_us = 0;
+    for (const cand &c : cs) {
+        unsigned long long nbad = 0;
+        if (c.kind <= 2) {
+            CK(cudaMemset(out, 0xff, ob));
+            CK(cudaMemset(bad, 0, 8));
+            CK(cudaDeviceSynchronize());
+            run_cand<T>(c, out, ins[0], n, d, s);
+            CK(cudaGetLastError());
+            CK(cudaStreamSynchronize(s));
+            cmp_kernel<T><<<1024, 256, 0, s>>>(bad, (const S *)out, ref, n * d, rtol, atol);
+            CK(cudaGetLastError());
+            CK(cudaMemcpy(&nbad, bad, 8, cudaMemcpyDeviceToHost));
+        }
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        run_cand<T>(c, out, ins[0], n, d, s);
+        CK(cudaEventRecord(a, s));
+        for (int i = 0; i < 3; i++)
+            run_cand<T>(c, out, ins[i % sets], n, d, s);
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        const double est = std::max(0.5, ms * 1000.0 / 3);
+        int k = std::max(sets, std::min(256, (int)(300.0 / est)));
+        k = (k + sets - 1) / sets * sets;
+        cudaGraph_t gr;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < k; i++)
+            run_cand<T>(c, out, ins[i % sets], n, d, s);
+        CK(cudaStreamEndCapture(s, &gr));
+        CK(cudaGraphInstantiate(&ge, gr, 0));
+        const double us = bench_graph_median_us(ge, s, k, 1, 7);
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(gr));
+        CK(cudaEventDestroy(a));
+        CK(cudaEventDestroy(b));
+        if (c.kind == 1)
+            main_us = us;
+        printf("silu %-4s %6lld x %5lld  %-26s %9.2f us %6.0f GB/s  x%.3f vs main  %s\n", tname,
+               (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3,
+               main_us > 0 ? main_us / us : 0.0,
+               c.kind >= 3 ? ""
+               : nbad      ? "FAIL"
+                           : "ok");
+        if (nbad)
+            printf("     %llu elements wrong\n", nbad);
+    }
+    fflush(stdout);
+    CK(cudaStreamDestroy(s));
+    for (auto p : ins)
+        CK(cudaFree(p));
+    CK(cudaFree(out));
+    CK(cudaFree(ref));
+    CK(cudaFree(bad));
+}
+
+int main(int argc, char **argv)
+{
+    std::string dtypes = "bf16,f16,f32";
+    std::string shapes = "1x4095,7x4095,64x4095,512x4095,4096x4095";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--dtypes"))
+            dtypes = argv[i + 1];
+        else if (!strcmp(argv[i], "--shapes"))
+            shapes = argv[i + 1];
+    }
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("device %s, %d SMs, L2 %d MiB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
+    size_t pos = 0;
+    while (pos < shapes.size()) {
+        size_t e = shapes.find(',', pos);
+        if (e == std::string::npos)
+            e = shapes.size();
+        std::string sh = shapes.substr(pos, e - pos);
+        pos = e + 1;
+        long long n = 0, d = 0;
+        if (sscanf(sh.c_str(), "%lldx%lld", &n, &d) != 2)
+            continue;
+        if (dtypes.find("bf16") != std::string::npos)
+            run_shape<kb_bf16_tag>("bf16", B_BF16, n, d);
+        if (dtypes.find("f16") != std::string::npos &&
+            (dtypes.find(",f16") != std::string::npos || dtypes.rfind("f16", 0) == 0))
+            run_shape<kb_f16_tag>("f16", B_F16, n, d);
+        if (dtypes.find("f32") != std::string::npos)
+            run_shape<float>("f32", B_F32, n, d);
+    }
+    return 0;
+}
