@@ -23,14 +23,20 @@ build() { # name extra-flags...
 }
 SPECS=${FP8_VARIANTS-"pp1:-DRF_FP8_PINGPONG=1 pp0:-DRF_FP8_PINGPONG=0 ts0:-DRF_FP8_TMA_STORE=0 cl2:-DRF_FP8_CLUSTER=2 cl2nocap:-DRF_FP8_CLUSTER=2,-DRF_FP8_CLUSTER_CAP=0"}
 VARIANTS=""
+# FP8_PREBUILT_DIR=dir: every build made elsewhere (fp8_prebuild.sh): libgemm.so, libgemm_NAME.so
+# for each name of FP8_VARIANTS (their flags are not used), check_gemm and check_gemm_NAME (the
+# package check linked against each, rpath $ORIGIN) and their ptxas logs; nothing is compiled.
 # FP8_PREBUILT=path/libgemm.so: time that build of the package (same flags, e.g. the one
 # gemm_shapes.sh built in the same device call) instead of compiling it again
-if [ -n "${FP8_PREBUILT:-}" ]; then
+if [ -n "${FP8_PREBUILT_DIR:-}" ]; then
+  cp "$FP8_PREBUILT_DIR"/lib*.so "$FP8_PREBUILT_DIR"/check_* "$FP8_PREBUILT_DIR"/build*.log "$W"/
+  for spec in $SPECS; do VARIANTS="$VARIANTS gemm_${spec%%:*}"; done
+elif [ -n "${FP8_PREBUILT:-}" ]; then
   cp "$FP8_PREBUILT" "$W/libgemm.so" && echo "prebuilt $FP8_PREBUILT" >"$W/build_gemm.log"
 else
   build gemm &
 fi
-for spec in $SPECS; do
+[ -n "${FP8_PREBUILT_DIR:-}" ] || for spec in $SPECS; do
   name=gemm_${spec%%:*}; flags=${spec#*:}
   VARIANTS="$VARIANTS $name"
   build "$name" ${flags//,/ } &
@@ -40,18 +46,27 @@ for n in gemm $VARIANTS; do [ -f "$W/lib$n.so" ] || exit 1; done
 mv "$W/build_gemm.log" "$W/build.log"
 grep -A2 "gemm_fp8_wgmma" "$W/build.log" | grep -E "registers|spill|C75" | sed 's/^/ptxas: /' || true
 grep -l -i "warning" "$W"/build_*.log "$W/build.log" 2>/dev/null | sed 's/^/ptxas warnings in: /' || true
-if command -v cuobjdump >/dev/null; then
+# FP8_SASS=0 skips the disassembly (cuobjdump of every build takes minutes of a device call)
+if [ "${FP8_SASS:-1}" != 0 ] && command -v cuobjdump >/dev/null; then
   cuobjdump --dump-sass "$W/libgemm.so" | awk '/Function : .*gemm_fp8_wgmma/{p=1} /Function : /&&!/gemm_fp8_wgmma/{p=0} p' \
     >"$W/fp8_wgmma.sass" 2>&1 || true
   echo "sass gemm_fp8_wgmma: $(grep -c QGMMA "$W/fp8_wgmma.sass") QGMMA, $(grep -c 'UTMALDG' "$W/fp8_wgmma.sass") UTMALDG, $(grep -c 'LDL\|STL' "$W/fp8_wgmma.sass") LDL/STL"
+  for n in gemm $VARIANTS; do # per instantiation (cluster size, tile width) of each build
+    cuobjdump --dump-sass "$W/lib$n.so" | awk -v n="$n" '/Function : /{f=$3} f ~ /gemm_fp8_wgmma/ && /QGMMA/{q[f]++}
+      f ~ /gemm_fp8_wgmma/ && /LDL|STL/{l[f]++} END{for (k in q) printf "sass %s %s: %d QGMMA, %d LDL/STL\n", n, k, q[k], l[k]}'
+  done >"$W/sass_counts.txt" 2>&1 || true
 fi
-for n in gemm $VARIANTS; do # the package check against each variant
-  nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
-    "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/check_$n" &&
-    { "$W/check_$n" >"$W/check_$n.log" 2>&1; echo "check $n: rc=$? $(tail -1 "$W/check_$n.log")"; } &
+# FP8_CHECKS: the builds to run the package check against (default: all). The check runs every
+# rf_gemm_* case of tests/check.c, FP8 last: on the H200, five at once took over 120 s
+# (2026-12-04), so check the builds whose plans differ, or give the call the time
+# (FP8_CHECK_TIMEOUT seconds per check, default 600).
+for n in ${FP8_CHECKS:-gemm $VARIANTS}; do # the package check (prebuilt or built here)
+  { [ -x "$W/check_$n" ] || nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
+    "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/check_$n"; } &&
+    { timeout "${FP8_CHECK_TIMEOUT:-600}" "$W/check_$n" >"$W/check_$n.log" 2>&1; echo "check $n: rc=$? $(tail -1 "$W/check_$n.log")"; } &
 done
 wait
-grep -E "fp8_blockscale M|FAIL" "$W/check_gemm.log" | grep -v "reference vs" | tail -12
+grep -E "fp8_blockscale M|FAIL" "$W"/check_*.log | grep -v "reference vs" | tail -12 || true
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
 W=$W VARIANTS=$VARIANTS PYTHONPATH="$ROOT/bench/gpu" python3 - <<'PY'
 import os, torch

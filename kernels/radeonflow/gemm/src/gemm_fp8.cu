@@ -112,29 +112,63 @@ static int launch_simt(int M, int N, int K, const uint8_t *A, const float *sa, c
 using namespace rf; /* the Hopper helpers of sm90.cuh */
 
 /* ---- sm_90a: TMA + wgmma e4m3, warp-specialized, persistent ----
- * Block tile 128 x 128, one 128-wide scale block of K per stage (A 16 KB + B 16 KB), 6 stages.
- * Warpgroup 2 produces: one lane issues the bulk tensor copies of a stage and arms its "full"
- * barrier. Warpgroups 0 and 1 consume, rows [64 wg, 64 wg + 64) of the tile each: four wgmma
- * m64n128k32 per stage into a block partial, then the partial is scaled by
- * scale_a[row] * scale_b[tile's N block] and added to the fp32 accumulator. Promoting every
- * 128 of K is the contract's precision rule: the tensor core's own fp8 accumulation keeps
- * fewer bits than fp32. While one warpgroup promotes, the other's wgmma run. Both operands
- * are K-major, the only layout wgmma takes for fp8; TMA's 128-byte swizzle writes what the
- * descriptors read (16-byte chunk c of row r at c ^ (r & 7)). */
+ * Block tile 128 x BN (BN = 128, 192 or 256 columns), one 128-wide scale block of K per stage
+ * (A 16 KB + B BN x 128 bytes), as many stages as shared memory holds beside C's staging (6 at
+ * 128 columns, 4 at 192, 3 at 256). Warpgroup 2 produces: one lane issues the bulk tensor
+ * copies of a stage and arms its "full" barrier. Warpgroups 0 and 1 consume, rows
+ * [64 wg, 64 wg + 64) of the tile each: per stage, wgmma m64nWk32 over the block's K into
+ * block partials of W columns (W = BN at 128 columns; pieces of 96 or 64 columns on the wider
+ * tiles, whose full partial and accumulator would not both fit in registers twice), then each
+ * partial is scaled by scale_a[row] * scale_b[the column's N block] and added to the fp32
+ * accumulator. Promoting every 128 of K is the contract's precision rule: the tensor core's
+ * own fp8 accumulation keeps fewer bits than fp32. A tile wider than 128 columns spans two B
+ * scale blocks; tiles start at multiples of 64 columns, so each 64-column chunk of the tile
+ * takes one B scale (the chunk's block, per tile). Both operands are K-major, the only layout
+ * wgmma takes for fp8; TMA's 128-byte swizzle writes what the descriptors read (16-byte
+ * chunk c of row r at c ^ (r & 7)). */
 #ifndef RF_FP8_STAGES
-#define RF_FP8_STAGES 6 /* bench/gpu/fp8_run.sh can time others side by side */
+#define RF_FP8_STAGES 6 /* stages of the 128-column tile; bench/gpu/fp8_run.sh can time others */
 #endif
 #ifndef RF_FP8_GROUP_M
 #define RF_FP8_GROUP_M 8
 #endif
-constexpr int H_BM = 128, H_BN = 128, H_BK = RF_FP8_BLOCK, H_STAGES = RF_FP8_STAGES;
+/* RF_FP8_BN: 128 (the default), 192 or 256 forces the tile width; 0 picks 128 or 192 per shape
+ * (h_pick_bn). The wider tiles are build switches only: no timing of them on the H200 yet
+ * (docs/perf.md, "FP8, third pass"), and the default build's kernels are main's, instruction
+ * for instruction (PTX compared with register and label names erased). */
+#ifndef RF_FP8_BN
+#define RF_FP8_BN 128
+#endif
+/* the partial's width (W) of the 192- and 256-column tiles: 96 or 192 (one partial, no steady
+ * pipeline) at 192; 64 at 256 */
+#ifndef RF_FP8_PIECE192
+#define RF_FP8_PIECE192 96
+#endif
+#ifndef RF_FP8_PIECE256
+#define RF_FP8_PIECE256 64
+#endif
+constexpr int H_BM = 128, H_BK = RF_FP8_BLOCK;
 constexpr int H_CONSUMER_WARPS = 8, H_THREADS = 384, H_GROUP_M = RF_FP8_GROUP_M;
-constexpr int H_A_BYTES = H_BM * H_BK, H_STAGE_BYTES = H_A_BYTES + H_BN * H_BK;
-/* + the epilogue's staging of C: 64 rows x 128 bf16 per consumer warpgroup, as two 128-byte
- * swizzled boxes of 64 columns (what the TMA store reads) */
-constexpr int H_C_BYTES = H_BM * H_BN * 2;
-constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + H_C_BYTES + 1024 + 2 * H_STAGES * 8;
-static_assert(H_BN == RF_FP8_BLOCK, "one B scale per tile and K block");
+constexpr int H_A_BYTES = H_BM * H_BK;
+constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memory */
+
+/* Sizes of the 128 x BN tile: the partial width W, the stage, the epilogue's staging of C (64
+ * rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of 64 columns:
+ * what the TMA store reads), the stage count, the block's shared memory. */
+template <int BN> struct h_cfg {
+    static constexpr int W = BN == 128 ? 128 : BN == 192 ? RF_FP8_PIECE192 : RF_FP8_PIECE256;
+    static constexpr int PIECES = BN / W;
+    static constexpr int STAGE_BYTES = H_A_BYTES + BN * H_BK;
+    static constexpr int C_BYTES = H_BM * BN * 2;
+    static constexpr int FIT = (H_SMEM_LIMIT - C_BYTES - 1024 - 2 * 8 * 8) / STAGE_BYTES;
+    static constexpr int STAGES = BN == 128 ? RF_FP8_STAGES : (FIT < 8 ? FIT : 8);
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
+    /* B scales per tile and K block: one per 64-column chunk (one when BN is 128: aligned) */
+    static constexpr int SB = BN == 128 ? 1 : BN / 64;
+    static_assert(BN % 64 == 0 && BN % W == 0 && W % 32 == 0, "64-column chunks, whole pieces");
+    static_assert(PIECES == 1 || PIECES % 2 == 0, "pieces alternate between two partials");
+    static_assert(SMEM_BYTES <= H_SMEM_LIMIT, "fits one block per SM");
+};
 
 struct h_args {
     int M, N, kblocks, tiles_m, tiles_n;
@@ -147,53 +181,96 @@ struct h_args {
 
 /* Unit u (one cluster's CL adjacent tiles) in groups of H_GROUP_M tile rows, so the clusters
  * running together share B in L2; rank picks the block's tile of the unit. */
-template <int CL>
+template <int CL, int BN>
 __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0, int *n0)
 {
     int per_group = H_GROUP_M * a.units_n, group = u / per_group, first_m = group * H_GROUP_M;
     int rows = a.tiles_m - first_m < H_GROUP_M ? a.tiles_m - first_m : H_GROUP_M;
     int in_group = u % per_group;
     *m0 = (first_m + in_group % rows) * H_BM;
-    *n0 = ((in_group / rows) * CL + rank) * H_BN;
+    *n0 = ((in_group / rows) * CL + rank) * BN;
 }
 
 /* 2: a steady pipeline of two partials (the default: +2-16% over 1 on the H200); 1: pairs of
- * blocks, nothing in flight across the loop's back edge; 0: one partial */
+ * blocks, nothing in flight across the loop's back edge; 0: one partial. Tiles cut into pieces
+ * (W < BN) always run the steady pipeline over the pieces. */
 #ifndef RF_FP8_PINGPONG
 #define RF_FP8_PINGPONG 2
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* d += A x B^T for one 64 x 128 x 32 step: both e4m3 operands K-major in 128-byte swizzled
- * shared memory (the first step of a block is wgmma_fp8_m64n128k32_first). */
-__device__ __forceinline__ void wgmma_fp8_m64n128k32(float *d, uint64_t da, uint64_t db)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " RF_WG_D64
-                 ", %64, %65, p, 1, 1;\n}\n"
-                 : RF_WG_ACC64("+f", d)
-                 : "l"(da), "l"(db));
-}
+/* The accumulator operand lists of m64n64 / m64n96 / m64n192 (32 / 48 / 96 fp32 per thread);
+ * m64n128's is sm90.cuh's RF_WG_D64. */
+#define F8_D32                                                                                     \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
+    "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define F8_D48                                                                                     \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
+    "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "             \
+    "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}"
+#define F8_D96                                                                                     \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
+    "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "             \
+    "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "             \
+    "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, "             \
+    "%66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "             \
+    "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}"
+#define F8_ACC32(C, d)                                                                             \
+    RF_WG_ACC8(C, d, 0), RF_WG_ACC8(C, d, 8), RF_WG_ACC8(C, d, 16), RF_WG_ACC8(C, d, 24)
+#define F8_ACC48(C, d) F8_ACC32(C, d), RF_WG_ACC8(C, d, 32), RF_WG_ACC8(C, d, 40)
+#define F8_ACC96(C, d)                                                                             \
+    RF_WG_ACC64(C, d), RF_WG_ACC8(C, d, 64), RF_WG_ACC8(C, d, 72), RF_WG_ACC8(C, d, 80),           \
+        RF_WG_ACC8(C, d, 88)
 
-/* d = A x B^T for one 64 x 128 x 32 step, d only written: the first step of a block. Declaring
- * d as outputs (not read) ends the life of the previous partial here, so the compiler never
- * moves a partial that a wgmma still writes (which it answers by serialising the wgmma). */
-__device__ __forceinline__ void wgmma_fp8_m64n128k32_first(float *d, uint64_t da, uint64_t db)
+/* One m64nWk32 step, d += A x B^T (ACC true) or d = A x B^T (the first step of a block: d as
+ * outputs only ends the previous partial's life here, so the compiler never moves a partial
+ * that a wgmma still writes, which it answers by serialising the wgmma); both e4m3 operands
+ * K-major in 128-byte swizzled shared memory. */
+#define F8_WGMMA(NAME, NN, DLIST, ACCLIST, NREG)                                                   \
+    template <bool ACC> __device__ __forceinline__ void NAME(float *d, uint64_t da, uint64_t db)   \
+    {                                                                                              \
+        if (ACC)                                                                                   \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                \
+                         "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32.e4m3.e4m3 " DLIST        \
+                         ", %" #NREG ", %" NREG1_##NREG ", p, 1, 1;\n}\n"                          \
+                         : ACCLIST("+f", d)                                                        \
+                         : "l"(da), "l"(db));                                                      \
+        else                                                                                       \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"                                \
+                         "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32.e4m3.e4m3 " DLIST        \
+                         ", %" #NREG ", %" NREG1_##NREG ", p, 1, 1;\n}\n"                          \
+                         : ACCLIST("=f", d)                                                        \
+                         : "l"(da), "l"(db));                                                      \
+    }
+#define NREG1_32 "33"
+#define NREG1_48 "49"
+#define NREG1_64 "65"
+#define NREG1_96 "97"
+F8_WGMMA(wgmma_fp8_n64, 64, F8_D32, F8_ACC32, 32)
+F8_WGMMA(wgmma_fp8_n96, 96, F8_D48, F8_ACC48, 48)
+F8_WGMMA(wgmma_fp8_n128, 128, RF_WG_D64, RF_WG_ACC64, 64)
+F8_WGMMA(wgmma_fp8_n192, 192, F8_D96, F8_ACC96, 96)
+
+template <int W, bool ACC>
+__device__ __forceinline__ void h_wgmma(float *d, uint64_t da, uint64_t db)
 {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " RF_WG_D64
-                 ", %64, %65, p, 1, 1;\n}\n"
-                 : RF_WG_ACC64("=f", d)
-                 : "l"(da), "l"(db));
+    if (W == 64)
+        wgmma_fp8_n64<ACC>(d, da, db);
+    else if (W == 96)
+        wgmma_fp8_n96<ACC>(d, da, db);
+    else if (W == 128)
+        wgmma_fp8_n128<ACC>(d, da, db);
+    else
+        wgmma_fp8_n192<ACC>(d, da, db);
 }
 
 /* The ring of stages as the producer and each consumer walk it. */
-struct h_cursor {
+template <int STAGES> struct h_cursor {
     int s;
     unsigned phase;
     __device__ __forceinline__ void next()
     {
-        if (++s == H_STAGES) {
+        if (++s == STAGES) {
             s = 0;
             phase ^= 1;
         }
@@ -203,23 +280,24 @@ struct h_cursor {
 /* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
  * its rows once and the copy engine writes them into every block of the cluster (multicast),
  * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
-template <int CL>
+template <int CL, int BN>
 __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tma,
                                           const CUtensorMap *tmb)
 {
+    typedef h_cfg<BN> G;
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
     const int rank = (int)(blockIdx.x % CL), slice = H_BM / CL;
-    h_cursor c = {0, 0};
+    h_cursor<G::STAGES> c = {0, 0};
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
-        h_tile<CL>(a, u, rank, &m0, &n0);
+        h_tile<CL, BN>(a, u, rank, &m0, &n0);
         for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
             mbar_wait(&empty[c.s], c.phase ^ 1);
-            mbar_expect_tx(&full[c.s], H_STAGE_BYTES); /* out-of-bounds boxes count too */
-            uint8_t *sa = smem + c.s * H_STAGE_BYTES;
+            mbar_expect_tx(&full[c.s], G::STAGE_BYTES); /* out-of-bounds boxes count too */
+            uint8_t *sa = smem + c.s * G::STAGE_BYTES;
             if (CL > 1)
                 tma_load_2d_multicast(sa + rank * slice * H_BK, tma, &full[c.s], kb * H_BK,
                                       m0 + rank * slice, (uint16_t)((1u << CL) - 1));
@@ -249,43 +327,49 @@ __device__ __forceinline__ void h_store_pair(const h_args &a, int m, int n, floa
 
 /* Accumulator layout of m64nN: per 8 columns nn, acc[nn*4 + half*2 + {0,1}] is row g + 8 half,
  * columns nn*8 + 2t + {0,1} of the warp's 16 rows. */
+template <int BN>
 __device__ __forceinline__ void h_epilogue_direct(const float *acc, const h_args &a, int r0, int r1,
                                                   int n0, int t)
 {
 #pragma unroll
-    for (int nn = 0; nn < H_BN / 8; nn++) {
+    for (int nn = 0; nn < BN / 8; nn++) {
         int n = n0 + nn * 8 + t * 2;
         h_store_pair(a, r0, n, acc[nn * 4], acc[nn * 4 + 1]);
         h_store_pair(a, r1, n, acc[nn * 4 + 2], acc[nn * 4 + 3]);
     }
 }
 
-/* Waits for stage c.s and issues its four wgmma into part (one commit group). */
-__device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *full,
-                                        const h_cursor &c, int wg)
+/* Issues piece p (columns [p W, p W + W) of the tile) of stage c.s's block into part: four
+ * wgmma, one commit group; WAIT: first waits for the stage to be full. */
+template <int BN, int W, bool WAIT, typename Cursor>
+__device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *full, const Cursor &c,
+                                        int wg, int p)
 {
-    mbar_wait(&full[c.s], c.phase);
-    uint32_t sa = smem_addr(smem + c.s * H_STAGE_BYTES) + wg * 64 * 128;
-    uint32_t sb = smem_addr(smem + c.s * H_STAGE_BYTES + H_A_BYTES);
+    typedef h_cfg<BN> G;
+    if (WAIT)
+        mbar_wait(&full[c.s], c.phase);
+    uint32_t sa = smem_addr(smem + c.s * G::STAGE_BYTES) + wg * 64 * 128;
+    uint32_t sb = smem_addr(smem + c.s * G::STAGE_BYTES + H_A_BYTES) + p * W * 128;
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    wgmma_fp8_m64n128k32_first(part, wg_desc(sa, 16, 1024), wg_desc(sb, 16, 1024));
+    h_wgmma<W, false>(part, wg_desc(sa, 16, 1024), wg_desc(sb, 16, 1024));
 #pragma unroll
     for (int j = 1; j < H_BK / 32; j++)
-        wgmma_fp8_m64n128k32(part, wg_desc(sa + j * 32, 16, 1024), wg_desc(sb + j * 32, 16, 1024));
+        h_wgmma<W, true>(part, wg_desc(sa + j * 32, 16, 1024), wg_desc(sb + j * 32, 16, 1024));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 /* After the wait that completed part's group: the partial is final only now (keep the compiler
- * from reading it earlier), its stage is released in every block of the cluster, and it is
- * added to acc, scaled (s0 for row g, s1 for row g + 8). */
-template <int CL>
+ * from reading it earlier); RELEASE: its stage is released in every block of the cluster (the
+ * block's last piece); it is added to acc (the piece's columns of the accumulator), scaled: s0
+ * for row g, s1 for row g + 8, per 64-column chunk of the tile (col0: the piece's first). */
+template <int CL, int W, int SB, bool RELEASE>
 __device__ __forceinline__ void h_retire(float *acc, float *part, uint64_t *empty, int s, int lane,
-                                         float s0, float s1)
+                                         const float *s0, const float *s1, int col0)
 {
 #pragma unroll
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < W / 2; i++)
         asm volatile("" : "+f"(part[i])::"memory");
-    if (lane == 0) {
+    if (RELEASE && lane == 0) {
 #pragma unroll
         for (int r = 0; r < CL; r++)
             if (CL > 1)
@@ -294,8 +378,10 @@ __device__ __forceinline__ void h_retire(float *acc, float *part, uint64_t *empt
                 mbar_arrive(&empty[s]);
     }
 #pragma unroll
-    for (int i = 0; i < 64; i++)
-        acc[i] += part[i] * ((i & 2) ? s1 : s0);
+    for (int i = 0; i < W / 2; i++) {
+        int q = SB == 1 ? 0 : (col0 + (i / 4) * 8) / 64;
+        acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
+    }
 }
 
 template <int N> __device__ __forceinline__ void h_wait_group()
@@ -303,134 +389,190 @@ template <int N> __device__ __forceinline__ void h_wait_group()
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-/* Scale rows of this thread and the tile's B scale row. */
-struct h_scales {
-    const float *a0, *a1, *b;
+/* Scale rows of this thread and the tile's B scale rows (one per 64-column chunk: SB). */
+template <int SB> struct h_scales {
+    const float *a0, *a1, *b[SB];
     __device__ __forceinline__ void at(int kb, float *s0, float *s1) const
     {
-        float sb = __ldg(b + kb);
-        *s0 = __ldg(a0 + kb) * sb;
-        *s1 = __ldg(a1 + kb) * sb;
+        float x0 = __ldg(a0 + kb), x1 = __ldg(a1 + kb);
+#pragma unroll
+        for (int q = 0; q < SB; q++) {
+            float sb = __ldg(b[q] + kb);
+            s0[q] = x0 * sb;
+            s1[q] = x1 * sb;
+        }
     }
 };
 
-/* PP (ping-pong, RF_FP8_PINGPONG): 2, a steady pipeline of two partials; 1, two partials in
- * pairs of blocks; both let a block's wgmma run while the one before is promoted. 0: one
- * partial, waited for each block (the other warpgroup's wgmma fill the gap). */
-template <int CL, int PP>
+/* One block of the pieced tile (PIECES even, alternating pa / pb; piece 0 of this block is in
+ * flight in pa on entry): pieces 1.. of the block are issued before the piece ahead of them is
+ * promoted, and piece 0 of the next block (NEXT) before the block's last piece is. Inside the
+ * block the wait is for every group (RF_FP8_PIECE_WAIT 0): waiting for all but one there, ptxas
+ * serialised every wgmma of the kernel (C7514), on m64n96 and m64n64 pieces alike; across
+ * blocks one group stays in flight. */
+#ifndef RF_FP8_PIECE_WAIT
+#define RF_FP8_PIECE_WAIT 0
+#endif
+template <int CL, int BN, bool NEXT, typename Cursor>
+__device__ __forceinline__ void h_block_pieces(float *acc, float *pa, float *pb, uint8_t *smem,
+                                               uint64_t *full, uint64_t *empty, Cursor &c, int wg,
+                                               int lane, const float *s0, const float *s1)
+{
+    typedef h_cfg<BN> G;
+    constexpr int W = G::W;
+    int stage = c.s;
+#pragma unroll
+    for (int p = 0; p + 1 < G::PIECES; p++) {
+        h_issue<BN, W, false>((p + 1) & 1 ? pb : pa, smem, full, c, wg, p + 1);
+        h_wait_group<RF_FP8_PIECE_WAIT>();
+        h_retire<CL, W, G::SB, false>(acc + p * W / 2, p & 1 ? pb : pa, empty, stage, lane, s0, s1,
+                                      p * W);
+    }
+    c.next();
+    if (NEXT) {
+        h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+        h_wait_group<1>();
+    } else {
+        h_wait_group<0>();
+    }
+    constexpr int LAST = G::PIECES - 1;
+    h_retire<CL, W, G::SB, true>(acc + LAST * W / 2, pb, empty, stage, lane, s0, s1, LAST * W);
+}
+
+/* PP (ping-pong, RF_FP8_PINGPONG) for tiles of one piece: 2, a steady pipeline of two
+ * partials; 1, two partials in pairs of blocks; both let a block's wgmma run while the one
+ * before is promoted. 0: one partial, waited for each block (the other warpgroup's wgmma fill
+ * the gap). Tiles of several pieces run their steady pipeline over the pieces. */
+template <int CL, int BN, int PP>
 __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tmc)
 {
+    typedef h_cfg<BN> G;
+    constexpr int W = G::W, SB = G::SB;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2;
     int g = lane >> 2, t = lane & 3;
-    h_cursor c = {0, 0};
-    float pa[64], pb[64]; /* written whole by each block's first wgmma */
+    h_cursor<G::STAGES> c = {0, 0};
+    float pa[W / 2], pb[W / 2]; /* written whole by each block's first wgmma */
     const int rank = (int)(blockIdx.x % CL);
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
-        h_tile<CL>(a, u, rank, &m0, &n0);
+        h_tile<CL, BN>(a, u, rank, &m0, &n0);
         /* this thread's two rows of the m64 accumulator layout: g and g + 8 of its warp's 16 */
         int r0 = m0 + wg * 64 + (warp & 3) * 16 + g, r1 = r0 + 8;
         /* rows past M read row M - 1's scales: their outputs are never stored; a cluster's
-         * last tile may lie past N (odd tiles_n): it runs on zeros and stores nothing */
-        int nb = n0 / RF_FP8_BLOCK, last_nb = (a.N - 1) / RF_FP8_BLOCK;
-        h_scales sc = {a.scale_a + (size_t)(r0 < a.M ? r0 : a.M - 1) * a.kblocks,
-                       a.scale_a + (size_t)(r1 < a.M ? r1 : a.M - 1) * a.kblocks,
-                       a.scale_b + (size_t)(nb < last_nb ? nb : last_nb) * a.kblocks};
-        float acc[64];
+         * last tile may lie past N (odd tiles_n), and a wide tile's last chunks too: they run
+         * on zeros (the last block's scales) and store nothing */
+        int last_nb = (a.N - 1) / RF_FP8_BLOCK;
+        h_scales<SB> sc;
+        sc.a0 = a.scale_a + (size_t)(r0 < a.M ? r0 : a.M - 1) * a.kblocks;
+        sc.a1 = a.scale_a + (size_t)(r1 < a.M ? r1 : a.M - 1) * a.kblocks;
 #pragma unroll
-        for (int i = 0; i < 64; i++)
+        for (int q = 0; q < SB; q++) {
+            int nb = (n0 + q * 64) / RF_FP8_BLOCK;
+            sc.b[q] = a.scale_b + (size_t)(nb < last_nb ? nb : last_nb) * a.kblocks;
+        }
+        float acc[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
             acc[i] = 0.0f;
-        if (PP == 2) {
+        if (G::PIECES > 1) {
+            float s0[SB], s1[SB];
+            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+            int kb = 0;
+            for (; kb + 1 < a.kblocks; kb++) {
+                sc.at(kb, s0, s1);
+                h_block_pieces<CL, BN, true>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
+            }
+            sc.at(kb, s0, s1);
+            h_block_pieces<CL, BN, false>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
+        } else if (PP == 2) {
             /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
              * so one of this warpgroup's groups is always in flight; pa carries a block in
              * flight across the loop's back edge */
-            float pa0, pa1;
-            sc.at(0, &pa0, &pa1);
+            float pa0[SB], pa1[SB];
+            sc.at(0, pa0, pa1);
             int sa_stage = c.s;
-            h_issue(pa, smem, full, c, wg);
+            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
             c.next();
             int kb = 1;
             for (; kb + 1 < a.kblocks; kb += 2) {
-                float b0, b1, n0, n1;
-                sc.at(kb, &b0, &b1);
+                float b0[SB], b1[SB];
+                sc.at(kb, b0, b1);
                 int sb_stage = c.s;
-                h_issue(pb, smem, full, c, wg);
+                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
-                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
-                sc.at(kb + 1, &n0, &n1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, pa0, pa1, 0);
+                sc.at(kb + 1, pa0, pa1);
                 sa_stage = c.s;
-                h_issue(pa, smem, full, c, wg);
+                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
-                h_retire<CL>(acc, pb, empty, sb_stage, lane, b0, b1);
-                pa0 = n0;
-                pa1 = n1;
+                h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, b0, b1, 0);
             }
             if (kb < a.kblocks) {
-                float b0, b1;
-                sc.at(kb, &b0, &b1);
+                float b0[SB], b1[SB];
+                sc.at(kb, b0, b1);
                 int sb_stage = c.s;
-                h_issue(pb, smem, full, c, wg);
+                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
-                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, pa0, pa1, 0);
                 h_wait_group<0>();
-                h_retire<CL>(acc, pb, empty, sb_stage, lane, b0, b1);
+                h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, b0, b1, 0);
             } else {
                 h_wait_group<0>();
-                h_retire<CL>(acc, pa, empty, sa_stage, lane, pa0, pa1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, pa0, pa1, 0);
             }
         } else if (PP == 1) {
             /* pairs of blocks: the second block's wgmma run while the first is promoted. No
              * partial is in flight across a branch or the loop's back edge, so the compiler
              * has no reason to move one while a wgmma writes it (it would serialise them). */
             for (int kb = 0; kb < a.kblocks; kb += 2) {
-                float a0, a1;
-                sc.at(kb, &a0, &a1); /* loads under the wgmma */
+                float a0[SB], a1[SB];
+                sc.at(kb, a0, a1); /* loads under the wgmma */
                 int first = c.s;
-                h_issue(pa, smem, full, c, wg);
+                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
                 if (kb + 1 < a.kblocks) {
-                    float b0, b1;
-                    sc.at(kb + 1, &b0, &b1);
+                    float b0[SB], b1[SB];
+                    sc.at(kb + 1, b0, b1);
                     int second = c.s;
-                    h_issue(pb, smem, full, c, wg);
+                    h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
                     c.next();
                     h_wait_group<1>();
-                    h_retire<CL>(acc, pa, empty, first, lane, a0, a1);
+                    h_retire<CL, W, SB, true>(acc, pa, empty, first, lane, a0, a1, 0);
                     h_wait_group<0>();
-                    h_retire<CL>(acc, pb, empty, second, lane, b0, b1);
+                    h_retire<CL, W, SB, true>(acc, pb, empty, second, lane, b0, b1, 0);
                 } else {
                     h_wait_group<0>();
-                    h_retire<CL>(acc, pa, empty, first, lane, a0, a1);
+                    h_retire<CL, W, SB, true>(acc, pa, empty, first, lane, a0, a1, 0);
                 }
             }
         } else {
             for (int kb = 0; kb < a.kblocks; kb++) {
-                float s0, s1;
-                sc.at(kb, &s0, &s1); /* loads under the wgmma */
+                float s0[SB], s1[SB];
+                sc.at(kb, s0, s1); /* loads under the wgmma */
                 int stage = c.s;
-                h_issue(pa, smem, full, c, wg);
+                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<0>();
-                h_retire<CL>(acc, pa, empty, stage, lane, s0, s1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, stage, lane, s0, s1, 0);
             }
         }
         if (a.tma_store)
-            wg_store_tile_tma<kb_bf16_tag, H_BN>(
-                acc, 1.0f, smem + H_STAGES * H_STAGE_BYTES + wg * (H_C_BYTES / 2), tmc,
+            wg_store_tile_tma<kb_bf16_tag, BN>(
+                acc, 1.0f, smem + G::STAGES * G::STAGE_BYTES + wg * (G::C_BYTES / 2), tmc,
                 m0 + wg * 64, n0, 1 + wg);
         else
-            h_epilogue_direct(acc, a, r0, r1, n0, t);
+            h_epilogue_direct<BN>(acc, a, r0, r1, n0, t);
     }
     if (a.tma_store)
         wg_store_drain();
 }
 #endif
 
-template <int CL>
+template <int CL, int BN>
 __global__ __launch_bounds__(H_THREADS,
                              1) void gemm_fp8_wgmma(const h_args a,
                                                     const __grid_constant__ CUtensorMap tma,
@@ -438,12 +580,13 @@ __global__ __launch_bounds__(H_THREADS,
                                                     const __grid_constant__ CUtensorMap tmc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef h_cfg<BN> G;
     extern __shared__ __align__(1024) uint8_t h_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)h_smem_raw + 1023) & ~(uintptr_t)1023);
-    uint64_t *full = (uint64_t *)(smem + H_STAGES * H_STAGE_BYTES + H_C_BYTES);
-    uint64_t *empty = full + H_STAGES;
+    uint64_t *full = (uint64_t *)(smem + G::STAGES * G::STAGE_BYTES + G::C_BYTES);
+    uint64_t *empty = full + G::STAGES;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < H_STAGES; s++) {
+        for (int s = 0; s < G::STAGES; s++) {
             mbar_init(&full[s], 1);
             mbar_init(&empty[s], H_CONSUMER_WARPS * CL);
         }
@@ -460,10 +603,10 @@ __global__ __launch_bounds__(H_THREADS,
         /* the producer warpgroup needs few registers: give them to the consumers */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == H_CONSUMER_WARPS * 32)
-            h_produce<CL>(smem, full, empty, a, &tma, &tmb);
+            h_produce<CL, BN>(smem, full, empty, a, &tma, &tmb);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        h_consume<CL, RF_FP8_PINGPONG>(smem, full, empty, a, &tmc);
+        h_consume<CL, BN, RF_FP8_PINGPONG>(smem, full, empty, a, &tmc);
     }
     /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
     if (CL > 1)
@@ -483,17 +626,18 @@ __global__ __launch_bounds__(H_THREADS,
 #define RF_FP8_CLUSTER 1 /* bench/gpu/fp8_run.sh times 1 and 2 side by side */
 #endif
 
-template <int CL>
+template <int CL, int BN>
 static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtensorMap &mb,
                            const CUtensorMap &mc, kb_stream_t stream)
 {
-    auto kernel = gemm_fp8_wgmma<CL>;
-    if (kb_gpu_func_set_max_dyn_smem(kernel, H_SMEM_BYTES) != kb_gpu_success)
+    typedef h_cfg<BN> G;
+    auto kernel = gemm_fp8_wgmma<CL, BN>;
+    if (kb_gpu_func_set_max_dyn_smem(kernel, G::SMEM_BYTES) != kb_gpu_success)
         return KBPKG_KERNEL_ELAUNCH;
     long long blocks = (long long)a.tiles_m * a.units_n * CL;
     int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
     cluster_launch l;
-    cluster_launch_init(&l, CL, (unsigned)resident, H_THREADS, H_SMEM_BYTES, stream);
+    cluster_launch_init(&l, CL, (unsigned)resident, H_THREADS, G::SMEM_BYTES, stream);
     cudaLaunchConfig_t &cfg = l.cfg;
     if (CL > 1 && RF_FP8_CLUSTER_CAP) { /* a GPC may not fit whole clusters: ask how many fit */
         int clusters = 0;
@@ -510,26 +654,31 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     return kb_gpu_launch_status();
 }
 
-/* KBPKG_KERNEL_EUNSUPPORTED when this build or driver cannot run it, or the operands are not
- * 16-byte aligned (TMA's rule); the caller then takes the portable kernel. */
-static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, const uint8_t *B,
-                        const float *sb, uint16_t *C, kb_stream_t stream)
+/* The tile width per shape (RF_FP8_BN = 0): the persistent grid's time goes as the tiles of its
+ * busiest block, ceil(tiles / SMs), times a tile's cost; a 192-column tile is taken to cost
+ * RF_FP8_COST192 percent of 1.5 128-column tiles (its lower traffic per flop; a guess, not yet
+ * measured). 128 columns where it ties or wins, and always below 8 tile rows (few rows: more
+ * blocks busy). */
+#ifndef RF_FP8_COST192
+#define RF_FP8_COST192 90
+#endif
+static int h_pick_bn(int M, int N, int sms)
 {
-    if (!rf::kTargetIsSm90a || ((uintptr_t)A & 15) || ((uintptr_t)B & 15))
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1>, 90);
-    if (!usable)
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    h_args a;
-    a.M = M;
-    a.N = N;
-    a.kblocks = K / RF_FP8_BLOCK;
-    a.tiles_m = (M + H_BM - 1) / H_BM;
-    a.tiles_n = (N + H_BN - 1) / H_BN;
-    a.scale_a = sa;
-    a.scale_b = sb;
-    a.C = C;
-    a.c_pairs = ((uintptr_t)C & 3) == 0 && (N & 1) == 0;
+    if (RF_FP8_BN != 0)
+        return RF_FP8_BN;
+    long long tm = (M + H_BM - 1) / H_BM;
+    if (sms <= 0 || tm < 8)
+        return 128;
+    long long t128 = tm * ((N + 127) / 128), t192 = tm * ((N + 191) / 192);
+    long long r128 = (t128 + sms - 1) / sms, r192 = (t192 + sms - 1) / sms;
+    return r192 * 192 * RF_FP8_COST192 < r128 * 128 * 100 ? 192 : 128;
+}
+
+template <int BN>
+static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, int N, int K,
+                           kb_stream_t stream)
+{
+    a.tiles_n = (N + BN - 1) / BN;
     if ((long long)a.tiles_m * a.tiles_n > 0x3fffffffLL)
         return KBPKG_KERNEL_EINVAL;
     /* pairs of blocks share A when there are two N tiles to pair */
@@ -537,14 +686,49 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
     a.units_n = (a.tiles_n + cl - 1) / cl;
     CUtensorMap ma, mb;
     if (!rf::make_tensor_map_128b(&ma, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, A, M, K, K, H_BM / cl) ||
-        !rf::make_tensor_map_128b(&mb, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, B, N, K, K, H_BN))
+        !rf::make_tensor_map_128b(&mb, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, B, N, K, K, BN))
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* TMA stores need 16-byte aligned rows of C; otherwise plain stores from registers */
     CUtensorMap mc = ma; /* unused unless tma_store */
-    a.tma_store = RF_FP8_TMA_STORE && ((uintptr_t)C & 15) == 0 && N % 8 == 0 &&
-                  rf::make_tensor_map_128b(&mc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, C, M, N, N, 64);
-    return cl == 2 ? launch_wgmma_cl<2>(a, ma, mb, mc, stream)
-                   : launch_wgmma_cl<1>(a, ma, mb, mc, stream);
+    a.tma_store =
+        RF_FP8_TMA_STORE && ((uintptr_t)a.C & 15) == 0 && N % 8 == 0 &&
+        rf::make_tensor_map_128b(&mc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, a.C, M, N, N, 64);
+    return cl == 2 ? launch_wgmma_cl<2, BN>(a, ma, mb, mc, stream)
+                   : launch_wgmma_cl<1, BN>(a, ma, mb, mc, stream);
+}
+
+/* KBPKG_KERNEL_EUNSUPPORTED when this build or driver cannot run it, or the operands are not
+ * 16-byte aligned (TMA's rule); the caller then takes the portable kernel. */
+static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, const uint8_t *B,
+                        const float *sb, uint16_t *C, kb_stream_t stream)
+{
+    if (!rf::kTargetIsSm90a || ((uintptr_t)A & 15) || ((uintptr_t)B & 15))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1, 128>, 90);
+    if (!usable)
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    static const int sms = rf::sm_count();
+    h_args a;
+    a.M = M;
+    a.N = N;
+    a.kblocks = K / RF_FP8_BLOCK;
+    a.tiles_m = (M + H_BM - 1) / H_BM;
+    a.scale_a = sa;
+    a.scale_b = sb;
+    a.C = C;
+    a.c_pairs = ((uintptr_t)C & 3) == 0 && (N & 1) == 0;
+    switch (h_pick_bn(M, N, sms)) {
+#if RF_FP8_BN == 0 || RF_FP8_BN == 192
+    case 192:
+        return launch_wgmma_bn<192>(a, A, B, M, N, K, stream);
+#endif
+#if RF_FP8_BN == 256
+    case 256:
+        return launch_wgmma_bn<256>(a, A, B, M, N, K, stream);
+#endif
+    default:
+        return launch_wgmma_bn<128>(a, A, B, M, N, K, stream);
+    }
 }
 #endif
 
