@@ -144,33 +144,28 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             for (int v = 0; v < NV; v++)
                 call(v, i % sets);
-        for (int i = 0; i < reps; i++)
-            for (int v = 0; v < NV; v++) {
-                CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
-                call(v, (i + v) % sets);
-                CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
-            }
-        CK(cudaStreamSynchronize(st));
-        for (int v = 0; v < NV; v++)
-            for (int i = 0; i < reps; i++) {
-                float t;
-                CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
-                tev[v].push_back(t * 1000);
-            }
-        for (int i = 0; i < reps; i++)
-            for (int v = 0; v < NV; v++) {
-                CK(cudaStreamSynchronize(st));
-                CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
-                call(v, (i + v) % sets);
-                CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
-            }
-        CK(cudaStreamSynchronize(st));
-        for (int v = 0; v < NV; v++)
-            for (int i = 0; i < reps; i++) {
-                float t;
-                CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
-                tsync[v].push_back(t * 1000);
-            }
+        /* every variant in every round, rotated sets; drain: the queue emptied before each call
+         * (launch cost exposed), else calls queued back to back */
+        auto rounds = [&](bool drain, std::vector<std::vector<float>> &out) {
+            for (int i = 0; i < reps; i++)
+                for (int v = 0; v < NV; v++) {
+                    if (drain)
+                        CK(cudaStreamSynchronize(st));
+                    CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
+                    call(v, (i + v) % sets);
+                    CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
+                }
+            CK(cudaStreamSynchronize(st));
+            for (int v = 0; v < NV; v++)
+                for (int i = 0; i < reps; i++) {
+                    float t;
+                    CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)],
+                                            ev[2 * (v * reps + i) + 1]));
+                    out[v].push_back(t * 1000);
+                }
+        };
+        rounds(false, tev);
+        rounds(true, tsync);
         for (auto &e : ev)
             CK(cudaEventDestroy(e));
         std::vector<double> med_ev(NV), med_sync(NV), graph(NV), host(NV);
