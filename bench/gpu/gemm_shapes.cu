@@ -519,6 +519,28 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
     return bad;
 }
 
+/* env names a build of the package to time beside this one: its rf_gemm_bf16/f16 into
+ * out[0..1] (dlopen'ed, kept open). Unset: nothing to do. False with the reason printed. */
+static bool load_exports(const char *env, gemm_export out[2], const char *label)
+{
+    const char *lib = getenv(env);
+    if (!lib)
+        return true;
+    void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+        fprintf(stderr, "%s: %s\n", lib, dlerror());
+        return false;
+    }
+    out[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
+    out[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
+    if (!out[0] || !out[1]) {
+        fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
+        return false;
+    }
+    printf("%s: %s\n", label, lib);
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     const char *log_path = argc > 1 ? argv[1] : "gemm_shapes.log";
@@ -532,34 +554,9 @@ int main(int argc, char **argv)
     printf("device %s, %d SMs, L2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
     cublasHandle_t h;
     CKB(cublasCreate(&h));
-    if (const char *lib = getenv("GEMM_BASELINE_LIB")) {
-        void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-        if (!so) {
-            fprintf(stderr, "%s: %s\n", lib, dlerror());
-            return 1;
-        }
-        g_base[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
-        g_base[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
-        if (!g_base[0] || !g_base[1]) {
-            fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
-            return 1;
-        }
-        printf("baseline: %s\n", lib);
-    }
-    if (const char *lib = getenv("GEMM_AFTER_LIB")) {
-        void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-        if (!so) {
-            fprintf(stderr, "%s: %s\n", lib, dlerror());
-            return 1;
-        }
-        g_after[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
-        g_after[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
-        if (!g_after[0] || !g_after[1]) {
-            fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
-            return 1;
-        }
-        printf("after library: %s\n", lib);
-    }
+    if (!load_exports("GEMM_BASELINE_LIB", g_base, "baseline") ||
+        !load_exports("GEMM_AFTER_LIB", g_after, "after library"))
+        return 1;
     int bad = sweep<kb_bf16_tag>(h, log) + sweep<kb_f16_tag>(h, log);
     /* LLM inference: M tokens against hidden sizes 4096 (8B), 5120 (13B), 8192 (70B) and the
      * MLP widths 14336, 28672; odd sizes; shallow and deep K */
