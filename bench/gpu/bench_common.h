@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,47 @@ __global__ void bench_fill(void *p, size_t n, uint64_t seed, int dtype, float sc
         } else
             ((uint16_t *)p)[i] = __half_as_ushort(__float2half_rn(v));
     }
+}
+
+/* A 16-bit value (bf16 or f16 bits, as bench_fill stores them) widened to double. */
+__device__ __forceinline__ double bench_load16(uint16_t v, int dtype)
+{
+    return dtype == B_BF16 ? (double)__uint_as_float((uint32_t)v << 16)
+                           : (double)__half2float(__ushort_as_half(v));
+}
+
+/* ||x - y||^2 and ||y||^2 over rows x cols of two 16-bit matrices with leading dimension ld,
+ * added into acc[0..1]; a NaN in x adds 1e300, so it fails any tolerance. */
+__global__ void bench_rel_err_kernel(const uint16_t *x, const uint16_t *y, int rows, int cols,
+                                     int ld, int dtype, double *acc)
+{
+    double num = 0, den = 0;
+    size_t n = (size_t)rows * cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t o = (i / cols) * ld + i % cols;
+        double a = bench_load16(x[o], dtype), b = bench_load16(y[o], dtype);
+        num += (a - b) * (a - b);
+        den += b * b;
+        if (a != a)
+            num += 1e300;
+    }
+    atomicAdd(&acc[0], num);
+    atomicAdd(&acc[1], den);
+}
+
+/* ||x - y|| / ||y|| of two 16-bit matrices (y the reference), computed on stream st. */
+static inline double bench_rel_err(const uint16_t *x, const uint16_t *y, int rows, int cols, int ld,
+                                   int dtype, cudaStream_t st = 0)
+{
+    double *acc, h[2];
+    CK(cudaMalloc(&acc, 2 * sizeof(double)));
+    CK(cudaMemsetAsync(acc, 0, 2 * sizeof(double), st));
+    bench_rel_err_kernel<<<1024, 256, 0, st>>>(x, y, rows, cols, ld, dtype, acc);
+    CK(cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    CK(cudaFree(acc));
+    return std::sqrt(h[0] / (h[1] > 0 ? h[1] : 1));
 }
 
 static inline uint64_t bench_seed(void)

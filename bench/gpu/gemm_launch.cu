@@ -23,21 +23,6 @@
 typedef int (*gemm_fn)(int, int, int, float, const void *, int, const void *, int, float, void *,
                        int, void *);
 
-__global__ void relerr_bf16(const uint16_t *x, const uint16_t *y, size_t n, double *acc)
-{
-    double num = 0, den = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        double a = __uint_as_float((uint32_t)x[i] << 16), b = __uint_as_float((uint32_t)y[i] << 16);
-        num += (a - b) * (a - b);
-        den += b * b;
-        if (a != a)
-            num += 1e300;
-    }
-    atomicAdd(&acc[0], num);
-    atomicAdd(&acc[1], den);
-}
-
 static gemm_fn load(const char *env)
 {
     const char *p = getenv(env);
@@ -96,9 +81,7 @@ int main(int argc, char **argv)
         bench_gemm_sets g = bench_gemm_sets_alloc(na, nb, nc, B_BF16);
         int sets = g.count;
         uint16_t *ref;
-        double *acc;
         CK(cudaMalloc(&ref, nc * 2));
-        CK(cudaMalloc(&acc, 16));
         float alpha = 1.0f, beta = 0.0f;
         auto call = [&](int v, int s) {
             if (v == 3)
@@ -129,12 +112,7 @@ int main(int argc, char **argv)
         for (int v = 1; v < NV; v++) {
             CK(cudaMemsetAsync(g.C[0], 0xff, nc * 2, st));
             call(v, 0);
-            CK(cudaMemsetAsync(acc, 0, 16, st));
-            relerr_bf16<<<256, 256, 0, st>>>(g.C[0], ref, nc, acc);
-            double hacc[2];
-            CK(cudaMemcpyAsync(hacc, acc, 16, cudaMemcpyDeviceToHost, st));
-            CK(cudaStreamSynchronize(st));
-            err[v] = sqrt(hacc[0] / hacc[1]);
+            err[v] = bench_rel_err(g.C[0], ref, M, N, N, B_BF16, st);
         }
         const int reps = M * (size_t)N * K > (1ull << 33) ? 15 : 40;
         std::vector<std::vector<float>> tev(NV), tsync(NV);
@@ -222,7 +200,6 @@ int main(int argc, char **argv)
         fflush(stdout);
         bench_gemm_sets_free(g);
         CK(cudaFree(ref));
-        CK(cudaFree(acc));
     }
     return 0;
 }

@@ -27,36 +27,12 @@ struct shape {
     int M, N, K;
 };
 
-/* ||x - y|| / ||y|| over rows x cols of two matrices with leading dimension ld; NaN fails. */
-template <typename T>
-__global__ void rel_err_kernel(const uint16_t *x, const uint16_t *y, int rows, int cols, int ld,
-                               double *acc)
-{
-    double num = 0, den = 0;
-    size_t n = (size_t)rows * cols;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        size_t o = (i / cols) * ld + i % cols;
-        double a = kb_type<T>::load(x[o]), b = kb_type<T>::load(y[o]);
-        num += (a - b) * (a - b);
-        den += b * b;
-        if (a != a)
-            num += 1e300;
-    }
-    atomicAdd(&acc[0], num);
-    atomicAdd(&acc[1], den);
-}
-
+/* The bench's error check for the package's 16-bit type T. */
 template <typename T>
 static double rel_err(const uint16_t *x, const uint16_t *y, int rows, int cols, int ld)
 {
-    double *acc, h[2];
-    CK(cudaMalloc(&acc, 2 * sizeof(double)));
-    CK(cudaMemset(acc, 0, 2 * sizeof(double)));
-    rel_err_kernel<T><<<1024, 256>>>(x, y, rows, cols, ld, acc);
-    CK(cudaMemcpy(h, acc, sizeof h, cudaMemcpyDeviceToHost));
-    CK(cudaFree(acc));
-    return std::sqrt(h[0] / (h[1] > 0 ? h[1] : 1));
+    return bench_rel_err(x, y, rows, cols, ld,
+                         std::is_same<T, kb_bf16_tag>::value ? B_BF16 : B_F16);
 }
 
 /* Every padding element of C (columns N..ldc) still holds the poison byte pattern. */
