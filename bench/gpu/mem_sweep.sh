@@ -50,6 +50,7 @@ if [ -n "${MEM_PREBUILT:-}" ]; then
     B=$MEM_PREBUILT
     cp "$B"/logs/build_*.log "$OUTDIR"/ 2>/dev/null
 else
+    rm -rf "$B" # a before/ left by an earlier run must not be timed as this run's
     MEM_BEFORE=${MEM_BEFORE:-} bash "$ROOT/bench/gpu/mem_prebuild.sh" "$B" "$OUTDIR"
 fi
 [ -f "$B/before/librmsnorm.so" ] && set -- --before-lib-dir "$B/before" "$@"
