@@ -12,6 +12,7 @@
 #include "activation.cu"
 
 #include "bench_common.h"
+#include "mem_common.h"
 
 #include <cmath>
 #include <cstring>
@@ -54,7 +55,8 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
 
 struct cand {
     std::string name;
-    int kind; /* 0 export, 1 any (main), 2 elem, 3 memcpy, 4 copy kernel */
+    int kind; /* 0 export, 1 any (main), 2 elem, 3 memcpy, 4 copy kernel, 5 flat U4 capped grid
+               * (main's aligned launch), 6 flat U1 a block per 256 units (aligned rows only) */
     int e, threads;
 };
 
@@ -90,6 +92,21 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
         copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>(
             (uint4 *)out, (const uint4 *)in, bytes / 16);
         break;
+    case 5:
+    case 6: {
+        const int V = 16 / (int)sizeof(S);
+        const uint32_t total = (uint32_t)(n * (d / V));
+        const int64_t needed = ((int64_t)total + 255) / 256;
+        const act::fastdiv upr = act::make_fastdiv((uint32_t)(d / V));
+        if (c.kind == 6)
+            act::act_flat_kernel<T, ACT_SILU_AND_MUL, 1>
+                <<<(unsigned)needed, 256, 0, s>>>((S *)out, (const S *)in, total, upr, d);
+        else
+            act::act_flat_kernel<T, ACT_SILU_AND_MUL, 4>
+                <<<act::fill_grid(act::act_flat_kernel<T, ACT_SILU_AND_MUL, 4>, 256, needed), 256,
+                   0, s>>>((S *)out, (const S *)in, total, upr, d);
+        break;
+    }
     }
 }
 
@@ -118,8 +135,17 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
     const double rtol = ulp + 16 * 5.96e-8, atol = dtype == B_F16 ? 3e-8 : 1e-37;
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    std::vector<cand> cs = {{"export", 0, 0, 0}, {"any (main)", 1, 0, 0}};
-    for (int e = 1; e <= 8; e *= 2)
+    /* aligned rows: main's flat launch first, the reference of the x column */
+    const bool aligned = d % (16 / (int64_t)es) == 0;
+    std::vector<cand> cs;
+    if (aligned)
+        cs = {{"flat U4 capped (main)", 5, 0, 0},
+              {"export", 0, 0, 0},
+              {"flat U1 uncapped", 6, 0, 0},
+              {"any", 1, 0, 0}};
+    else
+        cs = {{"export", 0, 0, 0}, {"any (main)", 1, 0, 0}};
+    for (int e = 1; e <= 8 && !aligned; e *= 2)
         for (int t = 128; t <= 256; t *= 2) {
             char buf[64];
             snprintf(buf, sizeof buf, "elem E%d T%d", e, t);
@@ -167,7 +193,7 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         CK(cudaGraphDestroy(gr));
         CK(cudaEventDestroy(a));
         CK(cudaEventDestroy(b));
-        if (c.kind == 1)
+        if (c.kind == (aligned ? 5 : 1))
             main_us = us;
         printf("silu %-4s %6lld x %5lld  %-26s %9.2f us %6.0f GB/s  x%.3f vs main  %s\n", tname,
                (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3,
@@ -179,44 +205,17 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
             printf("     %llu elements wrong\n", nbad);
     }
     fflush(stdout);
-    CK(cudaStreamDestroy(s));
-    for (auto p : ins)
-        CK(cudaFree(p));
-    CK(cudaFree(out));
-    CK(cudaFree(ref));
-    CK(cudaFree(bad));
+    mem_free(s, ins, {out, ref, bad});
 }
 
 int main(int argc, char **argv)
 {
-    std::string dtypes = "bf16,f16,f32";
-    std::string shapes = "1x4095,7x4095,64x4095,512x4095,4096x4095";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dtypes"))
-            dtypes = argv[i + 1];
-        else if (!strcmp(argv[i], "--shapes"))
-            shapes = argv[i + 1];
-    }
+    const mem_args a = mem_parse_args(argc, argv, "1x4095,7x4095,64x4095,512x4095,4096x4095");
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     printf("device %s, %d SMs, L2 %d MiB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
-    size_t pos = 0;
-    while (pos < shapes.size()) {
-        size_t e = shapes.find(',', pos);
-        if (e == std::string::npos)
-            e = shapes.size();
-        std::string sh = shapes.substr(pos, e - pos);
-        pos = e + 1;
-        long long n = 0, d = 0;
-        if (sscanf(sh.c_str(), "%lldx%lld", &n, &d) != 2)
-            continue;
-        if (dtypes.find("bf16") != std::string::npos)
-            run_shape<kb_bf16_tag>("bf16", B_BF16, n, d);
-        if (dtypes.find("f16") != std::string::npos &&
-            (dtypes.find(",f16") != std::string::npos || dtypes.rfind("f16", 0) == 0))
-            run_shape<kb_f16_tag>("f16", B_F16, n, d);
-        if (dtypes.find("f32") != std::string::npos)
-            run_shape<float>("f32", B_F32, n, d);
-    }
+    mem_for_each(a, [](auto tag, const char *tname, int dtype, int64_t n, int64_t d) {
+        run_shape<decltype(tag)>(tname, dtype, n, d);
+    });
     return 0;
 }

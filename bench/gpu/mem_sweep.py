@@ -13,6 +13,7 @@ import argparse
 import ctypes
 import math
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -126,25 +127,25 @@ def check(op, t, got, ref, d):
 
 
 class Timer:
-    def __init__(self, dev, budget_s):
-        self.dev = dev
-        self.budget_s = budget_s
+    """Times several contenders of one shape side by side: each gets its CUDA graph of K calls
+    (rotating over `sets`) built first, then the graphs are replayed round-robin, `rounds`
+    rounds in a fresh random order each round (a fixed rotation keeps who runs before whom, and
+    the first H200 run of this harness read one export timed twice 3-5% apart at silu 32768 x
+    4096-8192 that way), CUDA events around each replay; a
+    contender's figure is its median replay over K. So drift within a shape (clocks, DRAM
+    refresh and temperature, the allocator, first touch of fresh buffers) falls on every
+    contender alike instead of on whoever is timed first (the 12-03/12-04 sweeps timed each in
+    turn, 7 replays each, and read the first one 7-14% slower at shapes over 250 MB)."""
 
-    def per_call_us(self, call, sets, est_us):
-        """Median time per call: a graph of K calls (rotating over `sets`) replayed, events
-        around each replay; K fills ~0.3 ms."""
-        if self.dev == "cpu":
-            for i in range(2):
-                call(i % sets)
-            ts = []
-            for r in range(5):
-                t0 = time.perf_counter()
-                for i in range(sets):
-                    call(i)
-                ts.append((time.perf_counter() - t0) / sets * 1e6)
-            return statistics.median(ts)
+    def __init__(self, dev, rounds=11):
+        self.dev = dev
+        self.rounds = rounds
+
+    def k_for(self, sets, est_us):
         k = max(sets, min(256, int(300.0 / max(est_us, 0.5))))
-        k = (k + sets - 1) // sets * sets
+        return (k + sets - 1) // sets * sets
+
+    def graph(self, call, sets, k):
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
@@ -158,17 +159,44 @@ class Timer:
                 call(i % sets)
         g.replay()
         torch.cuda.synchronize()
-        ts = []
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(7)]
-        for a, b in ev:
-            a.record()
-            g.replay()
-            b.record()
-        torch.cuda.synchronize()
-        ts = [a.elapsed_time(b) * 1000.0 / k for a, b in ev]
-        del g
-        return statistics.median(ts)
+        return g
+
+    def per_call_us(self, calls, sets, est_us):
+        """calls: {name: call or None}; returns {name: median us per call} (NaN for None)."""
+        names = [n for n, c in calls.items() if c is not None]
+        res = {n: float("nan") for n in calls}
+        if self.dev == "cpu":
+            ts = {n: [] for n in names}
+            for n in names:
+                for i in range(2):
+                    calls[n](i % sets)
+            for r in range(5):
+                for n in names[r % len(names):] + names[:r % len(names)]:
+                    t0 = time.perf_counter()
+                    for i in range(sets):
+                        calls[n](i)
+                    ts[n].append((time.perf_counter() - t0) / sets * 1e6)
+            res.update({n: statistics.median(v) for n, v in ts.items()})
+            return res
+        k = self.k_for(sets, est_us)
+        graphs = {n: self.graph(calls[n], sets, k) for n in names}
+        ts = {n: [] for n in names}
+        rng = random.Random(len(names) * 7919 + k)
+        for r in range(self.rounds):
+            order = list(names)
+            rng.shuffle(order)
+            ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in order]
+            for (a, b), n in zip(ev, order):
+                a.record()
+                graphs[n].replay()
+                b.record()
+            torch.cuda.synchronize()
+            for (a, b), n in zip(ev, order):
+                ts[n].append(a.elapsed_time(b) * 1000.0 / k)
+        del graphs
+        res.update({n: statistics.median(v) for n, v in ts.items()})
+        return res
 
 
 def quick_us(dev, call):
@@ -261,6 +289,11 @@ def main():
     ap.add_argument("--compile-budget", type=float, default=60.0,
                     help="seconds of torch.compile warm-up before the rest is skipped")
     ap.add_argument("--variants", action="store_true", help="time forced rmsnorm plans too")
+    ap.add_argument("--rounds", type=int, default=11,
+                    help="round-robin rounds of graph replays per shape (median per contender)")
+    ap.add_argument("--twin", action="store_true",
+                    help="time our export twice as two contenders (column 'twin', xTwin = twin /"
+                    " ours): the harness's own spread, which a before/after gap must exceed")
     ap.add_argument("--before-lib-dir", default="",
                     help="the same packages built from other sources (e.g. main's), timed beside"
                     " ours in the same process: columns 'before' and xBef (before / ours)")
@@ -292,14 +325,14 @@ def main():
         except Exception as e:  # noqa: BLE001 - informational only
             log(out, f"nvidia-smi: {e}")
     large = 4 * l2
-    timer = Timer(dev, 0)
+    timer = Timer(dev, args.rounds)
     dynamo = None if (args.no_compile or dev == "cpu") else setup_dynamo()
     compile_spent = 0.0
     results = []  # dicts
     failures = 0
     hdr = (f"{'op':12} {'dt':4} {'rows':>5} {'width':>5} {'MB':>7} | {'before':>8} {'ours':>8} "
            f"{'eager':>8} {'compile':>8} {'copy_':>8} {'memcpy':>8} us | {'GB/s':>6} {'xEag':>5} "
-           f"{'xCmp':>5} {'%copy':>5} {'xBef':>5} | err")
+           f"{'xCmp':>5} {'%copy':>5} {'xBef':>5} {'xTwin':>5} {'copyk':>8} {'%cpk':>5} | err")
     log(out, hdr)
     for op in OPS:
         for t in args.dtypes:
@@ -315,7 +348,7 @@ def main():
                         log(out, f"torch.compile {op} {t} {width}: {type(e).__name__}: {e}")
                 for rows in ROWS:
                     r = run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn,
-                                  large, out)
+                                  large, out, args.twin)
                     failures += r["bad"] > 0
                     results.append(r)
                     if args.variants and op == "rmsnorm" and pk.variants and t in ("bf16", "f32") \
@@ -325,6 +358,7 @@ def main():
     summarize(results, out, "ours")
     if before is not None:
         summarize(results, out, "before")
+    twin_summary(results, out)
     if rt is None and dev == "cuda":
         log(out, "note: no cudart found for cudaMemcpyAsync; copy_ only")
     log(out, f"torch.compile warm-up: {compile_spent:.1f} s")
@@ -332,7 +366,8 @@ def main():
     return 1 if failures else 0
 
 
-def run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out):
+def run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn, large, out,
+              twin=False):
     moved = bytes_moved(op, es, rows, width)
     sets = max(1, min(32, math.ceil(2 * large / max(moved, 1))))
     xs, w = make_inputs(op, dev, dt, rows, width, sets)
@@ -398,26 +433,37 @@ def run_shape(pk, before, rt, timer, dev, op, t, dt, es, rows, width, cfn, large
     def memcpy(i):
         rt.cudaMemcpyAsync(dst[i].data_ptr(), src[i].data_ptr(), n_copy * es, 3, stream_ptr(dev))
 
+    copyk = None
+    if dev == "cuda" and pk.variants is not None and hasattr(pk.variants, "copy_variant"):
+        nbk = n_copy * es // 16 * 16
+
+        def copyk(i):
+            if pk.variants.copy_variant(dst[i].data_ptr(), src[i].data_ptr(), nbk, stream_ptr(dev)):
+                raise RuntimeError("copy_variant failed")
+
     res = {"op": op, "t": t, "rows": rows, "width": width, "moved": moved, "bad": bad,
            "rel": rel, "rel_eager": rel_e, "large": moved > large}
     est = quick_us(dev, ours)
-    res["ours"] = timer.per_call_us(ours, sets, est)
-    res["before"] = timer.per_call_us(bef, sets, est) if bef is not None else float("nan")
-    res["eager"] = timer.per_call_us(eager, sets, est)
-    res["compile"] = timer.per_call_us(comp, sets, est) if cfn is not None else float("nan")
-    res["copy_"] = timer.per_call_us(copy_, sets, est)
-    res["memcpy"] = timer.per_call_us(memcpy, sets, est) if rt is not None else float("nan")
+    tm = timer.per_call_us({"ours": ours, "before": bef, "twin": ours if twin else None,
+                           "eager": eager, "compile": comp if cfn is not None else None,
+                           "copy_": copy_, "memcpy": memcpy if rt is not None else None,
+                           "copyk": copyk},
+                          sets, est)
+    res.update(tm)
     best_copy = min(v for v in (res["copy_"], res["memcpy"]) if v == v)
     res["x_eager"] = res["eager"] / res["ours"]
     res["x_compile"] = res["compile"] / res["ours"]
     res["pct_copy"] = 100.0 * best_copy / res["ours"]
     res["best_copy"] = best_copy
     res["x_before"] = res["before"] / res["ours"]
+    res["x_twin"] = res["twin"] / res["ours"]
+    res["pct_copyk"] = 100.0 * res["copyk"] / res["ours"]
     gbs = moved / res["ours"] / 1e3
     log(out, f"{op:12} {t:4} {rows:5d} {width:5d} {moved / 1e6:7.1f} | {res['before']:8.2f} "
         f"{res['ours']:8.2f} {res['eager']:8.2f} {res['compile']:8.2f} {res['copy_']:8.2f} "
         f"{res['memcpy']:8.2f} us | {gbs:6.0f} {res['x_eager']:5.2f} {res['x_compile']:5.2f} "
-        f"{res['pct_copy']:5.1f} {res['x_before']:5.2f} | "
+        f"{res['pct_copy']:5.1f} {res['x_before']:5.2f} {res['x_twin']:5.3f} "
+        f"{res['copyk']:8.2f} {res['pct_copyk']:5.1f} | "
         f"{'FAIL ' + str(bad) + ' wrong' if bad else 'ok'} rel {rel:.1e} (eager {rel_e:.1e})")
     del xs, outs, src, dst
     return res
@@ -459,7 +505,7 @@ def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
         def cp(i):
             if pk.variants.copy_variant(dst.data_ptr(), src.data_ptr(), nb, stream_ptr(dev)):
                 raise RuntimeError("copy_variant failed")
-        us = timer.per_call_us(cp, 1, quick_us(dev, cp))
+        us = timer.per_call_us({'c': cp}, 1, quick_us(dev, cp))['c']
         log(out, f"  variant rmsnorm {t} {rows}x{width} {'copy (ours)':16} {us:8.2f} us")
     for name, path, r, thr in cands:
         def call(i, path=path, r=r, thr=thr):
@@ -471,9 +517,26 @@ def run_variants(pk, timer, dev, t, dt, es, rows, width, out):
         o.fill_(float("nan"))
         call(0)
         bad, rel = check("rmsnorm", t, o, ref, width)
-        us = timer.per_call_us(call, 1, quick_us(dev, call))
+        us = timer.per_call_us({'c': call}, 1, quick_us(dev, call))['c']
         log(out, f"  variant rmsnorm {t} {rows}x{width} {name:16} {us:8.2f} us "
             f"{moved / us / 1e3:6.0f} GB/s {'ok' if not bad else 'FAIL'}")
+
+
+def twin_summary(results, out):
+    """The same export timed as two contenders: how far apart the harness reads one library."""
+    rs = [r for r in results if r.get("twin", float("nan")) == r.get("twin", float("nan"))]
+    if not rs:
+        return
+    xs = sorted(r["x_twin"] for r in rs)
+    big = [r["x_twin"] for r in rs if r["large"]]
+    log(out, "")
+    log(out, f"twin (ours timed twice, twin / ours) over {len(xs)} shapes: median "
+        f"{statistics.median(xs):.3f}, min {xs[0]:.3f}, max {xs[-1]:.3f}" +
+        (f"; large shapes ({len(big)}): min {min(big):.3f}, max {max(big):.3f}" if big else ""))
+    xb = [r["x_before"] for r in rs if r["x_before"] == r["x_before"]]
+    if xb:
+        log(out, f"before / ours over the same shapes: median {statistics.median(xb):.3f}, "
+            f"min {min(xb):.3f}, max {max(xb):.3f}")
 
 
 def summarize(results, out, key):

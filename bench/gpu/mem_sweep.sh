@@ -8,6 +8,8 @@
 # MEM_BEFORE=dir (a tree with kernels/kbpkg-community/{rmsnorm,activation} and include/, e.g.
 # main's sources): its two packages are built too and timed beside ours in the same sweep
 # (columns 'before' and xBef), so one run shows before and after side by side.
+# MEM_PREBUILT=dir: what bench/gpu/mem_prebuild.sh built (off the device): no compiling here.
+# Timing is interleaved (mem_sweep.py's Timer); pass --twin to time our export twice.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FINAL=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
@@ -17,6 +19,9 @@ OUTDIR=/tmp/kbpkg-sweep-logs
 rm -rf "$OUTDIR"
 B=/tmp/kbpkg-sweep-build
 WORKERS=${SWEEP_WORKERS:-10}
+WPIDS=/tmp/kbpkg-sweep-workers.pid
+rm -f "$WPIDS"
+status=0
 mkdir -p "$OUTDIR" "$FINAL" "$B/grid7"
 export PATH=${CUDA_HOME:-/usr/local/cuda}/bin:$PATH
 PY=${KBPKG_PYTHON:-python3}
@@ -37,47 +42,18 @@ sys.argv = ['mem_sweep.py', '--lib-dir', '-', '--compile-only', '$i/$WORKERS'] +
 sys.path.insert(0, '$ROOT/bench/gpu')
 import mem_sweep
 sys.exit(mem_sweep.main())" "$@" >"$OUTDIR/precompile_$i.log" 2>&1 &
-    echo $! >>"$B/workers.pid"
+    echo $! >>"$WPIDS"
 done
 
-INC="-I$ROOT/include"
-build() { # name source [extra flags...]: a shared library for sm_90
-    local out=$1 src=$2
-    shift 2
-    nvcc -std=c++17 -O3 $INC -Xcompiler -fPIC,-fvisibility=hidden -shared \
-        -gencode arch=compute_90,code=sm_90 -Xptxas -v \
-        -DKBPKG_TARGET='"cuda13-sm_90-x86_64-linux"' "$@" "$src" -o "$out"
-}
-status=0
-builds=()
-for p in activation rmsnorm; do
-    d=$ROOT/kernels/kbpkg-community/$p
-    (build "$B/lib$p.so" "$d/src/$p.cu" -I"$d/include" &&
-     nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY $INC -I"$d/include" "$d/tests/check.c" \
-        "$d/src/${p}_cpu.c" -L"$B" -l"$p" -Xlinker -rpath,"$B" -o "$B/check_$p") \
-        >"$OUTDIR/build_$p.log" 2>&1 &
-    builds+=($!)
-done
-if [ -n "${MEM_BEFORE:-}" ]; then
-    mkdir -p "$B/before"
-    for p in activation rmsnorm; do
-        d=$MEM_BEFORE/kernels/kbpkg-community/$p
-        INC="-I$MEM_BEFORE/include" build "$B/before/lib$p.so" "$d/src/$p.cu" -I"$d/include" \
-            >"$OUTDIR/build_before_$p.log" 2>&1 &
-        builds+=($!)
-    done
-    set -- --before-lib-dir "$B/before" "$@"
+if [ -n "${MEM_PREBUILT:-}" ]; then
+    # built off the device by bench/gpu/mem_prebuild.sh (same commands): nothing to compile here
+    B=$MEM_PREBUILT
+    cp "$B"/logs/build_*.log "$OUTDIR"/ 2>/dev/null
+else
+    rm -rf "$B" # a before/ left by an earlier run must not be timed as this run's
+    MEM_BEFORE=${MEM_BEFORE:-} bash "$ROOT/bench/gpu/mem_prebuild.sh" "$B" "$OUTDIR"
 fi
-R=$ROOT/kernels/kbpkg-community/rmsnorm
-(build "$B/grid7/librmsnorm.so" "$R/src/rmsnorm.cu" -I"$R/include" -DKB_RMS_MAX_BLOCKS=7 &&
- nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY $INC -I"$R/include" "$R/tests/check.c" \
-    "$R/src/rmsnorm_cpu.c" -L"$B/grid7" -lrmsnorm -Xlinker -rpath,"$B/grid7" -o "$B/grid7/check") \
-    >"$OUTDIR/build_grid7.log" 2>&1 &
-builds+=($!)
-build "$B/libmem_variants.so" "$ROOT/bench/gpu/mem_variants.cu" -I"$R/include" -I"$R/src" \
-    >"$OUTDIR/build_variants.log" 2>&1 &
-builds+=($!)
-wait "${builds[@]}"
+[ -f "$B/before/librmsnorm.so" ] && set -- --before-lib-dir "$B/before" "$@"
 echo "builds: $(( $(date +%s) - t0 )) s"
 grep -h -A2 "Compiling entry" "$OUTDIR"/build_activation.log "$OUTDIR"/build_rmsnorm.log |
     grep -E "spill|registers" | grep -v " 0 bytes spill stores" | head -5
@@ -117,8 +93,8 @@ for n in $names; do
     fi
 done
 echo "checks done: $(( $(date +%s) - t0 )) s; waiting for the compile workers"
-while read -r pid; do wait "$pid" || echo "worker $pid exited $?"; done <"$B/workers.pid"
-rm -f "$B/workers.pid"
+while read -r pid; do wait "$pid" || echo "worker $pid exited $?"; done <"$WPIDS"
+rm -f "$WPIDS"
 echo "workers done: $(( $(date +%s) - t0 )) s"
 # the table goes straight to the outdir: a call cut short by its time limit still returns it
 "$PY" "$SWEEP" --lib-dir "$B" --log "$FINAL/sweep.txt" "$@" >"$OUTDIR/sweep_stdout.txt" 2>&1 ||

@@ -16,6 +16,7 @@
 #include "rmsnorm_kernels.cuh"
 
 #include "bench_common.h"
+#include "mem_common.h"
 
 #include <cmath>
 #include <cstring>
@@ -76,7 +77,7 @@ struct cand {
     std::string name;
     int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel */
     int path, vecs, threads, lanes, rows_m, block, wkeep;
-    int64_t grid; /* blocks; 0: capped by occupancy (persistent) */
+    int64_t grid; /* blocks; 0: capped by occupancy (persistent); pipe, -1: a block per row */
 };
 
 static int g_sms = 0;
@@ -109,6 +110,8 @@ static void launch_pipe(const cand &c, void *out, const void *x, const void *w, 
     int64_t most = (int64_t)per * g_sms, g = c.grid > 0 ? c.grid : most;
     if (g > most)
         g = most;
+    if (c.grid < 0) /* uncapped: a block (or group) per row, as the export's many-row block plan */
+        g = (n + c.threads / c.lanes - 1) / (c.threads / c.lanes);
     if (g < 1)
         g = 1;
     k<<<(unsigned)g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f, c.lanes);
@@ -292,13 +295,13 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
         int64_t thr = ((units + r - 1) / r + 31) / 32 * 32;
         if (thr > 512 || thr <= 32)
             continue;
-        for (int rpg : {1, 2, 4, 0}) {
+        for (int rpg : {1, 2, 4, 0, -1}) {
             if (few && rpg == 4)
                 continue;
-            const int64_t g = rpg ? (n + rpg - 1) / rpg : 0;
+            const int64_t g = rpg > 0 ? (n + rpg - 1) / rpg : rpg;
             for (int wk = 1; wk >= (r >= 4 ? 0 : 1); wk--) {
-                snprintf(buf, sizeof buf, "pipe block R%d T%d rpg%d%s", r, (int)thr, rpg,
-                         wk ? "" : " w-per-row");
+                snprintf(buf, sizeof buf, "pipe block R%d T%d %s%d%s", r, (int)thr,
+                         rpg < 0 ? "uncapped" : "rpg", rpg < 0 ? 1 : rpg, wk ? "" : " w-per-row");
                 v.push_back({buf, 2, 0, r, (int)thr, (int)thr, 1, 1, wk, g});
             }
         }
@@ -398,46 +401,19 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
     }
     printf("%-4s %6lld x %5lld  best copy %.2f us\n", tname, (long long)n, (long long)d, copy_us);
     fflush(stdout);
-    CK(cudaStreamDestroy(s));
-    for (auto p : xs)
-        CK(cudaFree(p));
-    CK(cudaFree(w));
-    CK(cudaFree(out));
-    CK(cudaFree(ref));
-    CK(cudaFree(bad));
+    mem_free(s, xs, {w, out, ref, bad});
 }
 
 int main(int argc, char **argv)
 {
-    std::string dtypes = "bf16,f16,f32";
-    std::string shapes = "4096x1000,4096x2048,4096x128,32768x128,4096x16384";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dtypes"))
-            dtypes = argv[i + 1];
-        else if (!strcmp(argv[i], "--shapes"))
-            shapes = argv[i + 1];
-    }
+    const mem_args a =
+        mem_parse_args(argc, argv, "4096x1000,4096x2048,4096x128,32768x128,4096x16384");
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     g_sms = p.multiProcessorCount;
     printf("device %s, %d SMs, L2 %d MiB\n", p.name, g_sms, p.l2CacheSize >> 20);
-    size_t pos = 0;
-    while (pos < shapes.size()) {
-        size_t e = shapes.find(',', pos);
-        if (e == std::string::npos)
-            e = shapes.size();
-        std::string sh = shapes.substr(pos, e - pos);
-        pos = e + 1;
-        long long n = 0, d = 0;
-        if (sscanf(sh.c_str(), "%lldx%lld", &n, &d) != 2)
-            continue;
-        if (dtypes.find("bf16") != std::string::npos)
-            run_shape<kb_bf16_tag>("bf16", B_BF16, n, d);
-        if (dtypes.find("f16") != std::string::npos &&
-            (dtypes.find(",f16") != std::string::npos || dtypes.rfind("f16", 0) == 0))
-            run_shape<kb_f16_tag>("f16", B_F16, n, d);
-        if (dtypes.find("f32") != std::string::npos)
-            run_shape<float>("f32", B_F32, n, d);
-    }
+    mem_for_each(a, [](auto tag, const char *tname, int dtype, int64_t n, int64_t d) {
+        run_shape<decltype(tag)>(tname, dtype, n, d);
+    });
     return 0;
 }

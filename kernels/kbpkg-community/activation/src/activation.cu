@@ -418,13 +418,12 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
         const uint32_t total = (uint32_t)(n * (d / V));
         const int64_t needed = ((int64_t)total + threads - 1) / threads;
         const fastdiv upr = make_fastdiv((uint32_t)(d / V));
-        const unsigned one = fill_grid(act_flat_kernel<T, OP, 1>, threads, needed);
-        if (one >= needed)
-            act_flat_kernel<T, OP, 1><<<one, threads, 0, s>>>(out, in, total, upr, d);
-        else
-            act_flat_kernel<T, OP, 4>
-                <<<fill_grid(act_flat_kernel<T, OP, 4>, threads, needed), threads, 0, s>>>(
-                    out, in, total, upr, d);
+        /* a thread per unit, a block per 256 units whatever the count (at most 2^24 blocks),
+         * as torch.compile's Triton kernel launches: where the grid was capped at what the
+         * device holds and each thread walked 4 units a grid apart (U = 4), the H200 read
+         * 16-bit 32768 x 4096-8192 at 0.90-0.91 of torch.compile (seventh pass, docs/perf.md);
+         * the U = 4 kernel stays for bench/gpu/act_odd.cu to time beside it */
+        act_flat_kernel<T, OP, 1><<<(unsigned)needed, threads, 0, s>>>(out, in, total, upr, d);
     } else if (act_pick_elem(n, d)) {
         /* one element per thread; f32 past 2^15 elements two (H200: 64 x 4095 2.70 us against
          * 3.05, where 16-bit lost 0.1-0.3 us with two at 1-7 rows and gained nothing after) */

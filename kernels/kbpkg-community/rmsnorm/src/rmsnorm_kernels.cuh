@@ -477,6 +477,8 @@ struct plan {
     int threads; /* per block */
     int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
     int64_t blocks_needed;
+    bool uncapped; /* a block per piece of work (at most KB_RMS_MAX_BLOCKS), not rows_grid's cap */
+    bool wrow;     /* PATH_PIPE: the weight read per row (from L1), not held for the launch */
 };
 
 static const int WARP_MAX_VECS = 16;  /* rows of up to 32 x 16 units: a warp or less per row */
@@ -547,12 +549,28 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
         int r = units <= 1024 ? 2 : units <= 2048 ? 4 : 8;
         if ((r == 4 && is_f16<T>::value) || (r == 8 && !f32) || units > 4096)
             return false;
-        p.vecs = r;
-        p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
-        p.lanes = p.threads;
         p.path = PATH_PIPE;
         p.rows = 1;
         p.blocks_needed = n;
+        /* A block per row (the grid not capped at what the device holds), as torch.compile's
+         * Triton kernel launches: the hardware hands a finished block's slot to the next row.
+         * H200, seventh pass (docs/perf.md): f32 at 4096-32768 rows of 4096-8192 4-10% faster
+         * than the capped grid, at 99-101% of a 16-byte copy kernel; 16-bit from 64 x SMs rows of
+         * 512-1024 units 8-9% faster as a block of 4 units per thread reading the weight per row
+         * (bf16 32768 x 4096 147 -> 135 us, x 8192 276 -> 264), where the same block holding the
+         * weight lost 10-22% (more registers, fewer blocks per SM), and at 4096 rows the capped
+         * grid stays 2-8% ahead. f32 at 8 units per thread (one 512-thread block per SM) and
+         * narrower than 1024 units stays capped: not measured uncapped. */
+        if (f32 && r <= 4 && units >= 1024) {
+            p.uncapped = true;
+        } else if (!f32 && units >= 512 && units <= 1024 && n >= 64 * (int64_t)sms) {
+            r = 4;
+            p.uncapped = true;
+            p.wrow = true;
+        }
+        p.vecs = r;
+        p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
+        p.lanes = p.threads;
         return true;
     }
     p.path = PATH_PIPE;
@@ -624,6 +642,8 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
     const int64_t warp_max = is_bf16<T>::value ? 32 * 8 : 32 * WARP_MAX_VECS;
     plan p;
     p.rows = 1;
+    p.uncapped = false;
+    p.wrow = false;
     if (aligned && few_pipe_plan<T>(p, n, units, sms))
         return p;
     const int few = few_rows_vecs(n, units, sms);
@@ -739,15 +759,16 @@ launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_
                                                                                     eps, p.lanes);
 }
 
-template <typename T, int R, bool BLOCK>
+template <typename T, int R, bool BLOCK, bool WK = true>
 static void
 launch_pipe(const plan &p, typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
             const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps, kb_stream_t s)
 {
     static std::atomic<int> cache[33];
-    rms_pipe_kernel<T, R, BLOCK, true>
-        <<<rows_grid(rms_pipe_kernel<T, R, BLOCK, true>, p, cache), p.threads, 0, s>>>(
-            out, x, w, n, d, eps, p.lanes);
+    const int64_t most = KB_RMS_MAX_BLOCKS;
+    const unsigned grid = p.uncapped ? (unsigned)(p.blocks_needed < most ? p.blocks_needed : most)
+                                     : rows_grid(rms_pipe_kernel<T, R, BLOCK, WK>, p, cache);
+    rms_pipe_kernel<T, R, BLOCK, WK><<<grid, p.threads, 0, s>>>(out, x, w, n, d, eps, p.lanes);
 }
 
 /* Launches the plan's kernel (vecs must be one of the instantiated R). */
@@ -771,6 +792,8 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
             launch_pipe<T, 1, true>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 2) {
             launch_pipe<T, 2, true>(p, out, x, w, n, d, eps, s);
+        } else if (p.vecs == 4 && p.wrow) {
+            launch_pipe<T, 4, true, false>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 4) {
             launch_pipe<T, 4, true>(p, out, x, w, n, d, eps, s);
         } else {

@@ -61,11 +61,14 @@ static const int64_t shapes[][2] = {
     {600, 1000},  /* many rows: 16-bit a warp of 4 per lane; f32 8 */
     {540, 2048},  /* many rows: 16-bit a warp of 8 per lane; f32 16 */
     {600, 4095},  /* many odd rows: f16 a warp of 16 per lane; bf16 a block of 8 */
-    {600, 8192},  /* many rows: a block of 8 per thread */
+    {600, 8192},  /* many rows: 16-bit a pipelined block of 512 x 2 on a capped grid; f32 512 x 4,
+                   * a block per row (uncapped grid) */
     /* aligned rows, many of them: the pipelined kernel (PATH_PIPE), looping with a capped grid */
     {400, 8},     /* 16-bit: one unit per row, one lane; f32: two lanes */
     {700, 512},   /* 16-bit: 64 units, a warp of 2 per lane; f32: 128 units, 4 per lane */
     {540, 12288}, /* bf16: 1536 units, a block of 384 x 4; f32: 3072 units, 384 x 8 */
+    {8700, 4096}, /* 64 x SMs rows and more (up to 135 SMs): 16-bit a block of 128 x 4 per row,
+                   * the weight read per row, uncapped grid; f32 a block of 512 x 2 per row */
 };
 
 /* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
