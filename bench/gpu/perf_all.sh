@@ -9,6 +9,8 @@
 # GEMM_SHAPES_PREBUILT=DIR (gemm_shapes.sh): the gemm builds made on a machine without a GPU
 # (bench/gpu/gemm_build.sh into DIR/sm90a and DIR/sm90, and DIR/gemm_shapes), so the device's
 # time goes to the checks and the timing; the FP8 table times DIR/sm90a's library as well.
+# MEM_PREBUILT=DIR (mem_sweep.sh): what bench/gpu/mem_prebuild.sh built off the device (with
+# MEM_BEFORE=tree there for the before columns).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 O=${1:-${OUT:-/tmp/kbpkg-perf}}
@@ -31,7 +33,9 @@ part gemm_shapes bash "$ROOT/bench/gpu/gemm_shapes.sh" "$O/gemm"
 # the FP8 table times the sm_90a library gemm_shapes.sh just built (and checked)
 FP8_VARIANTS="" FP8_PREBUILT=${GEMM_SHAPES_PREBUILT:-${TMPDIR:-/tmp}/gemm-shapes-build}/sm90a/libgemm.so \
   part fp8 bash "$ROOT/bench/gpu/fp8_run.sh" "/tmp/kbpkg-perf-fp8"
-part mem_sweep bash "$ROOT/bench/gpu/mem_sweep.sh" "$O/mem"
+# --twin: our export timed twice in the same interleaved rounds, so the table carries its own
+# noise floor (the two readings of one library) beside every ratio
+part mem_sweep bash "$ROOT/bench/gpu/mem_sweep.sh" "$O/mem" --twin
 kill "$SMI" 2>/dev/null; wait "$SMI" 2>/dev/null
 # per part: median SM clock, memory clock, power and temperature over the samples taken while
 # the GPU was busy (utilization > 0) inside the part's time span
