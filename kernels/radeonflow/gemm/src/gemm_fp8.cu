@@ -172,23 +172,33 @@ template <int BN> struct h_cfg {
 
 struct h_args {
     int M, N, kblocks, tiles_m, tiles_n;
-    int units_n; /* tiles_n / CL rounded up: a cluster of CL blocks takes CL adjacent N tiles */
+    /* a cluster's unit of tiles: CL = 2, two adjacent N tiles (1 x 2); CL = 4, 2 x 2 tiles;
+     * units_m, units_n: tiles_m, tiles_n over the unit's extent, rounded up */
+    int units_m, units_n;
     const float *scale_a, *scale_b;
     uint16_t *C;
     bool c_pairs;   /* C and N allow 4-byte stores of column pairs */
     bool tma_store; /* C leaves through shared memory and TMA stores (16-byte rows) */
 };
 
-/* Unit u (one cluster's CL adjacent tiles) in groups of H_GROUP_M tile rows, so the clusters
- * running together share B in L2; rank picks the block's tile of the unit. */
+/* The unit's extent in tiles: CLM rows x CLN columns (1 x 1, 1 x 2, 2 x 2). */
+template <int CL> struct h_cl {
+    static constexpr int CLM = CL == 4 ? 2 : 1, CLN = CL / CLM;
+    static_assert(CL == 1 || CL == 2 || CL == 4, "clusters of 1, 2 or 2 x 2 blocks");
+};
+
+/* Unit u (one cluster's tiles) in groups of H_GROUP_M tile rows, so the clusters running
+ * together share B in L2; rank picks the block's tile of the unit (row rank / CLN, column
+ * rank % CLN). */
 template <int CL, int BN>
 __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0, int *n0)
 {
-    int per_group = H_GROUP_M * a.units_n, group = u / per_group, first_m = group * H_GROUP_M;
-    int rows = a.tiles_m - first_m < H_GROUP_M ? a.tiles_m - first_m : H_GROUP_M;
+    constexpr int CLM = h_cl<CL>::CLM, CLN = h_cl<CL>::CLN, GM = H_GROUP_M / CLM;
+    int per_group = GM * a.units_n, group = u / per_group, first_m = group * GM;
+    int rows = a.units_m - first_m < GM ? a.units_m - first_m : GM;
     int in_group = u % per_group;
-    *m0 = (first_m + in_group % rows) * H_BM;
-    *n0 = ((in_group / rows) * CL + rank) * BN;
+    *m0 = ((first_m + in_group % rows) * CLM + rank / CLN) * H_BM;
+    *n0 = ((in_group / rows) * CLN + rank % CLN) * BN;
 }
 
 /* 2: a steady pipeline of two partials (the default: +2-16% over 1 on the H200); 1: pairs of
@@ -264,6 +274,16 @@ __device__ __forceinline__ void h_wgmma(float *d, uint64_t da, uint64_t db)
         wgmma_fp8_n192<ACC>(d, da, db);
 }
 
+/* RF_FP8_DIAG (diagnostic builds only: their results are WRONG, bench/gpu/fp8_run.sh times
+ * them to find the limiter, never checks them): 1, no loads after the first fill of the ring
+ * (the producer completes each later stage's full barrier with a plain arrive, so the
+ * consumers run on stale stages: the kernel without L2 -> shared memory traffic); 2, no
+ * promotion (each block's partial is waited for and dropped: the kernel without the FFMAs);
+ * 3, both. 0: the package. */
+#ifndef RF_FP8_DIAG
+#define RF_FP8_DIAG 0
+#endif
+
 /* The ring of stages as the producer and each consumer walk it. */
 template <int STAGES> struct h_cursor {
     int s;
@@ -277,9 +297,12 @@ template <int STAGES> struct h_cursor {
     }
 };
 
-/* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
- * its rows once and the copy engine writes them into every block of the cluster (multicast),
- * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
+/* The A tile of a unit row is the same for the CLN blocks of that row: each loads 128 / CLN
+ * of its rows once and the copy engine writes them into every block of the row (multicast),
+ * which halves the L2 -> SM traffic of A for CL = 2. With 2 x 2 clusters (CL = 4) B is shared
+ * the same way by the 2 blocks of a unit column (each loads half of its rows): half the L2 ->
+ * SM traffic of A and of B. Otherwise B is each block's own. Block rank's A peer is rank ^ 1,
+ * its B peer rank ^ 2: what they write into it, and what it writes into them. */
 template <int CL, int BN>
 __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tma,
@@ -288,22 +311,35 @@ __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_
     typedef h_cfg<BN> G;
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
-    const int rank = (int)(blockIdx.x % CL), slice = H_BM / CL;
+    constexpr int CLM = h_cl<CL>::CLM, CLN = h_cl<CL>::CLN;
+    const int rank = (int)(blockIdx.x % CL), rm = rank / CLN, rn = rank % CLN;
+    const int slice = H_BM / CLN, bslice = BN / CLM;
+    /* the blocks of this block's unit row (A) and unit column (B) */
+    const uint16_t amask = (uint16_t)(((1u << CLN) - 1) << (rm * CLN));
+    const uint16_t bmask = (uint16_t)(CLM == 2 ? (1u << rn) | (1u << (CLN + rn)) : 0);
     h_cursor<G::STAGES> c = {0, 0};
-    for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
+    for (int u = blockIdx.x / CL; u < a.units_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
         h_tile<CL, BN>(a, u, rank, &m0, &n0);
         for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
             mbar_wait(&empty[c.s], c.phase ^ 1);
+            if ((RF_FP8_DIAG & 1) && (c.phase || u != (int)(blockIdx.x / CL) || kb >= G::STAGES)) {
+                mbar_arrive(&full[c.s]); /* diagnostic: the stage keeps its earlier bytes */
+                continue;
+            }
             mbar_expect_tx(&full[c.s], G::STAGE_BYTES); /* out-of-bounds boxes count too */
             uint8_t *sa = smem + c.s * G::STAGE_BYTES;
             if (CL > 1)
-                tma_load_2d_multicast(sa + rank * slice * H_BK, tma, &full[c.s], kb * H_BK,
-                                      m0 + rank * slice, (uint16_t)((1u << CL) - 1));
+                tma_load_2d_multicast(sa + rn * slice * H_BK, tma, &full[c.s], kb * H_BK,
+                                      m0 + rn * slice, amask);
             else
                 tma_load_2d(sa, tma, &full[c.s], kb * H_BK, m0);
-            tma_load_2d(sa + H_A_BYTES, tmb, &full[c.s], kb * H_BK, n0);
+            if (CLM == 2)
+                tma_load_2d_multicast(sa + H_A_BYTES + rm * bslice * H_BK, tmb, &full[c.s],
+                                      kb * H_BK, n0 + rm * bslice, bmask);
+            else
+                tma_load_2d(sa + H_A_BYTES, tmb, &full[c.s], kb * H_BK, n0);
         }
     }
 }
@@ -370,17 +406,26 @@ __device__ __forceinline__ void h_retire(float *acc, float *part, uint64_t *empt
     for (int i = 0; i < W / 2; i++)
         asm volatile("" : "+f"(part[i])::"memory");
     if (RELEASE && lane == 0) {
+        /* every block that writes into this one: itself and its peers (rank ^ 1, rank ^ 2) */
+        const unsigned rank = (unsigned)(blockIdx.x % CL);
+        if (CL == 4) {
+            mbar_arrive_cluster(&empty[s], rank);
+            mbar_arrive_cluster(&empty[s], rank ^ 1u);
+            mbar_arrive_cluster(&empty[s], rank ^ 2u);
+        } else {
 #pragma unroll
-        for (int r = 0; r < CL; r++)
-            if (CL > 1)
-                mbar_arrive_cluster(&empty[s], (unsigned)r);
-            else
-                mbar_arrive(&empty[s]);
+            for (int r = 0; r < CL; r++)
+                if (CL > 1)
+                    mbar_arrive_cluster(&empty[s], (unsigned)r);
+                else
+                    mbar_arrive(&empty[s]);
+        }
     }
 #pragma unroll
     for (int i = 0; i < W / 2; i++) {
         int q = SB == 1 ? 0 : (col0 + (i / 4) * 8) / 64;
-        acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
+        if (!(RF_FP8_DIAG & 2)) /* diagnostic 2: the partial is dropped */
+            acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
     }
 }
 
@@ -454,7 +499,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
     h_cursor<G::STAGES> c = {0, 0};
     float pa[W / 2], pb[W / 2]; /* written whole by each block's first wgmma */
     const int rank = (int)(blockIdx.x % CL);
-    for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
+    for (int u = blockIdx.x / CL; u < a.units_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
         h_tile<CL, BN>(a, u, rank, &m0, &n0);
         /* this thread's two rows of the m64 accumulator layout: g and g + 8 of its warp's 16 */
@@ -588,7 +633,7 @@ __global__ __launch_bounds__(H_THREADS,
     if (threadIdx.x == 0) {
         for (int s = 0; s < G::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], H_CONSUMER_WARPS * CL);
+            mbar_init(&empty[s], H_CONSUMER_WARPS * (CL == 4 ? 3 : CL));
         }
         /* make the initialised barriers visible to the copy engine and the cluster */
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -623,7 +668,7 @@ __global__ __launch_bounds__(H_THREADS,
 #define RF_FP8_CLUSTER_CAP 1 /* cap the grid at cudaOccupancyMaxActiveClusters */
 #endif
 #ifndef RF_FP8_CLUSTER
-#define RF_FP8_CLUSTER 1 /* bench/gpu/fp8_run.sh times 1 and 2 side by side */
+#define RF_FP8_CLUSTER 1 /* 2: pairs sharing A; 4: 2 x 2 sharing A and B (fp8_run.sh variants) */
 #endif
 
 template <int CL, int BN>
@@ -634,7 +679,7 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     auto kernel = gemm_fp8_wgmma<CL, BN>;
     if (kb_gpu_func_set_max_dyn_smem(kernel, G::SMEM_BYTES) != kb_gpu_success)
         return KBPKG_KERNEL_ELAUNCH;
-    long long blocks = (long long)a.tiles_m * a.units_n * CL;
+    long long blocks = (long long)a.units_m * a.units_n * CL;
     int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
     cluster_launch l;
     cluster_launch_init(&l, CL, (unsigned)resident, H_THREADS, G::SMEM_BYTES, stream);
@@ -681,18 +726,27 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
     a.tiles_n = (N + BN - 1) / BN;
     if ((long long)a.tiles_m * a.tiles_n > 0x3fffffffLL)
         return KBPKG_KERNEL_EINVAL;
-    /* pairs of blocks share A when there are two N tiles to pair */
-    const int cl = RF_FP8_CLUSTER > 1 && a.tiles_n > 1 ? 2 : 1;
-    a.units_n = (a.tiles_n + cl - 1) / cl;
+    /* pairs of blocks share A when there are two N tiles to pair; 2 x 2 clusters (a build
+     * switch, RF_FP8_CLUSTER=4) share A and B when there are two tiles each way */
+    const int cl = RF_FP8_CLUSTER == 4 && a.tiles_n > 1 && a.tiles_m > 1 ? 4
+                   : RF_FP8_CLUSTER > 1 && a.tiles_n > 1                 ? 2
+                                                                         : 1;
+    const int clm = cl == 4 ? 2 : 1, cln = cl / clm;
+    a.units_m = (a.tiles_m + clm - 1) / clm;
+    a.units_n = (a.tiles_n + cln - 1) / cln;
     CUtensorMap ma, mb;
-    if (!rf::make_tensor_map_128b(&ma, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, A, M, K, K, H_BM / cl) ||
-        !rf::make_tensor_map_128b(&mb, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, B, N, K, K, BN))
+    if (!rf::make_tensor_map_128b(&ma, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, A, M, K, K, H_BM / cln) ||
+        !rf::make_tensor_map_128b(&mb, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, B, N, K, K, BN / clm))
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* TMA stores need 16-byte aligned rows of C; otherwise plain stores from registers */
     CUtensorMap mc = ma; /* unused unless tma_store */
     a.tma_store =
         RF_FP8_TMA_STORE && ((uintptr_t)a.C & 15) == 0 && N % 8 == 0 &&
         rf::make_tensor_map_128b(&mc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, a.C, M, N, N, 64);
+#if RF_FP8_CLUSTER == 4
+    if (cl == 4)
+        return launch_wgmma_cl<4, BN>(a, ma, mb, mc, stream);
+#endif
     return cl == 2 ? launch_wgmma_cl<2, BN>(a, ma, mb, mc, stream)
                    : launch_wgmma_cl<1, BN>(a, ma, mb, mc, stream);
 }
