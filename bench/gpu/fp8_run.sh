@@ -60,13 +60,16 @@ fi
 # rf_gemm_* case of tests/check.c, FP8 last: on the H200, five at once took over 120 s
 # (2026-12-04), so check the builds whose plans differ, or give the call the time
 # (FP8_CHECK_TIMEOUT seconds per check, default 600).
+# FP8_CHECK_FP8ONLY=1: tests/check.c's FP8 cases alone (check_fp8_NAME, bench/gpu/fp8_check.c).
+CK=check; SRC=$PKG/tests/check.c
+[ "${FP8_CHECK_FP8ONLY:-0}" = 1 ] && CK=check_fp8 SRC=$ROOT/bench/gpu/fp8_check.c
 for n in ${FP8_CHECKS:-gemm $VARIANTS}; do # the package check (prebuilt or built here)
-  { [ -x "$W/check_$n" ] || nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
-    "$PKG/tests/check.c" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/check_$n"; } &&
-    { timeout "${FP8_CHECK_TIMEOUT:-600}" "$W/check_$n" >"$W/check_$n.log" 2>&1; echo "check $n: rc=$? $(tail -1 "$W/check_$n.log")"; } &
+  { [ -x "$W/${CK}_$n" ] || nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -I"$PKG/include" -I"$ROOT/include" \
+    "$SRC" "$PKG/src/gemm_cpu.c" "$W/lib$n.so" -o "$W/${CK}_$n"; } &&
+    { timeout "${FP8_CHECK_TIMEOUT:-600}" stdbuf -oL "$W/${CK}_$n" >"$W/${CK}_$n.log" 2>&1; echo "$CK $n: rc=$? $(tail -1 "$W/${CK}_$n.log")"; } &
 done
 wait
-grep -E "fp8_blockscale M|FAIL" "$W"/check_*.log | grep -v "reference vs" | tail -12 || true
+grep -E "fp8_blockscale M|FAIL" "$W"/check_*.log 2>/dev/null | grep -v "reference vs" | tail -12 || true
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv,noheader
 # Timing, interleaved: per shape, FP8_ROUNDS rounds (default 7) in which every contender (the
 # package, each variant, cuBLASLt row-wise and per-tensor, dequantise + matmul, bf16 matmul)
