@@ -112,13 +112,13 @@ static int launch_simt(int M, int N, int K, const uint8_t *A, const float *sa, c
 using namespace rf; /* the Hopper helpers of sm90.cuh */
 
 /* ---- sm_90a: TMA + wgmma e4m3, warp-specialized, persistent ----
- * Block tile 128 x BN (BN = 128, 192 or 256 columns), one 128-wide scale block of K per stage
+ * Block tile 128 x BN (BN = 128 or 192 columns), one 128-wide scale block of K per stage
  * (A 16 KB + B BN x 128 bytes), as many stages as shared memory holds beside C's staging (6 at
- * 128 columns, 4 at 192, 3 at 256). Warpgroup 2 produces: one lane issues the bulk tensor
- * copies of a stage and arms its "full" barrier. Warpgroups 0 and 1 consume, rows
- * [64 wg, 64 wg + 64) of the tile each: per stage, wgmma m64nWk32 over the block's K into
- * block partials of W columns (W = BN at 128 columns; pieces of 96 or 64 columns on the wider
- * tiles, whose full partial and accumulator would not both fit in registers twice), then each
+ * 128 columns, 4 at 192). Warpgroup 2 produces: one lane issues the bulk tensor copies of a
+ * stage and arms its "full" barrier. Warpgroups 0 and 1 consume, rows [64 wg, 64 wg + 64) of
+ * the tile each: per stage, wgmma m64nWk32 over the block's K into block partials of W
+ * columns (W = BN at 128 columns; pieces of 96 columns on the wider tile, whose full partial
+ * and accumulator would not both fit in registers twice), then each
  * partial is scaled by scale_a[row] * scale_b[the column's N block] and added to the fp32
  * accumulator. Promoting every 128 of K is the contract's precision rule: the tensor core's
  * own fp8 accumulation keeps fewer bits than fp32. A tile wider than 128 columns spans two B
@@ -132,21 +132,15 @@ using namespace rf; /* the Hopper helpers of sm90.cuh */
 #ifndef RF_FP8_GROUP_M
 #define RF_FP8_GROUP_M 8
 #endif
-/* RF_FP8_BN: 128 (the default), 192 or 256 forces the tile width; 0 picks 128 or 192 per shape
- * (h_pick_bn). The wider tiles are build switches only: no timing of them on the H200 yet
- * (docs/perf.md, "FP8, third pass"), and the default build's kernels are main's, instruction
- * for instruction (PTX compared with register and label names erased). */
+/* RF_FP8_BN: 128 (the default) or 192, a build switch: on the H200 the 192-column tiles lost
+ * at every shape (0.64-0.94 of 128, docs/perf.md "FP8, third pass"); the fourth pass's profile
+ * says why (the consumers' issue, not L2, co-limits the 128-column kernel). 256 columns (four
+ * 64-column pieces: spills), one 192-column partial (no steady pipeline: 0.70-0.97) and a
+ * per-shape pick between 128 and 192 were removed as dead ends. */
 #ifndef RF_FP8_BN
 #define RF_FP8_BN 128
 #endif
-/* the partial's width (W) of the 192- and 256-column tiles: 96 or 192 (one partial, no steady
- * pipeline) at 192; 64 at 256 */
-#ifndef RF_FP8_PIECE192
-#define RF_FP8_PIECE192 96
-#endif
-#ifndef RF_FP8_PIECE256
-#define RF_FP8_PIECE256 64
-#endif
+static_assert(RF_FP8_BN == 128 || RF_FP8_BN == 192, "RF_FP8_BN: 128 or 192");
 constexpr int H_BM = 128, H_BK = RF_FP8_BLOCK;
 constexpr int H_CONSUMER_WARPS = 8, H_THREADS = 384, H_GROUP_M = RF_FP8_GROUP_M;
 constexpr int H_A_BYTES = H_BM * H_BK;
@@ -156,7 +150,7 @@ constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memo
  * rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of 64 columns:
  * what the TMA store reads), the stage count, the block's shared memory. */
 template <int BN> struct h_cfg {
-    static constexpr int W = BN == 128 ? 128 : BN == 192 ? RF_FP8_PIECE192 : RF_FP8_PIECE256;
+    static constexpr int W = BN == 128 ? 128 : 96;
     static constexpr int PIECES = BN / W;
     static constexpr int STAGE_BYTES = H_A_BYTES + BN * H_BK;
     static constexpr int C_BYTES = H_BM * BN * 2;
@@ -199,29 +193,15 @@ __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* The accumulator operand lists of m64n64 / m64n96 / m64n192 (32 / 48 / 96 fp32 per thread);
- * m64n128's is sm90.cuh's RF_WG_D64. */
-#define F8_D32                                                                                     \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
-    "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+/* The accumulator operand list of m64n96 (48 fp32 per thread); m64n128's is sm90.cuh's
+ * RF_WG_D64. */
 #define F8_D48                                                                                     \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
     "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "             \
     "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}"
-#define F8_D96                                                                                     \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "            \
-    "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "             \
-    "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "             \
-    "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, "             \
-    "%66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "             \
-    "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}"
-#define F8_ACC32(C, d)                                                                             \
-    RF_WG_ACC8(C, d, 0), RF_WG_ACC8(C, d, 8), RF_WG_ACC8(C, d, 16), RF_WG_ACC8(C, d, 24)
-#define F8_ACC48(C, d) F8_ACC32(C, d), RF_WG_ACC8(C, d, 32), RF_WG_ACC8(C, d, 40)
-#define F8_ACC96(C, d)                                                                             \
-    RF_WG_ACC64(C, d), RF_WG_ACC8(C, d, 64), RF_WG_ACC8(C, d, 72), RF_WG_ACC8(C, d, 80),           \
-        RF_WG_ACC8(C, d, 88)
-
+#define F8_ACC48(C, d)                                                                             \
+    RF_WG_ACC8(C, d, 0), RF_WG_ACC8(C, d, 8), RF_WG_ACC8(C, d, 16), RF_WG_ACC8(C, d, 24),          \
+        RF_WG_ACC8(C, d, 32), RF_WG_ACC8(C, d, 40)
 /* One m64nWk32 step, d += A x B^T (ACC true) or d = A x B^T (the first step of a block: d as
  * outputs only ends the previous partial's life here, so the compiler never moves a partial
  * that a wgmma still writes, which it answers by serialising the wgmma); both e4m3 operands
@@ -242,27 +222,31 @@ __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0
                          : ACCLIST("=f", d)                                                        \
                          : "l"(da), "l"(db));                                                      \
     }
-#define NREG1_32 "33"
 #define NREG1_48 "49"
 #define NREG1_64 "65"
-#define NREG1_96 "97"
-F8_WGMMA(wgmma_fp8_n64, 64, F8_D32, F8_ACC32, 32)
 F8_WGMMA(wgmma_fp8_n96, 96, F8_D48, F8_ACC48, 48)
 F8_WGMMA(wgmma_fp8_n128, 128, RF_WG_D64, RF_WG_ACC64, 64)
-F8_WGMMA(wgmma_fp8_n192, 192, F8_D96, F8_ACC96, 96)
 
 template <int W, bool ACC>
 __device__ __forceinline__ void h_wgmma(float *d, uint64_t da, uint64_t db)
 {
-    if (W == 64)
-        wgmma_fp8_n64<ACC>(d, da, db);
-    else if (W == 96)
+    static_assert(W == 96 || W == 128, "m64n96 pieces or m64n128 blocks");
+    if (W == 96)
         wgmma_fp8_n96<ACC>(d, da, db);
-    else if (W == 128)
-        wgmma_fp8_n128<ACC>(d, da, db);
     else
-        wgmma_fp8_n192<ACC>(d, da, db);
+        wgmma_fp8_n128<ACC>(d, da, db);
 }
+
+/* RF_FP8_DIAG (diagnostic builds only: their results are WRONG; bench/gpu/fp8_run.sh times
+ * them to find the limiter and never checks them): 1, no loads after the first fill of the
+ * ring (the producer completes each later stage's full barrier with a plain arrive, the
+ * consumers run on stale stages): the kernel without L2 -> shared memory traffic; 2, no
+ * promotion: ptxas then drops the wgmma as well (their partials are unused: 0 QGMMA in the
+ * SASS), so this build times the load pipeline alone (TMA, stage barriers, epilogue), no math;
+ * 3, both: the barriers and the epilogue alone. 0: the package. */
+#ifndef RF_FP8_DIAG
+#define RF_FP8_DIAG 0
+#endif
 
 /* The ring of stages as the producer and each consumer walk it. */
 template <int STAGES> struct h_cursor {
@@ -296,6 +280,10 @@ __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_
         for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
             mbar_wait(&empty[c.s], c.phase ^ 1);
+            if ((RF_FP8_DIAG & 1) && (c.phase || u != (int)(blockIdx.x / CL) || kb >= G::STAGES)) {
+                mbar_arrive(&full[c.s]); /* diagnostic: the stage keeps its earlier bytes */
+                continue;
+            }
             mbar_expect_tx(&full[c.s], G::STAGE_BYTES); /* out-of-bounds boxes count too */
             uint8_t *sa = smem + c.s * G::STAGE_BYTES;
             if (CL > 1)
@@ -380,7 +368,8 @@ __device__ __forceinline__ void h_retire(float *acc, float *part, uint64_t *empt
 #pragma unroll
     for (int i = 0; i < W / 2; i++) {
         int q = SB == 1 ? 0 : (col0 + (i / 4) * 8) / 64;
-        acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
+        if (!(RF_FP8_DIAG & 2)) /* diagnostic 2: the partial is dropped */
+            acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
     }
 }
 
@@ -402,7 +391,33 @@ template <int SB> struct h_scales {
             s1[q] = x1 * sb;
         }
     }
+    /* the same scales unmultiplied (r: the two rows', then the SB columns'), and their product */
+    __device__ __forceinline__ void raw(int kb, float *r) const
+    {
+        r[0] = __ldg(a0 + kb);
+        r[1] = __ldg(a1 + kb);
+#pragma unroll
+        for (int q = 0; q < SB; q++)
+            r[2 + q] = __ldg(b[q] + kb);
+    }
+    static __device__ __forceinline__ void mul(const float *r, float *s0, float *s1)
+    {
+#pragma unroll
+        for (int q = 0; q < SB; q++) {
+            s0[q] = r[0] * r[2 + q];
+            s1[q] = r[1] * r[2 + q];
+        }
+    }
 };
+
+/* RF_FP8_SCALE_AHEAD 1 (a build switch, not yet timed): the steady pipeline loads block j's
+ * scales two blocks ahead (after issuing block j - 1) and multiplies them at j's promotion.
+ * 0: loaded one block ahead and multiplied just before the next block's issue, where Nsight
+ * Compute found the consumers waiting on the load (the FMUL: 5.9% of the warps' stall samples
+ * at 8192^3, 4.1% at 4096^3, all long-scoreboard, ahead of the next wgmma). */
+#ifndef RF_FP8_SCALE_AHEAD
+#define RF_FP8_SCALE_AHEAD 0
+#endif
 
 /* One block of the pieced tile (PIECES even, alternating pa / pb; piece 0 of this block is in
  * flight in pa on entry): pieces 1.. of the block are issued before the piece ahead of them is
@@ -485,6 +500,62 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             }
             sc.at(kb, s0, s1);
             h_block_pieces<CL, BN, false>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
+        } else if (PP == 2 && RF_FP8_SCALE_AHEAD) {
+            /* the steady pipeline below, scales two blocks ahead: entering an iteration, ra
+             * holds block kb - 1's (in flight in pa), rb block kb's */
+            constexpr int R = 2 + SB;
+            float ra[R], rb[R], rn[R];
+            const int last = a.kblocks - 1;
+            sc.raw(0, ra);
+            sc.raw(last < 1 ? last : 1, rb);
+            int sa_stage = c.s;
+            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+            c.next();
+            int kb = 1;
+            for (; kb + 1 < a.kblocks; kb += 2) {
+                int sb_stage = c.s;
+                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
+                c.next();
+                sc.raw(kb + 1, rn);
+                h_wait_group<1>();
+                {
+                    float s0[SB], s1[SB];
+                    h_scales<SB>::mul(ra, s0, s1);
+                    h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
+                }
+#pragma unroll
+                for (int i = 0; i < R; i++)
+                    ra[i] = rn[i];
+                sa_stage = c.s;
+                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+                c.next();
+                sc.raw(kb + 2 < last ? kb + 2 : last, rn);
+                h_wait_group<1>();
+                {
+                    float s0[SB], s1[SB];
+                    h_scales<SB>::mul(rb, s0, s1);
+                    h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, s0, s1, 0);
+                }
+#pragma unroll
+                for (int i = 0; i < R; i++)
+                    rb[i] = rn[i];
+            }
+            float s0[SB], s1[SB];
+            if (kb < a.kblocks) {
+                int sb_stage = c.s;
+                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
+                c.next();
+                h_wait_group<1>();
+                h_scales<SB>::mul(ra, s0, s1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
+                h_wait_group<0>();
+                h_scales<SB>::mul(rb, s0, s1);
+                h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, s0, s1, 0);
+            } else {
+                h_wait_group<0>();
+                h_scales<SB>::mul(ra, s0, s1);
+                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
+            }
         } else if (PP == 2) {
             /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
              * so one of this warpgroup's groups is always in flight; pa carries a block in
@@ -654,26 +725,6 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     return kb_gpu_launch_status();
 }
 
-/* The tile width per shape (RF_FP8_BN = 0): the persistent grid's time goes as the tiles of its
- * busiest block, ceil(tiles / SMs), times a tile's cost; a 192-column tile is taken to cost
- * RF_FP8_COST192 percent of 1.5 128-column tiles (its lower traffic per flop; a guess, not yet
- * measured). 128 columns where it ties or wins, and always below 8 tile rows (few rows: more
- * blocks busy). */
-#ifndef RF_FP8_COST192
-#define RF_FP8_COST192 90
-#endif
-static int h_pick_bn(int M, int N, int sms)
-{
-    if (RF_FP8_BN != 0)
-        return RF_FP8_BN;
-    long long tm = (M + H_BM - 1) / H_BM;
-    if (sms <= 0 || tm < 8)
-        return 128;
-    long long t128 = tm * ((N + 127) / 128), t192 = tm * ((N + 191) / 192);
-    long long r128 = (t128 + sms - 1) / sms, r192 = (t192 + sms - 1) / sms;
-    return r192 * 192 * RF_FP8_COST192 < r128 * 128 * 100 ? 192 : 128;
-}
-
 template <int BN>
 static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, int N, int K,
                            kb_stream_t stream)
@@ -707,7 +758,6 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
     static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1, 128>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    static const int sms = rf::sm_count();
     h_args a;
     a.M = M;
     a.N = N;
@@ -717,18 +767,11 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
     a.scale_b = sb;
     a.C = C;
     a.c_pairs = ((uintptr_t)C & 3) == 0 && (N & 1) == 0;
-    switch (h_pick_bn(M, N, sms)) {
-#if RF_FP8_BN == 0 || RF_FP8_BN == 192
-    case 192:
-        return launch_wgmma_bn<192>(a, A, B, M, N, K, stream);
+#if RF_FP8_BN == 192
+    return launch_wgmma_bn<192>(a, A, B, M, N, K, stream);
+#else
+    return launch_wgmma_bn<128>(a, A, B, M, N, K, stream);
 #endif
-#if RF_FP8_BN == 256
-    case 256:
-        return launch_wgmma_bn<256>(a, A, B, M, N, K, stream);
-#endif
-    default:
-        return launch_wgmma_bn<128>(a, A, B, M, N, K, stream);
-    }
 }
 #endif
 
