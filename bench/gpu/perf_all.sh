@@ -30,8 +30,10 @@ part() { # name command...: runs it, records its start and end for the clock sum
   echo "== $name: rc=$rc, $(tail -1 "$O/$name.txt")"
 }
 part gemm_shapes bash "$ROOT/bench/gpu/gemm_shapes.sh" "$O/gemm"
-# the FP8 table times the sm_90a library gemm_shapes.sh just built (and checked)
-FP8_VARIANTS="" FP8_PREBUILT=${GEMM_SHAPES_PREBUILT:-${TMPDIR:-/tmp}/gemm-shapes-build}/sm90a/libgemm.so \
+# the FP8 table times the sm_90a library gemm_shapes.sh just built (and checked); or, with
+# FP8_PREBUILT_DIR (fp8_prebuild.sh's folder), those builds, PERF_FP8_VARIANTS naming the
+# variants to time beside the package (fp8_run.sh's FP8_VARIANTS; default none)
+FP8_VARIANTS="${PERF_FP8_VARIANTS:-}" FP8_PREBUILT=${GEMM_SHAPES_PREBUILT:-${TMPDIR:-/tmp}/gemm-shapes-build}/sm90a/libgemm.so \
   part fp8 bash "$ROOT/bench/gpu/fp8_run.sh" "/tmp/kbpkg-perf-fp8"
 # --twin: our export timed twice in the same interleaved rounds, so the table carries its own
 # noise floor (the two readings of one library) beside every ratio
