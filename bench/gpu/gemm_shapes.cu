@@ -127,11 +127,7 @@ static std::string plan_name(const rf::ts_plan &p)
 {
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas,
-             t.cl > 1 ? " cl2"
-             : t.kcl  ? " kcl"
-                      : "",
-             p.splits);
+    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas, t.cl > 1 ? " cl2" : "", p.splits);
     return b;
 }
 
@@ -230,7 +226,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
 
     /* the sm_90a export's plan (the sm_90 build's is its plain row) */
-    rf::ts_plan pick = rf::ts_pick_wgmma(M, N, K, sms, lda, ldb);
+    rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, lda, ldb);
     std::vector<variant> vs;
     /* what the export runs: the skinny kernel up to its M (B rows here are 16-byte aligned) */
     std::string runs = M <= rf::SK_MAX_M_SM90A ? std::string("skinny") : plan_name(pick);
@@ -266,8 +262,6 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     } else {
         for (int t = 0; t < table_rows(); t++) {
             rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
-            if (rf::kTsTiles[t].kcl && (p.splits < 2 || p.splits > rf::TS_KCL_MAX))
-                continue; /* the plain row's plan, timed already */
             vs.push_back({"tile " + plan_name(p), V_PLAN, p});
         }
     }
@@ -539,24 +533,6 @@ int main(int argc, char **argv)
     if (!load_exports("GEMM_BASELINE_LIB", g_base, "baseline") ||
         !load_exports("GEMM_AFTER_LIB", g_after, "after library"))
         return 1;
-    /* how many clusters of each size the K-split-in-cluster kernels keep resident (the launch
-     * takes fewer parts when a plan's tiles exceed it) */
-    {
-        using c64 = rf::ts_cfg<64, 128, 1, 128>;
-        using c128 = rf::ts_cfg<128, 256, 1, RF_GEMM_EPI_COLS>;
-        auto k64 = rf::gemm_tma<kb_bf16_tag, c64, true, true, true>;
-        auto k128 = rf::gemm_tma<kb_bf16_tag, c128, true, true, true>;
-        CK(cudaFuncSetAttribute(k64, cudaFuncAttributeMaxDynamicSharedMemorySize, c64::SMEM_BYTES));
-        CK(cudaFuncSetAttribute(k128, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                c128::SMEM_BYTES));
-        printf("KCL clusters resident, sizes 2..%d: 64x128", rf::TS_KCL_MAX);
-        for (int ck = 2; ck <= rf::TS_KCL_MAX; ck++)
-            printf(" %lld", rf::ts_kcl_slots<c64>(k64, ck));
-        printf(" | 128x256");
-        for (int ck = 2; ck <= rf::TS_KCL_MAX; ck++)
-            printf(" %lld", rf::ts_kcl_slots<c128>(k128, ck));
-        printf("\n");
-    }
     int bad = sweep<kb_bf16_tag>(h, log) + sweep<kb_f16_tag>(h, log);
     /* LLM inference: M tokens against hidden sizes 4096 (8B), 5120 (13B), 8192 (70B) and the
      * MLP widths 14336, 28672; odd sizes; shallow and deep K */

@@ -565,8 +565,6 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * each producer loads its own A box and half of the B boxes, multicast into both blocks, so B
  * crosses L2 -> SM once per pair; a stage is refilled only when both blocks released it. */
 constexpr int TS_BK = 64;
-/* most blocks in a cluster that splits K (KCL): the portable cluster size */
-constexpr int TS_KCL_MAX = 8;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
  * times the three side by side). */
@@ -712,74 +710,10 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         w[0] = v0;
 }
 
-/* Two floats at shared address addr (this block's layout) of block `rank` of the cluster. */
-__device__ __forceinline__ float2 ts_ld_peer_f2(uint32_t addr, int rank)
-{
-    float2 v;
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %2, %3;\n"
-                 "ld.shared::cluster.v2.f32 {%0, %1}, [remote];\n}\n"
-                 : "=f"(v.x), "=f"(v.y)
-                 : "r"(addr), "r"(rank)
-                 : "memory");
-    return v;
-}
-
-/* K split across a cluster (KCL): the a.splits blocks of a cluster took the same tile, block
- * (cluster rank) s its part s of K, and add up through distributed shared memory instead of a
- * workspace and a second kernel. Each consumer thread puts its partials (alpha applied) into
- * this block's stages, thread-major (pair i of thread x at i * threads + x: no bank conflicts,
- * and the same slot holds the same output in every block); after a cluster barrier block s sums
- * its share of the tile's 8-column groups over the blocks in split order, as gemm_tma_reduce
- * does (the same bits as the workspace split), and stores C. The caller's cluster barrier before
- * exit keeps every block's stages alive until its peers have read them. */
-template <typename T, typename C>
-__device__ __forceinline__ void ts_cluster_reduce(uint8_t *smem, const float (&d)[C::BN / 2],
-                                                  const ts_args &a, const ts_unit &w)
-{
-    constexpr int NT = C::CONSUMER_WARPS * 32, NP = C::BN / 4, GROUPS = C::BN / 8;
-    static_assert(NT * NP * 8 <= C::STAGES * C::STAGE_BYTES, "the partials fit in the stages");
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2, g = lane >> 2,
-              t = lane & 3;
-    float2 *part = reinterpret_cast<float2 *>(smem);
-    /* every consumer warp is past its last wgmma, and every load of this block (its one unit)
-     * has landed: no stage is read or written any more */
-    named_barrier_sync(3, NT);
-#pragma unroll
-    for (int i = 0; i < NP; i++)
-        part[i * NT + tid] = make_float2(a.alpha * d[2 * i], a.alpha * d[2 * i + 1]);
-    cluster_sync(); /* every block's partials are written and visible to the cluster */
-    const int splits = a.splits, per = (GROUPS + splits - 1) / splits;
-    const int nn0 = w.split * per, nn1 = nn0 + per < GROUPS ? nn0 + per : GROUPS;
-    const uint32_t base = smem_addr(part);
-    for (int nn = nn0; nn < nn1; nn++)
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            int gm = w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
-            if (gm >= a.M)
-                continue;
-            uint32_t addr = base + (uint32_t)(((nn * 2 + half) * NT + tid) * 8);
-            float2 p[TS_KCL_MAX];
-#pragma unroll
-            for (int s = 0; s < TS_KCL_MAX; s++)
-                if (s < splits)
-                    p[s] = ts_ld_peer_f2(addr, s);
-            float v0 = 0.0f, v1 = 0.0f;
-#pragma unroll
-            for (int s = 0; s < TS_KCL_MAX; s++)
-                if (s < splits) {
-                    v0 += p[s].x;
-                    v1 += p[s].y;
-                }
-            store_pair<T>(a.C + (size_t)gm * a.ldc, w.n0 + nn * 8 + t * 2, a.N, v0, v1, a.beta,
-                          a.c_pairs);
-        }
-}
-
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
  * K range is empty (more splits than k-tiles) still writes its zero partials. cstage: the
- * epilogue's staging (C::C_BYTES, 64 x C::EPI outputs per warpgroup). KCL: the split's
- * partials add up across the cluster (ts_cluster_reduce). */
-template <typename T, typename C, bool SPLIT, bool KCL = false>
+ * epilogue's staging (C::C_BYTES, 64 x C::EPI outputs per warpgroup). */
+template <typename T, typename C, bool SPLIT>
 __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                  uint8_t *cstage, const ts_args &a,
                                                  const CUtensorMap *tmc)
@@ -822,8 +756,6 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        if constexpr (KCL)
-            ts_cluster_reduce<T, C>(smem, d, a, w);
         if constexpr (C::EPI > 0 && !SPLIT) {
             if (a.tma_store) {
 #pragma unroll
@@ -834,15 +766,13 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
                 continue;
             }
         }
-        if constexpr (!KCL) {
 #pragma unroll
-            for (int nn = 0; nn < C::BN / 8; nn++)
+        for (int nn = 0; nn < C::BN / 8; nn++)
 #pragma unroll
-                for (int half = 0; half < 2; half++)
-                    ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
-                                      w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
-                                      a.alpha * d[nn * 4 + half * 2 + 1]);
-        }
+            for (int half = 0; half < 2; half++)
+                ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
+                                  w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
+                                  a.alpha * d[nn * 4 + half * 2 + 1]);
     }
     if (C::EPI > 0 && a.tma_store)
         wg_store_drain();
@@ -957,7 +887,7 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
     }
 }
 
-template <typename T, typename C, bool WGMMA, bool SPLIT, bool KCL = false>
+template <typename T, typename C, bool WGMMA, bool SPLIT>
 __global__ __launch_bounds__(C::THREADS,
                              C::CTAS) void gemm_tma(const ts_args a,
                                                     const __grid_constant__ CUtensorMap tma,
@@ -989,23 +919,18 @@ __global__ __launch_bounds__(C::THREADS,
             ts_produce<C, SPLIT>(smem, full, empty, a, &tma, &tmb);
             /* every load of this block is issued: the reduce's blocks may start to launch
              * (they wait in griddepcontrol.wait until this grid is done) */
-            if (SPLIT && !KCL)
+            if (SPLIT)
                 asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
         }
-        if (KCL) { /* the consumers' barrier after their partials (ts_cluster_reduce) */
-            __syncwarp();
-            cluster_sync();
-        }
-        if (C::CL == 1 && !KCL)
+        if (C::CL == 1)
             return;
     } else if (WGMMA) {
-        ts_consume_wgmma<T, C, SPLIT, KCL>(smem, full, empty, cstage, a, &tmc);
+        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, cstage, a, &tmc);
     } else {
         ts_consume_mma<T, C, SPLIT>(smem, full, empty, a);
     }
-    /* a block leaves only when its peers no longer write into it (multicast, remote arrives)
-     * or read from it (KCL partials) */
-    if (C::CL > 1 || KCL)
+    /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
+    if (C::CL > 1)
         cluster_sync();
 #else
     __trap(); /* launch_tma is only called from sm_90 and sm_90a builds */
@@ -1053,20 +978,15 @@ static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, in
 struct ts_tile {
     int bm, bn, ctas;
     double rate;
-    int cl;  /* blocks per cluster sharing B (ts_cfg::CL); wgmma only, 1 on plain sm_90 */
-    int kcl; /* 1: the plan's splits are the blocks of a cluster that add up on chip
-              * (ts_cluster_reduce), 2..TS_KCL_MAX; wgmma only, the workspace on plain sm_90 */
+    int cl; /* blocks per cluster sharing B (ts_cfg::CL); wgmma only, 1 on plain sm_90 */
 };
 static const ts_tile kTsTiles[] = {
-    {128, 256, 1, 1.00, 1, 0}, {128, 128, 1, 0.88, 1, 0}, {64, 256, 1, 0.75, 1, 0},
-    {64, 128, 1, 0.65, 1, 0},  {128, 256, 1, 1.00, 2, 0}, {128, 128, 1, 0.88, 2, 0},
-    {64, 256, 1, 0.75, 2, 0},  {64, 128, 1, 0.65, 2, 0},  {128, 256, 1, 1.00, 1, 1},
-    {128, 128, 1, 0.88, 1, 1}, {64, 256, 1, 0.75, 1, 1},  {64, 128, 1, 0.65, 1, 1},
+    {128, 256, 1, 1.00, 1}, {128, 128, 1, 0.88, 1}, {64, 256, 1, 0.75, 1}, {64, 128, 1, 0.65, 1},
+    {128, 256, 1, 1.00, 2}, {128, 128, 1, 0.88, 2}, {64, 256, 1, 0.75, 2}, {64, 128, 1, 0.65, 2},
 };
 /* rows [0, TS_PLAIN) have no clusters; row r + TS_PLAIN is row r in clusters of 2 (the cost
- * model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row); row
- * r + TS_KCL_ROW is row r with its K split across a cluster (ts_kcl_pick) */
-constexpr int TS_PLAIN = 4, TS_KCL_ROW = 8;
+ * model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row) */
+constexpr int TS_PLAIN = 4;
 
 /* Blocks a plan's tile launches per split: whole clusters along M. */
 static long long ts_tiles(const ts_tile &t, int M, int N)
@@ -1087,11 +1007,6 @@ constexpr double TS_DRAM_BW = 3.0e12;  /* bytes/s the operand streams reach toge
 constexpr double TS_SM_BW = 6.0e10;    /* bytes/s one SM's TMA stream reaches on its own */
 constexpr double TS_SPLIT_COST = 8e-6; /* workspace, the reduce launch */
 constexpr double TS_SPLIT_BYTES = 8.0; /* partial bytes per output and split, write + read */
-
-/* Decode-sized M: up to one 64-row tile, split until about one unit per SM. 64 since the
- * splits added up on chip (ts_cluster_reduce): 64x4096x4096 took 0.87x the time at 64x128
- * split 4 (H200, docs/perf.md "Seventh pass"); it was 32 while every split at M = 64 lost. */
-constexpr int TS_DECODE_M = 64;
 
 struct ts_plan {
     int tile, splits;
@@ -1117,17 +1032,16 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
     return (compute > memory ? compute : memory) + split;
 }
 
-/* Splits for one tile. Decode-sized M (<= TS_DECODE_M): the partials are small next to B
- * (M x N floats per split against K x N halves), so split until about one unit per SM. Otherwise
- * split only when fewer than half the SMs have a tile, as far as the model says it pays. Each split
- * keeps at least 4 k-tiles. */
+/* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
+ * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
+ * the model says it pays. Each split keeps at least 4 k-tiles. */
 static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
     const ts_tile &t = kTsTiles[tile];
     long long tiles = ts_tiles(t, M, N);
     int ktiles = (K + TS_BK - 1) / TS_BK, cap = ktiles / 4;
     cap = cap < TS_MAX_SPLITS ? cap : TS_MAX_SPLITS;
-    if (M <= TS_DECODE_M) {
+    if (M <= 32) {
         long long s = sms / tiles;
         return (int)(s < 1 ? 1 : s > cap ? (cap < 1 ? 1 : cap) : s);
     }
@@ -1146,11 +1060,14 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
 }
 
 /* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
- * decode splits. Otherwise the cheapest modelled row of the table. */
+ * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
+ * row of the table. */
 static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
 {
-    if (M <= TS_DECODE_M) {
+    if (M <= 64) {
         ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
+        if (M > 32 && K <= 8192)
+            p.splits = 1;
         /* decode with more 64x128 tiles than SMs: 64x256 tiles stream the same B in one wave
          * fewer (H200, 16x28672x8192: 121 us against 124, docs/perf.md "Sixth pass"; gemm19's
          * forced-tile figures had promised more) */
@@ -1191,25 +1108,7 @@ static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
     return p;
 }
 
-/* A plain split plan (one block per tile and split, partials through the workspace) with at
- * most TS_KCL_MAX splits takes the same tile with its K split across a cluster: the splits add
- * up through distributed shared memory (ts_cluster_reduce), no workspace, no second kernel
- * (wgmma builds; the launch falls back to fewer splits or the workspace when the clusters would
- * not all be resident at once, ts_kcl_fit). */
-static ts_plan ts_kcl_pick(ts_plan p)
-{
-    if (p.tile < TS_PLAIN && p.splits >= 2 && p.splits <= TS_KCL_MAX)
-        p.tile += TS_KCL_ROW;
-    return p;
-}
-
-/* The sm_90a table's plan for a problem (what launch_tma runs on wgmma builds). */
-static ts_plan ts_pick_wgmma(int M, int N, int K, int sms, int lda, int ldb)
-{
-    return ts_kcl_pick(ts_cluster_pick(ts_choose(M, N, K, sms), M, lda, ldb));
-}
-
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..11; 1..16) forces a plan: the package check
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
  * and the benchmarks use it to reach every row on any shape. */
 static bool ts_plan_from_env(ts_plan *p)
 {
@@ -1441,66 +1340,6 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* Clusters of ck blocks of a KCL kernel that can be resident at once (asked once per kernel and
- * cluster size: cudaOccupancyMaxActiveClusters, after the kernel's shared-memory limit is
- * raised; 0 when it cannot say). */
-template <typename C, typename Kernel> static long long ts_kcl_slots(Kernel kernel, int ck)
-{
-    static std::atomic<long long> known[TS_KCL_MAX + 1]; /* clusters + 1; 0: not asked yet */
-    long long k = known[ck].load(std::memory_order_relaxed);
-    if (k > 0)
-        return k - 1;
-    cluster_launch l;
-    cluster_launch_init(&l, ck, (unsigned)(ck * 1024), C::THREADS, C::SMEM_BYTES, nullptr);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0; /* asked again next time */
-    }
-    known[ck].store((long long)clusters + 1, std::memory_order_relaxed);
-    return clusters;
-}
-
-/* C = alpha A B + beta C with K split `splits` ways (2..TS_KCL_MAX) across a cluster per tile,
- * the parts added up on chip (ts_cluster_reduce): one launch, no workspace, one block per tile
- * and part (the loop of gemm_tma runs once: the cluster barriers of the reduce are per unit).
- * fit (the table's own plans): if the tiles' clusters would not all be resident at once, fewer
- * parts, or the workspace split when not even clusters of 2 fit. wgmma builds only. */
-template <typename T, typename C>
-static int launch_tma_kcl(int splits, bool fit, int sms, int M, int N, int K, float alpha,
-                          const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
-                          uint16_t *Cm, int ldc, kb_stream_t stream)
-{
-    CUtensorMap ma, mb;
-    if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    long long tiles = (long long)((M + C::BM - 1) / C::BM) * ((N + C::BN - 1) / C::BN);
-    if (tiles > 0x7fffffffLL / TS_KCL_MAX)
-        return KBPKG_KERNEL_EINVAL;
-    auto kernel = gemm_tma<T, C, true, true, true>;
-    static std::atomic<unsigned long long> smem_done;
-    if (!ts_smem_limit_once(smem_done, kernel, C::SMEM_BYTES))
-        return KBPKG_KERNEL_ELAUNCH;
-    int ck = splits < TS_KCL_MAX ? splits : TS_KCL_MAX;
-    if (fit) {
-        while (ck >= 2 && tiles > ts_kcl_slots<C>(kernel, ck))
-            ck--;
-        if (ck < 2)
-            return launch_tma_cfg<T, C, true>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, Cm,
-                                              ldc, stream);
-    }
-    ts_args a = ts_args_begin(1, M, N, K, alpha, beta, Cm, ldc, stream);
-    a.splits = ck;       /* no workspace: a.ws stays null */
-    CUtensorMap mc = ma; /* unused: no TMA stores */
-    cluster_launch l;
-    cluster_launch_init(&l, ck, (unsigned)(tiles * ck), C::THREADS, C::SMEM_BYTES, stream);
-    if (cudaLaunchKernelEx(&l.cfg, kernel, a, ma, mb, mc) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return KBPKG_KERNEL_ELAUNCH;
-    }
-    return kb_gpu_launch_status();
-}
-
 /* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
  * the driver cannot encode tensor maps. plan: a row of kTsTiles and a split count, or null for
  * the table's choice (RF_GEMM_TMA_PLAN overrides that). EPI: the staged epilogue's columns per
@@ -1520,36 +1359,18 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
         return KBPKG_KERNEL_EUNSUPPORTED;
     int sms = sm_count();
     ts_plan p;
-    bool chosen = false; /* the table's plan, not a forced one */
-    if (plan) {
+    if (plan)
         p = *plan;
-    } else if (!ts_plan_from_env(&p)) {
-        p = WGMMA ? ts_pick_wgmma(M, N, K, sms > 0 ? sms : 132, lda, ldb)
+    else if (!ts_plan_from_env(&p))
+        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, lda, ldb)
                   : ts_choose(M, N, K, sms > 0 ? sms : 132);
-        chosen = true;
-    }
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
-    /* clusters: wgmma consumers only; K split in clusters of one part is the plain tile */
-    if (p.tile >= TS_KCL_ROW && (!WGMMA || p.splits == 1))
-        p.tile -= TS_KCL_ROW;
-    if (!WGMMA && p.tile >= TS_PLAIN)
+    if (!WGMMA && p.tile >= TS_PLAIN) /* clusters: wgmma consumers only */
         p.tile -= TS_PLAIN;
     if constexpr (WGMMA) { /* only wgmma builds instantiate the cluster rows */
         switch (p.tile) {
-        case 8:
-            return launch_tma_kcl<T, ts_cfg<128, 256, 1, E>>(p.splits, chosen, sms, M, N, K, alpha,
-                                                             A, lda, B, ldb, beta, C, ldc, stream);
-        case 9:
-            return launch_tma_kcl<T, ts_cfg<128, 128, 1, E128>>(
-                p.splits, chosen, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-        case 10:
-            return launch_tma_kcl<T, ts_cfg<64, 256, 1, E>>(p.splits, chosen, sms, M, N, K, alpha,
-                                                            A, lda, B, ldb, beta, C, ldc, stream);
-        case 11:
-            return launch_tma_kcl<T, ts_cfg<64, 128, 1, E128>>(
-                p.splits, chosen, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
         case 4:
             return launch_tma_cfg<T, ts_cfg<128, 256, 1, E, 2>, WGMMA>(
                 p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);

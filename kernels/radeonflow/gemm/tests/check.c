@@ -73,9 +73,7 @@ static const gemm_case plan_cases[] = {
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
-/* rows 4..7: the first four in clusters of 2 (wgmma); 8..11: the first four with K split
- * across a cluster (wgmma; splits 3 there, 1 runs the plain row) */
-enum { PLAN_TILES = 12 };
+enum { PLAN_TILES = 8 }; /* rows 4..7: the first four in clusters of 2 (wgmma) */
 
 /* Split-K where calls overlap: two threads, each with its own stream, issue CONC_CALLS split
  * calls back to back without waiting (the workspace pool is created by whichever comes first),
