@@ -7,9 +7,9 @@
 # and tail), the top warp stalls. Needs ncu and prebuilt binaries (nvcc on a machine without a
 # GPU is enough):
 #   nvcc -std=c++17 -O2 -gencode arch=compute_90a,code=sm_90a bench/gpu/gemm_profile.cu \
-#       -o DIR/gemm_profile -ldl;   bench/gpu/gemm_build.sh kernels/radeonflow/gemm DIR/sm90a 90a
+#       -o DIR/gemm_profile -lcublas -ldl;   bench/gpu/gemm_build.sh kernels/radeonflow/gemm DIR/sm90a 90a
 # Usage: bench/gpu/gemm_profile.sh DIR [outdir]   (GEMM_PROFILE_LIST="M N K plan ..." overrides
-# the list: plan is RF_GEMM_TMA_PLAN's "tile,splits" or - for the table's choice)
+# the list: plan is RF_GEMM_TMA_PLAN's "tile,splits", - for the table's choice, or cublas)
 set -uo pipefail
 P=$1
 O=${2:-${OUT:-/tmp/gemm-profile}}
@@ -46,7 +46,8 @@ stall = [h for h in head if h.startswith("smsp__average_warps_issue_stalled_") a
 print("kernel | grid | us | SM% | gmma% | L2% | DRAM% | DRAM MB rd | DRAM TB/s | L2 MB | L2 hit% | occ | SM active min/avg/max % of elapsed | top stalls (cycles per issue)")
 for r in rows[2:]:
     name = g(r, "Kernel Name")
-    short = name.split("ts_cfg<")[-1].split(">")[0] if "ts_cfg" in name else name[:30]
+    # ours: the ts_cfg arguments; cuBLAS: the name up to its parameter list (tile, split-K)
+    short = name.split("ts_cfg<")[-1].split(">")[0] if "ts_cfg" in name else name.split("(")[0][:90]
     st = sorted(((float(g(r, h) or 0), h[len("smsp__average_warps_issue_stalled_"):-len("_per_issue_active.ratio")]) for h in stall if g(r, h) not in ("", "-")), reverse=True)[:4]
     def num(k):
         try:
