@@ -3,12 +3,13 @@
 # cuBLAS: Nsight Compute on one warm call per shape and plan (bench/gpu/gemm_profile.cu; clocks
 # left alone, caches flushed between passes as the shape table's rotated inputs miss L2), then a
 # one-line summary per kernel: duration, SM / tensor / L2 / DRAM throughput, DRAM and L2 bytes,
-# occupancy, the top warp stalls. Needs ncu and prebuilt binaries (nvcc on a machine without a
+# occupancy, the SMs' busy cycles against the launch's elapsed cycles (min/avg/max: idle SMs, ramp
+# and tail), the top warp stalls. Needs ncu and prebuilt binaries (nvcc on a machine without a
 # GPU is enough):
 #   nvcc -std=c++17 -O2 -gencode arch=compute_90a,code=sm_90a bench/gpu/gemm_profile.cu \
-#       -o DIR/gemm_profile -ldl;   bench/gpu/gemm_build.sh kernels/radeonflow/gemm DIR/sm90a 90a
+#       -o DIR/gemm_profile -lcublas -ldl;   bench/gpu/gemm_build.sh kernels/radeonflow/gemm DIR/sm90a 90a
 # Usage: bench/gpu/gemm_profile.sh DIR [outdir]   (GEMM_PROFILE_LIST="M N K plan ..." overrides
-# the list: plan is RF_GEMM_TMA_PLAN's "tile,splits" or - for the table's choice)
+# the list: plan is RF_GEMM_TMA_PLAN's "tile,splits", - for the table's choice, or cublas)
 set -uo pipefail
 P=$1
 O=${2:-${OUT:-/tmp/gemm-profile}}
@@ -19,7 +20,7 @@ LIST=${GEMM_PROFILE_LIST:-"777 1000 3000 3,1  777 1000 3000 1,1  777 1000 3000 7
 . "$(cd "$(dirname "$0")" && pwd)/find_ncu.sh"
 echo "ncu: ${NCU:-none} $([ -n "$NCU" ] && "$NCU" --version | tail -1)"
 [ -n "$NCU" ] || exit 1
-EXTRA=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__cycles_active.avg
+EXTRA=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,sm__cycles_elapsed.max
 GMMA=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
 run_ncu() { # metrics
     timeout 75 "$NCU" --clock-control none --profile-from-start off -f -o "$O/prof" \
@@ -42,11 +43,24 @@ def g(r, k):
     i = col.get(k)
     return r[i] if i is not None else "-"
 stall = [h for h in head if h.startswith("smsp__average_warps_issue_stalled_") and h.endswith("_per_issue_active.ratio")]
-print("kernel | grid | us | SM% | gmma% | L2% | DRAM% | DRAM MB rd | L2 MB | L2 hit% | occ | top stalls (cycles per issue)")
+print("kernel | grid | us | SM% | gmma% | L2% | DRAM% | DRAM MB rd | DRAM TB/s | L2 MB | L2 hit% | occ | SM active min/avg/max % of elapsed | top stalls (cycles per issue)")
 for r in rows[2:]:
     name = g(r, "Kernel Name")
-    short = name.split("ts_cfg<")[-1].split(">")[0] if "ts_cfg" in name else name[:30]
+    # ours: the ts_cfg arguments; cuBLAS: the name up to its parameter list (tile, split-K)
+    short = name.split("ts_cfg<")[-1].split(">")[0] if "ts_cfg" in name else name.split("(")[0][:90]
     st = sorted(((float(g(r, h) or 0), h[len("smsp__average_warps_issue_stalled_"):-len("_per_issue_active.ratio")]) for h in stall if g(r, h) not in ("", "-")), reverse=True)[:4]
+    def num(k):
+        try:
+            return float(g(r, k).replace(",", ""))
+        except ValueError:
+            return None
+    def rate(r):  # DRAM bytes read over the kernel's duration
+        b, t = num("dram__bytes_read.sum"), num("gpu__time_duration.sum")
+        return "%.2f" % (b / t / 1e3) if b and t else "-"
+    def active(r):  # SM busy cycles against the launch's elapsed cycles: ramp, tail, idle SMs
+        e = num("sm__cycles_elapsed.max")
+        v = [num("sm__cycles_active." + s) for s in ("min", "avg", "max")]
+        return "/".join("%.0f" % (100 * x / e) for x in v) if e and None not in v else "-"
     def f(k, scale=1.0, fmt="%.1f"):
         v = g(r, k)
         try:
@@ -58,7 +72,8 @@ for r in rows[2:]:
           f("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"),
           f("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
           f("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
-          f("dram__bytes_read.sum", 1e-6), f("lts__t_bytes.sum", 1e-6),
+          f("dram__bytes_read.sum", 1e-6), rate(r), f("lts__t_bytes.sum", 1e-6),
           f("lts__t_sector_hit_rate.pct"), f("sm__warps_active.avg.pct_of_peak_sustained_active"),
+          active(r),
           " ".join("%s %.1f" % (n, v) for v, n in st)]))
 PY
