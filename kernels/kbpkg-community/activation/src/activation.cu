@@ -510,9 +510,14 @@ static inline bool act_can_odd(const void *out, int64_t n, int64_t d, int V)
 #define ACT_ELEM_MAX (1 << 21)
 #endif
 /* From ACT_ODD_MIN output elements, odd widths in a 16-byte aligned output take the odd-width
- * kernel (aligned 16-byte loads shifted in registers, a thread per unit, no grid cap). */
+ * kernel (aligned 16-byte loads shifted in registers, a thread per unit, no grid cap). H200
+ * (bench/gpu/act_odd and the interleaved sweep, docs/perf.md, eighth pass): against the
+ * element kernel 512 x 4095 (2^21 elements) 16-bit 7.2 -> 5.9 us, f32 equal; 512 x 1001
+ * (2^19) equal at 16-bit, f32 3% faster; 64 x 4095 (2^18) 3-4% slower in one process (0.90 in
+ * the sweep), 7 x 4095 25% slower. Against the any-width kernel 4096-32768 rows of 4095 and
+ * 32768 x 1001 1.03-1.30 faster at 16-bit, 1.01-1.04 at f32. So from 2^19, where it wins. */
 #ifndef ACT_ODD_MIN
-#define ACT_ODD_MIN (1 << 16)
+#define ACT_ODD_MIN (1 << 19)
 #endif
 static inline bool act_pick_elem(int64_t n, int64_t d)
 {
