@@ -2,13 +2,13 @@
  * torch: the any-width kernel as main launches it (act::launch_any), the element kernel
  * (act::launch_elem) at E = 1, 2, 4, 8 elements per thread and blocks of 128 or 256, the
  * export's own pick (act::launch), and a 16-byte copy kernel and cudaMemcpyAsync of the output's
- * bytes. Each kernel is checked against an fp64 reference on NaN-poisoned output, then timed as
- * a CUDA graph of K calls rotating over input sets (at least ~480 MB in all), events around 7
- * replays, median per call.
- * Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include
- *   -I kernels/kbpkg-community/activation/include -I kernels/kbpkg-community/activation/src
- *   -I bench/gpu bench/gpu/act_odd.cu -o act_odd
- * Run: act_odd [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
+ * bytes, and the odd-width kernel (act::launch_odd: aligned 16-byte loads shifted in registers).
+ * Main's pick is timed first and is the x column's reference. Each kernel is checked against an
+ * fp64 reference on NaN-poisoned output, then timed as a CUDA graph of K calls rotating over input
+ * sets (at least ~480 MB in all), events around 7 replays, median per call. Build: nvcc -std=c++17
+ * -O3 -gencode arch=compute_90,code=sm_90 -I include -I kernels/kbpkg-community/activation/include
+ * -I kernels/kbpkg-community/activation/src -I bench/gpu bench/gpu/act_odd.cu -o act_odd Run:
+ * act_odd [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
 #include "activation.cu"
 
 #include "bench_common.h"
@@ -56,7 +56,8 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
 struct cand {
     std::string name;
     int kind; /* 0 export, 1 any (main), 2 elem, 3 memcpy, 4 copy kernel, 5 flat U4 capped grid
-               * (main's aligned launch), 6 flat U1 a block per 256 units (aligned rows only) */
+               * (main's aligned launch), 6 flat U1 a block per 256 units (aligned rows only), 7 odd
+               * (act::launch_odd: d >= V) */
     int e, threads;
 };
 
@@ -92,6 +93,20 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
         copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>(
             (uint4 *)out, (const uint4 *)in, bytes / 16);
         break;
+    case 7:
+        if (!act::act_can_odd(out, n, d, 16 / (int)sizeof(S))) {
+            fprintf(stderr, "odd kernel cannot take this shape\n");
+            exit(1);
+        }
+        act::launch_odd<T, ACT_SILU_AND_MUL>((S *)out, (const S *)in, n, d, s);
+        break;
+    case 8: { /* the any-width kernel at one unit per thread, uncapped (main's launch, no cap) */
+        const int V = 16 / (int)sizeof(S);
+        const int64_t units = n * d / V, tail = n * d - units * V;
+        act::act_any_kernel<T, ACT_SILU_AND_MUL, 1><<<(unsigned)((units + 255) / 256), 256, 0, s>>>(
+            (S *)out, (const S *)in, n, d, units, 0, (int)tail, act::make_fastdiv((uint32_t)d));
+        break;
+    }
     case 5:
     case 6: {
         const int V = 16 / (int)sizeof(S);
@@ -143,20 +158,24 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"export", 0, 0, 0},
               {"flat U1 uncapped", 6, 0, 0},
               {"any", 1, 0, 0}};
-    else
-        cs = {{"export", 0, 0, 0}, {"any (main)", 1, 0, 0}};
-    for (int e = 1; e <= 8 && !aligned; e *= 2)
-        for (int t = 128; t <= 256; t *= 2) {
-            char buf[64];
-            snprintf(buf, sizeof buf, "elem E%d T%d", e, t);
-            cs.push_back({buf, 2, e, t});
-        }
+    else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
+        cs = {{"any (main)", 1, 0, 0},
+              {"export", 0, 0, 0},
+              {"odd (new)", 7, 0, 0},
+              {"any U1 uncapped", 8, 0, 0},
+              {"elem E1 T256", 2, 1, 256}};
+    else /* main's pick: the element kernel, f32 past 2^15 elements two per thread */
+        cs = {{es == 4 && n * d > (1 << 15) ? "elem E2 T256 (main)" : "elem E1 T256 (main)", 2,
+               es == 4 && n * d > (1 << 15) ? 2 : 1, 256},
+              {"export", 0, 0, 0},
+              {"odd (new)", 7, 0, 0},
+              {"any", 1, 0, 0}};
     cs.push_back({"memcpy (out bytes)", 3, 0, 0});
     cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});
     double main_us = 0;
     for (const cand &c : cs) {
         unsigned long long nbad = 0;
-        if (c.kind <= 2) {
+        if (c.kind <= 2 || c.kind >= 7) {
             CK(cudaMemset(out, 0xff, ob));
             CK(cudaMemset(bad, 0, 8));
             CK(cudaDeviceSynchronize());
@@ -193,14 +212,14 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         CK(cudaGraphDestroy(gr));
         CK(cudaEventDestroy(a));
         CK(cudaEventDestroy(b));
-        if (c.kind == (aligned ? 5 : 1))
+        if (&c == &cs[0]) /* the first candidate is main's pick */
             main_us = us;
         printf("silu %-4s %6lld x %5lld  %-26s %9.2f us %6.0f GB/s  x%.3f vs main  %s\n", tname,
                (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3,
                main_us > 0 ? main_us / us : 0.0,
-               c.kind >= 3 ? ""
-               : nbad      ? "FAIL"
-                           : "ok");
+               (c.kind >= 3 && c.kind <= 6) ? ""
+               : nbad                       ? "FAIL"
+                                            : "ok");
         if (nbad)
             printf("     %llu elements wrong\n", nbad);
     }

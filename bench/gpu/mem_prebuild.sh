@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what bench/gpu/mem_sweep.sh runs, off the device or on it: both packages for sm_90
 # (librmsnorm.so, libactivation.so), their package checks (check_rmsnorm, check_activation),
-# rmsnorm capped at 7 blocks with its check (grid7/), mem_variants.so, and with MEM_BEFORE=tree
+# rmsnorm capped at 7 blocks with its check (grid7/), activation with the odd-width kernel
+# forced (odd0/, -DACT_ODD_MIN=0) with its check, mem_variants.so, and with MEM_BEFORE=tree
 # that tree's two packages (before/). Checks find their library through $ORIGIN, so the folder
 # can be carried to the device: MEM_PREBUILT=DIR bash bench/gpu/mem_sweep.sh then builds nothing.
 # Usage: [MEM_BEFORE=tree] bench/gpu/mem_prebuild.sh DIR [logdir]
@@ -40,6 +41,12 @@ if [ -n "${MEM_BEFORE:-}" ]; then
         builds+=($!)
     done
 fi
+# activation with every odd width of at least one 16-byte unit on the odd-width kernel (odd0/)
+A=$ROOT/kernels/kbpkg-community/activation
+mkdir -p "$B/odd0"
+(build "$B/odd0/libactivation.so" "$A/src/activation.cu" -I"$A/include" -DACT_ODD_MIN=0 &&
+ check_bin activation "$B/odd0" "$B/odd0/check") >"$LOGS/build_odd0.log" 2>&1 &
+builds+=($!)
 R=$ROOT/kernels/kbpkg-community/rmsnorm
 (build "$B/grid7/librmsnorm.so" "$R/src/rmsnorm.cu" -I"$R/include" -DKB_RMS_MAX_BLOCKS=7 &&
  check_bin rmsnorm "$B/grid7" "$B/grid7/check") >"$LOGS/build_grid7.log" 2>&1 &

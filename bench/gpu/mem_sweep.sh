@@ -10,6 +10,8 @@
 # (columns 'before' and xBef), so one run shows before and after side by side.
 # MEM_PREBUILT=dir: what bench/gpu/mem_prebuild.sh built (off the device): no compiling here.
 # Timing is interleaved (mem_sweep.py's Timer); pass --twin to time our export twice.
+# A prebuilt folder with odd0/ (activation with the odd-width kernel forced, mem_prebuild.sh)
+# has its check run plain and under memcheck too.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FINAL=${1:-${OUT:-/tmp/kbpkg-sweep-out}}
@@ -76,7 +78,15 @@ names="activation rmsnorm rmsnorm_grid7"
 checks activation "$B/check_activation"
 checks rmsnorm "$B/check_rmsnorm"
 checks rmsnorm_grid7 "$B/grid7/check"
+if [ -x "$B/odd0/check" ]; then # a prebuilt folder from before odd0/ has none
+    names="$names activation_odd0"
+    checks activation_odd0 "$B/odd0/check"
+fi
 if [ -x "$SAN" ]; then
+    if [ -x "$B/odd0/check" ]; then
+        names="$names activation_odd0_memcheck"
+        checks activation_odd0_memcheck "$B/odd0/check" "$SAN" --tool memcheck --error-exitcode 3
+    fi
     names="$names rmsnorm_memcheck activation_memcheck rmsnorm_grid7_racecheck"
     checks rmsnorm_memcheck "$B/check_rmsnorm" "$SAN" --tool memcheck --error-exitcode 3
     checks activation_memcheck "$B/check_activation" "$SAN" --tool memcheck --error-exitcode 3

@@ -289,6 +289,101 @@ __global__ void __launch_bounds__(256)
         out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
 
+/* Elements j < k of a, the rest of b (k uniform over all but one unit in d / V). */
+template <typename T> __device__ __forceinline__ uint4 act_merge16(uint4 a, uint4 b, int k)
+{
+    kb_vec16<T> va, vb, o;
+    va.raw = a;
+    vb.raw = b;
+#pragma unroll
+    for (int j = 0; j < (int)(16 / sizeof(typename kb_type<T>::storage)); j++)
+        o.e[j] = j < k ? va.e[j] : vb.e[j];
+    return o.raw;
+}
+
+/* The 16 bytes at p (element-aligned, [p, p + 16) inside the buffer that ends at end) as
+ * the aligned chunk holding p and, where p is off 16 bytes, the next one: both issued here,
+ * shifted by act_win_get; the next chunk is read whole unless it passes end (the last one of
+ * the buffer, then act_win_get reads it element by element). */
+struct act_win {
+    uint4 lo, hi;
+};
+static __device__ __forceinline__ act_win act_win_load(const void *p, const void *end)
+{
+    const uint4 *c = kb_chunk16(p);
+    act_win w;
+    w.lo = __ldg(c); /* ld.global.nc, as the flat kernel's loads of its restrict input */
+    w.hi = w.lo;
+    if (((uintptr_t)p & 15u) != 0 && (uintptr_t)(c + 2) <= (uintptr_t)end)
+        w.hi = __ldg(c + 1);
+    return w;
+}
+static __device__ __forceinline__ uint4 act_win_get(act_win w, const void *p, const void *end)
+{
+    const uint4 *c = kb_chunk16(p);
+    if (((uintptr_t)p & 15u) != 0 && (uintptr_t)(c + 2) > (uintptr_t)end)
+        w.hi = kb_load16_upto(c + 1, end);
+    return kb_shift16(w.lo, w.hi, (unsigned)((uintptr_t)p & 15u));
+}
+
+/*
+ * Odd widths (rows off 16 bytes), many rows, a 16-byte aligned output: the output is one flat
+ * array of 16-byte units, a thread per unit and a block per 256 units (no grid cap, as the
+ * flat kernel), every global access a whole 16-byte one. Unit u holds output elements
+ * e = u V .. u V + V - 1, row r = e / d (fastdiv), column c; its gate is the V elements at
+ * x = in + 2 d r + c and its up those at x + d, each read as the aligned chunk around it and
+ * the next (the second mostly an L1 hit: the neighbour's first) and shifted (kb_shift16; the
+ * shift is the same along a row). A unit that crosses a row end (one in d / V: k = d - c
+ * elements in row r) reads one more window, at x + 2 d, and takes gate = x[0, k) then
+ * (x + d)[k, V) and up = (x + d)[0, k) then (x + 2 d)[k, V): the windows it already has.
+ * d >= V (a unit crosses at most one row end). The < V tail elements of the output go to the
+ * first threads, loaded before their unit and stored after it.
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(256)
+    act_odd_kernel(typename kb_type<T>::storage *__restrict__ out,
+                   const typename kb_type<T>::storage *__restrict__ in, uint32_t units, int tail,
+                   int64_t n, fastdiv fd)
+{
+    typedef typename kb_type<T>::storage S;
+    constexpr bool gated = OP != ACT_GELU_TANH;
+    constexpr int V = 16 / (int)sizeof(S);
+    const uint32_t d = fd.div;
+    const int64_t in_width = gated ? 2 * (int64_t)d : (int64_t)d;
+    const S *in_end = in + n * in_width;
+    const uint32_t me = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t tail_e = units * V + me;
+    const uint32_t tail_r = me < (uint32_t)tail ? fastdiv_q(fd, tail_e) : 0u;
+    const pending pt =
+        act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
+    if (me < units) {
+        const uint32_t e = me * V, row = fastdiv_q(fd, e), col = e - row * d;
+        const S *x = in + (int64_t)row * in_width + col;
+        const act_win wx = act_win_load(x, in_end);
+        act_win wu = wx, w2 = wx;
+        if (gated)
+            wu = act_win_load(x + d, in_end);
+        const int k = (int)(d - col); /* elements of this row in the unit */
+        if (gated && k < V)
+            w2 = act_win_load(x + 2 * (int64_t)d, in_end);
+        uint4 xv = act_win_get(wx, x, in_end), uv = make_uint4(0u, 0u, 0u, 0u);
+        if (gated) {
+            uv = act_win_get(wu, x + d, in_end);
+            if (k < V) { /* without gate and up (gelu_tanh) the rows are contiguous */
+                const uint4 v2 = act_win_get(w2, x + 2 * (int64_t)d, in_end);
+                xv = act_merge16<T>(xv, uv, k);
+                uv = act_merge16<T>(uv, v2, k);
+            }
+        }
+        kb_vec16<T> a, b;
+        a.raw = xv;
+        b.raw = uv;
+        kb_store16(out + e, apply_unit<T, OP>(a, b));
+    }
+    if (me < (uint32_t)tail)
+        out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
+}
+
 /*
  * Few elements at any width (act_pick_elem): E output elements per thread, element k of a
  * thread one grid's width after element k - 1 (a warp's loads and stores are 32 neighbouring
@@ -386,6 +481,25 @@ static void launch_elem(typename kb_type<T>::storage *out, const typename kb_typ
            threads, 0, s>>>(out, in, (uint32_t)total, make_fastdiv((uint32_t)d));
 }
 
+/* The odd-width kernel's launch (out 16-byte aligned, d >= V, n * d + 2^16 < 2^32): a
+ * thread per output unit, a block per 256 units, the < V tail elements on the first threads. */
+template <typename T, int OP>
+static void launch_odd(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
+                       int64_t n, int64_t d, kb_stream_t s)
+{
+    typedef typename kb_type<T>::storage S;
+    const int V = 16 / (int)sizeof(S);
+    const int64_t total = n * d, units = total / V;
+    const int64_t blocks = units > 0 ? (units + 255) / 256 : 1;
+    act_odd_kernel<T, OP><<<(unsigned)blocks, 256, 0, s>>>(
+        out, in, (uint32_t)units, (int)(total - units * V), n, make_fastdiv((uint32_t)d));
+}
+static inline bool act_can_odd(const void *out, int64_t n, int64_t d, int V)
+{
+    return ((uintptr_t)out & 15u) == 0 && d >= V && d <= 0xffffffffll &&
+           (uint64_t)n * (uint64_t)d + (1u << 16) < (1ull << 32);
+}
+
 /* Rows the flat kernel cannot take (odd widths, buffers off 16 bytes) go to the element kernel
  * up to ACT_ELEM_MAX elements of output, where a launch is one round trip to memory and the
  * any-width kernel's instruction chain was the time (H200, bench/gpu/act_odd: 1-512 rows of
@@ -394,6 +508,16 @@ static void launch_elem(typename kb_type<T>::storage *out, const typename kb_typ
  * for the element kernel). */
 #ifndef ACT_ELEM_MAX
 #define ACT_ELEM_MAX (1 << 21)
+#endif
+/* From ACT_ODD_MIN output elements, odd widths in a 16-byte aligned output take the odd-width
+ * kernel (aligned 16-byte loads shifted in registers, a thread per unit, no grid cap). H200
+ * (bench/gpu/act_odd and the interleaved sweep, docs/perf.md, eighth pass): against the
+ * element kernel 512 x 4095 (2^21 elements) 16-bit 7.2 -> 5.9 us, f32 equal; 512 x 1001
+ * (2^19) equal at 16-bit, f32 3% faster; 64 x 4095 (2^18) 3-4% slower in one process (0.90 in
+ * the sweep), 7 x 4095 25% slower. Against the any-width kernel 4096-32768 rows of 4095 and
+ * 32768 x 1001 1.03-1.30 faster at 16-bit, 1.01-1.04 at f32. So from 2^19, where it wins. */
+#ifndef ACT_ODD_MIN
+#define ACT_ODD_MIN (1 << 19)
 #endif
 static inline bool act_pick_elem(int64_t n, int64_t d)
 {
@@ -424,6 +548,8 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
          * 16-bit 32768 x 4096-8192 at 0.90-0.91 of torch.compile (seventh pass, docs/perf.md);
          * the U = 4 kernel stays for bench/gpu/act_odd.cu to time beside it */
         act_flat_kernel<T, OP, 1><<<(unsigned)needed, threads, 0, s>>>(out, in, total, upr, d);
+    } else if (n * d >= (int64_t)ACT_ODD_MIN && act_can_odd(out, n, d, V)) {
+        launch_odd<T, OP>(out, in, n, d, s);
     } else if (act_pick_elem(n, d)) {
         /* one element per thread; f32 past 2^15 elements two (H200: 64 x 4095 2.70 us against
          * 3.05, where 16-bit lost 0.1-0.3 us with two at 1-7 rows and gained nothing after) */

@@ -30,13 +30,15 @@ static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tan
 
 /* The GPU build takes rows whose bytes are a multiple of 16 in aligned buffers as one flat
  * array of 16-byte units (4096, 8, 1000 for 16-bit, 24, 16384); any other width or buffer
- * offset, up to 2^21 output elements, element by element (one or two per thread: 13, 4095,
- * 1001, 127, 40001, 3 and the shifted cases in main); past that as one flat output cut at its
- * 16-byte boundaries (head, units, tail), gate and up of each unit read as shifted aligned
- * chunks where they sit otherwise and element by element where the unit crosses a row end
- * (600 and 513 rows of 4095). The flat and the cut kernels take one unit per thread where the
- * device holds a thread per unit, else 4 per step: 600 rows of 4096 and 4095 take the second
- * on any device of up to 132 SMs, 513 x 4095 (16-bit) the first on an H200. */
+ * offset, below 2^19 output elements (2^21 with the output off 16 bytes), element by element
+ * (one or two per thread: 13, 4095, 1001, 127, 40001, 3 and the shifted cases in main); past
+ * that (600 and 513 rows of 4095), with an aligned output, the odd-width kernel: a thread per
+ * 16-byte output unit, gate and up read as shifted aligned chunks, a unit that crosses a row end
+ * merged from three windows, the tail on the first threads (600 x 4095 with the input one element
+ * off too); with the output off 16 bytes, one flat output cut at its 16-byte boundaries (head,
+ * units, tail: the any-width kernel, 600 x 4095 out+1), one unit per thread where the device holds
+ * a thread per unit, else 4 per step. A build with -DACT_ODD_MIN=0 sends every odd width of at
+ * least one unit here through the odd-width kernel (13, 4095, 1001, 127, 40001). */
 static const int64_t shapes[][2] = {{64, 4096}, {3, 8},     {17, 1000},  {5, 13},     {1, 1},
                                     {300, 24},  {9, 4095},  {4, 1001},   {33, 127},   {9, 3},
                                     {2, 40001}, {1, 16384}, {600, 4096}, {600, 4095}, {513, 4095}};
@@ -275,8 +277,9 @@ int main(void)
             /* enough units that the any-width kernel loops (U = 4 on a device of up to about
              * 150 SMs), with a head and a tail: those are loaded after its loop, not before */
             bad += run_case(&rng, op, (kbc_dtype)t, 600, 4095, SHIFT_OUT);
-            bad += run_special(&rng, op, (kbc_dtype)t, 16, 64); /* flat path */
-            bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);  /* row path */
+            bad += run_case(&rng, op, (kbc_dtype)t, 600, 4095, SHIFT_IN); /* odd-width kernel */
+            bad += run_special(&rng, op, (kbc_dtype)t, 16, 64);           /* flat path */
+            bad += run_special(&rng, op, (kbc_dtype)t, 7, 13);            /* row path */
             if (op != ACT_GELU_TANH && t != KBC_F32)
                 bad += run_gate_sweep(op, (kbc_dtype)t);
         }
