@@ -56,15 +56,16 @@ int main(int argc, char **argv)
         int M, N, K;
         std::vector<const char *> plans; /* forced plans of the new build */
     };
-    /* GEMM_LAUNCH_SHAPES=swap: the decode shapes with the swap-AB tile forced (plan rows 8, 9:
-     * one or two consumer warpgroups, K parts after the comma) */
-    std::vector<shape> swap_shapes = {{16, 4096, 4096, {"8,1", "8,2", "9,1", "9,2", "8,4"}},
-                                      {16, 5120, 5120, {"8,1", "9,1", "8,2"}},
-                                      {16, 8192, 8192, {"8,1", "9,1"}},
-                                      {16, 28672, 8192, {"8,1", "9,1"}},
-                                      {32, 8192, 28672, {"8,1", "9,1", "8,2"}},
-                                      {1, 8192, 8192, {"8,1", "9,1", "8,2"}},
-                                      {8, 4096, 4096, {"8,1", "9,1", "8,2"}}};
+    /* GEMM_LAUNCH_SHAPES=swap: the decode shapes with the swap-AB tile (plan row 8, the default
+     * there since swap-22) forced with 1, 2 or 4 K parts, and the TMA tiles' split plans that
+     * main picked (with RF_GEMM_TMA_PLAN set, the swap default is off) */
+    std::vector<shape> swap_shapes = {{16, 4096, 4096, {"8,1", "8,2", "8,4", "3,4"}},
+                                      {16, 5120, 5120, {"8,1", "8,2", "3,3"}},
+                                      {16, 8192, 8192, {"8,1", "3,2"}},
+                                      {16, 28672, 8192, {"8,1", "2,1"}},
+                                      {32, 8192, 28672, {"8,1", "8,2", "3,2"}},
+                                      {1, 8192, 8192, {"8,1", "8,2"}},
+                                      {8, 4096, 4096, {"8,1", "8,2"}}};
     const char *which = getenv("GEMM_LAUNCH_SHAPES");
     std::vector<shape> all_shapes = {{16, 4096, 4096, {"3,4", "3,8", "2,4"}},
                                      {16, 5120, 5120, {"3,3", "3,13", "3,2"}},

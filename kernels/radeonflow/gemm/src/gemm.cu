@@ -1109,8 +1109,8 @@ static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
 }
 
 /* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
- * and the benchmarks use it to reach every row on any shape. Rows 8 and 9 force the swap-AB decode
- * tile (gemm_swap: M <= 32, sm_90a builds); where it does not apply, the table's choice runs. */
+ * and the benchmarks use it to reach every row on any shape. Row 8 forces the swap-AB decode tile
+ * (gemm_swap: M <= 32, sm_90a builds); where it does not apply, the table's choice runs. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1118,7 +1118,7 @@ static bool ts_plan_from_env(ts_plan *p)
         return false;
     char *end;
     long tile = strtol(s, &end, 10);
-    if (*end != ',' || tile < 0 || tile >= TS_NTILES + 2) /* + the swap-AB rows 8, 9 */
+    if (*end != ',' || tile < 0 || tile > TS_NTILES) /* + the swap-AB row 8 */
         return false;
     long splits = strtol(end + 1, &end, 10);
     if (*end != '\0' || splits < 1 || splits > TS_MAX_SPLITS)
@@ -1419,9 +1419,9 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
  * TN x 128 bytes of tokens, so 16 stages fit where the 64x128 tile keeps 8 stages of 24 KB
  * whose A box is three quarters zero rows at M = 16. A block takes one 64-column group (and one
  * K part when split) at a time, walking units grid-stride (at most one block per SM); one
- * producer warp and NWG consumer warpgroups: with NWG = 2 they take alternate stages, each
- * keeping one wgmma group in flight, and add up in shared memory at the end of a unit (warp
- * group 0's sum plus warp group 1's, in that order: reproducible). The accumulators of m64nTN
+ * producer warp and one consumer warpgroup keeping one wgmma group in flight (two warpgroups on
+ * alternate stages timed the same or slower on the H200: docs/perf.md "Eighth pass"). The
+ * accumulators of m64nTN
  * hold, per 8 tokens nn, weight column 16 (warp & 3) + g + 8 half and tokens 8 nn + 2t + {0,1};
  * C is written transposed from registers (M x 64 outputs per unit), or as fp32 partials into
  * the split workspace that gemm_tma_reduce adds up. */
@@ -1429,15 +1429,14 @@ constexpr int SW_COLS = 64;
 #ifndef RF_GEMM_SWAP_STAGES
 #define RF_GEMM_SWAP_STAGES 16
 #endif
-template <int TN_, int NWG_> struct sw_cfg {
-    static constexpr int TN = TN_, NWG = NWG_;
+template <int TN_> struct sw_cfg {
+    static constexpr int TN = TN_;
     static constexpr int B_BYTES = TS_BK * SW_COLS * 2, A_BYTES = TN * TS_BK * 2;
     static constexpr int STAGE_BYTES = B_BYTES + A_BYTES; /* multiples of 1024: swizzle atoms */
-    static constexpr int RED_BYTES = NWG > 1 ? 64 * TN * 4 : 0;
-    static constexpr int THREADS = NWG * 128 + 32;
-    static constexpr int FIT = (227 * 1024 - 2048 - 256 - RED_BYTES) / STAGE_BYTES;
+    static constexpr int THREADS = 128 + 32;
+    static constexpr int FIT = (227 * 1024 - 2048 - 256) / STAGE_BYTES;
     static constexpr int STAGES = FIT < RF_GEMM_SWAP_STAGES ? FIT : RF_GEMM_SWAP_STAGES;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + RED_BYTES + 1024 + 2 * STAGES * 8;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
     static_assert(STAGE_BYTES % 1024 == 0, "stages on swizzle atoms");
 };
 
@@ -1495,22 +1494,20 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) uint8_t sw_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)sw_smem_raw + 1023) & ~(uintptr_t)1023);
-    float *red = (float *)(smem + C::STAGES * C::STAGE_BYTES);
-    uint64_t *full = (uint64_t *)(smem + C::STAGES * C::STAGE_BYTES + C::RED_BYTES),
-             *empty = full + C::STAGES;
+    uint64_t *full = (uint64_t *)(smem + C::STAGES * C::STAGE_BYTES), *empty = full + C::STAGES;
     const int splits = SPLIT ? a.splits : 1;
     const int units = ((a.N + SW_COLS - 1) / SW_COLS) * splits;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 4); /* the 4 warps of the warpgroup that read the stage */
+            mbar_init(&empty[s], 4); /* the 4 consumer warps */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
     __syncthreads();
-    if (warp == C::NWG * 4) { /* producer: the weight box, then the tokens' box, per k-tile */
+    if (warp == 4) { /* producer: the weight box, then the tokens' box, per k-tile */
         if (lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
@@ -1535,8 +1532,8 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
         }
         return;
     }
-    const int wg = warp >> 2, g = lane >> 2, t = lane & 3;
-    int s = 0, it = 0;
+    const int g = lane >> 2, t = lane & 3;
+    int s = 0;
     unsigned phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
         ts_unit w = sw_unit_of(u, a, splits);
@@ -1545,21 +1542,20 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
         for (int i = 0; i < C::TN / 2; i++)
             d[i] = 0.0f;
         int prev = -1;
-        for (int kt = w.kbeg; kt < w.kend; kt++, it++) {
-            if (C::NWG == 1 || (it & 1) == wg) {
-                mbar_wait(&full[s], phase);
-                uint32_t sb = smem_addr(smem + s * C::STAGE_BYTES), sa = sb + C::B_BYTES;
-                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        for (int kt = w.kbeg; kt < w.kend; kt++) {
+            mbar_wait(&full[s], phase);
+            uint32_t sb = smem_addr(smem + s * C::STAGE_BYTES), sa = sb + C::B_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-                for (int j = 0; j < TS_BK / 16; j++)
-                    wgmma_swap<T, C::TN>(d, wg_desc(sb + j * 2048, 8192, 1024),
-                                         wg_desc(sa + j * 32, 16, 1024));
-                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                if (prev >= 0 && lane == 0)
-                    mbar_arrive(&empty[prev]);
-                prev = s;
-            }
+            for (int j = 0; j < TS_BK / 16; j++)
+                wgmma_swap<T, C::TN>(d, wg_desc(sb + j * 2048, 8192, 1024),
+                                     wg_desc(sa + j * 32, 16, 1024));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            /* one group stays in flight; the one before it is done with its stage */
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (prev >= 0 && lane == 0)
+                mbar_arrive(&empty[prev]);
+            prev = s;
             if (++s == C::STAGES) {
                 s = 0;
                 phase ^= 1;
@@ -1571,43 +1567,25 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
 #pragma unroll
         for (int i = 0; i < C::TN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        const int tid = threadIdx.x & 127;
-        if constexpr (C::NWG > 1) {
-            if (wg == 1) {
 #pragma unroll
-                for (int i = 0; i < C::TN / 2; i++)
-                    red[i * 128 + tid] = d[i];
-            }
-            named_barrier_sync(1, 256);
-            if (wg == 0) {
+        for (int nn = 0; nn < C::TN / 8; nn++)
 #pragma unroll
-                for (int i = 0; i < C::TN / 2; i++)
-                    d[i] += red[i * 128 + tid];
-            }
-        }
-        if (wg == 0) {
+            for (int half = 0; half < 2; half++)
 #pragma unroll
-            for (int nn = 0; nn < C::TN / 8; nn++)
-#pragma unroll
-                for (int half = 0; half < 2; half++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        int gn = w.n0 + (warp & 3) * 16 + g + half * 8, gm = nn * 8 + t * 2 + e;
-                        if (gm >= a.M || gn >= a.N)
-                            continue;
-                        float v = a.alpha * d[nn * 4 + half * 2 + e];
-                        if (SPLIT) {
-                            a.ws[((size_t)w.split * a.M + gm) * a.ldw + gn] = v;
-                        } else {
-                            uint16_t *c = a.C + (size_t)gm * a.ldc + gn;
-                            if (a.beta != 0.0f)
-                                v += a.beta * kb_type<T>::load(*c);
-                            *c = kb_type<T>::store(v);
-                        }
+                for (int e = 0; e < 2; e++) {
+                    int gn = w.n0 + (warp & 3) * 16 + g + half * 8, gm = nn * 8 + t * 2 + e;
+                    if (gm >= a.M || gn >= a.N)
+                        continue;
+                    float v = a.alpha * d[nn * 4 + half * 2 + e];
+                    if (SPLIT) {
+                        a.ws[((size_t)w.split * a.M + gm) * a.ldw + gn] = v;
+                    } else {
+                        uint16_t *c = a.C + (size_t)gm * a.ldc + gn;
+                        if (a.beta != 0.0f)
+                            v += a.beta * kb_type<T>::load(*c);
+                        *c = kb_type<T>::store(v);
                     }
-        }
-        if constexpr (C::NWG > 1)
-            named_barrier_sync(2, 256); /* red is read before the next unit writes it */
+                }
     }
 #else
     __trap(); /* launch_swap is only called from sm_90a builds */
@@ -1640,54 +1618,41 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* Largest M that takes the swap tile by default (0: forced plans only). */
-constexpr int SW_DEFAULT_MAX_M = 0;
+/* The default (sm_90a builds): M <= SW_DEFAULT_MAX_M with at least SW_MIN_GROUPS 64-column
+ * groups, unsplit. H200 (docs/perf.md "Eighth pass"): faster than the TMA tiles' split plans
+ * and the skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared,
+ * 16x28672x8192 (a tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64
+ * groups (16x4096x4096, 64 blocks on 132 SMs); fewer groups were not timed, so narrower
+ * weights keep the plans before. */
+constexpr int SW_DEFAULT_MAX_M = 32, SW_MIN_GROUPS = 64;
 
-/* RF_GEMM_TMA_PLAN rows past the table: 8 = the swap-AB decode tile with one consumer
- * warpgroup, 9 = with two on alternate stages (sm_90a builds, M <= 32). */
-constexpr int TS_SWAP1 = TS_NTILES, TS_SWAP2 = TS_NTILES + 1;
-
-/* Default K parts of the swap tile: one, unless fewer than half the SMs get a 64-column group;
- * then about one unit per SM, each part at least 4 k-tiles. */
-static int sw_choose_splits(int N, int K, int sms)
-{
-    int groups = (N + SW_COLS - 1) / SW_COLS, ktiles = (K + TS_BK - 1) / TS_BK;
-    if (2 * groups >= sms)
-        return 1;
-    int s = sms / groups, cap = ktiles / 4;
-    cap = cap < TS_MAX_SPLITS ? cap : TS_MAX_SPLITS;
-    s = s < cap ? s : cap;
-    return s < 1 ? 1 : s;
-}
+/* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 32). */
+constexpr int TS_SWAP = TS_NTILES;
 
 /* Needs M <= 32, K > 0 and A and B in 16-byte aligned rows: KBPKG_KERNEL_EUNSUPPORTED
- * otherwise (and in builds without wgmma). tile: TS_SWAP1 or TS_SWAP2; splits 0: choose. */
+ * otherwise (and in builds without wgmma). splits < 1: one. */
 template <typename T>
-static int launch_swap(int tile, int splits, int M, int N, int K, float alpha, const uint16_t *A,
-                       int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+static int launch_swap(int splits, int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                       const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                        kb_stream_t stream)
 {
     if (!kTargetIsSm90a || M > 32 || K == 0 || ((uintptr_t)A & 15) || (lda & 7) ||
         ((uintptr_t)B & 15) || (ldb & 7))
         return KBPKG_KERNEL_EUNSUPPORTED;
     if constexpr (kTargetIsSm90a) {
-        static const bool usable = kernel_code_at_least(gemm_swap<T, sw_cfg<16, 1>, false>, 90);
+        static const bool usable = kernel_code_at_least(gemm_swap<T, sw_cfg<16>, false>, 90);
         if (!usable)
             return KBPKG_KERNEL_EUNSUPPORTED;
         int sms = sm_count();
         int ktiles = (K + TS_BK - 1) / TS_BK;
         if (splits < 1)
-            splits = sw_choose_splits(N, K, sms > 0 ? sms : 132);
+            splits = 1;
         if (splits > ktiles)
             splits = ktiles;
-#define RF_SW_LAUNCH(TN, NWG)                                                                      \
-    launch_swap_cfg<T, sw_cfg<TN, NWG>>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, \
-                                        stream)
-        if (tile == TS_SWAP2)
-            return M <= 8    ? RF_SW_LAUNCH(8, 2)
-                   : M <= 16 ? RF_SW_LAUNCH(16, 2)
-                             : RF_SW_LAUNCH(32, 2);
-        return M <= 8 ? RF_SW_LAUNCH(8, 1) : M <= 16 ? RF_SW_LAUNCH(16, 1) : RF_SW_LAUNCH(32, 1);
+#define RF_SW_LAUNCH(TN)                                                                           \
+    launch_swap_cfg<T, sw_cfg<TN>>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,      \
+                                   stream)
+        return M <= 8 ? RF_SW_LAUNCH(8) : M <= 16 ? RF_SW_LAUNCH(16) : RF_SW_LAUNCH(32);
 #undef RF_SW_LAUNCH
     }
     return KBPKG_KERNEL_EUNSUPPORTED;
@@ -2035,20 +2000,20 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
     if constexpr (kTargetIsSm90a) {
-        /* decode: the swap-AB wgmma tile, forced by RF_GEMM_TMA_PLAN rows 8, 9 or by default
-         * up to SW_DEFAULT_MAX_M rows (A and B in 16-byte rows) */
+        /* decode: the swap-AB wgmma tile, forced by RF_GEMM_TMA_PLAN row 8 or by default (A
+         * and B in 16-byte rows; otherwise the kernels below); a forced TMA plan or skinny
+         * setting (RF_GEMM_SKINNY) turns the default off, so those kernels stay reachable */
         ts_plan fp;
-        int tile = -1, splits = 0;
+        int splits = 0;
         if (ts_plan_from_env(&fp)) {
-            if (fp.tile >= TS_SWAP1) {
-                tile = fp.tile;
+            if (fp.tile == TS_SWAP)
                 splits = fp.splits;
-            }
-        } else if (M <= SW_DEFAULT_MAX_M) {
-            tile = TS_SWAP1;
+        } else if (M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS &&
+                   !getenv("RF_GEMM_SKINNY")) {
+            splits = 1;
         }
-        if (tile >= 0) {
-            rc = launch_swap<T>(tile, splits, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+        if (splits > 0) {
+            rc = launch_swap<T>(splits, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
             if (rc != KBPKG_KERNEL_EUNSUPPORTED)
                 return rc;
         }

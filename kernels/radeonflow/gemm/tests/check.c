@@ -54,6 +54,8 @@ static const gemm_case cases[] = {
     {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
     {33, 520, 600, 5, 8, 2, 1.5f, 0.25f, 0},
     {64, 130, 2000, 0, 6, 0, 1.0f, 0.0f, 0},
+    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B) */
+    {16, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -73,7 +75,7 @@ static const gemm_case plan_cases[] = {
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
-/* rows 8, 9 force the sm_90a swap-AB decode tile (one or two consumer warpgroups), which takes
+/* row 8 forces the sm_90a swap-AB decode tile, which takes
  * M <= 32 with A and B in 16-byte rows: M = 1..32 at each token-box edge (8, 16, 32), odd N,
  * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
  * C, more 64-column groups than an H200 has SMs (blocks take several), one k-tile; an odd lda
@@ -85,7 +87,7 @@ static const gemm_case swap_cases[] = {
     {31, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},     {5, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
     {24, 8200, 700, 0, 0, 3, 1.0f, 0.25f, 0}, {12, 100, 300, 3, 4, 0, 1.0f, 0.0f, 0},
 };
-enum { PLAN_TILES = 10 }; /* rows 4..7: the first four in clusters of 2 (wgmma); 8, 9: swap-AB */
+enum { PLAN_TILES = 9 }; /* rows 4..7: the first four in clusters of 2 (wgmma); 8: swap-AB */
 
 static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
 
