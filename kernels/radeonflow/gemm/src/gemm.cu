@@ -1109,7 +1109,8 @@ static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
 }
 
 /* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
- * and the benchmarks use it to reach every row on any shape. */
+ * and the benchmarks use it to reach every row on any shape. Row 8 forces the swap-AB decode tile
+ * (gemm_swap: M <= 32, sm_90a builds); where it does not apply, the table's choice runs. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1117,7 +1118,7 @@ static bool ts_plan_from_env(ts_plan *p)
         return false;
     char *end;
     long tile = strtol(s, &end, 10);
-    if (*end != ',' || tile < 0 || tile >= TS_NTILES)
+    if (*end != ',' || tile < 0 || tile > TS_NTILES) /* + the swap-AB row 8 */
         return false;
     long splits = strtol(end + 1, &end, 10);
     if (*end != '\0' || splits < 1 || splits > TS_MAX_SPLITS)
@@ -1361,7 +1362,7 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     ts_plan p;
     if (plan)
         p = *plan;
-    else if (!ts_plan_from_env(&p))
+    else if (!ts_plan_from_env(&p) || p.tile >= TS_NTILES)
         p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, lda, ldb)
                   : ts_choose(M, N, K, sms > 0 ? sms : 132);
     int ktiles = (K + TS_BK - 1) / TS_BK;
@@ -1407,6 +1408,254 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
                       kb_stream_t stream)
 {
     return launch_tma_plan<T, WGMMA>(nullptr, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+/* ---- sm_90a decode (M <= 32): swap-AB wgmma tile streaming the weight through TMA ----
+ * C^T = B^T A^T: 64 columns of the weight B are wgmma's A operand (the instruction's M = 64),
+ * read from the TMA box of 64 k-rows x 64 columns (128 bytes, 128B-swizzled) as an MN-major
+ * (transposed) operand, the same layout and descriptor the TMA kernels above give their B
+ * operand; the tokens A are its B operand, K-major as the TMA kernels' A operand, TN = 8, 16
+ * or 32 rows (M padded by the copy engine's zero fill). A stage is the 8 KB weight box plus
+ * TN x 128 bytes of tokens, so 16 stages fit where the 64x128 tile keeps 8 stages of 24 KB
+ * whose A box is three quarters zero rows at M = 16. A block takes one 64-column group (and one
+ * K part when split) at a time, walking units grid-stride (at most one block per SM); one
+ * producer warp and one consumer warpgroup keeping one wgmma group in flight (two warpgroups on
+ * alternate stages timed the same or slower on the H200: docs/perf.md "Eighth pass"). The
+ * accumulators of m64nTN
+ * hold, per 8 tokens nn, weight column 16 (warp & 3) + g + 8 half and tokens 8 nn + 2t + {0,1};
+ * C is written transposed from registers (M x 64 outputs per unit), or as fp32 partials into
+ * the split workspace that gemm_tma_reduce adds up. */
+constexpr int SW_COLS = 64;
+#ifndef RF_GEMM_SWAP_STAGES
+#define RF_GEMM_SWAP_STAGES 16
+#endif
+template <int TN_> struct sw_cfg {
+    static constexpr int TN = TN_;
+    static constexpr int B_BYTES = TS_BK * SW_COLS * 2, A_BYTES = TN * TS_BK * 2;
+    static constexpr int STAGE_BYTES = B_BYTES + A_BYTES; /* multiples of 1024: swizzle atoms */
+    static constexpr int THREADS = 128 + 32;
+    static constexpr int FIT = (227 * 1024 - 2048 - 256) / STAGE_BYTES;
+    static constexpr int STAGES = FIT < RF_GEMM_SWAP_STAGES ? FIT : RF_GEMM_SWAP_STAGES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
+    static_assert(STAGE_BYTES % 1024 == 0, "stages on swizzle atoms");
+};
+
+/* wgmma m64nTNk16, A (the weight) MN-major from shared memory (transpose flag 1), B (the
+ * tokens) K-major (flag 0), fp32 accumulators d[TN / 2] added to. */
+template <typename T, int TN>
+__device__ __forceinline__ void wgmma_swap(float *d, uint64_t da, uint64_t db);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define RF_SW_OP(TAG, TY, TN, DREGS, NA, NB, ...)                                                  \
+    template <>                                                                                    \
+    __device__ __forceinline__ void wgmma_swap<TAG, TN>(float *d, uint64_t da, uint64_t db)        \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                    \
+                     "wgmma.mma_async.sync.aligned.m64n" #TN "k16.f32." TY "." TY " " DREGS        \
+                     ", %" #NA ", %" #NB ", p, 1, 1, 1, 0;\n}\n"                                   \
+                     : __VA_ARGS__                                                                 \
+                     : "l"(da), "l"(db));                                                          \
+    }
+#define RF_SW_D4 "{%0, %1, %2, %3}"
+#define RF_SW_D8 "{%0, %1, %2, %3, %4, %5, %6, %7}"
+#define RF_SW_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define RF_SW_ACC4 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+RF_SW_OP(kb_bf16_tag, "bf16", 8, RF_SW_D4, 4, 5, RF_SW_ACC4)
+RF_SW_OP(kb_f16_tag, "f16", 8, RF_SW_D4, 4, 5, RF_SW_ACC4)
+RF_SW_OP(kb_bf16_tag, "bf16", 16, RF_SW_D8, 8, 9, RF_WG_ACC8("+f", d, 0))
+RF_SW_OP(kb_f16_tag, "f16", 16, RF_SW_D8, 8, 9, RF_WG_ACC8("+f", d, 0))
+RF_SW_OP(kb_bf16_tag, "bf16", 32, RF_SW_D16, 16, 17, RF_WG_ACC8("+f", d, 0), RF_WG_ACC8("+f", d, 8))
+RF_SW_OP(kb_f16_tag, "f16", 32, RF_SW_D16, 16, 17, RF_WG_ACC8("+f", d, 0), RF_WG_ACC8("+f", d, 8))
+#undef RF_SW_OP
+#else
+template <typename T, int TN>
+__device__ __forceinline__ void wgmma_swap(float *d, uint64_t da, uint64_t db)
+{
+}
+#endif
+
+/* Unit u of a swap launch: 64-column group u / splits, K part u % splits. */
+__device__ __forceinline__ ts_unit sw_unit_of(int u, const ts_args &a, int splits)
+{
+    int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
+    ts_unit w;
+    w.split = u % splits;
+    w.m0 = 0;
+    w.n0 = (u / splits) * SW_COLS;
+    w.kbeg = w.split * per;
+    w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
+    return w;
+}
+
+template <typename T, typename C, bool SPLIT>
+__global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
+                                                           const __grid_constant__ CUtensorMap tma,
+                                                           const __grid_constant__ CUtensorMap tmb)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) uint8_t sw_smem_raw[];
+    uint8_t *smem = (uint8_t *)(((uintptr_t)sw_smem_raw + 1023) & ~(uintptr_t)1023);
+    uint64_t *full = (uint64_t *)(smem + C::STAGES * C::STAGE_BYTES), *empty = full + C::STAGES;
+    const int splits = SPLIT ? a.splits : 1;
+    const int units = ((a.N + SW_COLS - 1) / SW_COLS) * splits;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < C::STAGES; s++) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 4); /* the 4 consumer warps */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (warp == 4) { /* producer: the weight box, then the tokens' box, per k-tile */
+        if (lane == 0) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tma) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmb) : "memory");
+            int s = 0;
+            unsigned phase = 0;
+            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+                ts_unit w = sw_unit_of(u, a, splits);
+                for (int kt = w.kbeg; kt < w.kend; kt++) {
+                    mbar_wait(&empty[s], phase ^ 1);
+                    mbar_expect_tx(&full[s], C::STAGE_BYTES);
+                    uint8_t *sb = smem + s * C::STAGE_BYTES, *sa = sb + C::B_BYTES;
+                    tma_load_2d(sb, &tmb, &full[s], w.n0, kt * TS_BK);
+                    tma_load_2d(sa, &tma, &full[s], kt * TS_BK, 0);
+                    if (++s == C::STAGES) {
+                        s = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+            if (SPLIT)
+                asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+        }
+        return;
+    }
+    const int g = lane >> 2, t = lane & 3;
+    int s = 0;
+    unsigned phase = 0;
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        ts_unit w = sw_unit_of(u, a, splits);
+        float d[C::TN / 2];
+#pragma unroll
+        for (int i = 0; i < C::TN / 2; i++)
+            d[i] = 0.0f;
+        int prev = -1;
+        for (int kt = w.kbeg; kt < w.kend; kt++) {
+            mbar_wait(&full[s], phase);
+            uint32_t sb = smem_addr(smem + s * C::STAGE_BYTES), sa = sb + C::B_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int j = 0; j < TS_BK / 16; j++)
+                wgmma_swap<T, C::TN>(d, wg_desc(sb + j * 2048, 8192, 1024),
+                                     wg_desc(sa + j * 32, 16, 1024));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            /* one group stays in flight; the one before it is done with its stage */
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (prev >= 0 && lane == 0)
+                mbar_arrive(&empty[prev]);
+            prev = s;
+            if (++s == C::STAGES) {
+                s = 0;
+                phase ^= 1;
+            }
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        if (prev >= 0 && lane == 0)
+            mbar_arrive(&empty[prev]);
+#pragma unroll
+        for (int i = 0; i < C::TN / 2; i++)
+            asm volatile("" : "+f"(d[i])::"memory");
+#pragma unroll
+        for (int nn = 0; nn < C::TN / 8; nn++)
+#pragma unroll
+            for (int half = 0; half < 2; half++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    int gn = w.n0 + (warp & 3) * 16 + g + half * 8, gm = nn * 8 + t * 2 + e;
+                    if (gm >= a.M || gn >= a.N)
+                        continue;
+                    float v = a.alpha * d[nn * 4 + half * 2 + e];
+                    if (SPLIT) {
+                        a.ws[((size_t)w.split * a.M + gm) * a.ldw + gn] = v;
+                    } else {
+                        uint16_t *c = a.C + (size_t)gm * a.ldc + gn;
+                        if (a.beta != 0.0f)
+                            v += a.beta * kb_type<T>::load(*c);
+                        *c = kb_type<T>::store(v);
+                    }
+                }
+    }
+#else
+    __trap(); /* launch_swap is only called from sm_90a builds */
+#endif
+}
+
+template <typename T, typename C>
+static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
+                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
+                           kb_stream_t stream)
+{
+    CUtensorMap ma, mb;
+    if (!make_tensor_map(&ma, A, M, K, lda, C::TN) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    long long groups = (N + SW_COLS - 1) / SW_COLS;
+    if (groups > 0x7fffffffLL / TS_MAX_SPLITS)
+        return KBPKG_KERNEL_EINVAL;
+    ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
+    auto kernel = a.splits > 1 ? gemm_swap<T, C, true> : gemm_swap<T, C, false>;
+    int rc = 0;
+    static std::atomic<unsigned long long> smem_done[2];
+    if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
+        rc = KBPKG_KERNEL_ELAUNCH;
+    long long units = groups * a.splits;
+    unsigned grid = (unsigned)(sms > 0 && units > sms ? sms : units);
+    if (rc == 0) {
+        kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb);
+        rc = kb_gpu_launch_status();
+    }
+    return ts_split_finish<T>(a, sms, rc, stream);
+}
+
+/* The default (sm_90a builds): M <= SW_DEFAULT_MAX_M with at least SW_MIN_GROUPS 64-column
+ * groups, unsplit. H200 (docs/perf.md "Eighth pass"): faster than the TMA tiles' split plans
+ * and the skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared,
+ * 16x28672x8192 (a tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64
+ * groups (16x4096x4096, 64 blocks on 132 SMs); fewer groups were not timed, so narrower
+ * weights keep the plans before. */
+constexpr int SW_DEFAULT_MAX_M = 32, SW_MIN_GROUPS = 64;
+
+/* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 32). */
+constexpr int TS_SWAP = TS_NTILES;
+
+/* Needs M <= 32, K > 0 and A and B in 16-byte aligned rows: KBPKG_KERNEL_EUNSUPPORTED
+ * otherwise (and in builds without wgmma). splits < 1: one. */
+template <typename T>
+static int launch_swap(int splits, int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                       const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                       kb_stream_t stream)
+{
+    if (!kTargetIsSm90a || M > 32 || K == 0 || ((uintptr_t)A & 15) || (lda & 7) ||
+        ((uintptr_t)B & 15) || (ldb & 7))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    if constexpr (kTargetIsSm90a) {
+        static const bool usable = kernel_code_at_least(gemm_swap<T, sw_cfg<16>, false>, 90);
+        if (!usable)
+            return KBPKG_KERNEL_EUNSUPPORTED;
+        int sms = sm_count();
+        int ktiles = (K + TS_BK - 1) / TS_BK;
+        if (splits < 1)
+            splits = 1;
+        if (splits > ktiles)
+            splits = ktiles;
+#define RF_SW_LAUNCH(TN)                                                                           \
+    launch_swap_cfg<T, sw_cfg<TN>>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,      \
+                                   stream)
+        return M <= 8 ? RF_SW_LAUNCH(8) : M <= 16 ? RF_SW_LAUNCH(16) : RF_SW_LAUNCH(32);
+#undef RF_SW_LAUNCH
+    }
+    return KBPKG_KERNEL_EUNSUPPORTED;
 }
 
 /* ---- skinny M (decode, M <= 64): swap-AB mma.sync streaming the weight from global ----
@@ -1750,6 +1999,25 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         return rc;
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
+    if constexpr (kTargetIsSm90a) {
+        /* decode: the swap-AB wgmma tile, forced by RF_GEMM_TMA_PLAN row 8 or by default (A
+         * and B in 16-byte rows; otherwise the kernels below); a forced TMA plan or skinny
+         * setting (RF_GEMM_SKINNY) turns the default off, so those kernels stay reachable */
+        ts_plan fp;
+        int splits = 0;
+        if (ts_plan_from_env(&fp)) {
+            if (fp.tile == TS_SWAP)
+                splits = fp.splits;
+        } else if (M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS &&
+                   !getenv("RF_GEMM_SKINNY")) {
+            splits = 1;
+        }
+        if (splits > 0) {
+            rc = launch_swap<T>(splits, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
+            if (rc != KBPKG_KERNEL_EUNSUPPORTED)
+                return rc;
+        }
+    }
     sk_plan sp;
     if (M <= sk_max_m_from_env(&sp)) {
         /* decode sizes: stream B through the swap-AB kernel (B in 16-byte rows) */

@@ -54,6 +54,8 @@ static const gemm_case cases[] = {
     {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
     {33, 520, 600, 5, 8, 2, 1.5f, 0.25f, 0},
     {64, 130, 2000, 0, 6, 0, 1.0f, 0.0f, 0},
+    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B) */
+    {16, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -73,7 +75,43 @@ static const gemm_case plan_cases[] = {
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
-enum { PLAN_TILES = 8 }; /* rows 4..7: the first four in clusters of 2 (wgmma) */
+/* row 8 forces the sm_90a swap-AB decode tile, which takes
+ * M <= 32 with A and B in 16-byte rows: M = 1..32 at each token-box edge (8, 16, 32), odd N,
+ * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
+ * C, more 64-column groups than an H200 has SMs (blocks take several), one k-tile; an odd lda
+ * (not taken: the other kernels run it) */
+static const gemm_case swap_cases[] = {
+    {1, 300, 1000, 8, 4, 2, 0.5f, -1.0f, 0},  {8, 517, 1100, 0, 3, 1, 0.75f, -0.5f, 0},
+    {9, 130, 200, 8, 6, 5, 1.0f, 0.0f, 0},    {16, 1000, 2048, 0, 0, 8, -1.5f, 0.0f, 0},
+    {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},   {32, 200, 520, 8, 8, 16, 1.0f, 0.5f, 0},
+    {31, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},     {5, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
+    {24, 8200, 700, 0, 0, 3, 1.0f, 0.25f, 0}, {12, 100, 300, 3, 4, 0, 1.0f, 0.0f, 0},
+};
+enum { PLAN_TILES = 9 }; /* rows 4..7: the first four in clusters of 2 (wgmma); 8: swap-AB */
+
+static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
+
+/* Rows first..last of the plan table forced, unsplit and split 3, over their cases. */
+static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
+{
+    size_t bad = 0;
+    for (int tile = first_tile; tile <= last_tile && tile < PLAN_TILES; tile++)
+        for (int splits = 1; splits <= 3; splits += 2) {
+            char plan[16];
+            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
+            setenv("RF_GEMM_TMA_PLAN", plan, 1);
+            const gemm_case *cs = tile >= 8 ? swap_cases : plan_cases;
+            size_t n = tile >= 8 ? sizeof swap_cases / sizeof swap_cases[0]
+                                 : sizeof plan_cases / sizeof plan_cases[0];
+            for (int t = KBC_BF16; t <= KBC_F16; t++)
+                for (size_t i = 0; i < n; i++)
+                    bad += run_case(rng, (kbc_dtype)t, &cs[i]);
+        }
+    unsetenv("RF_GEMM_TMA_PLAN");
+    if (!bad)
+        printf("check: ok   TMA tiles %d..%d forced, unsplit and split\n", first_tile, last_tile);
+    return bad;
+}
 
 /* Split-K where calls overlap: two threads, each with its own stream, issue CONC_CALLS split
  * calls back to back without waiting (the workspace pool is created by whichever comes first),
@@ -610,8 +648,8 @@ int main(void)
     bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "3,8", "TMA split-K");
     unsetenv("RF_GEMM_SKINNY");
     bad += check_concurrent_splits(&rng, "RF_GEMM_SKINNY", "64,4", "skinny split-K");
+    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "8,4", "swap-AB split-K");
     bad += check_skinny_plans(&rng);
-    size_t before_plans = bad;
     /* RF_CHECK_PLAN_TILES="first,last": only those rows (the device scripts run the rows in
      * parallel processes: each plan's fp64 reference is computed on the CPU) */
     int first_tile = 0, last_tile = PLAN_TILES - 1;
@@ -620,18 +658,7 @@ int main(void)
         first_tile = 0;
         last_tile = PLAN_TILES - 1;
     }
-    for (int tile = first_tile; tile <= last_tile && tile < PLAN_TILES; tile++)
-        for (int splits = 1; splits <= 3; splits += 2) {
-            char plan[16];
-            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
-            setenv("RF_GEMM_TMA_PLAN", plan, 1);
-            for (int t = KBC_BF16; t <= KBC_F16; t++)
-                for (size_t i = 0; i < sizeof plan_cases / sizeof plan_cases[0]; i++)
-                    bad += run_case(&rng, (kbc_dtype)t, &plan_cases[i]);
-        }
-    unsetenv("RF_GEMM_TMA_PLAN");
-    if (bad == before_plans)
-        printf("check: ok   TMA tiles %d..%d forced, unsplit and split\n", first_tile, last_tile);
+    bad += check_plan_rows(&rng, first_tile, last_tile);
 #endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
