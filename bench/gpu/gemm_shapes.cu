@@ -228,8 +228,11 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     /* the sm_90a export's plan (the sm_90 build's is its plain row) */
     rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, lda, ldb);
     std::vector<variant> vs;
-    /* what the export runs: the skinny kernel up to its M (B rows here are 16-byte aligned) */
-    std::string runs = M <= rf::SK_MAX_M_SM90A ? std::string("skinny") : plan_name(pick);
+    /* what the export runs (A and B rows here are 16-byte aligned): the swap-AB decode tile
+     * where its default takes the shape, else the skinny kernel up to its M, else the pick */
+    std::string runs = rf::sw_default_shape(M, N) ? std::string("swap-AB 64-col")
+                       : M <= rf::SK_MAX_M_SM90A  ? std::string("skinny")
+                                                  : plan_name(pick);
     vs.push_back({bf16 ? "rf_gemm_bf16 " + runs : "rf_gemm_f16 " + runs, V_EXPORT, pick});
     if (g_base[0])
         vs.push_back({"baseline export", V_BASELINE, pick});

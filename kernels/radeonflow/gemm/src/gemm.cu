@@ -1625,6 +1625,11 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
  * groups (16x4096x4096, 64 blocks on 132 SMs); fewer groups were not timed, so narrower
  * weights keep the plans before. */
 constexpr int SW_DEFAULT_MAX_M = 32, SW_MIN_GROUPS = 64;
+/* The shape half of that default (the one rule: the dispatch and the benchmarks' plan labels). */
+static inline bool sw_default_shape(int M, int N)
+{
+    return M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS;
+}
 
 /* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 32). */
 constexpr int TS_SWAP = TS_NTILES;
@@ -2008,8 +2013,7 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         if (ts_plan_from_env(&fp)) {
             if (fp.tile == TS_SWAP)
                 splits = fp.splits;
-        } else if (M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS &&
-                   !getenv("RF_GEMM_SKINNY")) {
+        } else if (sw_default_shape(M, N) && !getenv("RF_GEMM_SKINNY")) {
             splits = 1;
         }
         if (splits > 0) {
