@@ -1,8 +1,8 @@
 /* The swap-AB decode tile's part of radeonflow/gemm's package check alone: tests/check.c's
  * forced row 8 (unsplit and split 3, bf16 and f16, fp64 reference) and its overlapping split
  * calls with row 8 forced, then a few shapes with no plan forced that the swap default takes
- * when the library's SW_DEFAULT_MAX_M is 64 (M 33..64, 64+ column groups; other builds run
- * them on the kernels before), without the rest of the
+ * (M 33..64, 64..128 column groups; builds without the swap tile run them on the kernels
+ * before), without the rest of the
  * check, for device calls too short for the whole of it. Build like the package check:
  *   nvcc -DKBPKG_CHECK_CUDA -DKBPKG_REFERENCE_ONLY -Ikernels/radeonflow/gemm/include -Iinclude \
  *     bench/gpu/gemm_swap_check.c kernels/radeonflow/gemm/src/gemm_cpu.c -LDIR -lgemm -o check_swap
@@ -14,7 +14,7 @@
 static const gemm_case default_cases[] = {
     {48, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
     {64, 4096, 512, 0, 0, 0, 1.0f, 0.0f, 0},
-    {33, 8200, 300, 8, 0, 2, -1.0f, 0.25f, 0},
+    {33, 8192, 300, 8, 0, 2, -1.0f, 0.25f, 0},
 };
 
 int main(void)

@@ -1625,20 +1625,27 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* The default (sm_90a builds): M <= SW_DEFAULT_MAX_M with at least SW_MIN_GROUPS 64-column
- * groups, unsplit. H200 (docs/perf.md "Eighth pass"): faster than the TMA tiles' split plans
- * and the skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared,
- * 16x28672x8192 (a tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64
- * groups (16x4096x4096, 64 blocks on 132 SMs); fewer groups were not timed, so narrower
- * weights keep the plans before. */
+/* The default (sm_90a builds), unsplit: M <= 32 with at least SW_MIN_GROUPS 64-column groups,
+ * and 33 <= M <= SW_DEFAULT_MAX_M (the 64-token box) with SW_MIN_GROUPS..SW_MAX_GROUPS_64 groups.
+ * H200 (docs/perf.md "Eighth pass"): at M <= 32 faster than the TMA tiles' split plans and the
+ * skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared, 16x28672x8192 (a
+ * tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64 groups (16x4096x4096,
+ * 64 blocks on 132 SMs). "Ninth pass": with the 64-token box faster than main's 64x128 tile at
+ * 64x4096x4096 (15.7 -> 13.3 us graph), 48x4096x4096, 40x5120x5120 and 64x8192x8192 (a 1-3%
+ * win: 128 groups, one wave), slower at 64x14336x4096 (224 groups, 1.7 waves: 31.7 -> 34.5),
+ * so M 33..64 takes it up to 128 groups (N <= 8192). Fewer than 64 groups unsplit lost (16 x
+ * 2048 / 1000 x 4096; split 4 won there, not a default yet), so narrower weights keep the plans
+ * before. */
 #ifndef RF_GEMM_SWAP_MAX_M
-#define RF_GEMM_SWAP_MAX_M 32
+#define RF_GEMM_SWAP_MAX_M 64
 #endif
-constexpr int SW_DEFAULT_MAX_M = RF_GEMM_SWAP_MAX_M, SW_MIN_GROUPS = 64;
+constexpr int SW_DEFAULT_MAX_M = RF_GEMM_SWAP_MAX_M, SW_MIN_GROUPS = 64, SW_MAX_GROUPS_64 = 128;
 /* The shape half of that default (the one rule: the dispatch and the benchmarks' plan labels). */
 static inline bool sw_default_shape(int M, int N)
 {
-    return M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS;
+    int groups = (N + SW_COLS - 1) / SW_COLS;
+    return M <= SW_DEFAULT_MAX_M && groups >= SW_MIN_GROUPS &&
+           (M <= 32 || groups <= SW_MAX_GROUPS_64);
 }
 
 /* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 64). */

@@ -54,8 +54,10 @@ static const gemm_case cases[] = {
     {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
     {33, 520, 600, 5, 8, 2, 1.5f, 0.25f, 0},
     {64, 130, 2000, 0, 6, 0, 1.0f, 0.0f, 0},
-    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B) */
+    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B;
+     * M 33..64 with 64..128 groups: the 64-token box) */
     {16, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
+    {48, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
