@@ -66,6 +66,14 @@ int main(int argc, char **argv)
                                       {32, 8192, 28672, {"8,1", "8,2", "3,2"}},
                                       {1, 8192, 8192, {"8,1", "8,2"}},
                                       {8, 4096, 4096, {"8,1", "8,2"}}};
+    /* GEMM_LAUNCH_SHAPES=swap64: the 64-token box (M 33..64, row 8 forced with 1, 2 or 4 K
+     * parts against main's pick as "before"), and 16-row shapes under 64 column groups (N <
+     * 4096, where the swap default does not apply) */
+    std::vector<shape> swap64_shapes = {
+        {64, 4096, 4096, {"8,1", "8,2", "8,4"}}, {48, 4096, 4096, {"8,1", "8,2"}},
+        {64, 8192, 8192, {"8,1", "8,2"}},        {64, 14336, 4096, {"8,1", "8,2"}},
+        {40, 5120, 5120, {"8,1", "8,2"}},        {16, 2048, 4096, {"8,1", "8,2", "8,4"}},
+        {16, 1000, 4096, {"8,1", "8,2", "8,4"}}};
     const char *which = getenv("GEMM_LAUNCH_SHAPES");
     std::vector<shape> all_shapes = {{16, 4096, 4096, {"3,4", "3,8", "2,4"}},
                                      {16, 5120, 5120, {"3,3", "3,13", "3,2"}},
@@ -80,7 +88,9 @@ int main(int argc, char **argv)
                                      {256, 5120, 5120, {"1,1", "5,1", "3,1", "7,1"}},
                                      {8192, 8192, 256, {"0,1", "4,1", "1,1"}},
                                      {4096, 4096, 4096, {}}};
-    std::vector<shape> &shapes = which && !strcmp(which, "swap") ? swap_shapes : all_shapes;
+    std::vector<shape> &shapes = which && !strcmp(which, "swap")     ? swap_shapes
+                                 : which && !strcmp(which, "swap64") ? swap64_shapes
+                                                                     : all_shapes;
     const char *fixed[] = {"cuBLAS", "before", "after", "after PDL=0"};
     printf("%-18s | %-27s | %-27s | %-27s | %-27s\n", "bf16 M x N x K",
            "ev us: cuBLAS/bef/aft/noPDL", "sync us", "graph us", "host us/call");

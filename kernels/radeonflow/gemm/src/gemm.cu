@@ -1110,7 +1110,7 @@ static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
 
 /* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
  * and the benchmarks use it to reach every row on any shape. Row 8 forces the swap-AB decode tile
- * (gemm_swap: M <= 32, sm_90a builds); where it does not apply, the table's choice runs. */
+ * (gemm_swap: M <= 64, sm_90a builds); where it does not apply, the table's choice runs. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1410,21 +1410,20 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
     return launch_tma_plan<T, WGMMA>(nullptr, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
-/* ---- sm_90a decode (M <= 32): swap-AB wgmma tile streaming the weight through TMA ----
+/* ---- sm_90a decode (M <= 64): swap-AB wgmma tile streaming the weight through TMA ----
  * C^T = B^T A^T: 64 columns of the weight B are wgmma's A operand (the instruction's M = 64),
  * read from the TMA box of 64 k-rows x 64 columns (128 bytes, 128B-swizzled) as an MN-major
  * (transposed) operand, the same layout and descriptor the TMA kernels above give their B
  * operand; the tokens A are its B operand, K-major as the TMA kernels' A operand, TN = 8, 16
- * or 32 rows (M padded by the copy engine's zero fill). A stage is the 8 KB weight box plus
- * TN x 128 bytes of tokens, so 16 stages fit where the 64x128 tile keeps 8 stages of 24 KB
- * whose A box is three quarters zero rows at M = 16. A block takes one 64-column group (and one
- * K part when split) at a time, walking units grid-stride (at most one block per SM); one
- * producer warp and one consumer warpgroup keeping one wgmma group in flight (two warpgroups on
- * alternate stages timed the same or slower on the H200: docs/perf.md "Eighth pass"). The
- * accumulators of m64nTN
- * hold, per 8 tokens nn, weight column 16 (warp & 3) + g + 8 half and tokens 8 nn + 2t + {0,1};
- * C is written transposed from registers (M x 64 outputs per unit), or as fp32 partials into
- * the split workspace that gemm_tma_reduce adds up. */
+ * 32 or 64 rows (M padded by the copy engine's zero fill). A stage is the 8 KB weight box plus
+ * TN x 128 bytes of tokens, so 16 stages fit (14 at TN = 64: 16 KB stages) where the 64x128 tile
+ * keeps 8 stages of 24 KB whose A box is three quarters zero rows at M = 16. A block takes one
+ * 64-column group (and one K part when split) at a time, walking units grid-stride (at most one
+ * block per SM); one producer warp and one consumer warpgroup keeping one wgmma group in flight
+ * (two warpgroups on alternate stages timed the same or slower on the H200: docs/perf.md "Eighth
+ * pass"). The accumulators of m64nTN hold, per 8 tokens nn, weight column 16 (warp & 3) + g + 8
+ * half and tokens 8 nn + 2t + {0,1}; C is written transposed from registers (M x 64 outputs per
+ * unit), or as fp32 partials into the split workspace that gemm_tma_reduce adds up. */
 constexpr int SW_COLS = 64;
 #ifndef RF_GEMM_SWAP_STAGES
 #define RF_GEMM_SWAP_STAGES 16
@@ -1465,6 +1464,14 @@ RF_SW_OP(kb_bf16_tag, "bf16", 16, RF_SW_D8, 8, 9, RF_WG_ACC8("+f", d, 0))
 RF_SW_OP(kb_f16_tag, "f16", 16, RF_SW_D8, 8, 9, RF_WG_ACC8("+f", d, 0))
 RF_SW_OP(kb_bf16_tag, "bf16", 32, RF_SW_D16, 16, 17, RF_WG_ACC8("+f", d, 0), RF_WG_ACC8("+f", d, 8))
 RF_SW_OP(kb_f16_tag, "f16", 32, RF_SW_D16, 16, 17, RF_WG_ACC8("+f", d, 0), RF_WG_ACC8("+f", d, 8))
+#define RF_SW_D32                                                                                  \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "  \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define RF_SW_ACC32                                                                                \
+    RF_WG_ACC8("+f", d, 0), RF_WG_ACC8("+f", d, 8), RF_WG_ACC8("+f", d, 16), RF_WG_ACC8("+f", d, 24)
+RF_SW_OP(kb_bf16_tag, "bf16", 64, RF_SW_D32, 32, 33, RF_SW_ACC32)
+RF_SW_OP(kb_f16_tag, "f16", 64, RF_SW_D32, 32, 33, RF_SW_ACC32)
+#undef RF_SW_ACC32
 #undef RF_SW_OP
 #else
 template <typename T, int TN>
@@ -1618,30 +1625,40 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* The default (sm_90a builds): M <= SW_DEFAULT_MAX_M with at least SW_MIN_GROUPS 64-column
- * groups, unsplit. H200 (docs/perf.md "Eighth pass"): faster than the TMA tiles' split plans
- * and the skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared,
- * 16x28672x8192 (a tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64
- * groups (16x4096x4096, 64 blocks on 132 SMs); fewer groups were not timed, so narrower
- * weights keep the plans before. */
-constexpr int SW_DEFAULT_MAX_M = 32, SW_MIN_GROUPS = 64;
+/* The default (sm_90a builds), unsplit: M <= 32 with at least SW_MIN_GROUPS 64-column groups,
+ * and 33 <= M <= SW_DEFAULT_MAX_M (the 64-token box) with SW_MIN_GROUPS..SW_MAX_GROUPS_64 groups.
+ * H200 (docs/perf.md "Eighth pass"): at M <= 32 faster than the TMA tiles' split plans and the
+ * skinny kernel at 1x8192x8192, 8x4096x4096, 16x4096 / 5120 / 8192 squared, 16x28672x8192 (a
+ * tie) and 32x8192x28672, and unsplit faster than split 2 or 4 down to 64 groups (16x4096x4096,
+ * 64 blocks on 132 SMs). "Ninth pass": with the 64-token box faster than main's 64x128 tile at
+ * 64x4096x4096 (15.7 -> 13.3 us graph), 48x4096x4096, 40x5120x5120 and 64x8192x8192 (a 1-3%
+ * win: 128 groups, one wave), slower at 64x14336x4096 (224 groups, 1.7 waves: 31.7 -> 34.5),
+ * so M 33..64 takes it up to 128 groups (N <= 8192). Fewer than 64 groups unsplit lost (16 x
+ * 2048 / 1000 x 4096; split 4 won there, not a default yet), so narrower weights keep the plans
+ * before. */
+#ifndef RF_GEMM_SWAP_MAX_M
+#define RF_GEMM_SWAP_MAX_M 64
+#endif
+constexpr int SW_DEFAULT_MAX_M = RF_GEMM_SWAP_MAX_M, SW_MIN_GROUPS = 64, SW_MAX_GROUPS_64 = 128;
 /* The shape half of that default (the one rule: the dispatch and the benchmarks' plan labels). */
 static inline bool sw_default_shape(int M, int N)
 {
-    return M <= SW_DEFAULT_MAX_M && (N + SW_COLS - 1) / SW_COLS >= SW_MIN_GROUPS;
+    int groups = (N + SW_COLS - 1) / SW_COLS;
+    return M <= SW_DEFAULT_MAX_M && groups >= SW_MIN_GROUPS &&
+           (M <= 32 || groups <= SW_MAX_GROUPS_64);
 }
 
-/* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 32). */
+/* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 64). */
 constexpr int TS_SWAP = TS_NTILES;
 
-/* Needs M <= 32, K > 0 and A and B in 16-byte aligned rows: KBPKG_KERNEL_EUNSUPPORTED
+/* Needs M <= 64, K > 0 and A and B in 16-byte aligned rows: KBPKG_KERNEL_EUNSUPPORTED
  * otherwise (and in builds without wgmma). splits < 1: one. */
 template <typename T>
 static int launch_swap(int splits, int M, int N, int K, float alpha, const uint16_t *A, int lda,
                        const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                        kb_stream_t stream)
 {
-    if (!kTargetIsSm90a || M > 32 || K == 0 || ((uintptr_t)A & 15) || (lda & 7) ||
+    if (!kTargetIsSm90a || M > 64 || K == 0 || ((uintptr_t)A & 15) || (lda & 7) ||
         ((uintptr_t)B & 15) || (ldb & 7))
         return KBPKG_KERNEL_EUNSUPPORTED;
     if constexpr (kTargetIsSm90a) {
@@ -1657,7 +1674,10 @@ static int launch_swap(int splits, int M, int N, int K, float alpha, const uint1
 #define RF_SW_LAUNCH(TN)                                                                           \
     launch_swap_cfg<T, sw_cfg<TN>>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,      \
                                    stream)
-        return M <= 8 ? RF_SW_LAUNCH(8) : M <= 16 ? RF_SW_LAUNCH(16) : RF_SW_LAUNCH(32);
+        return M <= 8    ? RF_SW_LAUNCH(8)
+               : M <= 16 ? RF_SW_LAUNCH(16)
+               : M <= 32 ? RF_SW_LAUNCH(32)
+                         : RF_SW_LAUNCH(64);
 #undef RF_SW_LAUNCH
     }
     return KBPKG_KERNEL_EUNSUPPORTED;

@@ -54,8 +54,10 @@ static const gemm_case cases[] = {
     {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
     {33, 520, 600, 5, 8, 2, 1.5f, 0.25f, 0},
     {64, 130, 2000, 0, 6, 0, 1.0f, 0.0f, 0},
-    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B) */
+    /* the swap-AB decode tile by default on sm_90a (M <= 32, 64+ column groups, aligned A, B;
+     * M 33..64 with 64..128 groups: the 64-token box) */
     {16, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
+    {48, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -76,16 +78,29 @@ static const gemm_case plan_cases[] = {
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
 };
 /* row 8 forces the sm_90a swap-AB decode tile, which takes
- * M <= 32 with A and B in 16-byte rows: M = 1..32 at each token-box edge (8, 16, 32), odd N,
+ * M <= 64 with A and B in 16-byte rows: M = 1..64 at each token-box edge (8, 16, 32, 64), odd N,
  * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
  * C, more 64-column groups than an H200 has SMs (blocks take several), one k-tile; an odd lda
  * (not taken: the other kernels run it) */
 static const gemm_case swap_cases[] = {
-    {1, 300, 1000, 8, 4, 2, 0.5f, -1.0f, 0},  {8, 517, 1100, 0, 3, 1, 0.75f, -0.5f, 0},
-    {9, 130, 200, 8, 6, 5, 1.0f, 0.0f, 0},    {16, 1000, 2048, 0, 0, 8, -1.5f, 0.0f, 0},
-    {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},   {32, 200, 520, 8, 8, 16, 1.0f, 0.5f, 0},
-    {31, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},     {5, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
-    {24, 8200, 700, 0, 0, 3, 1.0f, 0.25f, 0}, {12, 100, 300, 3, 4, 0, 1.0f, 0.0f, 0},
+    {1, 300, 1000, 8, 4, 2, 0.5f, -1.0f, 0},
+    {8, 517, 1100, 0, 3, 1, 0.75f, -0.5f, 0},
+    {9, 130, 200, 8, 6, 5, 1.0f, 0.0f, 0},
+    {16, 1000, 2048, 0, 0, 8, -1.5f, 0.0f, 0},
+    {17, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
+    {32, 200, 520, 8, 8, 16, 1.0f, 0.5f, 0},
+    {31, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},
+    {5, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
+    {24, 8200, 700, 0, 0, 3, 1.0f, 0.25f, 0},
+    {12, 100, 300, 3, 4, 0, 1.0f, 0.0f, 0},
+    /* the 64-token box (M 33..64): each edge, odd N, K tails, padded strides, beta, an
+     * unaligned C, more column groups than SMs */
+    {33, 517, 1100, 8, 3, 1, 0.75f, -0.5f, 0},
+    {48, 1000, 2048, 0, 0, 8, -1.5f, 0.0f, 0},
+    {64, 200, 520, 8, 8, 16, 1.0f, 0.5f, 0},
+    {40, 333, 100, 0, 3, 0, 1.0f, 1.0f, 1},
+    {63, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
+    {64, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},
 };
 enum { PLAN_TILES = 9 }; /* rows 4..7: the first four in clusters of 2 (wgmma); 8: swap-AB */
 
