@@ -4,6 +4,7 @@
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -99,6 +100,21 @@ static inline double bench_rel_err(const uint16_t *x, const uint16_t *y, int row
     CK(cudaStreamSynchronize(st));
     CK(cudaFree(acc));
     return std::sqrt(h[0] / (h[1] > 0 ? h[1] : 1));
+}
+
+/* The symbol sym of the shared library at path (dlopen'ed and kept open), or NULL with the
+ * reason on stderr: how the benches time another build of a package beside this one. */
+static inline void *bench_lib_symbol(const char *path, const char *sym)
+{
+    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+        fprintf(stderr, "%s: %s\n", path, dlerror());
+        return nullptr;
+    }
+    void *f = dlsym(so, sym);
+    if (!f)
+        fprintf(stderr, "%s: no %s\n", path, sym);
+    return f;
 }
 
 static inline uint64_t bench_seed(void)

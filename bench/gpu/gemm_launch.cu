@@ -11,7 +11,6 @@
  * Every variant is checked against cuBLAS first, C poisoned with NaN (relerr; NaN fails).
  * Usage: GEMM_BASELINE_LIB=... GEMM_NEW_LIB=... gemm_launch [logfile] */
 #include <cublas_v2.h>
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cmath>
@@ -28,12 +27,10 @@ static gemm_fn load(const char *env)
     const char *p = getenv(env);
     if (!p)
         return nullptr;
-    void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "%s: %s\n", env, dlerror());
+    gemm_fn f = (gemm_fn)bench_lib_symbol(p, "rf_gemm_bf16");
+    if (!f)
         exit(1);
-    }
-    return (gemm_fn)dlsym(h, "rf_gemm_bf16");
+    return f;
 }
 
 int main(int argc, char **argv)

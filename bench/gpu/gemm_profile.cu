@@ -7,7 +7,6 @@
  * Usage: gemm_profile LIBGEMM.so M N K plan [M N K plan ...] */
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -23,16 +22,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s LIBGEMM.so M N K plan [M N K plan ...]\n", argv[0]);
         return 2;
     }
-    void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!so) {
-        fprintf(stderr, "%s\n", dlerror());
+    gemm_export gemm = (gemm_export)bench_lib_symbol(argv[1], "rf_gemm_bf16");
+    if (!gemm)
         return 1;
-    }
-    gemm_export gemm = (gemm_export)dlsym(so, "rf_gemm_bf16");
-    if (!gemm) {
-        fprintf(stderr, "no rf_gemm_bf16 in %s\n", argv[1]);
-        return 1;
-    }
     cublasHandle_t h;
     CKB(cublasCreate(&h));
     for (int i = 2; i + 3 < argc; i += 4) {

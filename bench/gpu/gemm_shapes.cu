@@ -11,7 +11,6 @@
  * tile and split on ragged shapes, strides, alpha and beta. Prints per shape the ratios, then
  * geomean and minimum, per class too. */
 #include <cublas_v2.h>
-#include <dlfcn.h>
 
 #include <cstring>
 
@@ -505,17 +504,10 @@ static bool load_exports(const char *env, gemm_export out[2], const char *label)
     const char *lib = getenv(env);
     if (!lib)
         return true;
-    void *so = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!so) {
-        fprintf(stderr, "%s: %s\n", lib, dlerror());
+    out[0] = (gemm_export)bench_lib_symbol(lib, "rf_gemm_bf16");
+    out[1] = out[0] ? (gemm_export)bench_lib_symbol(lib, "rf_gemm_f16") : nullptr;
+    if (!out[1])
         return false;
-    }
-    out[0] = (gemm_export)dlsym(so, "rf_gemm_bf16");
-    out[1] = (gemm_export)dlsym(so, "rf_gemm_f16");
-    if (!out[0] || !out[1]) {
-        fprintf(stderr, "%s: no rf_gemm_bf16/f16\n", lib);
-        return false;
-    }
     printf("%s: %s\n", label, lib);
     return true;
 }
