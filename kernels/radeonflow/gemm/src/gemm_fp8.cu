@@ -391,33 +391,7 @@ template <int SB> struct h_scales {
             s1[q] = x1 * sb;
         }
     }
-    /* the same scales unmultiplied (r: the two rows', then the SB columns'), and their product */
-    __device__ __forceinline__ void raw(int kb, float *r) const
-    {
-        r[0] = __ldg(a0 + kb);
-        r[1] = __ldg(a1 + kb);
-#pragma unroll
-        for (int q = 0; q < SB; q++)
-            r[2 + q] = __ldg(b[q] + kb);
-    }
-    static __device__ __forceinline__ void mul(const float *r, float *s0, float *s1)
-    {
-#pragma unroll
-        for (int q = 0; q < SB; q++) {
-            s0[q] = r[0] * r[2 + q];
-            s1[q] = r[1] * r[2 + q];
-        }
-    }
 };
-
-/* RF_FP8_SCALE_AHEAD 1 (a build switch, not yet timed): the steady pipeline loads block j's
- * scales two blocks ahead (after issuing block j - 1) and multiplies them at j's promotion.
- * 0: loaded one block ahead and multiplied just before the next block's issue, where Nsight
- * Compute found the consumers waiting on the load (the FMUL: 5.9% of the warps' stall samples
- * at 8192^3, 4.1% at 4096^3, all long-scoreboard, ahead of the next wgmma). */
-#ifndef RF_FP8_SCALE_AHEAD
-#define RF_FP8_SCALE_AHEAD 0
-#endif
 
 /* One block of the pieced tile (PIECES even, alternating pa / pb; piece 0 of this block is in
  * flight in pa on entry): pieces 1.. of the block are issued before the piece ahead of them is
@@ -500,62 +474,6 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             }
             sc.at(kb, s0, s1);
             h_block_pieces<CL, BN, false>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
-        } else if (PP == 2 && RF_FP8_SCALE_AHEAD) {
-            /* the steady pipeline below, scales two blocks ahead: entering an iteration, ra
-             * holds block kb - 1's (in flight in pa), rb block kb's */
-            constexpr int R = 2 + SB;
-            float ra[R], rb[R], rn[R];
-            const int last = a.kblocks - 1;
-            sc.raw(0, ra);
-            sc.raw(last < 1 ? last : 1, rb);
-            int sa_stage = c.s;
-            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
-            c.next();
-            int kb = 1;
-            for (; kb + 1 < a.kblocks; kb += 2) {
-                int sb_stage = c.s;
-                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
-                c.next();
-                sc.raw(kb + 1, rn);
-                h_wait_group<1>();
-                {
-                    float s0[SB], s1[SB];
-                    h_scales<SB>::mul(ra, s0, s1);
-                    h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
-                }
-#pragma unroll
-                for (int i = 0; i < R; i++)
-                    ra[i] = rn[i];
-                sa_stage = c.s;
-                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
-                c.next();
-                sc.raw(kb + 2 < last ? kb + 2 : last, rn);
-                h_wait_group<1>();
-                {
-                    float s0[SB], s1[SB];
-                    h_scales<SB>::mul(rb, s0, s1);
-                    h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, s0, s1, 0);
-                }
-#pragma unroll
-                for (int i = 0; i < R; i++)
-                    rb[i] = rn[i];
-            }
-            float s0[SB], s1[SB];
-            if (kb < a.kblocks) {
-                int sb_stage = c.s;
-                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
-                c.next();
-                h_wait_group<1>();
-                h_scales<SB>::mul(ra, s0, s1);
-                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
-                h_wait_group<0>();
-                h_scales<SB>::mul(rb, s0, s1);
-                h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, s0, s1, 0);
-            } else {
-                h_wait_group<0>();
-                h_scales<SB>::mul(ra, s0, s1);
-                h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, s0, s1, 0);
-            }
         } else if (PP == 2) {
             /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
              * so one of this warpgroup's groups is always in flight; pa carries a block in
