@@ -168,6 +168,26 @@ template <> struct kb_type<kb_bf16_tag> {
     {
         return kb_f32_to_bf16(v);
     }
+    /* Two outputs as one word, lo in the low half: store's bits, one conversion per pair. */
+    static __device__ __forceinline__ uint32_t store2(float lo, float hi)
+    {
+        return kb_f32x2_to_bf16x2(lo, hi);
+    }
+    /* store2 without the NaN rule: the same bits unless lo or hi is NaN. For epilogues that
+     * test a whole fragment once (kb_any_nan) instead of every pair. */
+    static __device__ __forceinline__ uint32_t store2_raw(float lo, float hi)
+    {
+#ifdef KB_GPU_HW_BF16
+        return kb_cvt_bf16x2(lo, hi);
+#else
+        return kb_f32x2_to_bf16x2(lo, hi);
+#endif
+    }
+#ifdef KB_GPU_HW_BF16
+    static constexpr bool raw_nan_differs = true;
+#else
+    static constexpr bool raw_nan_differs = false;
+#endif
 };
 template <> struct kb_type<kb_f16_tag> {
     typedef uint16_t storage;
@@ -179,7 +199,28 @@ template <> struct kb_type<kb_f16_tag> {
     {
         return kb_f32_to_f16(v);
     }
+    static __device__ __forceinline__ uint32_t store2(float lo, float hi)
+    {
+        return kb_f32x2_to_f16x2(lo, hi);
+    }
+    static __device__ __forceinline__ uint32_t store2_raw(float lo, float hi)
+    {
+        return kb_f32x2_to_f16x2(lo, hi);
+    }
+    static constexpr bool raw_nan_differs = false; /* the instruction keeps NaN payloads */
 };
+
+/* Whether any of v[0..n) is NaN; unordered compares of pairs, one test per two values. */
+template <int N> __device__ __forceinline__ bool kb_any_nan(const float *v)
+{
+    bool nan = false;
+#pragma unroll
+    for (int i = 0; i + 1 < N; i += 2)
+        nan |= (v[i] != v[i]) | (v[i + 1] != v[i + 1]);
+    if (N % 2)
+        nan |= v[N - 1] != v[N - 1];
+    return nan;
+}
 
 /* 16 bytes of storage seen as elements or as 32-bit words (one 16-byte load or store). */
 template <typename T> union kb_vec16 {
