@@ -220,6 +220,33 @@ __device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const uin
     }
 }
 
+/* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
+template <typename T>
+__device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float v0, float v1,
+                                           float beta, bool c_pairs)
+{
+    if (c_pairs && gn + 1 < N) {
+        uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
+        if (beta != 0.0f) {
+            uint32_t old = *p;
+            v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
+            v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
+        }
+        *p = kb_type<T>::store2(v0, v1);
+        return;
+    }
+    if (gn < N) {
+        if (beta != 0.0f)
+            v0 += beta * kb_type<T>::load(crow[gn]);
+        crow[gn] = kb_type<T>::store(v0);
+    }
+    if (gn + 1 < N) {
+        if (beta != 0.0f)
+            v1 += beta * kb_type<T>::load(crow[gn + 1]);
+        crow[gn + 1] = kb_type<T>::store(v1);
+    }
+}
+
 template <int BM, int BN, int BK, int STAGES> struct mma_cfg {
     static constexpr int WTM = BM / 2, WTN = BN / 4; /* warps: 2 along M, 4 along N */
     static constexpr int MF = WTM / 16, NF = WTN / 8;
@@ -314,27 +341,8 @@ __global__ __launch_bounds__(MMA_THREADS, (mma_cfg<BM, BN, BK, STAGES>::MIN_BLOC
 #pragma unroll
             for (int j = 0; j < cfg::NF; j++) {
                 int gn = n0 + wn * cfg::WTN + j * 8 + t * 2;
-                float v0 = alpha * acc[i][j][half * 2], v1 = alpha * acc[i][j][half * 2 + 1];
-                if (c_pairs && gn + 1 < N) {
-                    uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
-                    if (beta != 0.0f) {
-                        uint32_t old = *p;
-                        v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
-                        v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
-                    }
-                    *p = (uint32_t)kb_type<T>::store(v0) | ((uint32_t)kb_type<T>::store(v1) << 16);
-                } else {
-                    if (gn < N) {
-                        if (beta != 0.0f)
-                            v0 += beta * kb_type<T>::load(crow[gn]);
-                        crow[gn] = kb_type<T>::store(v0);
-                    }
-                    if (gn + 1 < N) {
-                        if (beta != 0.0f)
-                            v1 += beta * kb_type<T>::load(crow[gn + 1]);
-                        crow[gn + 1] = kb_type<T>::store(v1);
-                    }
-                }
+                store_pair<T>(crow, gn, N, alpha * acc[i][j][half * 2],
+                              alpha * acc[i][j][half * 2 + 1], beta, c_pairs);
             }
         }
     }
@@ -590,33 +598,6 @@ template <int BM_, int BN_, int CTAS_, int EPI_, int CL_ = 1> struct ts_cfg {
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
     static_assert(EPI % 64 == 0 && BN % (EPI ? EPI : 1) == 0, "whole boxes, whole rounds");
 };
-
-/* Stores the pair (v0, v1) at columns gn, gn + 1 of row crow (alpha/beta applied). */
-template <typename T>
-__device__ __forceinline__ void store_pair(uint16_t *crow, int gn, int N, float v0, float v1,
-                                           float beta, bool c_pairs)
-{
-    if (c_pairs && gn + 1 < N) {
-        uint32_t *p = reinterpret_cast<uint32_t *>(crow + gn);
-        if (beta != 0.0f) {
-            uint32_t old = *p;
-            v0 += beta * kb_type<T>::load((uint16_t)(old & 0xffff));
-            v1 += beta * kb_type<T>::load((uint16_t)(old >> 16));
-        }
-        *p = (uint32_t)kb_type<T>::store(v0) | ((uint32_t)kb_type<T>::store(v1) << 16);
-        return;
-    }
-    if (gn < N) {
-        if (beta != 0.0f)
-            v0 += beta * kb_type<T>::load(crow[gn]);
-        crow[gn] = kb_type<T>::store(v0);
-    }
-    if (gn + 1 < N) {
-        if (beta != 0.0f)
-            v1 += beta * kb_type<T>::load(crow[gn + 1]);
-        crow[gn + 1] = kb_type<T>::store(v1);
-    }
-}
 
 /* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
  * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32

@@ -303,8 +303,7 @@ __device__ __forceinline__ void h_store_pair(const h_args &a, int m, int n, floa
         return;
     uint16_t *p = a.C + (size_t)m * a.N + n;
     if (a.c_pairs && n + 1 < a.N) {
-        *reinterpret_cast<uint32_t *>(p) =
-            (uint32_t)kb_f32_to_bf16(v0) | ((uint32_t)kb_f32_to_bf16(v1) << 16);
+        *reinterpret_cast<uint32_t *>(p) = kb_f32x2_to_bf16x2(v0, v1);
         return;
     }
     if (n < a.N)

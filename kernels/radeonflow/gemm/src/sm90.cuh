@@ -131,6 +131,25 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* The warpgroup's 64 x COLS outputs (the m64 accumulator layout, already scaled) into the
+ * swizzled boxes of stage, a pair per 4-byte store. RAW: the bare conversion (no NaN lane). */
+template <typename T, int COLS, bool RAW>
+__device__ __forceinline__ void wg_stage_tile(const float *v, uint8_t *stage)
+{
+    int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int nn = 0; nn < COLS / 8; nn++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            int row = warp * 16 + g + half * 8, box = nn / 8, chunk = nn % 8;
+            const float lo = v[nn * 4 + half * 2], hi = v[nn * 4 + half * 2 + 1];
+            uint32_t w = RAW ? kb_type<T>::store2_raw(lo, hi) : kb_type<T>::store2(lo, hi);
+            uint32_t addr =
+                smem_addr(stage + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + t * 4);
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(w) : "memory");
+        }
+}
+
 /* The epilogue through the copy engine, for a warpgroup's 64 x COLS wgmma accumulators (m64nN
  * layout: per 8 columns nn, acc[nn*4 + half*2 + {0,1}] is row 16 (warp & 3) + g + 8 half, columns
  * 8 nn + 2t + {0,1}, with g = lane / 4, t = lane % 4). They go, times alpha, as 16-bit T into
@@ -145,22 +164,20 @@ __device__ __forceinline__ void wg_store_tile_tma(const float *acc, float alpha,
                                                   const CUtensorMap *tmc, int m0, int n0, int bar)
 {
     static_assert(COLS % 64 == 0, "whole 64-column boxes");
-    int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
     bool leader = (threadIdx.x & 127) == 0;
     if (leader)
         asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
     named_barrier_sync(bar, 128);
+    float v[COLS / 2];
 #pragma unroll
-    for (int nn = 0; nn < COLS / 8; nn++)
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            int row = warp * 16 + g + half * 8, box = nn / 8, chunk = nn % 8;
-            uint32_t v = (uint32_t)kb_type<T>::store(alpha * acc[nn * 4 + half * 2]) |
-                         ((uint32_t)kb_type<T>::store(alpha * acc[nn * 4 + half * 2 + 1]) << 16);
-            uint32_t addr =
-                smem_addr(stage + box * 8192 + row * 128 + ((chunk ^ (row & 7)) << 4) + t * 4);
-            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-        }
+    for (int i = 0; i < COLS / 2; i++)
+        v[i] = alpha * acc[i];
+    /* bf16's NaN rule (kb_f32_to_bf16) is a compare and a select per value on top of the
+     * conversion: test the whole fragment once and convert pairs bare unless a NaN is in it */
+    if (kb_type<T>::raw_nan_differs && kb_any_nan<COLS / 2>(v))
+        wg_stage_tile<T, COLS, false>(v, stage);
+    else
+        wg_stage_tile<T, COLS, true>(v, stage);
     /* ordinary stores, read next by the copy engine (async proxy) */
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     named_barrier_sync(bar, 128);
