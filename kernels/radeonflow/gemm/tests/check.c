@@ -415,6 +415,87 @@ static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
     return bad;
 }
 
+/* NaN in, quiet NaN out, nothing else changed: the epilogues convert a fragment without NaN
+ * with the bare instruction and patch only fragments that hold one (kb_any_nan), so one call
+ * with a NaN in a row of A and in a column of B runs both paths. Every output off that row
+ * and column must equal, bit for bit, the same call's output on the operands without the
+ * NaNs (same shape, same plan, same order of sums); the row and the column must be quiet
+ * NaNs. Shapes: the staged TMA epilogue (beta 0, aligned rows), stores from registers (beta),
+ * a split through the reduce, the swap-AB and skinny decode kernels. */
+static const gemm_case nan_cases[] = {
+    {256, 512, 128, 0, 0, 0, 1.0f, 0.0f, 0},   {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
+    {16, 517, 1100, 4, 3, 1, 0.75f, -0.5f, 0}, {16, 4100, 1000, 0, 4, 3, 1.0f, 0.0f, 0},
+    {3, 1001, 257, 1, 7, 3, 0.5f, 0.0f, 0},
+};
+
+static int quiet_nan_bits(kbc_dtype t, const void *p, size_t i)
+{
+    if (t == KBC_F32)
+        return isnan(((const float *)p)[i]);
+    uint16_t h = ((const uint16_t *)p)[i];
+    return t == KBC_BF16 ? (h & 0x7f80u) == 0x7f80u && (h & 0x40u)
+                         : (h & 0x7c00u) == 0x7c00u && (h & 0x200u);
+}
+
+static size_t check_nan_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
+{
+    int lda = c->K + c->lda_pad, ldb = c->N + c->ldb_pad, ldc = c->N + c->ldc_pad;
+    int nan_row = c->M / 2, nan_col = c->N - 1 - c->N / 3, nan_k = c->K / 3;
+    size_t es = kbc_size(t), na = (size_t)c->M * lda, nb = (size_t)c->K * ldb,
+           nc = (size_t)c->M * ldc;
+    void *A = kbc_xmalloc(na * es), *B = kbc_xmalloc(nb * es), *C0 = kbc_xmalloc(nc * es);
+    void *clean = kbc_xmalloc(nc * es), *got = kbc_xmalloc(nc * es);
+    kbc_fill(rng, t, A, na, -1.0f, 1.0f);
+    kbc_fill(rng, t, B, nb, -1.0f, 1.0f);
+    kbc_fill(rng, t, C0, nc, -1.0f, 1.0f);
+    void *dA = kbc_dev_alloc(na * es), *dB = kbc_dev_alloc(nb * es), *dC = kbc_dev_alloc(nc * es);
+    int rc = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* the same operands with one NaN in A's row and one in B's column */
+            kbc_set(t, A, (size_t)nan_row * lda + nan_k, NAN);
+            kbc_set(t, B, (size_t)(c->K - 1 - nan_k) * ldb + nan_col, NAN);
+        }
+        kbc_upload(dA, A, na * es);
+        kbc_upload(dB, B, nb * es);
+        kbc_upload(dC, C0, nc * es);
+        rc |= lib_fns[t](c->M, c->N, c->K, c->alpha, dA, lda, dB, ldb, c->beta, dC, ldc, NULL);
+        kbc_download(pass ? got : clean, dC, nc * es);
+    }
+    size_t bad = rc != 0, shown = 0;
+    for (int m = 0; m < c->M; m++)
+        for (int n = 0; n < c->N; n++) {
+            size_t i = (size_t)m * ldc + n;
+            int ok = m == nan_row || n == nan_col
+                         ? quiet_nan_bits(t, got, i)
+                         : memcmp((char *)got + i * es, (char *)clean + i * es, es) == 0;
+            if (!ok && shown++ < 5)
+                fprintf(stderr, "check: element (%d, %d): got %g, without the NaNs %g\n", m, n,
+                        kbc_get(t, got, i), kbc_get(t, clean, i));
+            bad += !ok;
+        }
+    if (bad)
+        fprintf(stderr,
+                "check: FAIL NaN propagation rf_gemm_%s M=%d N=%d K=%d b=%g: %zu wrong (rc %d)\n",
+                kbc_dtype_names[t], c->M, c->N, c->K, c->beta, bad, rc);
+    kbc_dev_free(dA);
+    kbc_dev_free(dB);
+    kbc_dev_free(dC);
+    free(A), free(B), free(C0), free(clean), free(got);
+    return bad;
+}
+
+static size_t check_nan_propagation(kbc_rng *rng)
+{
+    size_t bad = 0;
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < sizeof nan_cases / sizeof nan_cases[0]; i++)
+            bad += check_nan_case(rng, (kbc_dtype)t, &nan_cases[i]);
+    if (!bad)
+        printf("check: ok   NaN in A and B: quiet NaN in their row and column, the rest "
+               "unchanged bit for bit\n");
+    return bad;
+}
+
 /* Bad arguments are refused with KBPKG_KERNEL_EINVAL and touch nothing. */
 static size_t check_bad_args(void)
 {
@@ -656,6 +737,7 @@ int main(void)
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             bad += run_case(&rng, (kbc_dtype)t, &cases[i]);
+    bad += check_nan_propagation(&rng);
 #ifdef KBPKG_CHECK_CUDA
     /* the TMA kernels' split (M = 16 takes them with the skinny kernel off: 8 tiles x 8 parts
      * of 4 k-tiles), then the skinny kernel's (4 parts of K) */
