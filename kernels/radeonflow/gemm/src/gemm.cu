@@ -976,7 +976,11 @@ static long long ts_tiles(const ts_tile &t, int M, int N)
     return (M + um - 1) / um * t.cl * ((N + t.bn - 1) / t.bn);
 }
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
-constexpr int TS_MAX_SPLITS = 16;
+/* RF_GEMM_MAX_SPLITS: a build with more K parts allowed (bench/gpu/gemm_splits.cu probes them) */
+#ifndef RF_GEMM_MAX_SPLITS
+#define RF_GEMM_MAX_SPLITS 16
+#endif
+constexpr int TS_MAX_SPLITS = RF_GEMM_MAX_SPLITS;
 
 /* Fitted to the H200 measurements (leads for other Hopper parts: the ratios carry over). */
 constexpr double TS_TILE_RATE = 5.6e12; /* flop/s of one SM in the 128x256 main loop */

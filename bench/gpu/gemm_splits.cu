@@ -1,0 +1,145 @@
+/* How far split-K pays where the tile table has few tiles and deep K: every TMA tile (rows 0..7
+ * of kTsTiles) at every split count in a list up to 64, forced, against cuBLAS (cublasGemmEx,
+ * fp32 compute) and the export, on the same rotating operand sets in interleaved rounds
+ * (CUDA events, medians). Each variant is checked against cuBLAS first (C poisoned). Build with
+ * -DRF_GEMM_MAX_SPLITS=64 (the package caps plans at 16 K parts otherwise).
+ * Prints per shape the export, cuBLAS and the five fastest plans; every plan to argv[1]. */
+#include <cublas_v2.h>
+
+#include <cstring>
+
+#include "../../kernels/radeonflow/gemm/src/gemm.cu"
+#include "bench_common.h"
+
+#include <algorithm>
+#include <string>
+
+struct probe {
+    std::string name;
+    rf::ts_plan plan; /* tile -1: the export */
+    double ms, err;
+};
+
+static std::string plan_label(const rf::ts_plan &p)
+{
+    if (p.tile < 0)
+        return "rf_gemm_bf16 (table)";
+    const rf::ts_tile &t = rf::kTsTiles[p.tile];
+    char b[64];
+    snprintf(b, sizeof b, "%dx%d%s s%d", t.bm, t.bn, t.cl > 1 ? " cl2" : "", p.splits);
+    return b;
+}
+
+static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
+{
+    const int reps = 30;
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    bench_gemm_sets g = bench_gemm_sets_alloc(na, nb, nc, B_BF16);
+    uint16_t *ref;
+    CK(cudaMalloc(&ref, nc * 2));
+    float alpha = 1.0f, beta = 0.0f;
+    CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[0], CUDA_R_16BF, N, g.A[0],
+                     CUDA_R_16BF, K, &beta, ref, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT));
+    rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, K, N);
+    std::vector<probe> vs = {{"", {-1, 0}, 0, 0}};
+    int ktiles = (K + rf::TS_BK - 1) / rf::TS_BK;
+    for (int t = 0; t < rf::TS_NTILES; t++)
+        for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 28, 32, 33, 40, 48, 64}) {
+            long long units = rf::ts_tiles(rf::kTsTiles[t], M, N) * s;
+            if (s <= rf::TS_MAX_SPLITS && (s == 1 || s <= ktiles / 2) && units <= 4LL * sms)
+                vs.push_back({"", {t, s}, 0, 0});
+        }
+    auto call = [&](const probe &v, int set) {
+        const rf::ts_plan *p = v.plan.tile < 0 ? nullptr : &v.plan;
+        int rc =
+            p ? rf::launch_tma_plan<kb_bf16_tag, true>(p, M, N, K, alpha, g.A[set], K, g.B[set], N,
+                                                       beta, g.C[set], N, 0)
+              : rf_gemm_bf16(M, N, K, alpha, g.A[set], K, g.B[set], N, beta, g.C[set], N, nullptr);
+        if (rc != 0) {
+            fprintf(stderr, "%dx%dx%d %s: returned %d\n", M, N, K, plan_label(v.plan).c_str(), rc);
+            exit(1);
+        }
+    };
+    for (auto &v : vs) {
+        v.name = plan_label(v.plan);
+        CK(cudaMemset(g.C[0], 0xff, nc * 2)); /* NaN poison */
+        call(v, 0);
+        CK(cudaDeviceSynchronize());
+        v.err = bench_rel_err(g.C[0], ref, M, N, N, B_BF16);
+    }
+    size_t nv = vs.size() + 1;
+    std::vector<cudaEvent_t> ev(2 * nv * reps);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    auto one = [&](size_t v, int i) {
+        int s = i % g.count;
+        if (v == 0)
+            CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[s], CUDA_R_16BF, N,
+                             g.A[s], CUDA_R_16BF, K, &beta, g.C[s], CUDA_R_16BF, N,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        else
+            call(vs[v - 1], s);
+    };
+    for (size_t v = 0; v < nv; v++)
+        one(v, 0), one(v, 1);
+    for (int i = 0; i < reps; i++) /* rounds: every variant once, so drift hits all alike */
+        for (size_t v = 0; v < nv; v++) {
+            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
+            one(v, i + (int)v);
+            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
+        }
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    std::vector<double> med(nv);
+    for (size_t v = 0; v < nv; v++) {
+        std::vector<double> ms(reps);
+        for (int i = 0; i < reps; i++) {
+            float t;
+            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+            ms[i] = t;
+        }
+        std::sort(ms.begin(), ms.end());
+        med[v] = ms[reps / 2];
+        if (v)
+            vs[v - 1].ms = med[v];
+    }
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    double flop = 2.0 * M * N * K, tc = med[0];
+    int wrong = 0;
+    for (const auto &v : vs) {
+        bool bad = !(v.err < 1e-2);
+        wrong += bad;
+        fprintf(log, "%dx%dx%d %-22s %9.4f ms %7.1f TF/s %.3f relerr %.1e%s\n", M, N, K,
+                v.name.c_str(), v.ms, flop / v.ms / 1e9, tc / v.ms, v.err, bad ? " WRONG" : "");
+    }
+    std::vector<probe> sorted(vs.begin() + 1, vs.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const probe &a, const probe &b) { return a.ms < b.ms; });
+    printf("%dx%dx%d bf16: cuBLAS %.1f TF/s | export %.3f (%s) | %d wrong |", M, N, K,
+           flop / tc / 1e9, tc / vs[0].ms, plan_label(pick).c_str(), wrong);
+    for (size_t i = 0; i < sorted.size() && i < 5; i++)
+        printf(" %s %.3f%s", sorted[i].name.c_str(), tc / sorted[i].ms, i < 4 ? "," : "");
+    printf("\n");
+    CK(cudaFree(ref));
+    bench_gemm_sets_free(g);
+}
+
+int main(int argc, char **argv)
+{
+    FILE *log = fopen(argc > 1 ? argv[1] : "gemm_splits.log", "w");
+    if (!log)
+        return 1;
+    int sms = rf::sm_count();
+    cublasHandle_t h;
+    CKB(cublasCreate(&h));
+    printf("split-K probe, %d SMs, plans up to %d K parts\n", sms, rf::TS_MAX_SPLITS);
+    const int shapes[][3] = {{256, 256, 65536},  {512, 512, 65536}, {1024, 1024, 32768},
+                             {128, 4096, 14336}, {777, 1000, 3000}, {1000, 1000, 1000},
+                             {256, 5120, 5120},  {64, 4096, 4096},  {128, 4096, 4096}};
+    for (const auto &s : shapes)
+        run_shape(h, log, s[0], s[1], s[2], sms);
+    fclose(log);
+    return 0;
+}
