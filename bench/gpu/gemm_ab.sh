@@ -27,8 +27,12 @@ for run in $(seq 1 "${GEMM_AB_RUNS:-2}"); do
     grep -E "geomean" "$O/gemm_shapes_$run.txt"
 done
 t2=$(date +%s)
+# fp8_run.sh copies the libraries and checks into its folder: keep it out of OUTDIR, whose
+# files a device call brings back (too many files there and none came back, 2026-12-05)
+FP8W=$(mktemp -d)
 FP8_PREBUILT_DIR="$D/fp8" FP8_VARIANTS='old:' FP8_SASS=0 FP8_CHECK_FP8ONLY=1 FP8_CHECKS=gemm \
-    bash "$ROOT/bench/gpu/fp8_run.sh" "$O/fp8" >"$O/fp8.txt" 2>&1 || status=1
+    bash "$ROOT/bench/gpu/fp8_run.sh" "$FP8W" >"$O/fp8.txt" 2>&1 || status=1
+cp "$FP8W"/rounds.json "$FP8W"/*.log "$O/" 2>/dev/null
 echo "fp8: $(($(date +%s) - t2)) s"
 tail -14 "$O/fp8.txt"
 # the checks after the timing, so a slow check cannot cost the table; each check is waited on by
