@@ -215,4 +215,40 @@ template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
     return ms[reps / 2];
 }
 
+/* Times nv variants interleaved: two untimed rounds, then reps rounds that call(v, i) each
+ * variant once between its own events, so clock and power drift hit all of them alike (call's
+ * i picks the operand set: round + variant, so neighbours do not share one). Medians in ms. */
+template <typename F>
+static std::vector<double> bench_interleaved_median_ms(size_t nv, int reps, F call)
+{
+    std::vector<cudaEvent_t> ev(2 * nv * reps);
+    for (auto &e : ev)
+        CK(cudaEventCreate(&e));
+    for (int i = 0; i < 2; i++)
+        for (size_t v = 0; v < nv; v++)
+            call(v, i);
+    for (int i = 0; i < reps; i++)
+        for (size_t v = 0; v < nv; v++) {
+            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
+            call(v, i + (int)v);
+            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
+        }
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    std::vector<double> med(nv);
+    for (size_t v = 0; v < nv; v++) {
+        std::vector<double> ms(reps);
+        for (int i = 0; i < reps; i++) {
+            float t;
+            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
+            ms[i] = t;
+        }
+        std::sort(ms.begin(), ms.end());
+        med[v] = ms[reps / 2];
+    }
+    for (auto &e : ev)
+        CK(cudaEventDestroy(e));
+    return med;
+}
+
 #endif

@@ -292,9 +292,6 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     /* then timing, interleaved: each round calls cuBLAS and every variant once, so clock and
      * power drift over the run hits all of them alike; medians per variant */
     size_t nv = run.size() + 1;
-    std::vector<cudaEvent_t> ev(2 * nv * reps);
-    for (auto &e : ev)
-        CK(cudaEventCreate(&e));
     auto call = [&](size_t v, int i) {
         int s = i % sets;
         if (v == 0) {
@@ -306,30 +303,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
             exit(1);
         }
     };
-    for (int i = 0; i < 2; i++)
-        for (size_t v = 0; v < nv; v++)
-            call(v, i);
-    for (int i = 0; i < reps; i++)
-        for (size_t v = 0; v < nv; v++) {
-            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
-            call(v, i + (int)v);
-            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
-        }
-    CK(cudaDeviceSynchronize());
-    CK(cudaGetLastError());
-    std::vector<double> med(nv);
-    for (size_t v = 0; v < nv; v++) {
-        std::vector<double> ms(reps);
-        for (int i = 0; i < reps; i++) {
-            float t;
-            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
-            ms[i] = t;
-        }
-        std::sort(ms.begin(), ms.end());
-        med[v] = ms[reps / 2];
-    }
-    for (auto &e : ev)
-        CK(cudaEventDestroy(e));
+    std::vector<double> med = bench_interleaved_median_ms(nv, reps, call);
     double t_cublas = med[0];
     fprintf(log, "%-8s %-18s %-4s %-36s %9.4f ms %7.1f TF/s  1.000\n", sh.cls, label, tname,
             "cuBLAS", t_cublas, flop / t_cublas / 1e9);

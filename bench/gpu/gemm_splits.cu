@@ -69,9 +69,6 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
         v.err = bench_rel_err(g.C[0], ref, M, N, N, B_BF16);
     }
     size_t nv = vs.size() + 1;
-    std::vector<cudaEvent_t> ev(2 * nv * reps);
-    for (auto &e : ev)
-        CK(cudaEventCreate(&e));
     auto one = [&](size_t v, int i) {
         int s = i % g.count;
         if (v == 0)
@@ -81,31 +78,9 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
         else
             call(vs[v - 1], s);
     };
-    for (size_t v = 0; v < nv; v++)
-        one(v, 0), one(v, 1);
-    for (int i = 0; i < reps; i++) /* rounds: every variant once, so drift hits all alike */
-        for (size_t v = 0; v < nv; v++) {
-            CK(cudaEventRecord(ev[2 * (v * reps + i)]));
-            one(v, i + (int)v);
-            CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
-        }
-    CK(cudaDeviceSynchronize());
-    CK(cudaGetLastError());
-    std::vector<double> med(nv);
-    for (size_t v = 0; v < nv; v++) {
-        std::vector<double> ms(reps);
-        for (int i = 0; i < reps; i++) {
-            float t;
-            CK(cudaEventElapsedTime(&t, ev[2 * (v * reps + i)], ev[2 * (v * reps + i) + 1]));
-            ms[i] = t;
-        }
-        std::sort(ms.begin(), ms.end());
-        med[v] = ms[reps / 2];
-        if (v)
-            vs[v - 1].ms = med[v];
-    }
-    for (auto &e : ev)
-        CK(cudaEventDestroy(e));
+    std::vector<double> med = bench_interleaved_median_ms(nv, reps, one);
+    for (size_t v = 1; v < nv; v++)
+        vs[v - 1].ms = med[v];
     double flop = 2.0 * M * N * K, tc = med[0];
     int wrong = 0;
     for (const auto &v : vs) {
