@@ -266,6 +266,8 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
             v.push_back({buf, 1, rms::PATH_BLOCK, r, (int)thr, (int)thr, 1, 0, 0, capped ? 0 : 1});
         }
     }
+    if (d % V != 0) /* the pipelined kernel takes aligned rows only */
+        return v;
     /* the pipelined kernel, group shape: lanes L, R = units / L (a power of two <= 8) */
     for (int L = 4; L <= 32; L *= 2) {
         const int r = pow2_ge((units + L - 1) / L);
