@@ -239,7 +239,8 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     const int V = rms::row_geo<T>::V;
     const int64_t units = d / V;
     std::vector<cand> v;
-    rms::plan e = rms::choose<T>(n, units, g_sms, d % V == 0);
+    const bool aligned = d % V == 0; /* the pipelined kernel takes aligned rows only */
+    rms::plan e = rms::choose<T>(n, units, g_sms, aligned);
     const bool few = n <= 4 * (int64_t)g_sms;
     char buf[128];
     snprintf(buf, sizeof buf, "export p%d R%d M%d T%d L%d", e.path, e.vecs, e.rows, e.threads,
@@ -266,7 +267,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
             v.push_back({buf, 1, rms::PATH_BLOCK, r, (int)thr, (int)thr, 1, 0, 0, capped ? 0 : 1});
         }
     }
-    if (d % V != 0) /* the pipelined kernel takes aligned rows only */
+    if (!aligned)
         return v;
     /* the pipelined kernel, group shape: lanes L, R = units / L (a power of two <= 8) */
     for (int L = 4; L <= 32; L *= 2) {
