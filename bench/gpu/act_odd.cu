@@ -2,13 +2,14 @@
  * torch: the any-width kernel as main launches it (act::launch_any), the element kernel
  * (act::launch_elem) at E = 1, 2, 4, 8 elements per thread and blocks of 128 or 256, the
  * export's own pick (act::launch), and a 16-byte copy kernel and cudaMemcpyAsync of the output's
- * bytes, and the odd-width kernel (act::launch_odd: aligned 16-byte loads shifted in registers).
- * Main's pick is timed first and is the x column's reference. Each kernel is checked against an
- * fp64 reference on NaN-poisoned output, then timed as a CUDA graph of K calls rotating over input
- * sets (at least ~480 MB in all), events around 7 replays, median per call. Build: nvcc -std=c++17
- * -O3 -gencode arch=compute_90,code=sm_90 -I include -I kernels/kbpkg-community/activation/include
- * -I kernels/kbpkg-community/activation/src -I bench/gpu bench/gpu/act_odd.cu -o act_odd Run:
- * act_odd [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
+ * bytes, and the odd-width kernel (act::launch_odd: aligned 16-byte loads shifted in registers)
+ * in its variants (run_odd_variant: ACT_ODD_MODE x ACT_ODD_MINB). Main's pick is timed first and is
+ * the x column's reference. Each kernel is checked against an fp64 reference on NaN-poisoned
+ * output, then timed as a CUDA graph of K calls rotating over input sets (at least ~480 MB in all);
+ * the graphs are replayed interleaved, 9 rounds, median per call. Build: nvcc -std=c++17 -O3
+ * -gencode arch=compute_90,code=sm_90 -I include -I kernels/kbpkg-community/activation/include -I
+ * kernels/kbpkg-community/activation/src -I bench/gpu bench/gpu/act_odd.cu -o act_odd Run: act_odd
+ * [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
 #include "activation.cu"
 
 #include "bench_common.h"
@@ -61,6 +62,27 @@ struct cand {
     int e, threads;
 };
 
+/* The odd-width kernel's variants (ACT_ODD_MODE x ACT_ODD_MINB, activation.cu): 0 main's
+ * (third window and merges for row-crossing units), 1 row-crossing units gathered out of line,
+ * 2 = 1 with the tail elements loaded after the unit; MINB 8 caps registers at 32. */
+template <typename T>
+static void run_odd_variant(int mode, int minb, typename kb_type<T>::storage *out,
+                            const typename kb_type<T>::storage *in, int64_t n, int64_t d,
+                            cudaStream_t s)
+{
+#define ODD_VARIANT(M, B)                                                                          \
+    if (mode == M && minb == B)                                                                    \
+        return act::launch_odd<T, ACT_SILU_AND_MUL, M, B>(out, in, n, d, s);
+    ODD_VARIANT(0, 1)
+    ODD_VARIANT(1, 1)
+    ODD_VARIANT(1, 8)
+    ODD_VARIANT(2, 1)
+    ODD_VARIANT(2, 8)
+#undef ODD_VARIANT
+    fprintf(stderr, "no odd variant mode %d minb %d\n", mode, minb);
+    exit(1);
+}
+
 template <typename T>
 static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_t d, cudaStream_t s)
 {
@@ -99,6 +121,13 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
             exit(1);
         }
         act::launch_odd<T, ACT_SILU_AND_MUL>((S *)out, (const S *)in, n, d, s);
+        break;
+    case 9: /* an odd-width kernel variant: e = ACT_ODD_MODE, threads = ACT_ODD_MINB */
+        if (!act::act_can_odd(out, n, d, 16 / (int)sizeof(S))) {
+            fprintf(stderr, "odd kernel cannot take this shape\n");
+            exit(1);
+        }
+        run_odd_variant<T>(c.e, c.threads, (S *)out, (const S *)in, n, d, s);
         break;
     case 8: { /* the any-width kernel at one unit per thread, uncapped (main's launch, no cap) */
         const int V = 16 / (int)sizeof(S);
@@ -159,22 +188,30 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"flat U1 uncapped", 6, 0, 0},
               {"any", 1, 0, 0}};
     else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
-        cs = {{"any (main)", 1, 0, 0},
-              {"export", 0, 0, 0},
-              {"odd (new)", 7, 0, 0},
-              {"any U1 uncapped", 8, 0, 0},
-              {"elem E1 T256", 2, 1, 256}};
+        cs = {{"export (main)", 0, 0, 0},
+              {"odd mode 0 minb 1", 9, 0, 1},
+              {"odd mode 1 minb 1", 9, 1, 1},
+              {"odd mode 1 minb 8", 9, 1, 8},
+              {"odd mode 2 minb 1", 9, 2, 1},
+              {"odd mode 2 minb 8", 9, 2, 8},
+              {"any", 1, 0, 0}};
     else /* main's pick: the element kernel, f32 past 2^15 elements two per thread */
         cs = {{es == 4 && n * d > (1 << 15) ? "elem E2 T256 (main)" : "elem E1 T256 (main)", 2,
                es == 4 && n * d > (1 << 15) ? 2 : 1, 256},
               {"export", 0, 0, 0},
-              {"odd (new)", 7, 0, 0},
+              {"odd mode 0 minb 1", 9, 0, 1},
+              {"odd mode 2 minb 1", 9, 2, 1},
+              {"odd mode 2 minb 8", 9, 2, 8},
               {"any", 1, 0, 0}};
     cs.push_back({"memcpy (out bytes)", 3, 0, 0});
     cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});
-    double main_us = 0;
-    for (const cand &c : cs) {
-        unsigned long long nbad = 0;
+    /* check each, capture each as a graph of k calls, then replay the graphs interleaved
+     * (bench_interleaved_median_ms: drift hits every candidate alike) */
+    std::vector<unsigned long long> nbad(cs.size(), 0);
+    std::vector<int> calls(cs.size());
+    std::vector<cudaGraphExec_t> ge(cs.size());
+    for (size_t ci = 0; ci < cs.size(); ci++) {
+        const cand &c = cs[ci];
         if (c.kind <= 2 || c.kind >= 7) {
             CK(cudaMemset(out, 0xff, ob));
             CK(cudaMemset(bad, 0, 8));
@@ -184,7 +221,7 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
             CK(cudaStreamSynchronize(s));
             cmp_kernel<T><<<1024, 256, 0, s>>>(bad, (const S *)out, ref, n * d, rtol, atol);
             CK(cudaGetLastError());
-            CK(cudaMemcpy(&nbad, bad, 8, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(&nbad[ci], bad, 8, cudaMemcpyDeviceToHost));
         }
         cudaEvent_t a, b;
         CK(cudaEventCreate(&a));
@@ -197,31 +234,34 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         CK(cudaEventSynchronize(b));
         float ms;
         CK(cudaEventElapsedTime(&ms, a, b));
+        CK(cudaEventDestroy(a));
+        CK(cudaEventDestroy(b));
         const double est = std::max(0.5, ms * 1000.0 / 3);
         int k = std::max(sets, std::min(256, (int)(300.0 / est)));
         k = (k + sets - 1) / sets * sets;
+        calls[ci] = k;
         cudaGraph_t gr;
-        cudaGraphExec_t ge;
         CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         for (int i = 0; i < k; i++)
             run_cand<T>(c, out, ins[i % sets], n, d, s);
         CK(cudaStreamEndCapture(s, &gr));
-        CK(cudaGraphInstantiate(&ge, gr, 0));
-        const double us = bench_graph_median_us(ge, s, k, 1, 7);
-        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphInstantiate(&ge[ci], gr, 0));
         CK(cudaGraphDestroy(gr));
-        CK(cudaEventDestroy(a));
-        CK(cudaEventDestroy(b));
-        if (&c == &cs[0]) /* the first candidate is main's pick */
-            main_us = us;
+    }
+    const std::vector<double> med = bench_interleaved_median_ms(
+        cs.size(), 9, [&](size_t v, int) { CK(cudaGraphLaunch(ge[v], 0)); });
+    const double main_us = med[0] * 1000.0 / calls[0]; /* the first candidate is main's pick */
+    for (size_t ci = 0; ci < cs.size(); ci++) {
+        const cand &c = cs[ci];
+        const double us = med[ci] * 1000.0 / calls[ci];
+        CK(cudaGraphExecDestroy(ge[ci]));
         printf("silu %-4s %6lld x %5lld  %-26s %9.2f us %6.0f GB/s  x%.3f vs main  %s\n", tname,
-               (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3,
-               main_us > 0 ? main_us / us : 0.0,
+               (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3, main_us / us,
                (c.kind >= 3 && c.kind <= 6) ? ""
-               : nbad                       ? "FAIL"
+               : nbad[ci]                   ? "FAIL"
                                             : "ok");
-        if (nbad)
-            printf("     %llu elements wrong\n", nbad);
+        if (nbad[ci])
+            printf("     %llu elements wrong\n", nbad[ci]);
     }
     fflush(stdout);
     mem_free(s, ins, {out, ref, bad});

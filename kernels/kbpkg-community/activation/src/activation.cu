@@ -339,8 +339,20 @@ static __device__ __forceinline__ uint4 act_win_get(act_win w, const void *p, co
  * d >= V (a unit crosses at most one row end). The < V tail elements of the output go to the
  * first threads, loaded before their unit and stored after it.
  */
-template <typename T, int OP>
-__global__ void __launch_bounds__(256)
+/* Variants of the kernel below, timed side by side by bench/gpu/act_odd (variants chosen at build
+ * time; the export launches ACT_ODD_MODE, ACT_ODD_MINB). ptxas (sm_90, 16-bit silu_and_mul):
+ * mode 0 holds 58 registers (4 blocks of 256 per SM); mode 1 gathers the row-crossing units out
+ * of line (act_gather) instead of a third window and two merges (40: 6 blocks); mode 2 is mode 1
+ * with the tail elements loaded after the unit (40); MINB 8 caps them at 32 (8 blocks; mode 2
+ * spills 8 bytes, mode 1 32). */
+#ifndef ACT_ODD_MODE
+#define ACT_ODD_MODE 0
+#endif
+#ifndef ACT_ODD_MINB
+#define ACT_ODD_MINB 1
+#endif
+template <typename T, int OP, int MODE = ACT_ODD_MODE, int MINB = ACT_ODD_MINB>
+__global__ void __launch_bounds__(256, MINB)
     act_odd_kernel(typename kb_type<T>::storage *__restrict__ out,
                    const typename kb_type<T>::storage *__restrict__ in, uint32_t units, int tail,
                    int64_t n, fastdiv fd)
@@ -354,25 +366,35 @@ __global__ void __launch_bounds__(256)
     const uint32_t me = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t tail_e = units * V + me;
     const uint32_t tail_r = me < (uint32_t)tail ? fastdiv_q(fd, tail_e) : 0u;
-    const pending pt =
-        act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
+    pending pt = {0.0f, 0.0f};
+    if (MODE < 2)
+        pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
     if (me < units) {
         const uint32_t e = me * V, row = fastdiv_q(fd, e), col = e - row * d;
         const S *x = in + (int64_t)row * in_width + col;
-        const act_win wx = act_win_load(x, in_end);
-        act_win wu = wx, w2 = wx;
-        if (gated)
-            wu = act_win_load(x + d, in_end);
         const int k = (int)(d - col); /* elements of this row in the unit */
-        if (gated && k < V)
-            w2 = act_win_load(x + 2 * (int64_t)d, in_end);
-        uint4 xv = act_win_get(wx, x, in_end), uv = make_uint4(0u, 0u, 0u, 0u);
-        if (gated) {
-            uv = act_win_get(wu, x + d, in_end);
-            if (k < V) { /* without gate and up (gelu_tanh) the rows are contiguous */
-                const uint4 v2 = act_win_get(w2, x + 2 * (int64_t)d, in_end);
-                xv = act_merge16<T>(xv, uv, k);
-                uv = act_merge16<T>(uv, v2, k);
+        uint4 xv, uv = make_uint4(0u, 0u, 0u, 0u);
+        if (MODE >= 1 && gated && k < V) {
+            /* the row-crossing unit (one in d / V) gathered out of line: no third window
+             * and no merges held in the hot path's registers */
+            const gathered<T> g = act_gather<T, OP>(in, row, col, d);
+            xv = g.x.raw;
+            uv = g.up.raw;
+        } else {
+            const act_win wx = act_win_load(x, in_end);
+            act_win wu = wx, w2 = wx;
+            if (gated)
+                wu = act_win_load(x + d, in_end);
+            if (MODE == 0 && gated && k < V)
+                w2 = act_win_load(x + 2 * (int64_t)d, in_end);
+            xv = act_win_get(wx, x, in_end);
+            if (gated) {
+                uv = act_win_get(wu, x + d, in_end);
+                if (MODE == 0 && k < V) { /* gelu_tanh's rows are contiguous */
+                    const uint4 v2 = act_win_get(w2, x + 2 * (int64_t)d, in_end);
+                    xv = act_merge16<T>(xv, uv, k);
+                    uv = act_merge16<T>(uv, v2, k);
+                }
             }
         }
         kb_vec16<T> a, b;
@@ -380,6 +402,8 @@ __global__ void __launch_bounds__(256)
         b.raw = uv;
         kb_store16(out + e, apply_unit<T, OP>(a, b));
     }
+    if (MODE >= 2) /* the tail's < V elements: first threads only, after their unit */
+        pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
     if (me < (uint32_t)tail)
         out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
@@ -483,7 +507,7 @@ static void launch_elem(typename kb_type<T>::storage *out, const typename kb_typ
 
 /* The odd-width kernel's launch (out 16-byte aligned, d >= V, n * d + 2^16 < 2^32): a
  * thread per output unit, a block per 256 units, the < V tail elements on the first threads. */
-template <typename T, int OP>
+template <typename T, int OP, int MODE = ACT_ODD_MODE, int MINB = ACT_ODD_MINB>
 static void launch_odd(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
                        int64_t n, int64_t d, kb_stream_t s)
 {
@@ -491,7 +515,7 @@ static void launch_odd(typename kb_type<T>::storage *out, const typename kb_type
     const int V = 16 / (int)sizeof(S);
     const int64_t total = n * d, units = total / V;
     const int64_t blocks = units > 0 ? (units + 255) / 256 : 1;
-    act_odd_kernel<T, OP><<<(unsigned)blocks, 256, 0, s>>>(
+    act_odd_kernel<T, OP, MODE, MINB><<<(unsigned)blocks, 256, 0, s>>>(
         out, in, (uint32_t)units, (int)(total - units * V), n, make_fastdiv((uint32_t)d));
 }
 static inline bool act_can_odd(const void *out, int64_t n, int64_t d, int V)
