@@ -2,13 +2,13 @@
  * torch: the any-width kernel as main launches it (act::launch_any), the element kernel
  * (act::launch_elem) at E = 1, 2, 4, 8 elements per thread and blocks of 128 or 256, the
  * export's own pick (act::launch), and a 16-byte copy kernel and cudaMemcpyAsync of the output's
- * bytes, and the odd-width kernel (act::launch_odd: aligned 16-byte loads shifted in registers)
- * in its variants (run_odd_variant: ACT_ODD_MODE x ACT_ODD_MINB). Main's pick is timed first and is
- * the x column's reference. Each kernel is checked against an fp64 reference on NaN-poisoned
- * output, then timed as a CUDA graph of K calls rotating over input sets (at least ~480 MB in all);
- * the graphs are replayed interleaved, 9 rounds, median per call. Build: nvcc -std=c++17 -O3
- * -gencode arch=compute_90,code=sm_90 -I include -I kernels/kbpkg-community/activation/include -I
- * kernels/kbpkg-community/activation/src -I bench/gpu bench/gpu/act_odd.cu -o act_odd Run: act_odd
+ * bytes, and the odd-width kernel (act::launch_odd: aligned 16-byte loads shifted in registers).
+ * Main's pick is timed first and is the x column's reference. Each kernel is checked against an
+ * fp64 reference on NaN-poisoned output, then timed as a CUDA graph of K calls rotating over input
+ * sets (at least ~480 MB in all); the graphs are replayed interleaved, 9 rounds, median per call.
+ * Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include -I
+ * kernels/kbpkg-community/activation/include -I kernels/kbpkg-community/activation/src -I bench/gpu
+ * bench/gpu/act_odd.cu -o act_odd Run: act_odd
  * [--dtypes bf16,f16,f32] [--shapes 7x4095,...] */
 #include "activation.cu"
 
@@ -62,27 +62,6 @@ struct cand {
     int e, threads;
 };
 
-/* The odd-width kernel's variants (ACT_ODD_MODE x ACT_ODD_MINB, activation.cu): 0 main's
- * (third window and merges for row-crossing units), 1 row-crossing units gathered out of line,
- * 2 = 1 with the tail elements loaded after the unit; MINB 8 caps registers at 32. */
-template <typename T>
-static void run_odd_variant(int mode, int minb, typename kb_type<T>::storage *out,
-                            const typename kb_type<T>::storage *in, int64_t n, int64_t d,
-                            cudaStream_t s)
-{
-#define ODD_VARIANT(M, B)                                                                          \
-    if (mode == M && minb == B)                                                                    \
-        return act::launch_odd<T, ACT_SILU_AND_MUL, M, B>(out, in, n, d, s);
-    ODD_VARIANT(0, 1)
-    ODD_VARIANT(1, 1)
-    ODD_VARIANT(1, 8)
-    ODD_VARIANT(2, 1)
-    ODD_VARIANT(2, 8)
-#undef ODD_VARIANT
-    fprintf(stderr, "no odd variant mode %d minb %d\n", mode, minb);
-    exit(1);
-}
-
 template <typename T>
 static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_t d, cudaStream_t s)
 {
@@ -121,13 +100,6 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
             exit(1);
         }
         act::launch_odd<T, ACT_SILU_AND_MUL>((S *)out, (const S *)in, n, d, s);
-        break;
-    case 9: /* an odd-width kernel variant: e = ACT_ODD_MODE, threads = ACT_ODD_MINB */
-        if (!act::act_can_odd(out, n, d, 16 / (int)sizeof(S))) {
-            fprintf(stderr, "odd kernel cannot take this shape\n");
-            exit(1);
-        }
-        run_odd_variant<T>(c.e, c.threads, (S *)out, (const S *)in, n, d, s);
         break;
     case 8: { /* the any-width kernel at one unit per thread, uncapped (main's launch, no cap) */
         const int V = 16 / (int)sizeof(S);
@@ -189,19 +161,15 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"any", 1, 0, 0}};
     else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
         cs = {{"export (main)", 0, 0, 0},
-              {"odd mode 0 minb 1", 9, 0, 1},
-              {"odd mode 1 minb 1", 9, 1, 1},
-              {"odd mode 1 minb 8", 9, 1, 8},
-              {"odd mode 2 minb 1", 9, 2, 1},
-              {"odd mode 2 minb 8", 9, 2, 8},
-              {"any", 1, 0, 0}};
+              {"odd", 7, 0, 0},
+              {"any", 1, 0, 0},
+              {"any U1 uncapped", 8, 0, 0},
+              {"elem E1 T256", 2, 1, 256}};
     else /* main's pick: the element kernel, f32 past 2^15 elements two per thread */
         cs = {{es == 4 && n * d > (1 << 15) ? "elem E2 T256 (main)" : "elem E1 T256 (main)", 2,
                es == 4 && n * d > (1 << 15) ? 2 : 1, 256},
               {"export", 0, 0, 0},
-              {"odd mode 0 minb 1", 9, 0, 1},
-              {"odd mode 2 minb 1", 9, 2, 1},
-              {"odd mode 2 minb 8", 9, 2, 8},
+              {"odd", 7, 0, 0},
               {"any", 1, 0, 0}};
     cs.push_back({"memcpy (out bytes)", 3, 0, 0});
     cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});

@@ -289,18 +289,6 @@ __global__ void __launch_bounds__(256)
         out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
 
-/* Elements j < k of a, the rest of b (k uniform over all but one unit in d / V). */
-template <typename T> __device__ __forceinline__ uint4 act_merge16(uint4 a, uint4 b, int k)
-{
-    kb_vec16<T> va, vb, o;
-    va.raw = a;
-    vb.raw = b;
-#pragma unroll
-    for (int j = 0; j < (int)(16 / sizeof(typename kb_type<T>::storage)); j++)
-        o.e[j] = j < k ? va.e[j] : vb.e[j];
-    return o.raw;
-}
-
 /* The 16 bytes at p (element-aligned, [p, p + 16) inside the buffer that ends at end) as
  * the aligned chunk holding p and, where p is off 16 bytes, the next one: both issued here,
  * shifted by act_win_get; the next chunk is read whole unless it passes end (the last one of
@@ -333,26 +321,16 @@ static __device__ __forceinline__ uint4 act_win_get(act_win w, const void *p, co
  * e = u V .. u V + V - 1, row r = e / d (fastdiv), column c; its gate is the V elements at
  * x = in + 2 d r + c and its up those at x + d, each read as the aligned chunk around it and
  * the next (the second mostly an L1 hit: the neighbour's first) and shifted (kb_shift16; the
- * shift is the same along a row). A unit that crosses a row end (one in d / V: k = d - c
- * elements in row r) reads one more window, at x + 2 d, and takes gate = x[0, k) then
- * (x + d)[k, V) and up = (x + d)[0, k) then (x + 2 d)[k, V): the windows it already has.
- * d >= V (a unit crosses at most one row end). The < V tail elements of the output go to the
- * first threads, loaded before their unit and stored after it.
+ * shift is the same along a row). A gated unit that crosses a row end (one in d / V) is
+ * gathered out of line (act_gather), where it read a third window and merged two pairs in
+ * line: that held 58 registers at 16-bit (4 blocks of 256 per SM, ncu: 42% achieved
+ * occupancy, 75% of DRAM peak), this 40 (6 blocks), and 16-bit 32768 x 4095 ran 1.10x faster
+ * on the H100, f32 1.06x; capping it at 32 registers (8 blocks, spills) gained no more
+ * (docs/perf.md, ninth memory pass). The < V tail elements of the output go to the first
+ * threads, loaded before their unit and stored after it.
  */
-/* Variants of the kernel below, timed side by side by bench/gpu/act_odd (variants chosen at build
- * time; the export launches ACT_ODD_MODE, ACT_ODD_MINB). ptxas (sm_90, 16-bit silu_and_mul):
- * mode 0 holds 58 registers (4 blocks of 256 per SM); mode 1 gathers the row-crossing units out
- * of line (act_gather) instead of a third window and two merges (40: 6 blocks); mode 2 is mode 1
- * with the tail elements loaded after the unit (40); MINB 8 caps them at 32 (8 blocks; mode 2
- * spills 8 bytes, mode 1 32). */
-#ifndef ACT_ODD_MODE
-#define ACT_ODD_MODE 0
-#endif
-#ifndef ACT_ODD_MINB
-#define ACT_ODD_MINB 1
-#endif
-template <typename T, int OP, int MODE = ACT_ODD_MODE, int MINB = ACT_ODD_MINB>
-__global__ void __launch_bounds__(256, MINB)
+template <typename T, int OP>
+__global__ void __launch_bounds__(256)
     act_odd_kernel(typename kb_type<T>::storage *__restrict__ out,
                    const typename kb_type<T>::storage *__restrict__ in, uint32_t units, int tail,
                    int64_t n, fastdiv fd)
@@ -366,44 +344,26 @@ __global__ void __launch_bounds__(256, MINB)
     const uint32_t me = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t tail_e = units * V + me;
     const uint32_t tail_r = me < (uint32_t)tail ? fastdiv_q(fd, tail_e) : 0u;
-    pending pt = {0.0f, 0.0f};
-    if (MODE < 2)
-        pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
+    const pending pt =
+        act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
     if (me < units) {
         const uint32_t e = me * V, row = fastdiv_q(fd, e), col = e - row * d;
         const S *x = in + (int64_t)row * in_width + col;
-        const int k = (int)(d - col); /* elements of this row in the unit */
-        uint4 xv, uv = make_uint4(0u, 0u, 0u, 0u);
-        if (MODE >= 1 && gated && k < V) {
-            /* the row-crossing unit (one in d / V) gathered out of line: no third window
-             * and no merges held in the hot path's registers */
+        kb_vec16<T> a, b;
+        if (gated && d - col < (uint32_t)V) { /* gelu_tanh's rows are contiguous */
             const gathered<T> g = act_gather<T, OP>(in, row, col, d);
-            xv = g.x.raw;
-            uv = g.up.raw;
+            a = g.x;
+            b = g.up;
         } else {
             const act_win wx = act_win_load(x, in_end);
-            act_win wu = wx, w2 = wx;
+            act_win wu = wx;
             if (gated)
                 wu = act_win_load(x + d, in_end);
-            if (MODE == 0 && gated && k < V)
-                w2 = act_win_load(x + 2 * (int64_t)d, in_end);
-            xv = act_win_get(wx, x, in_end);
-            if (gated) {
-                uv = act_win_get(wu, x + d, in_end);
-                if (MODE == 0 && k < V) { /* gelu_tanh's rows are contiguous */
-                    const uint4 v2 = act_win_get(w2, x + 2 * (int64_t)d, in_end);
-                    xv = act_merge16<T>(xv, uv, k);
-                    uv = act_merge16<T>(uv, v2, k);
-                }
-            }
+            a.raw = act_win_get(wx, x, in_end);
+            b.raw = gated ? act_win_get(wu, x + d, in_end) : make_uint4(0u, 0u, 0u, 0u);
         }
-        kb_vec16<T> a, b;
-        a.raw = xv;
-        b.raw = uv;
         kb_store16(out + e, apply_unit<T, OP>(a, b));
     }
-    if (MODE >= 2) /* the tail's < V elements: first threads only, after their unit */
-        pt = act_load_elem<T, OP>(in, tail_r, tail_e - tail_r * d, d, me < (uint32_t)tail);
     if (me < (uint32_t)tail)
         out[tail_e] = kb_type<T>::store(apply<OP>(pt.x, pt.up));
 }
@@ -507,7 +467,7 @@ static void launch_elem(typename kb_type<T>::storage *out, const typename kb_typ
 
 /* The odd-width kernel's launch (out 16-byte aligned, d >= V, n * d + 2^16 < 2^32): a
  * thread per output unit, a block per 256 units, the < V tail elements on the first threads. */
-template <typename T, int OP, int MODE = ACT_ODD_MODE, int MINB = ACT_ODD_MINB>
+template <typename T, int OP>
 static void launch_odd(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
                        int64_t n, int64_t d, kb_stream_t s)
 {
@@ -515,7 +475,7 @@ static void launch_odd(typename kb_type<T>::storage *out, const typename kb_type
     const int V = 16 / (int)sizeof(S);
     const int64_t total = n * d, units = total / V;
     const int64_t blocks = units > 0 ? (units + 255) / 256 : 1;
-    act_odd_kernel<T, OP, MODE, MINB><<<(unsigned)blocks, 256, 0, s>>>(
+    act_odd_kernel<T, OP><<<(unsigned)blocks, 256, 0, s>>>(
         out, in, (uint32_t)units, (int)(total - units * V), n, make_fastdiv((uint32_t)d));
 }
 static inline bool act_can_odd(const void *out, int64_t n, int64_t d, int V)
