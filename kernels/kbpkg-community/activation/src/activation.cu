@@ -352,8 +352,8 @@ __global__ void __launch_bounds__(256)
         kb_vec16<T> a, b;
         if (gated && d - col < (uint32_t)V) { /* gelu_tanh's rows are contiguous */
             const gathered<T> g = act_gather<T, OP>(in, row, col, d);
-            a = g.x;
-            b = g.up;
+            a.raw = g.x.raw; /* raw: HIP's uint4 makes the union's copy assignment deleted */
+            b.raw = g.up.raw;
         } else {
             const act_win wx = act_win_load(x, in_end);
             act_win wu = wx;
