@@ -3,7 +3,10 @@
  * fp32 compute) and the export, on the same rotating operand sets in interleaved rounds
  * (CUDA events, medians). Each variant is checked against cuBLAS first (C poisoned). Build with
  * -DRF_GEMM_MAX_SPLITS=64 (the package caps plans at 16 K parts otherwise).
- * Prints per shape the export, cuBLAS and the five fastest plans; every plan to argv[1]. */
+ * Prints per shape the export, cuBLAS and the five fastest plans; every plan to argv[1].
+ * GEMM_SPLITS_SHAPES=MxNxK,... times those shapes instead of the built-in set, and
+ * GEMM_SPLITS_TILES=5,7 only those rows of kTsTiles (the split's own cost: one tile at every
+ * count over several K, bench/gpu/results/2026-12-05-h100-rms-odd-plans-split-cost.txt). */
 #include <cublas_v2.h>
 
 #include <cstring>
@@ -30,6 +33,21 @@ static std::string plan_label(const rf::ts_plan &p)
     return b;
 }
 
+/* t is in the comma-separated list of tile rows */
+static bool tile_listed(const char *list, int t)
+{
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            return false;
+        if (v == t)
+            return true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return false;
+}
+
 static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
 {
     const int reps = 30;
@@ -44,8 +62,11 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
     rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, K, N);
     std::vector<probe> vs = {{"", {-1, 0}, 0, 0}};
     int ktiles = (K + rf::TS_BK - 1) / rf::TS_BK;
+    const char *only = getenv("GEMM_SPLITS_TILES");
     for (int t = 0; t < rf::TS_NTILES; t++)
         for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 28, 32, 33, 40, 48, 64}) {
+            if (only && !tile_listed(only, t))
+                continue;
             long long units = rf::ts_tiles(rf::kTsTiles[t], M, N) * s;
             if (s <= rf::TS_MAX_SPLITS && (s == 1 || s <= ktiles / 2) && units <= 4LL * sms)
                 vs.push_back({"", {t, s}, 0, 0});
@@ -113,8 +134,21 @@ int main(int argc, char **argv)
     const int shapes[][3] = {{256, 256, 65536},  {512, 512, 65536}, {1024, 1024, 32768},
                              {128, 4096, 14336}, {777, 1000, 3000}, {1000, 1000, 1000},
                              {256, 5120, 5120},  {64, 4096, 4096},  {128, 4096, 4096}};
-    for (const auto &s : shapes)
-        run_shape(h, log, s[0], s[1], s[2], sms);
+    if (const char *list = getenv("GEMM_SPLITS_SHAPES")) {
+        for (const char *p = list; *p;) {
+            int M, N, K, used = 0;
+            if (sscanf(p, "%dx%dx%d%n", &M, &N, &K, &used) != 3 || M < 1 || N < 1 || K < 1) {
+                fprintf(stderr, "GEMM_SPLITS_SHAPES: cannot read a shape MxNxK at '%s'\n", p);
+                return 2;
+            }
+            run_shape(h, log, M, N, K, sms);
+            p += used;
+            p += *p == ',';
+        }
+    } else {
+        for (const auto &s : shapes)
+            run_shape(h, log, s[0], s[1], s[2], sms);
+    }
     fclose(log);
     return 0;
 }
