@@ -158,7 +158,13 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         cs = {{"flat U4 capped (main)", 5, 0, 0},
               {"export", 0, 0, 0},
               {"flat U1 uncapped", 6, 0, 0},
-              {"any", 1, 0, 0}};
+              {"any", 1, 0, 0},
+              /* few rows: a launch is one thread's chain, shorter per element than per unit */
+              {"elem E1 T256", 2, 1, 256},
+              {"elem E2 T256", 2, 2, 256},
+              {"elem E1 T128", 2, 1, 128}};
+    if (aligned && n * d + (1 << 16) < (1ll << 32))
+        cs.push_back({"odd", 7, 0, 0});
     else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
         cs = {{"export (main)", 0, 0, 0},
               {"odd", 7, 0, 0},

@@ -152,6 +152,7 @@ static void run_rows(const cand &c, void *out, const void *x, const void *w, int
     p.threads = c.threads;
     p.lanes = c.lanes;
     p.rows = c.rows_m;
+    p.uncapped = false; /* the capped candidates: rows_grid's grid, whatever the export's plan */
     const int64_t groups = c.path == rms::PATH_BLOCK ? 1 : c.threads / c.lanes;
     p.blocks_needed = (n + groups * c.rows_m - 1) / (groups * c.rows_m);
     if (c.grid == 0) {

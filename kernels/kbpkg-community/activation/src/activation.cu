@@ -507,6 +507,14 @@ static inline bool act_pick_elem(int64_t n, int64_t d)
 {
     return n * d <= (int64_t)ACT_ELEM_MAX;
 }
+/* Up to ACT_FLAT16_MIN output elements, 16-bit rows the flat kernel could take go element by
+ * element instead: a launch that small is one thread's chain, and a 16-byte unit's (two 16-byte
+ * loads, eight activations, a pack) is longer than one element's. H100 (bench/gpu/act_odd.cu;
+ * docs/perf.md, memory-bound "Tenth pass"): 1x128 to 7x4096 and 1x16384 1.03-1.15x faster,
+ * 7x16384 and 64x2048 equal, 64x4096 14% slower; f32 (4-element units) lost 4-19% throughout. */
+#ifndef ACT_FLAT16_MIN
+#define ACT_FLAT16_MIN (1 << 15)
+#endif
 
 template <typename T, int OP>
 static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
@@ -521,7 +529,8 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
         return KBPKG_KERNEL_EINVAL; /* not aligned to the element */
     kb_stream_t s = (kb_stream_t)stream;
     const bool flat = ((uintptr_t)out & 15) == 0 && ((uintptr_t)in & 15) == 0 && d % V == 0 &&
-                      d / V <= 0xffffffffll && (uint64_t)n * (uint64_t)(d / V) < (1ull << 32);
+                      d / V <= 0xffffffffll && (uint64_t)n * (uint64_t)(d / V) < (1ull << 32) &&
+                      !(sizeof(S) == 2 && n * d <= (int64_t)ACT_FLAT16_MIN);
     if (flat) {
         const uint32_t total = (uint32_t)(n * (d / V));
         const int64_t needed = ((int64_t)total + threads - 1) / threads;

@@ -468,11 +468,60 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
+/*
+ * Few unaligned rows of up to 256 x E elements: a block per row, E elements per thread one
+ * block's width apart (coalesced 2- or 4-byte loads, no head, tail or shifted units), x and the
+ * weight loaded together, one barrier. A launch of few rows is one row's chain, and the rows
+ * kernel's (row geometry in 64 bits, head and tail, shifted unit loads of the weight) kept 7 and
+ * 64 rows of 1001 at 2.2 us where torch.compile's kernel of masked element loads took 1.6
+ * (H100, docs/perf.md, memory-bound "Tenth pass"). out == x works: each element is read by the
+ * thread that writes it, before the barrier.
+ */
+template <typename T, int E>
+__global__ void __launch_bounds__(256)
+    rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
+                    float eps)
+{
+    typedef typename kb_type<T>::storage S;
+    __shared__ float partial[2][32];
+    const int t = threadIdx.x, nt = blockDim.x;
+    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
+    const float rd = mean_scale(d);
+    int half = 0;
+    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
+        const S *xr = x + row * d;
+        S *orow = out + row * d;
+        float xv[E], wv[E], s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int c = t + k * nt; /* d <= 256 x E (choose) */
+            xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
+            wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            s = fmaf(xv[k], xv[k], s);
+        s = kb_warp_sum(s);
+        if (lane == 0)
+            partial[half][warp] = s;
+        __syncthreads();
+        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
+        const float inv = rsqrtf(s * rd + eps);
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int c = t + k * nt;
+            if (c < d)
+                orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
+        }
+    }
+}
+
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM };
 struct plan {
     int path;
-    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R) */
+    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R); PATH_ELEM: elements */
     int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
     int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
@@ -507,8 +556,12 @@ static inline int64_t few_rows_threads(int64_t units, int r)
  * units per thread up to 1024 units, 4 up to 2048 (at most 512 threads), the weight loaded
  * with x. Measured on the H200 (one run, docs/perf.md): a warp of 16 units per lane took
  * 3.5 us for one f32 row of 2048 where these took 2.3-2.4; blocks of 1024 threads (R = 1 or 2
- * on the widest rows) were 0.3-1.3 us slower than 512 or fewer. Rows of a warp or less
- * (units <= 32) stay with the lane groups. Returns 0 where it does not apply.
+ * on the widest rows) were 0.3-1.3 us slower than 512 or fewer. R = 2 only while the rows fill
+ * at most half the device's threads: at 512 rows of 4095 (16-bit, unaligned) the block of 4 per
+ * thread was 1.14-1.16x the block of 2 on an H100, at 64 rows the block of 2 stays ahead
+ * (docs/perf.md, memory-bound "Tenth pass"). Rows of a warp or less (units <= 32) stay with the
+ * lane groups. Only rows the pipelined kernel does not take reach here (unaligned rows, in
+ * practice). Returns 0 where it does not apply.
  */
 static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
 {
@@ -516,7 +569,7 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
         return 0;
     for (int r = 2; r <= 4; r *= 2) {
         const int64_t threads = few_rows_threads(units, r);
-        if (threads <= FEW_MAX_THREADS && n * threads <= (int64_t)sms * 1024)
+        if (threads <= FEW_MAX_THREADS && n * threads <= (int64_t)sms * (r == 2 ? 512 : 1024))
             return r;
     }
     return 0;
@@ -620,10 +673,67 @@ template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64
     return true;
 }
 
+/* Few unaligned rows of up to 2048 elements (where few_rows_vecs applies: more than 32 units):
+ * rms_elem_kernel, 4 elements per thread up to 1024, then 8, at most 256 threads. */
+template <typename T> static inline bool few_elem_plan(plan &p, int64_t n, int64_t units)
+{
+    const int V = row_geo<T>::V;
+    const int64_t d = units * V; /* d rounded down to units: the rule's bound only */
+    if (d > 2048 - V)
+        return false;
+    const int e = d + V <= 1024 ? 4 : 8;
+    const int64_t threads = (d + V - 1 + e - 1) / e; /* the width is below d + V */
+    p.path = PATH_ELEM;
+    p.vecs = e;
+    p.threads = (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
+    p.lanes = p.threads;
+    p.blocks_needed = n;
+    return true;
+}
+
+/* Unaligned rows wider than this many units leave the warp path (below: unaligned_block_plan) */
+static const int64_t UNALIGNED_WARP_MAX = 64;
+
+/*
+ * Many unaligned rows (odd widths, or pointers off 16 bytes) of more than 64 units: the rows
+ * kernel's block of R = 4 units per thread up to 512 units, then 8 and 16 (at most 256
+ * threads), a block per row (the grid not capped at what the device holds: a finished block's
+ * slot goes to the next row, as in pipe_plan). Measured on an H100 (bench/gpu/rms_plans.cu,
+ * docs/perf.md, memory-bound "Tenth pass", 4096-32768 rows of 1001-16383): the warp path of up to
+ * 512 units (8 rows a block) and the capped grid were 1.03-1.43x slower; R = 2 was ahead by a few %
+ * at 4096 rows of about 128 units and behind at 32768. Past 4096 units: the streaming kernel.
+ */
+static inline plan unaligned_block_plan(int64_t n, int64_t units)
+{
+    plan p;
+    p.rows = 1;
+    p.wrow = false;
+    p.uncapped = true;
+    p.blocks_needed = n;
+    for (int r = units <= 512 ? 4 : 8; r <= 16; r *= 2) {
+        const int64_t threads = (units + r - 1) / r;
+        if (threads <= BLOCK_THREADS) {
+            p.path = PATH_BLOCK;
+            p.vecs = r;
+            p.threads =
+                (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
+            p.lanes = p.threads;
+            return p;
+        }
+    }
+    p.path = PATH_STREAM;
+    p.vecs = 0;
+    p.threads = 1024;
+    p.lanes = 1024;
+    p.uncapped = false;
+    return p;
+}
+
 /*
  * units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned: d % V == 0 and every
  * pointer 16-byte aligned. Aligned rows that are not few take pipe_plan where it applies.
- * Few rows: few_rows_vecs. Else
+ * Few rows: few_rows_vecs, or few_elem_plan where they are unaligned and at most 2048 wide.
+ * Many unaligned rows of more than 64 units: unaligned_block_plan. Else
  * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units
  * per lane, the fewest that hold the row in a warp, and at least V lanes so that each holds at
  * most one head and one tail element. Rows of few units take several rows per group of lanes
@@ -649,6 +759,8 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
     const int few = few_rows_vecs(n, units, sms);
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
         return p;
+    if (!aligned && few > 0 && few_elem_plan<T>(p, n, units))
+        return p;
     if (few > 0) {
         p.path = PATH_BLOCK;
         p.vecs = few;
@@ -657,6 +769,8 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
         p.blocks_needed = n;
         return p;
     }
+    if (!aligned && units > UNALIGNED_WARP_MAX)
+        return unaligned_block_plan(n, units);
     if (units <= warp_max) {
         int r = 1;
         while ((int64_t)32 * r < units)
@@ -748,6 +862,17 @@ static unsigned rows_grid(K kernel, const plan &p, std::atomic<int> (&cache)[33]
     return (unsigned)(p.blocks_needed < most ? p.blocks_needed : most);
 }
 
+/* The plan's grid: a block per piece of work where the plan says uncapped (at most
+ * KB_RMS_MAX_BLOCKS: the kernels loop over rows past it), else rows_grid's cap. */
+template <typename K>
+static unsigned plan_grid(K kernel, const plan &p, std::atomic<int> (&cache)[33])
+{
+    const int64_t most = KB_RMS_MAX_BLOCKS;
+    if (p.uncapped)
+        return (unsigned)(p.blocks_needed < most ? p.blocks_needed : most);
+    return rows_grid(kernel, p, cache);
+}
+
 template <typename T, int R, int SHAPE, int M>
 static void
 launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
@@ -755,7 +880,7 @@ launch_rows(const plan &p, typename kb_type<T>::storage *out, const typename kb_
 {
     static std::atomic<int> cache[33];
     rms_rows_kernel<T, R, SHAPE, M>
-        <<<rows_grid(rms_rows_kernel<T, R, SHAPE, M>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
+        <<<plan_grid(rms_rows_kernel<T, R, SHAPE, M>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
                                                                                     eps, p.lanes);
 }
 
@@ -765,9 +890,7 @@ launch_pipe(const plan &p, typename kb_type<T>::storage *out, const typename kb_
             const typename kb_type<T>::storage *w, int64_t n, int64_t d, float eps, kb_stream_t s)
 {
     static std::atomic<int> cache[33];
-    const int64_t most = KB_RMS_MAX_BLOCKS;
-    const unsigned grid = p.uncapped ? (unsigned)(p.blocks_needed < most ? p.blocks_needed : most)
-                                     : rows_grid(rms_pipe_kernel<T, R, BLOCK, WK>, p, cache);
+    const unsigned grid = plan_grid(rms_pipe_kernel<T, R, BLOCK, WK>, p, cache);
     rms_pipe_kernel<T, R, BLOCK, WK><<<grid, p.threads, 0, s>>>(out, x, w, n, d, eps, p.lanes);
 }
 
@@ -799,6 +922,14 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
         } else {
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
+    } else if (p.path == PATH_ELEM) {
+        static std::atomic<int> cache[33];
+        if (p.vecs == 4)
+            rms_elem_kernel<T, 4><<<plan_grid(rms_elem_kernel<T, 4>, p, cache), p.threads, 0, s>>>(
+                out, x, w, n, d, eps);
+        else
+            rms_elem_kernel<T, 8><<<plan_grid(rms_elem_kernel<T, 8>, p, cache), p.threads, 0, s>>>(
+                out, x, w, n, d, eps);
     } else if (p.path == PATH_STREAM) {
         static std::atomic<int> cache[33];
         rms_stream_kernel<T>

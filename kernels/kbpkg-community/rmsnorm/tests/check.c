@@ -25,9 +25,13 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * of a warp with one unit each up to 32 units, a whole warp with 2-16 units per lane up to 512,
  * a block of 8 or 16 per thread up to 4096, then a streaming block. Few rows (at most 4 per SM,
  * 528 on an H200) of more than 32 units take instead a block per row of 2 or 4 units per
- * thread with the weight loaded with x, so the comments below name the many-rows plan; the
+ * thread with the weight loaded with x (unaligned rows of up to 2048 elements: a block per row of
+ * 4 or 8 elements per thread, 3 x 1001, 5 x 1999, 13 x 1000 shifted, 9 x 512 out shifted), so
+ * the comments below name the many-rows plan; the
  * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
- * the lane groups holding 4 rows at once. Odd widths put every row at another offset (head,
+ * the lane groups holding 4 rows at once. Many unaligned rows (odd widths, or a pointer off 16
+ * bytes) of more than 64 units take a block per row (uncapped grid) of 4 units per thread up to
+ * 512 units, then 8 and 16, not the warp. Odd widths put every row at another offset (head,
  * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
  * other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the pipelined
  * kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the few-row
@@ -42,6 +46,7 @@ static const int64_t shapes[][2] = {
     {5, 13},      /* tiny odd: head and tail only or one unit, 8 lanes */
     {9, 3},       /* tiny: fewer elements than a vector, rows at every offset */
     {3, 1001},    /* odd: 125 units, heads and tails */
+    {5, 1999},    /* odd, few rows: 8 elements per thread of a block per row */
     {2, 20000},   /* 16-bit: 2500 units, a block of 16 per thread; f32: 5000 units, streaming */
     {1, 1},       /* one element */
     {129, 64},    /* 8 or 16 lanes per row, a partial last block of rows */
@@ -60,7 +65,10 @@ static const int64_t shapes[][2] = {
     {2200, 24},   /* many rows of a few lanes: 4 rows per group at once */
     {600, 1000},  /* many rows: 16-bit a warp of 4 per lane; f32 8 */
     {540, 2048},  /* many rows: 16-bit a warp of 8 per lane; f32 16 */
-    {600, 4095},  /* many odd rows: f16 a warp of 16 per lane; bf16 a block of 8 */
+    {600, 4095},  /* many odd rows: 16-bit a block of 128 x 4 per row; f32 128 x 8 */
+    {600, 1001},  /* many odd rows: 16-bit 125 units, a block of 32 x 4 per row; f32 64 x 4 */
+    {600, 600},   /* many odd rows: 16-bit 75 units, 32 x 4 (19 threads hold units); f32 64 x 4 */
+    {540, 16383}, /* many odd rows: 16-bit 2047 units, 256 x 8; f32 4095 units, 256 x 16 */
     {600, 8192},  /* many rows: 16-bit a pipelined block of 512 x 2 on a capped grid; f32 512 x 4,
                    * a block per row (uncapped grid) */
     /* aligned rows, many of them: the pipelined kernel (PATH_PIPE), looping with a capped grid */
@@ -182,9 +190,12 @@ int main(void)
         bad += run_case(&rng, (kbc_dtype)t, 9, 4096, 0, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 9, 4096, 0, SHIFT_W);
         bad += run_case(&rng, (kbc_dtype)t, 9, 512, 0, SHIFT_OUT);
+        /* many rows, x off 16 bytes: the unaligned block per row (16-bit 64 x 4, f32 128 x 4) */
+        bad += run_case(&rng, (kbc_dtype)t, 600, 2048, 0, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 3, 40000, 0, SHIFT_X | SHIFT_W | SHIFT_OUT);
         /* odd widths in place, and with x off out (shifted x loads) in each kernel */
         bad += run_case(&rng, (kbc_dtype)t, 11, 4095, 1, 0);
+        bad += run_case(&rng, (kbc_dtype)t, 6, 1001, 1, 0);
         bad += run_case(&rng, (kbc_dtype)t, 5, 4095, 1, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 13, 1000, 0, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 5, 4095, 0, SHIFT_X | SHIFT_W);
