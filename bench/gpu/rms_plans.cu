@@ -75,7 +75,7 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
 /* ---- candidates ---- */
 struct cand {
     std::string name;
-    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel */
+    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel, 5 elem kernel */
     int path, vecs, threads, lanes, rows_m, block, wkeep;
     int64_t grid; /* blocks; 0: capped by occupancy (persistent); pipe, -1: a block per row */
 };
@@ -224,6 +224,17 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
         copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>((uint4 *)out,
                                                                       (const uint4 *)x, bytes / 16);
         break;
+    case 5: /* rms_elem_kernel: a block per row, vecs elements per thread */
+        if (c.vecs == 2)
+            rms::rms_elem_kernel<T, 2><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                         (const S *)w, n, d, 1e-6f);
+        else if (c.vecs == 4)
+            rms::rms_elem_kernel<T, 4><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                         (const S *)w, n, d, 1e-6f);
+        else
+            rms::rms_elem_kernel<T, 8><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                         (const S *)w, n, d, 1e-6f);
+        break;
     }
 }
 
@@ -256,6 +267,14 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
         cand c = {
             "export plan, uncapped grid", 1, e.path, e.vecs, e.threads, e.lanes, e.rows, 0, 0, 1};
         v.push_back(c);
+    }
+    /* few rows of up to 2048 elements, any alignment: the element kernel at 2, 4, 8 per thread */
+    for (int e = 2; few && e <= 8; e *= 2) {
+        const int64_t thr = (d + e - 1) / e;
+        if (thr > 256 || d > 2048)
+            continue;
+        snprintf(buf, sizeof buf, "elem E%d T%d", e, (int)((thr + 31) / 32 * 32));
+        v.push_back({buf, 5, 0, e, (int)((thr + 31) / 32 * 32), 0, 0, 0, 0, 0});
     }
     /* the rows kernel's block of R = 2, 4, 8 units per thread (weight early at R <= 4) */
     for (int r = 2; r <= 8; r *= 2) {
@@ -352,7 +371,8 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
     double export_us = 0, copy_us = 1e30;
     for (const cand &c : cs) {
         unsigned long long nbad = 0;
-        if (c.kind <= 2) {
+        const bool copy = c.kind == 3 || c.kind == 4;
+        if (!copy) {
             CK(cudaMemset(out, 0xff, xb)); /* NaN in every type */
             CK(cudaMemset(bad, 0, 8));
             CK(cudaDeviceSynchronize());
@@ -392,14 +412,14 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         CK(cudaEventDestroy(b));
         if (c.kind == 0)
             export_us = us;
-        if (c.kind >= 3)
+        if (copy)
             copy_us = std::min(copy_us, us);
         printf("%-4s %6lld x %5lld  %-34s %9.2f us %6.0f GB/s  x%.3f vs export  %s\n", tname,
                (long long)n, (long long)d, c.name.c_str(), us, moved / us / 1e3,
                export_us > 0 ? export_us / us : 0.0,
-               c.kind >= 3 ? ""
-               : nbad      ? "FAIL"
-                           : "ok");
+               copy   ? ""
+               : nbad ? "FAIL"
+                      : "ok");
         if (nbad)
             printf("     %llu elements wrong\n", nbad);
     }
