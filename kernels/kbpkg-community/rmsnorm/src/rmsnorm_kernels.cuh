@@ -474,8 +474,9 @@ __global__ void __launch_bounds__(1024)
  * weight loaded together, one barrier. A launch of few rows is one row's chain, and the rows
  * kernel's (row geometry in 64 bits, head and tail, shifted unit loads of the weight) kept 7 and
  * 64 rows of 1001 at 2.2 us where torch.compile's kernel of masked element loads took 1.6
- * (H100, docs/perf.md, memory-bound "Tenth pass"). out == x works: each element is read by the
- * thread that writes it, before the barrier.
+ * (H100, docs/perf.md, memory-bound "Tenth pass"). Not yet run on a GPU: bench/gpu/rms_plans.cu
+ * times it beside the rows kernel at few rows, and `choose` does not take it until that run.
+ * out == x works: each element is read by the thread that writes it, before the barrier.
  */
 template <typename T, int E>
 __global__ void __launch_bounds__(256)
@@ -518,10 +519,10 @@ __global__ void __launch_bounds__(256)
 }
 
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE };
 struct plan {
     int path;
-    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R); PATH_ELEM: elements */
+    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R) */
     int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
     int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
@@ -673,24 +674,6 @@ template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64
     return true;
 }
 
-/* Few unaligned rows of up to 2048 elements (where few_rows_vecs applies: more than 32 units):
- * rms_elem_kernel, 4 elements per thread up to 1024, then 8, at most 256 threads. */
-template <typename T> static inline bool few_elem_plan(plan &p, int64_t n, int64_t units)
-{
-    const int V = row_geo<T>::V;
-    const int64_t d = units * V; /* d rounded down to units: the rule's bound only */
-    if (d > 2048 - V)
-        return false;
-    const int e = d + V <= 1024 ? 4 : 8;
-    const int64_t threads = (d + V - 1 + e - 1) / e; /* the width is below d + V */
-    p.path = PATH_ELEM;
-    p.vecs = e;
-    p.threads = (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
-    p.lanes = p.threads;
-    p.blocks_needed = n;
-    return true;
-}
-
 /* Unaligned rows wider than this many units leave the warp path (below: unaligned_block_plan) */
 static const int64_t UNALIGNED_WARP_MAX = 64;
 
@@ -732,8 +715,7 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
 /*
  * units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned: d % V == 0 and every
  * pointer 16-byte aligned. Aligned rows that are not few take pipe_plan where it applies.
- * Few rows: few_rows_vecs, or few_elem_plan where they are unaligned and at most 2048 wide.
- * Many unaligned rows of more than 64 units: unaligned_block_plan. Else
+ * Few rows: few_rows_vecs. Many unaligned rows of more than 64 units: unaligned_block_plan. Else
  * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units
  * per lane, the fewest that hold the row in a warp, and at least V lanes so that each holds at
  * most one head and one tail element. Rows of few units take several rows per group of lanes
@@ -758,8 +740,6 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
         return p;
     const int few = few_rows_vecs(n, units, sms);
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
-        return p;
-    if (!aligned && few > 0 && few_elem_plan<T>(p, n, units))
         return p;
     if (few > 0) {
         p.path = PATH_BLOCK;
@@ -922,14 +902,6 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
         } else {
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
-    } else if (p.path == PATH_ELEM) {
-        static std::atomic<int> cache[33];
-        if (p.vecs == 4)
-            rms_elem_kernel<T, 4><<<plan_grid(rms_elem_kernel<T, 4>, p, cache), p.threads, 0, s>>>(
-                out, x, w, n, d, eps);
-        else
-            rms_elem_kernel<T, 8><<<plan_grid(rms_elem_kernel<T, 8>, p, cache), p.threads, 0, s>>>(
-                out, x, w, n, d, eps);
     } else if (p.path == PATH_STREAM) {
         static std::atomic<int> cache[33];
         rms_stream_kernel<T>

@@ -25,9 +25,7 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * of a warp with one unit each up to 32 units, a whole warp with 2-16 units per lane up to 512,
  * a block of 8 or 16 per thread up to 4096, then a streaming block. Few rows (at most 4 per SM,
  * 528 on an H200) of more than 32 units take instead a block per row of 2 or 4 units per
- * thread with the weight loaded with x (unaligned rows of up to 2048 elements: a block per row of
- * 4 or 8 elements per thread, 3 x 1001, 5 x 1999, 13 x 1000 shifted, 9 x 512 out shifted), so
- * the comments below name the many-rows plan; the
+ * thread with the weight loaded with x, so the comments below name the many-rows plan; the
  * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
  * the lane groups holding 4 rows at once. Many unaligned rows (odd widths, or a pointer off 16
  * bytes) of more than 64 units take a block per row (uncapped grid) of 4 units per thread up to
@@ -46,7 +44,7 @@ static const int64_t shapes[][2] = {
     {5, 13},      /* tiny odd: head and tail only or one unit, 8 lanes */
     {9, 3},       /* tiny: fewer elements than a vector, rows at every offset */
     {3, 1001},    /* odd: 125 units, heads and tails */
-    {5, 1999},    /* odd, few rows: 8 elements per thread of a block per row */
+    {5, 1999},    /* odd, few rows: 16-bit 249 units, a block of 128 x 2 per row */
     {2, 20000},   /* 16-bit: 2500 units, a block of 16 per thread; f32: 5000 units, streaming */
     {1, 1},       /* one element */
     {129, 64},    /* 8 or 16 lanes per row, a partial last block of rows */
