@@ -674,6 +674,29 @@ template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64
     return true;
 }
 
+/* A block per row of R units per thread, the first R from r_first (doubling up to 16) that
+ * holds the row in at most BLOCK_THREADS threads (whole warps); rows wider than that take the
+ * streaming kernel. Sets path, vecs, threads, lanes and blocks_needed. */
+static inline void block_or_stream_plan(plan &p, int64_t n, int64_t units, int r_first)
+{
+    p.blocks_needed = n;
+    for (int r = r_first; r <= 16; r *= 2) {
+        const int64_t threads = (units + r - 1) / r;
+        if (threads <= BLOCK_THREADS) {
+            p.path = PATH_BLOCK;
+            p.vecs = r;
+            p.threads =
+                (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
+            p.lanes = p.threads;
+            return;
+        }
+    }
+    p.path = PATH_STREAM;
+    p.vecs = 0;
+    p.threads = 1024;
+    p.lanes = 1024;
+}
+
 /* Unaligned rows wider than this many units leave the warp path (below: unaligned_block_plan) */
 static const int64_t UNALIGNED_WARP_MAX = 64;
 
@@ -692,23 +715,9 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
     p.rows = 1;
     p.wrow = false;
     p.uncapped = true;
-    p.blocks_needed = n;
-    for (int r = units <= 512 ? 4 : 8; r <= 16; r *= 2) {
-        const int64_t threads = (units + r - 1) / r;
-        if (threads <= BLOCK_THREADS) {
-            p.path = PATH_BLOCK;
-            p.vecs = r;
-            p.threads =
-                (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
-            p.lanes = p.threads;
-            return p;
-        }
-    }
-    p.path = PATH_STREAM;
-    p.vecs = 0;
-    p.threads = 1024;
-    p.lanes = 1024;
-    p.uncapped = false;
+    block_or_stream_plan(p, n, units, units <= 512 ? 4 : 8);
+    if (p.path == PATH_STREAM)
+        p.uncapped = false; /* the streaming kernel loops over rows on a grid of what fits */
     return p;
 }
 
@@ -783,23 +792,7 @@ static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = fals
         p.blocks_needed = (need + per_block - 1) / per_block;
         return p;
     }
-    for (int r = 8; r <= 16; r *= 2) {
-        int64_t threads = (units + r - 1) / r;
-        if (threads <= BLOCK_THREADS) {
-            p.path = PATH_BLOCK;
-            p.vecs = r;
-            p.threads =
-                (int)((threads + KB_WARP_SIZE_MAX - 1) / KB_WARP_SIZE_MAX * KB_WARP_SIZE_MAX);
-            p.lanes = p.threads;
-            p.blocks_needed = n;
-            return p;
-        }
-    }
-    p.path = PATH_STREAM;
-    p.vecs = 0;
-    p.threads = 1024;
-    p.lanes = 1024;
-    p.blocks_needed = n;
+    block_or_stream_plan(p, n, units, 8);
     return p;
 }
 
