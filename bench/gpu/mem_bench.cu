@@ -441,6 +441,20 @@ static void bench_gelu_alternatives(int dtype, int64_t n, int64_t d, double copy
 /* ---- rmsnorm: v1, the export, and forced variants of the new kernels ---- */
 typedef int (*rms_fn)(void *, const void *, const void *, int64_t, int64_t, float, void *);
 
+/* A rows plan forced by field (a block per row: lanes = threads, one row at a time, the grid
+ * capped as the export's), whatever the order of rms::plan's fields. */
+static rms::plan forced_plan(int path, int vecs, int threads, int64_t n)
+{
+    rms::plan p{};
+    p.path = path;
+    p.vecs = vecs;
+    p.rows = 1;
+    p.threads = threads;
+    p.lanes = threads;
+    p.blocks_needed = n;
+    return p;
+}
+
 template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int64_t d, double copy)
 {
     typedef typename kb_type<T>::storage S;
@@ -457,7 +471,9 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     CK(cudaMalloc(&ref_out, count * es));
     const int V = rms::row_geo<T>::V;
     const int64_t units = d / V;
-    const rms::plan chosen = rms::choose<T>(n, units, sms);
+    /* the export's own plan, for the label: rmsnorm.cu asks the same alignment question */
+    const rms::plan chosen =
+        rms::choose<T>(n, units, sms, rms::rows_aligned<T>(out[0], x[0], w, d));
 
     struct variant {
         std::string name;
@@ -465,7 +481,7 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     };
     std::vector<variant> vs;
     vs.push_back({"v1", [&](void *o, const void *xi) { v1::rms_launch<T>(o, xi, w, n, d, eps); }});
-    static const char *const path_names[] = {"warp", "block", "stream"};
+    static const char *const path_names[] = {"warp", "block", "stream", "pipe"};
     char buf[96];
     snprintf(buf, sizeof buf, "export (%s R%d T%d)", path_names[chosen.path], chosen.vecs,
              chosen.threads);
@@ -480,15 +496,14 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
         if (threads < 32 || threads > rms::BLOCK_THREADS ||
             (chosen.path == rms::PATH_BLOCK && chosen.vecs == r))
             continue;
-        rms::plan p = {rms::PATH_BLOCK, r, (int)((threads + 31) / 32 * 32), 0, n};
-        p.lanes = p.threads;
+        rms::plan p = forced_plan(rms::PATH_BLOCK, r, (int)((threads + 31) / 32 * 32), n);
         snprintf(buf, sizeof buf, "block R%d T%d", r, p.threads);
         vs.push_back({buf, [=](void *o, const void *xi) {
                           rms::run<T>(p, (S *)o, (const S *)xi, (const S *)w, n, d, eps, 0);
                       }});
     }
     if (chosen.path != rms::PATH_STREAM && units >= 1024) {
-        rms::plan p = {rms::PATH_STREAM, 0, 1024, 1024, n};
+        rms::plan p = forced_plan(rms::PATH_STREAM, 0, 1024, n);
         vs.push_back({"stream T1024", [=](void *o, const void *xi) {
                           rms::run<T>(p, (S *)o, (const S *)xi, (const S *)w, n, d, eps, 0);
                       }});
