@@ -154,7 +154,7 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
     /* aligned rows: main's flat launch first, the reference of the x column */
     const bool aligned = d % (16 / (int64_t)es) == 0;
     std::vector<cand> cs;
-    if (aligned)
+    if (aligned) {
         cs = {{"flat U4 capped (main)", 5, 0, 0},
               {"export", 0, 0, 0},
               {"flat U1 uncapped", 6, 0, 0},
@@ -163,9 +163,9 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"elem E1 T256", 2, 1, 256},
               {"elem E2 T256", 2, 2, 256},
               {"elem E1 T128", 2, 1, 128}};
-    if (aligned && n * d + (1 << 16) < (1ll << 32))
-        cs.push_back({"odd", 7, 0, 0});
-    else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
+        if (act::act_can_odd(out, n, d, 16 / (int)es))
+            cs.push_back({"odd", 7, 0, 0});
+    } else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
         cs = {{"export (main)", 0, 0, 0},
               {"odd", 7, 0, 0},
               {"any", 1, 0, 0},
