@@ -2,7 +2,8 @@
  * export's own plan, the rows kernel forced to other shapes (capped grid as the export launches
  * it, and uncapped: one block per piece of work, later blocks start as earlier ones finish),
  * and the pipelined kernel for aligned rows (rms_pipe_kernel) at several lane counts, units per
- * lane, block sizes and rows per group; beside a cudaMemcpyAsync and a 16-byte copy kernel of
+ * lane, block sizes and rows per group; at few rows of up to 2048 elements, a candidate kernel of
+ * its own (rms_elem_kernel, below); beside a cudaMemcpyAsync and a 16-byte copy kernel of
  * the same bytes. Each is checked against an fp64 reference on NaN-poisoned output, then timed
  * as a CUDA graph of K calls rotating over input sets (at least ~480 MB of x in all, so no set
  * is read from L2 twice in a row), events around 7 replays, median per call.
@@ -70,6 +71,56 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < units)
         dst[i] = src[i];
+}
+
+/*
+ * Few unaligned rows of up to 256 x E elements: a block per row, E elements per thread one
+ * block's width apart (coalesced 2- or 4-byte loads, no head, tail or shifted units), x and the
+ * weight loaded together, one barrier. A launch of few rows is one row's chain, and the rows
+ * kernel's (row geometry in 64 bits, head and tail, shifted unit loads of the weight) kept 7 and
+ * 64 rows of 1001 at 2.2 us where torch.compile's kernel of masked element loads took 1.6
+ * (H100, docs/perf.md, memory-bound "Tenth pass"). A candidate here, not in the package: it has
+ * not run on a GPU yet; this program times it beside the rows kernel at few rows.
+ * out == x works: each element is read by the thread that writes it, before the barrier.
+ */
+template <typename T, int E>
+__global__ void __launch_bounds__(256)
+    rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
+                    float eps)
+{
+    typedef typename kb_type<T>::storage S;
+    __shared__ float partial[2][32];
+    const int t = threadIdx.x, nt = blockDim.x;
+    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
+    const float rd = rms::mean_scale(d);
+    int half = 0;
+    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
+        const S *xr = x + row * d;
+        S *orow = out + row * d;
+        float xv[E], wv[E], s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int c = t + k * nt; /* d <= blockDim x E (candidates) */
+            xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
+            wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            s = fmaf(xv[k], xv[k], s);
+        s = kb_warp_sum(s);
+        if (lane == 0)
+            partial[half][warp] = s;
+        __syncthreads();
+        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
+        const float inv = rsqrtf(s * rd + eps);
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int c = t + k * nt;
+            if (c < d)
+                orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
+        }
+    }
 }
 
 /* ---- candidates ---- */
@@ -226,14 +277,14 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
         break;
     case 5: /* rms_elem_kernel: a block per row, vecs elements per thread */
         if (c.vecs == 2)
-            rms::rms_elem_kernel<T, 2><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                         (const S *)w, n, d, 1e-6f);
+            rms_elem_kernel<T, 2><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                    (const S *)w, n, d, 1e-6f);
         else if (c.vecs == 4)
-            rms::rms_elem_kernel<T, 4><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                         (const S *)w, n, d, 1e-6f);
+            rms_elem_kernel<T, 4><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                    (const S *)w, n, d, 1e-6f);
         else
-            rms::rms_elem_kernel<T, 8><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                         (const S *)w, n, d, 1e-6f);
+            rms_elem_kernel<T, 8><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
+                                                                    (const S *)w, n, d, 1e-6f);
         break;
     }
 }

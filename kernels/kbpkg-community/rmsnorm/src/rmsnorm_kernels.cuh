@@ -468,56 +468,6 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
-/*
- * Few unaligned rows of up to 256 x E elements: a block per row, E elements per thread one
- * block's width apart (coalesced 2- or 4-byte loads, no head, tail or shifted units), x and the
- * weight loaded together, one barrier. A launch of few rows is one row's chain, and the rows
- * kernel's (row geometry in 64 bits, head and tail, shifted unit loads of the weight) kept 7 and
- * 64 rows of 1001 at 2.2 us where torch.compile's kernel of masked element loads took 1.6
- * (H100, docs/perf.md, memory-bound "Tenth pass"). Not yet run on a GPU: bench/gpu/rms_plans.cu
- * times it beside the rows kernel at few rows, and `choose` does not take it until that run.
- * out == x works: each element is read by the thread that writes it, before the barrier.
- */
-template <typename T, int E>
-__global__ void __launch_bounds__(256)
-    rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
-                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
-                    float eps)
-{
-    typedef typename kb_type<T>::storage S;
-    __shared__ float partial[2][32];
-    const int t = threadIdx.x, nt = blockDim.x;
-    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
-    const float rd = mean_scale(d);
-    int half = 0;
-    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
-        const S *xr = x + row * d;
-        S *orow = out + row * d;
-        float xv[E], wv[E], s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int c = t + k * nt; /* d <= 256 x E (choose) */
-            xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
-            wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            s = fmaf(xv[k], xv[k], s);
-        s = kb_warp_sum(s);
-        if (lane == 0)
-            partial[half][warp] = s;
-        __syncthreads();
-        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
-        const float inv = rsqrtf(s * rd + eps);
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int c = t + k * nt;
-            if (c < d)
-                orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
-        }
-    }
-}
-
 /* Which kernel a call takes, with its launch shape. */
 enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE };
 struct plan {
