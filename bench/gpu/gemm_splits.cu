@@ -63,14 +63,15 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
     std::vector<probe> vs = {{"", {-1, 0}, 0, 0}};
     int ktiles = (K + rf::TS_BK - 1) / rf::TS_BK;
     const char *only = getenv("GEMM_SPLITS_TILES");
-    for (int t = 0; t < rf::TS_NTILES; t++)
+    for (int t = 0; t < rf::TS_NTILES; t++) {
+        if (only && !tile_listed(only, t))
+            continue;
         for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 28, 32, 33, 40, 48, 64}) {
-            if (only && !tile_listed(only, t))
-                continue;
             long long units = rf::ts_tiles(rf::kTsTiles[t], M, N) * s;
             if (s <= rf::TS_MAX_SPLITS && (s == 1 || s <= ktiles / 2) && units <= 4LL * sms)
                 vs.push_back({"", {t, s}, 0, 0});
         }
+    }
     auto call = [&](const probe &v, int set) {
         const rf::ts_plan *p = v.plan.tile < 0 ? nullptr : &v.plan;
         int rc =

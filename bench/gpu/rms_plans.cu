@@ -321,11 +321,11 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     }
     /* few rows of up to 2048 elements, any alignment: the element kernel at 2, 4, 8 per thread */
     for (int e = 2; few && e <= 8; e *= 2) {
-        const int64_t thr = (d + e - 1) / e;
+        const int64_t thr = ((d + e - 1) / e + 31) / 32 * 32;
         if (thr > 256 || d > 2048)
             continue;
-        snprintf(buf, sizeof buf, "elem E%d T%d", e, (int)((thr + 31) / 32 * 32));
-        v.push_back({buf, 5, 0, e, (int)((thr + 31) / 32 * 32), 0, 0, 0, 0, 0});
+        snprintf(buf, sizeof buf, "elem E%d T%d", e, (int)thr);
+        v.push_back({buf, 5, 0, e, (int)thr, 0, 0, 0, 0, 0});
     }
     /* the rows kernel's block of R = 2, 4, 8 units per thread (weight early at R <= 4) */
     for (int r = 2; r <= 8; r *= 2) {

@@ -664,10 +664,9 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
     plan p;
     p.rows = 1;
     p.wrow = false;
-    p.uncapped = true;
     block_or_stream_plan(p, n, units, units <= 512 ? 4 : 8);
-    if (p.path == PATH_STREAM)
-        p.uncapped = false; /* the streaming kernel loops over rows on a grid of what fits */
+    /* the streaming kernel loops over rows on a grid of what fits */
+    p.uncapped = p.path == PATH_BLOCK;
     return p;
 }
 
