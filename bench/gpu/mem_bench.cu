@@ -472,8 +472,7 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     const int V = rms::row_geo<T>::V;
     const int64_t units = d / V;
     /* the export's own plan, for the label: rmsnorm.cu asks the same alignment question */
-    const rms::plan chosen =
-        rms::choose<T>(n, units, sms, rms::rows_aligned<T>(out[0], x[0], w, d));
+    const rms::plan chosen = rms::choose<T>(n, d, sms, rms::rows_aligned<T>(out[0], x[0], w, d));
 
     struct variant {
         std::string name;
@@ -481,7 +480,7 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     };
     std::vector<variant> vs;
     vs.push_back({"v1", [&](void *o, const void *xi) { v1::rms_launch<T>(o, xi, w, n, d, eps); }});
-    static const char *const path_names[] = {"warp", "block", "stream", "pipe"};
+    static const char *const path_names[] = {"warp", "block", "stream", "pipe", "elem"};
     char buf[96];
     snprintf(buf, sizeof buf, "export (%s R%d T%d)", path_names[chosen.path], chosen.vecs,
              chosen.threads);

@@ -11,8 +11,7 @@ static int forced(int path, int vecs, int threads, void *out, const void *x, con
                   int64_t n, int64_t d, float eps, void *stream)
 {
     typedef typename kb_type<T>::storage S;
-    const int V = rms::row_geo<T>::V;
-    rms::plan p = rms::choose<T>(n, d / V, rms::device_sms(), rms::rows_aligned<T>(out, x, w, d));
+    rms::plan p = rms::choose<T>(n, d, rms::device_sms(), rms::rows_aligned<T>(out, x, w, d));
     if (path >= 0) {
         p.path = path;
         p.vecs = vecs;

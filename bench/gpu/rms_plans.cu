@@ -2,13 +2,13 @@
  * export's own plan, the rows kernel forced to other shapes (capped grid as the export launches
  * it, and uncapped: one block per piece of work, later blocks start as earlier ones finish),
  * and the pipelined kernel for aligned rows (rms_pipe_kernel) at several lane counts, units per
- * lane, block sizes and rows per group; at few rows of up to 2048 elements, a candidate kernel of
- * its own (rms_elem_kernel, below); beside a cudaMemcpyAsync and a 16-byte copy kernel of
- * the same bytes. Each is checked against an fp64 reference on NaN-poisoned output, then timed
- * as a CUDA graph of K calls rotating over input sets (at least ~480 MB of x in all, so no set
- * is read from L2 twice in a row), events around 7 replays, median per call.
- * Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include
- *   -I kernels/kbpkg-community/rmsnorm/include -I kernels/kbpkg-community/rmsnorm/src
+ * lane, block sizes and rows per group; at few rows of up to 2048 elements, the element kernel
+ * (rms_elem_kernel) at 1-8 elements per thread, strided and adjacent; beside a cudaMemcpyAsync
+ * and a 16-byte copy kernel of the same bytes. Each is checked against an fp64 reference on
+ * NaN-poisoned output, then timed as a CUDA graph of K calls rotating over input sets (at least
+ * ~480 MB of x in all, so no set is read from L2 twice in a row), events around 7 replays, median
+ * per call. Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include -I
+ * kernels/kbpkg-community/rmsnorm/include -I kernels/kbpkg-community/rmsnorm/src
  *   bench/gpu/rms_plans.cu -o rms_plans
  * Run: rms_plans [--dtypes bf16,f16,f32] [--shapes 4096x1000,...] */
 #include "rmsnorm_cpu.h"
@@ -71,56 +71,6 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < units)
         dst[i] = src[i];
-}
-
-/*
- * Few unaligned rows of up to 256 x E elements: a block per row, E elements per thread one
- * block's width apart (coalesced 2- or 4-byte loads, no head, tail or shifted units), x and the
- * weight loaded together, one barrier. A launch of few rows is one row's chain, and the rows
- * kernel's (row geometry in 64 bits, head and tail, shifted unit loads of the weight) kept 7 and
- * 64 rows of 1001 at 2.2 us where torch.compile's kernel of masked element loads took 1.6
- * (H100, docs/perf.md, memory-bound "Tenth pass"). A candidate here, not in the package: it has
- * not run on a GPU yet; this program times it beside the rows kernel at few rows.
- * out == x works: each element is read by the thread that writes it, before the barrier.
- */
-template <typename T, int E>
-__global__ void __launch_bounds__(256)
-    rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
-                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
-                    float eps)
-{
-    typedef typename kb_type<T>::storage S;
-    __shared__ float partial[2][32];
-    const int t = threadIdx.x, nt = blockDim.x;
-    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
-    const float rd = rms::mean_scale(d);
-    int half = 0;
-    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
-        const S *xr = x + row * d;
-        S *orow = out + row * d;
-        float xv[E], wv[E], s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int c = t + k * nt; /* d <= blockDim x E (candidates) */
-            xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
-            wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            s = fmaf(xv[k], xv[k], s);
-        s = kb_warp_sum(s);
-        if (lane == 0)
-            partial[half][warp] = s;
-        __syncthreads();
-        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
-        const float inv = rsqrtf(s * rd + eps);
-#pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int c = t + k * nt;
-            if (c < d)
-                orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
-        }
-    }
 }
 
 /* ---- candidates ---- */
@@ -197,7 +147,7 @@ static void run_rows(const cand &c, void *out, const void *x, const void *w, int
                      cudaStream_t s)
 {
     typedef typename kb_type<T>::storage S;
-    rms::plan p = rms::choose<T>(n, d / rms::row_geo<T>::V, g_sms);
+    rms::plan p = rms::choose<T>(n, d, g_sms);
     p.path = c.path;
     p.vecs = c.vecs;
     p.threads = c.threads;
@@ -249,6 +199,26 @@ static void run_rows(const cand &c, void *out, const void *x, const void *w, int
     }
 }
 
+template <typename T, bool CONTIG>
+static void launch_elem(const cand &c, void *out, const void *x, const void *w, int64_t n,
+                        int64_t d, cudaStream_t s)
+{
+    typedef typename kb_type<T>::storage S;
+    const unsigned g = (unsigned)n;
+    if (c.vecs == 1)
+        rms::rms_elem_kernel<T, 1, CONTIG>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+    else if (c.vecs == 2)
+        rms::rms_elem_kernel<T, 2, CONTIG>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+    else if (c.vecs == 4)
+        rms::rms_elem_kernel<T, 4, CONTIG>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+    else
+        rms::rms_elem_kernel<T, 8, CONTIG>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+}
+
 template <typename T>
 static void run_cand(const cand &c, void *out, const void *x, const void *w, int64_t n, int64_t d,
                      cudaStream_t s)
@@ -257,8 +227,7 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
     const int64_t bytes = n * d * (int64_t)sizeof(S);
     switch (c.kind) {
     case 0: {
-        rms::plan p =
-            rms::choose<T>(n, d / rms::row_geo<T>::V, g_sms, aligned_call<T>(out, x, w, d));
+        rms::plan p = rms::choose<T>(n, d, g_sms, aligned_call<T>(out, x, w, d));
         rms::run<T>(p, (S *)out, (const S *)x, (const S *)w, n, d, 1e-6f, s);
         break;
     }
@@ -275,16 +244,11 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
         copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>((uint4 *)out,
                                                                       (const uint4 *)x, bytes / 16);
         break;
-    case 5: /* rms_elem_kernel: a block per row, vecs elements per thread */
-        if (c.vecs == 2)
-            rms_elem_kernel<T, 2><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                    (const S *)w, n, d, 1e-6f);
-        else if (c.vecs == 4)
-            rms_elem_kernel<T, 4><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                    (const S *)w, n, d, 1e-6f);
+    case 5: /* rms_elem_kernel: a block per row, vecs elements per thread (block: adjacent) */
+        if (c.block)
+            launch_elem<T, true>(c, out, x, w, n, d, s);
         else
-            rms_elem_kernel<T, 8><<<(unsigned)n, c.threads, 0, s>>>((S *)out, (const S *)x,
-                                                                    (const S *)w, n, d, 1e-6f);
+            launch_elem<T, false>(c, out, x, w, n, d, s);
         break;
     }
 }
@@ -303,7 +267,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     const int64_t units = d / V;
     std::vector<cand> v;
     const bool aligned = d % V == 0; /* the pipelined kernel takes aligned rows only */
-    rms::plan e = rms::choose<T>(n, units, g_sms, aligned);
+    rms::plan e = rms::choose<T>(n, d, g_sms, aligned);
     const bool few = n <= 4 * (int64_t)g_sms;
     char buf[128];
     snprintf(buf, sizeof buf, "export p%d R%d M%d T%d L%d", e.path, e.vecs, e.rows, e.threads,
@@ -319,13 +283,16 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
             "export plan, uncapped grid", 1, e.path, e.vecs, e.threads, e.lanes, e.rows, 0, 0, 1};
         v.push_back(c);
     }
-    /* few rows of up to 2048 elements, any alignment: the element kernel at 2, 4, 8 per thread */
-    for (int e = 2; few && e <= 8; e *= 2) {
+    /* few rows of up to 2048 elements, any alignment: the element kernel at 1, 2, 4, 8 per
+     * thread (at most 1024 threads), strided and adjacent */
+    for (int e = 1; few && e <= 8; e *= 2) {
         const int64_t thr = ((d + e - 1) / e + 31) / 32 * 32;
-        if (thr > 256 || d > 2048)
+        if (thr > 1024 || d > 2048)
             continue;
-        snprintf(buf, sizeof buf, "elem E%d T%d", e, (int)thr);
-        v.push_back({buf, 5, 0, e, (int)thr, 0, 0, 0, 0, 0});
+        for (int contig = 0; contig <= (e > 1); contig++) {
+            snprintf(buf, sizeof buf, "elem E%d T%d%s", e, (int)thr, contig ? " adjacent" : "");
+            v.push_back({buf, 5, 0, e, (int)thr, 0, 0, contig, 0, 0});
+        }
     }
     /* the rows kernel's block of R = 2, 4, 8 units per thread (weight early at R <= 4) */
     for (int r = 2; r <= 8; r *= 2) {

@@ -23,8 +23,7 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
         return rc;
     if (!elem_aligned<T>(out, x, w))
         return KBPKG_KERNEL_EINVAL;
-    const int V = row_geo<T>::V;
-    run<T>(choose<T>(n, d / V, device_sms(), rows_aligned<T>(out, x, w, d)), out, x, w, n, d, eps,
+    run<T>(choose<T>(n, d, device_sms(), rows_aligned<T>(out, x, w, d)), out, x, w, n, d, eps,
            (kb_stream_t)stream);
     return kb_gpu_launch_status();
 }

@@ -468,11 +468,63 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
+/*
+ * Few unaligned rows of up to blockDim x E elements (rms_elem_kernel): a block per row, E
+ * elements per thread, one block's width apart (CONTIG: E adjacent elements per thread, as
+ * torch.compile's kernel lays out its row; bench/gpu/rms_plans.cu times both), x and the weight
+ * loaded together, one barrier. No 16-byte units, so no head, tail or shifted loads: at few rows
+ * a launch is one row's chain of dependent steps, and that of the rows kernel (row geometry,
+ * head and tail, shifted unit loads of the weight) kept 7 and 64 rows of 1001 at 2.1-2.2 us on
+ * an H100 where this one takes 1.8-1.9 (docs/perf.md, memory-bound "Eleventh pass"). Rows loop
+ * when the grid is smaller than n (KB_RMS_MAX_BLOCKS); the partials alternate between two
+ * slots so that one barrier per row suffices. out == x works: each element is read by the
+ * thread that writes it, before the barrier.
+ */
+template <typename T, int E, bool CONTIG = false>
+__global__ void __launch_bounds__(1024)
+    rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
+                    float eps)
+{
+    typedef typename kb_type<T>::storage S;
+    __shared__ float partial[2][32];
+    const int t = threadIdx.x, nt = blockDim.x;
+    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
+    const float rd = mean_scale(d);
+    int half = 0;
+    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
+        const S *xr = x + row * d;
+        S *orow = out + row * d;
+        float xv[E], wv[E], s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int64_t c = CONTIG ? (int64_t)t * E + k : t + (int64_t)k * nt; /* d <= nt E */
+            xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
+            wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            s = fmaf(xv[k], xv[k], s);
+        s = kb_warp_sum(s);
+        if (lane == 0)
+            partial[half][warp] = s;
+        __syncthreads();
+        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
+        const float inv = rsqrtf(s * rd + eps);
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            const int64_t c = CONTIG ? (int64_t)t * E + k : t + (int64_t)k * nt;
+            if (c < d)
+                orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
+        }
+    }
+}
+
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM };
 struct plan {
     int path;
-    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R) */
+    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R); PATH_ELEM: elements (E) */
     int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
     int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
@@ -671,9 +723,37 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
 }
 
 /*
- * units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned: d % V == 0 and every
- * pointer 16-byte aligned. Aligned rows that are not few take pipe_plan where it applies.
- * Few rows: few_rows_vecs. Many unaligned rows of more than 64 units: unaligned_block_plan. Else
+ * Few unaligned rows of ELEM_MIN_D..ELEM_MAX_D elements: rms_elem_kernel's block per row of
+ * ELEM_E elements per thread, while the rows fill at most half the device's threads (as R = 2 in
+ * few_rows_vecs). Measured on an H100 (bench/gpu/rms_plans.cu, docs/perf.md memory-bound
+ * "Eleventh pass"): at 7 and 64 rows of 777 and 1001, 1.08-1.12x (16-bit) and 1.15-1.20x (f32)
+ * the rows kernel's block of 2 units per thread; 8 elements per thread at 1999-2047 tied or lost,
+ * and at 512 rows of 1001 (past the half) the 16-bit rows block stayed 7% ahead.
+ */
+static const int64_t ELEM_MIN_D = 513, ELEM_MAX_D = 1024;
+static const int ELEM_E = 4;
+static inline bool few_elem_plan(plan &p, int64_t n, int64_t d, int sms)
+{
+    if (sms <= 0 || d < ELEM_MIN_D || d > ELEM_MAX_D)
+        return false;
+    const int64_t threads = ((d + ELEM_E - 1) / ELEM_E + 31) / 32 * 32;
+    if (n * threads > (int64_t)sms * 512)
+        return false;
+    p.path = PATH_ELEM;
+    p.vecs = ELEM_E;
+    p.threads = (int)threads;
+    p.lanes = p.threads;
+    p.blocks_needed = n;
+    p.uncapped = true;
+    return true;
+}
+
+/*
+ * d: elements per row, units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned:
+ * d % V == 0 and every pointer 16-byte aligned. Few aligned rows take few_pipe_plan, few
+ * unaligned rows of 513-1024 elements few_elem_plan, other few rows few_rows_vecs. Aligned rows
+ * that are not few take pipe_plan where it applies, many unaligned rows of more than 64 units
+ * unaligned_block_plan. Else
  * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units
  * per lane, the fewest that hold the row in a warp, and at least V lanes so that each holds at
  * most one head and one tail element. Rows of few units take several rows per group of lanes
@@ -684,17 +764,17 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
  * docs/perf-gpu-notes.md) or 16, then the streaming kernel (rows past 4096 units: bf16 wider
  * than 32768).
  */
-template <typename T>
-static inline plan choose(int64_t n, int64_t units, int sms, bool aligned = false)
+template <typename T> static inline plan choose(int64_t n, int64_t d, int sms, bool aligned = false)
 {
     const int V = row_geo<T>::V;
+    const int64_t units = d / V;
     /* bf16 at 16 units per lane spilled (144 bytes at the cap): a block of 8 per thread */
     const int64_t warp_max = is_bf16<T>::value ? 32 * 8 : 32 * WARP_MAX_VECS;
     plan p;
     p.rows = 1;
     p.uncapped = false;
     p.wrow = false;
-    if (aligned && few_pipe_plan<T>(p, n, units, sms))
+    if (aligned ? few_pipe_plan<T>(p, n, units, sms) : few_elem_plan(p, n, d, sms))
         return p;
     const int few = few_rows_vecs(n, units, sms);
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
@@ -844,6 +924,11 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
         } else {
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
+    } else if (p.path == PATH_ELEM) {
+        static std::atomic<int> cache[33];
+        rms_elem_kernel<T, ELEM_E>
+            <<<plan_grid(rms_elem_kernel<T, ELEM_E>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
+                                                                                   eps);
     } else if (p.path == PATH_STREAM) {
         static std::atomic<int> cache[33];
         rms_stream_kernel<T>

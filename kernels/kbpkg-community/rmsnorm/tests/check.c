@@ -29,7 +29,9 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
  * the lane groups holding 4 rows at once. Many unaligned rows (odd widths, or a pointer off 16
  * bytes) of more than 64 units take a block per row (uncapped grid) of 4 units per thread up to
- * 512 units, then 8 and 16, not the warp. Odd widths put every row at another offset (head,
+ * 512 units, then 8 and 16, not the warp. Few unaligned rows of 513-1024 elements take a block
+ * per row of 4 elements per thread (the element kernel: 3 x 1001, 13 x 1000 with x off, 6 x 1001
+ * in place and the cases after the shifted ones). Odd widths put every row at another offset (head,
  * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
  * other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the pipelined
  * kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the few-row
@@ -200,6 +202,12 @@ int main(void)
         bad += run_case(&rng, (kbc_dtype)t, 3, 8191, 0, SHIFT_OUT);
         bad += run_case(&rng, (kbc_dtype)t, 2, 40001, 0, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 17, 33, 0, SHIFT_W);
+        /* few unaligned rows of 513-1024 elements: the element kernel, at both ends of its
+         * widths (a partial last warp; every thread full), in place and with pointers off */
+        bad += run_case(&rng, (kbc_dtype)t, 7, 513, 0, 0);
+        bad += run_case(&rng, (kbc_dtype)t, 2, 1024, 0, SHIFT_W);
+        bad += run_case(&rng, (kbc_dtype)t, 9, 777, 1, SHIFT_X);
+        bad += run_case(&rng, (kbc_dtype)t, 40, 1001, 0, SHIFT_OUT);
     }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
