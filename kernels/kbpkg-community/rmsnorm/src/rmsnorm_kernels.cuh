@@ -470,15 +470,15 @@ __global__ void __launch_bounds__(1024)
 
 /*
  * Few unaligned rows of up to blockDim x E elements (rms_elem_kernel): a block per row, E
- * elements per thread, one block's width apart (CONTIG: E adjacent elements per thread, as
- * torch.compile's kernel lays out its row; bench/gpu/rms_plans.cu times both), x and the weight
- * loaded together, one barrier. No 16-byte units, so no head, tail or shifted loads: at few rows
- * a launch is one row's chain of dependent steps, and that of the rows kernel (row geometry,
- * head and tail, shifted unit loads of the weight) kept 7 and 64 rows of 1001 at 2.1-2.2 us on
- * an H100 where this one takes 1.8-1.9 (docs/perf.md, memory-bound "Eleventh pass"). Rows loop
- * when the grid is smaller than n (KB_RMS_MAX_BLOCKS); the partials alternate between two
- * slots so that one barrier per row suffices. out == x works: each element is read by the
- * thread that writes it, before the barrier.
+ * elements per thread (blocks of up to 1024 threads), one block's width apart (CONTIG: E adjacent
+ * elements per thread, as torch.compile's kernel lays out its row; bench/gpu/rms_plans.cu times
+ * both), x and the weight loaded together, one barrier. No 16-byte units, so no head, tail or
+ * shifted loads: at few rows a launch is one row's chain of dependent steps, and that of the rows
+ * kernel (row geometry, head and tail, shifted unit loads of the weight) kept 7 and 64 rows of 1001
+ * at 2.1-2.2 us on an H100 where this one takes 1.8-1.9 (docs/perf.md, memory-bound "Eleventh
+ * pass"). Rows loop when the grid is smaller than n (KB_RMS_MAX_BLOCKS); the partials alternate
+ * between two slots so that one barrier per row suffices. out == x works: each element is read by
+ * the thread that writes it, before the barrier.
  */
 template <typename T, int E, bool CONTIG = false>
 __global__ void __launch_bounds__(1024)
@@ -724,13 +724,15 @@ static inline plan unaligned_block_plan(int64_t n, int64_t units)
 
 /*
  * Few unaligned rows of ELEM_MIN_D..ELEM_MAX_D elements: rms_elem_kernel's block per row of
- * ELEM_E elements per thread, while the rows fill at most half the device's threads (as R = 2 in
- * few_rows_vecs). Measured on an H100 (bench/gpu/rms_plans.cu, docs/perf.md memory-bound
- * "Eleventh pass"): at 7 and 64 rows of 777 and 1001, 1.08-1.12x (16-bit) and 1.15-1.20x (f32)
- * the rows kernel's block of 2 units per thread; 8 elements per thread at 1999-2047 tied or lost,
- * and at 512 rows of 1001 (past the half) the 16-bit rows block stayed 7% ahead.
+ * ELEM_E elements per thread (at most 512 threads), while the rows fill at most half the
+ * device's threads (as R = 2 in few_rows_vecs). Measured on an H100 (bench/gpu/rms_plans.cu and
+ * the sweep, docs/perf.md memory-bound "Eleventh pass"): at 7-256 rows of 513-1001 the export
+ * took 1.05-1.27x less time than with the rows kernel's block of 2 units per thread, and at 7 and
+ * 64 rows of 1999-2047 a block of 512 x 4 was 1.09-1.17x the rows kernel's; 8 elements per thread
+ * lost everywhere (a thread's chain grows with its elements), as did 16-bit rows at 512 x 1001
+ * (past the half: the rows block stayed 7% ahead).
  */
-static const int64_t ELEM_MIN_D = 513, ELEM_MAX_D = 1024;
+static const int64_t ELEM_MIN_D = 513, ELEM_MAX_D = 2048;
 static const int ELEM_E = 4;
 static inline bool few_elem_plan(plan &p, int64_t n, int64_t d, int sms)
 {
@@ -751,7 +753,7 @@ static inline bool few_elem_plan(plan &p, int64_t n, int64_t d, int sms)
 /*
  * d: elements per row, units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned:
  * d % V == 0 and every pointer 16-byte aligned. Few aligned rows take few_pipe_plan, few
- * unaligned rows of 513-1024 elements few_elem_plan, other few rows few_rows_vecs. Aligned rows
+ * unaligned rows of 513-2048 elements few_elem_plan, other few rows few_rows_vecs. Aligned rows
  * that are not few take pipe_plan where it applies, many unaligned rows of more than 64 units
  * unaligned_block_plan. Else
  * rows of up to 512 units (256 for bf16) go to a warp or part of one (no barrier): R, the units

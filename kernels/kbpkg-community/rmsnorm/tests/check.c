@@ -29,15 +29,15 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * shapes of 540 rows and more reach those on a device of up to 135 SMs, and 2200 rows of 24
  * the lane groups holding 4 rows at once. Many unaligned rows (odd widths, or a pointer off 16
  * bytes) of more than 64 units take a block per row (uncapped grid) of 4 units per thread up to
- * 512 units, then 8 and 16, not the warp. Few unaligned rows of 513-1024 elements take a block
- * per row of 4 elements per thread (the element kernel: 3 x 1001, 13 x 1000 with x off, 6 x 1001
- * in place and the cases after the shifted ones). Odd widths put every row at another offset (head,
- * tail and shifted weight loads); the shifted cases below move x, the weight or out off each
- * other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the pipelined
- * kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the few-row
- * limit; f16 and bf16 rows past 1024 and 2048 units excepted), and few of them (up to 2048 units)
- * its block per row of 1, 2 or 4 units per thread (two rows per block from 2 x SMs rows: 300 x
- * 8192) or its lane groups: the aligned shapes below reach it, their shifted cases the kernels
+ * 512 units, then 8 and 16, not the warp. Few unaligned rows of 513-2048 elements take a block
+ * per row of 4 elements per thread (the element kernel: 3 x 1001, 5 x 1999, 13 x 1000 with x
+ * off, 6 x 1001 in place and the cases after the shifted ones). Odd widths put every row at another
+ * offset (head, tail and shifted weight loads); the shifted cases below move x, the weight or out
+ * off each other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the
+ * pipelined kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the
+ * few-row limit; f16 and bf16 rows past 1024 and 2048 units excepted), and few of them (up to 2048
+ * units) its block per row of 1, 2 or 4 units per thread (two rows per block from 2 x SMs rows: 300
+ * x 8192) or its lane groups: the aligned shapes below reach it, their shifted cases the kernels
  * named. Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
@@ -46,7 +46,7 @@ static const int64_t shapes[][2] = {
     {5, 13},      /* tiny odd: head and tail only or one unit, 8 lanes */
     {9, 3},       /* tiny: fewer elements than a vector, rows at every offset */
     {3, 1001},    /* odd: 125 units, heads and tails */
-    {5, 1999},    /* odd, few rows: 16-bit 249 units, a block of 128 x 2 per row */
+    {5, 1999},    /* odd, few rows: the element kernel, a block of 512 x 4 per row */
     {2, 20000},   /* 16-bit: 2500 units, a block of 16 per thread; f32: 5000 units, streaming */
     {1, 1},       /* one element */
     {129, 64},    /* 8 or 16 lanes per row, a partial last block of rows */
@@ -202,12 +202,13 @@ int main(void)
         bad += run_case(&rng, (kbc_dtype)t, 3, 8191, 0, SHIFT_OUT);
         bad += run_case(&rng, (kbc_dtype)t, 2, 40001, 0, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 17, 33, 0, SHIFT_W);
-        /* few unaligned rows of 513-1024 elements: the element kernel, at both ends of its
+        /* few unaligned rows of 513-2048 elements: the element kernel, at both ends of its
          * widths (a partial last warp; every thread full), in place and with pointers off */
         bad += run_case(&rng, (kbc_dtype)t, 7, 513, 0, 0);
         bad += run_case(&rng, (kbc_dtype)t, 2, 1024, 0, SHIFT_W);
         bad += run_case(&rng, (kbc_dtype)t, 9, 777, 1, SHIFT_X);
         bad += run_case(&rng, (kbc_dtype)t, 40, 1001, 0, SHIFT_OUT);
+        bad += run_case(&rng, (kbc_dtype)t, 3, 2048, 1, SHIFT_X);
     }
     if (bad) {
         printf("check: FAILED (%zu problems)\n", bad);
