@@ -73,48 +73,10 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
         dst[i] = src[i];
 }
 
-/* A probe of what the element kernel's chain costs beyond its loads (not in the package): one row
- * per block and no row loop, 32-bit indexing, E elements strided as rms_elem_kernel. Where it
- * runs ahead of rms_elem_kernel, the difference is the loop's and the 64-bit arithmetic's. */
-template <typename T, int E>
-__global__ void __launch_bounds__(1024)
-    rms_elem_min_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
-                        const typename kb_type<T>::storage *__restrict__ w, int d, float eps)
-{
-    typedef typename kb_type<T>::storage S;
-    __shared__ float partial[32];
-    const int t = threadIdx.x, nt = blockDim.x, lane = t & 31, warp = t >> 5;
-    const S *xr = x + (size_t)blockIdx.x * d;
-    S *orow = out + (size_t)blockIdx.x * d;
-    float xv[E], wv[E], s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < E; k++) {
-        const int c = t + k * nt;
-        xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
-        wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
-    }
-#pragma unroll
-    for (int k = 0; k < E; k++)
-        s = fmaf(xv[k], xv[k], s);
-    s = kb_warp_sum(s);
-    if (lane == 0)
-        partial[warp] = s;
-    __syncthreads();
-    s = kb_warp_sum(lane < (nt >> 5) ? partial[lane] : 0.0f);
-    const float inv = rsqrtf(s / (float)d + eps);
-#pragma unroll
-    for (int k = 0; k < E; k++) {
-        const int c = t + k * nt;
-        if (c < d)
-            orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
-    }
-}
-
 /* ---- candidates ---- */
 struct cand {
     std::string name;
-    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel, 5 elem kernel,
-               * 6 rms_elem_min_kernel */
+    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel, 5 elem kernel */
     int path, vecs, threads, lanes, rows_m, block, wkeep;
     int64_t grid; /* blocks; 0: capped by occupancy (persistent); pipe, -1: a block per row */
 };
@@ -237,24 +199,25 @@ static void run_rows(const cand &c, void *out, const void *x, const void *w, int
     }
 }
 
-template <typename T, bool CONTIG>
+/* the element kernel, a block per row; LOOP: the form the export launches on a capped grid */
+template <typename T, bool CONTIG, bool LOOP>
 static void launch_elem(const cand &c, void *out, const void *x, const void *w, int64_t n,
                         int64_t d, cudaStream_t s)
 {
     typedef typename kb_type<T>::storage S;
     const unsigned g = (unsigned)n;
     if (c.vecs == 1)
-        rms::rms_elem_kernel<T, 1, CONTIG>
-            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+        rms::rms_elem_kernel<T, 1, CONTIG, LOOP>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f);
     else if (c.vecs == 2)
-        rms::rms_elem_kernel<T, 2, CONTIG>
-            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+        rms::rms_elem_kernel<T, 2, CONTIG, LOOP>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f);
     else if (c.vecs == 4)
-        rms::rms_elem_kernel<T, 4, CONTIG>
-            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+        rms::rms_elem_kernel<T, 4, CONTIG, LOOP>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f);
     else
-        rms::rms_elem_kernel<T, 8, CONTIG>
-            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, n, d, 1e-6f);
+        rms::rms_elem_kernel<T, 8, CONTIG, LOOP>
+            <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f);
 }
 
 template <typename T>
@@ -282,19 +245,14 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
         copy16_k<<<(unsigned)((bytes / 16 + 255) / 256), 256, 0, s>>>((uint4 *)out,
                                                                       (const uint4 *)x, bytes / 16);
         break;
-    case 6: /* the probe: a block per row, no loop, 32-bit indexing */
-        if (c.vecs == 2)
-            rms_elem_min_kernel<T, 2><<<(unsigned)n, c.threads, 0, s>>>(
-                (S *)out, (const S *)x, (const S *)w, (int)d, 1e-6f);
+    case 5: /* rms_elem_kernel: a block per row, vecs elements per thread (block: adjacent;
+             * wkeep: the row loop the export launches on a capped grid) */
+        if (c.wkeep)
+            launch_elem<T, false, true>(c, out, x, w, n, d, s);
+        else if (c.block)
+            launch_elem<T, true, false>(c, out, x, w, n, d, s);
         else
-            rms_elem_min_kernel<T, 4><<<(unsigned)n, c.threads, 0, s>>>(
-                (S *)out, (const S *)x, (const S *)w, (int)d, 1e-6f);
-        break;
-    case 5: /* rms_elem_kernel: a block per row, vecs elements per thread (block: adjacent) */
-        if (c.block)
-            launch_elem<T, true>(c, out, x, w, n, d, s);
-        else
-            launch_elem<T, false>(c, out, x, w, n, d, s);
+            launch_elem<T, false, false>(c, out, x, w, n, d, s);
         break;
     }
 }
@@ -339,9 +297,9 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
             snprintf(buf, sizeof buf, "elem E%d T%d%s", e, (int)thr, contig ? " adjacent" : "");
             v.push_back({buf, 5, 0, e, (int)thr, 0, 0, contig, 0, 0});
         }
-        if (e == 2 || e == 4) {
-            snprintf(buf, sizeof buf, "elem-min E%d T%d", e, (int)thr);
-            v.push_back({buf, 6, 0, e, (int)thr, 0, 0, 0, 0, 0});
+        if (e == 4) {
+            snprintf(buf, sizeof buf, "elem E%d T%d row loop", e, (int)thr);
+            v.push_back({buf, 5, 0, e, (int)thr, 0, 0, 0, 1, 0});
         }
     }
     /* the rows kernel's block of R = 2, 4, 8 units per thread (weight early at R <= 4) */

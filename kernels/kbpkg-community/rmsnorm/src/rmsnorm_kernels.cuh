@@ -475,30 +475,30 @@ __global__ void __launch_bounds__(1024)
  * both), x and the weight loaded together, one barrier. No 16-byte units, so no head, tail or
  * shifted loads: at few rows a launch is one row's chain of dependent steps, and that of the rows
  * kernel (row geometry, head and tail, shifted unit loads of the weight) kept 7 and 64 rows of 1001
- * at 2.1-2.2 us on an H100 where this one takes 1.8-1.9 (docs/perf.md, memory-bound "Eleventh
- * pass"). Rows loop when the grid is smaller than n (KB_RMS_MAX_BLOCKS); the partials alternate
- * between two slots so that one barrier per row suffices. out == x works: each element is read by
- * the thread that writes it, before the barrier.
+ * at 2.1-2.2 us on an H100. The chain is short on purpose: 32-bit indices (few rows of at most
+ * 2048 elements) and, with LOOP false, no loop over rows (the grid has a block per row): a form
+ * of this kernel with 64-bit indices and a row loop took 0.15-0.25 us more at 1-64 rows of
+ * 513-1999 (docs/perf.md, memory-bound "Eleventh pass"). LOOP: rows loop when the grid is capped
+ * below n (KB_RMS_MAX_BLOCKS); the partials alternate between two slots so that one barrier per row
+ * suffices. out == x works: each element is read by the thread that writes it, before the barrier.
  */
-template <typename T, int E, bool CONTIG = false>
+template <typename T, int E, bool CONTIG = false, bool LOOP = true>
 __global__ void __launch_bounds__(1024)
     rms_elem_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
-                    const typename kb_type<T>::storage *__restrict__ w, int64_t n, int64_t d,
-                    float eps)
+                    const typename kb_type<T>::storage *__restrict__ w, int n, int d, float eps)
 {
     typedef typename kb_type<T>::storage S;
     __shared__ float partial[2][32];
     const int t = threadIdx.x, nt = blockDim.x;
     const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
-    const float rd = mean_scale(d);
     int half = 0;
-    for (int64_t row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
-        const S *xr = x + row * d;
-        S *orow = out + row * d;
+    for (int row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
+        const S *xr = x + (size_t)row * d;
+        S *orow = out + (size_t)row * d;
         float xv[E], wv[E], s = 0.0f;
 #pragma unroll
         for (int k = 0; k < E; k++) {
-            const int64_t c = CONTIG ? (int64_t)t * E + k : t + (int64_t)k * nt; /* d <= nt E */
+            const int c = CONTIG ? t * E + k : t + k * nt; /* d <= nt E */
             xv[k] = c < d ? kb_type<T>::load(xr[c]) : 0.0f;
             wv[k] = c < d ? kb_type<T>::load(w[c]) : 0.0f;
         }
@@ -510,13 +510,15 @@ __global__ void __launch_bounds__(1024)
             partial[half][warp] = s;
         __syncthreads();
         s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
-        const float inv = rsqrtf(s * rd + eps);
+        const float inv = rsqrtf(s / (float)d + eps);
 #pragma unroll
         for (int k = 0; k < E; k++) {
-            const int64_t c = CONTIG ? (int64_t)t * E + k : t + (int64_t)k * nt;
+            const int c = CONTIG ? t * E + k : t + k * nt;
             if (c < d)
                 orow[c] = kb_type<T>::store(xv[k] * inv * wv[k]);
         }
+        if (!LOOP)
+            break;
     }
 }
 
@@ -927,10 +929,14 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
     } else if (p.path == PATH_ELEM) {
+        /* few_elem_plan: n * threads <= sms * 512 rows and d <= ELEM_MAX_D, so both fit an int */
         static std::atomic<int> cache[33];
-        rms_elem_kernel<T, ELEM_E>
-            <<<plan_grid(rms_elem_kernel<T, ELEM_E>, p, cache), p.threads, 0, s>>>(out, x, w, n, d,
-                                                                                   eps);
+        const unsigned grid = plan_grid(rms_elem_kernel<T, ELEM_E>, p, cache);
+        if ((int64_t)grid >= n)
+            rms_elem_kernel<T, ELEM_E, false, false>
+                <<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps);
+        else
+            rms_elem_kernel<T, ELEM_E><<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps);
     } else if (p.path == PATH_STREAM) {
         static std::atomic<int> cache[33];
         rms_stream_kernel<T>
