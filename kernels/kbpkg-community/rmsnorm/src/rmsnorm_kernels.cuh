@@ -84,6 +84,21 @@ __device__ __forceinline__ float mean_scale(int64_t d)
     return __frcp_rn((float)d);
 }
 
+/* A block's sum of s over one row with one barrier. Every warp adds the same partials in the same
+ * order, so every thread gets the same value (one inv for the whole row). slot: this row's half of
+ * a two-slot scratch; consecutive rows alternate halves, so a row's writes cannot meet the reads
+ * of the row before and no second barrier is needed. */
+__device__ __forceinline__ float row_block_sum(float s, float *slot)
+{
+    const int ws = kb_warp_size(), lane = threadIdx.x % ws, warp = threadIdx.x / ws;
+    const int warps = (blockDim.x + ws - 1) / ws;
+    s = kb_warp_sum(s);
+    if (lane == 0)
+        slot[warp] = s;
+    __syncthreads();
+    return kb_warp_sum(lane < warps ? slot[lane] : 0.0f);
+}
+
 /* Loads R units of a row, unit j of this lane being lane + j * lanes (one coalesced sweep per
  * j), every load issued before any is used; units past the row are zero. */
 template <typename T, int R>
@@ -305,14 +320,7 @@ __global__ void __launch_bounds__((bounds<R, SHAPE>::threads), (bounds<R, SHAPE>
                 s[m] += vsumsq<T>(xv[m][j]);
         }
         if (SHAPE == SHAPE_BLOCK) {
-            const int ws = kb_warp_size(), wl = threadIdx.x % ws, warp = threadIdx.x / ws;
-            const int warps = (blockDim.x + ws - 1) / ws;
-            float v = kb_warp_sum(s[0]);
-            if (wl == 0)
-                partial[half][warp] = v;
-            __syncthreads();
-            /* every warp adds the same values in the same order: one inv for the whole row */
-            s[0] = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
+            s[0] = row_block_sum(s[0], partial[half]);
         } else {
 #pragma unroll
             for (int m = 0; m < M; m++)
@@ -370,13 +378,7 @@ __global__ void __launch_bounds__(BLOCK ? 512 : 256)
         for (int j = 0; j < R; j++)
             s += vsumsq<T>(xa[j]);
         if (BLOCK) {
-            const int ws = kb_warp_size(), wl = threadIdx.x % ws, warp = threadIdx.x / ws;
-            const int warps = (blockDim.x + ws - 1) / ws;
-            float v = kb_warp_sum(s);
-            if (wl == 0)
-                partial[half][warp] = v;
-            __syncthreads();
-            s = kb_warp_sum(wl < warps ? partial[half][wl] : 0.0f);
+            s = row_block_sum(s, partial[half]);
         } else {
             s = kb_group_sum(s, lanes);
         }
@@ -415,8 +417,6 @@ __global__ void __launch_bounds__(1024)
     typedef typename kb_type<T>::storage S;
     const int V = row_geo<T>::V;
     __shared__ float partial[2][32];
-    const int ws = kb_warp_size(), lane = threadIdx.x % ws, warp = threadIdx.x / ws;
-    const int warps = (blockDim.x + ws - 1) / ws;
     const int t = threadIdx.x, nt = blockDim.x;
     const S *x_end = x + n * d, *w_end = w + d;
     int half = 0;
@@ -444,11 +444,7 @@ __global__ void __launch_bounds__(1024)
             float f = kb_type<T>::load(xu[g.units * V + t]);
             s = fmaf(f, f, s);
         }
-        s = kb_warp_sum(s);
-        if (lane == 0)
-            partial[half][warp] = s;
-        __syncthreads();
-        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
+        s = row_block_sum(s, partial[half]);
         const float inv = rsqrtf(s / (float)d + eps);
 #pragma unroll 4
         for (int64_t c = t; c < g.units; c += nt) {
@@ -490,7 +486,6 @@ __global__ void __launch_bounds__(1024)
     typedef typename kb_type<T>::storage S;
     __shared__ float partial[2][32];
     const int t = threadIdx.x, nt = blockDim.x;
-    const int ws = kb_warp_size(), lane = t % ws, warp = t / ws, warps = (nt + ws - 1) / ws;
     int half = 0;
     for (int row = blockIdx.x; row < n; row += gridDim.x, half ^= 1) {
         const S *xr = x + (size_t)row * d;
@@ -505,11 +500,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
         for (int k = 0; k < E; k++)
             s = fmaf(xv[k], xv[k], s);
-        s = kb_warp_sum(s);
-        if (lane == 0)
-            partial[half][warp] = s;
-        __syncthreads();
-        s = kb_warp_sum(lane < warps ? partial[half][lane] : 0.0f);
+        s = row_block_sum(s, partial[half]);
         const float inv = rsqrtf(s / (float)d + eps);
 #pragma unroll
         for (int k = 0; k < E; k++) {
