@@ -7,8 +7,9 @@
  * and a 16-byte copy kernel of the same bytes. Each is checked against an fp64 reference on
  * NaN-poisoned output, then timed as a CUDA graph of K calls rotating over input sets (at least
  * ~480 MB of x in all, so no set is read from L2 twice in a row), events around 7 replays, median
- * per call. Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include -I
- * kernels/kbpkg-community/rmsnorm/include -I kernels/kbpkg-community/rmsnorm/src
+ * per call.
+ * Build: nvcc -std=c++17 -O3 -gencode arch=compute_90,code=sm_90 -I include
+ *   -I kernels/kbpkg-community/rmsnorm/include -I kernels/kbpkg-community/rmsnorm/src
  *   bench/gpu/rms_plans.cu -o rms_plans
  * Run: rms_plans [--dtypes bf16,f16,f32] [--shapes 4096x1000,...] */
 #include "rmsnorm_cpu.h"
@@ -290,7 +291,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     /* few rows of up to 2048 elements, any alignment: the element kernel at 1, 2, 4, 8 per
      * thread (at most 1024 threads), strided and adjacent */
     for (int e = 1; few && e <= 8; e *= 2) {
-        const int64_t thr = ((d + e - 1) / e + 31) / 32 * 32;
+        const int64_t thr = rms::row_block_threads(d, e);
         if (thr > 1024 || d > 2048)
             continue;
         for (int contig = 0; contig <= (e > 1); contig++) {
@@ -304,7 +305,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     }
     /* the rows kernel's block of R = 2, 4, 8 units per thread (weight early at R <= 4) */
     for (int r = 2; r <= 8; r *= 2) {
-        int64_t thr = ((units + r - 1) / r + 31) / 32 * 32;
+        int64_t thr = rms::row_block_threads(units, r);
         if (thr > 512 || (r == 8 && thr > 256) || thr < 32)
             continue;
         for (int capped = 1; capped >= 0; capped--) {
@@ -341,7 +342,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     /* the pipelined kernel, block shape: R = 1 (few rows), 2, 4, 8 units per thread, a row per
      * block */
     for (int r = few ? 1 : 2; r <= 8; r *= 2) {
-        int64_t thr = ((units + r - 1) / r + 31) / 32 * 32;
+        int64_t thr = rms::row_block_threads(units, r);
         if (thr > 512 || thr <= 32)
             continue;
         for (int rpg : {1, 2, 4, 0, -1}) {

@@ -539,11 +539,16 @@ static inline int pow2_at_least(int64_t v)
     return p;
 }
 
-/* Threads of the few-row block of r units per thread: whole warps that hold the row. */
-static inline int64_t few_rows_threads(int64_t units, int r)
+/* Threads of a block per row holding `count` items (units or elements) at r per thread: whole
+ * warps. */
+static inline int64_t row_block_threads(int64_t count, int r)
 {
-    return ((units + r - 1) / r + 31) / 32 * 32;
+    return ((count + r - 1) / r + 31) / 32 * 32;
 }
+
+/* Threads per SM the few-row plans count as the device's: their blocks all fit at once below
+ * it; R = 2 and the element kernel stop at half of it. */
+static const int64_t FEW_SM_THREADS = 1024;
 
 /*
  * Few rows (at most 4 per SM) whose blocks all fit on the device at once (at most 1024 threads
@@ -564,8 +569,9 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
     if (sms <= 0 || units <= 32 || n > 4 * (int64_t)sms)
         return 0;
     for (int r = 2; r <= 4; r *= 2) {
-        const int64_t threads = few_rows_threads(units, r);
-        if (threads <= FEW_MAX_THREADS && n * threads <= (int64_t)sms * (r == 2 ? 512 : 1024))
+        const int64_t threads = row_block_threads(units, r);
+        if (threads <= FEW_MAX_THREADS &&
+            n * threads <= sms * (r == 2 ? FEW_SM_THREADS / 2 : FEW_SM_THREADS))
             return r;
     }
     return 0;
@@ -618,7 +624,7 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
             p.wrow = true;
         }
         p.vecs = r;
-        p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
+        p.threads = (int)row_block_threads(units, r);
         p.lanes = p.threads;
         return true;
     }
@@ -663,7 +669,7 @@ template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64
     if (r == 0)
         return false;
     p.vecs = r;
-    p.threads = (int)(((units + r - 1) / r + 31) / 32 * 32);
+    p.threads = (int)row_block_threads(units, r);
     p.lanes = p.threads;
     p.blocks_needed = r > 1 && n >= 2 * (int64_t)sms ? (n + 1) / 2 : n;
     return true;
@@ -731,8 +737,8 @@ static inline bool few_elem_plan(plan &p, int64_t n, int64_t d, int sms)
 {
     if (sms <= 0 || d < ELEM_MIN_D || d > ELEM_MAX_D)
         return false;
-    const int64_t threads = ((d + ELEM_E - 1) / ELEM_E + 31) / 32 * 32;
-    if (n * threads > (int64_t)sms * 512)
+    const int64_t threads = row_block_threads(d, ELEM_E);
+    if (n * threads > sms * FEW_SM_THREADS / 2)
         return false;
     p.path = PATH_ELEM;
     p.vecs = ELEM_E;
@@ -777,7 +783,7 @@ template <typename T> static inline plan choose(int64_t n, int64_t d, int sms, b
     if (few > 0) {
         p.path = PATH_BLOCK;
         p.vecs = few;
-        p.threads = (int)few_rows_threads(units, few);
+        p.threads = (int)row_block_threads(units, few);
         p.lanes = p.threads;
         p.blocks_needed = n;
         return p;
@@ -920,7 +926,8 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
     } else if (p.path == PATH_ELEM) {
-        /* few_elem_plan: n * threads <= sms * 512 rows and d <= ELEM_MAX_D, so both fit an int */
+        /* few_elem_plan: n * threads <= sms * FEW_SM_THREADS / 2 and d <= ELEM_MAX_D: both fit an
+         * int */
         static std::atomic<int> cache[33];
         const unsigned grid = plan_grid(rms_elem_kernel<T, ELEM_E>, p, cache);
         if ((int64_t)grid >= n)
