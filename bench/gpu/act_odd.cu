@@ -58,7 +58,7 @@ struct cand {
     std::string name;
     int kind; /* 0 export, 1 any (main), 2 elem, 3 memcpy, 4 copy kernel, 5 flat U4 capped grid
                * (main's aligned launch), 6 flat U1 a block per 256 units (aligned rows only), 7 odd
-               * (act::launch_odd: d >= V) */
+               * (act::launch_odd: d >= V), 8 any U1 uncapped, 9 flat U1 loop-free (32-bit) */
     int e, threads;
 };
 
@@ -106,6 +106,14 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
         const int64_t units = n * d / V, tail = n * d - units * V;
         act::act_any_kernel<T, ACT_SILU_AND_MUL, 1><<<(unsigned)((units + 255) / 256), 256, 0, s>>>(
             (S *)out, (const S *)in, n, d, units, 0, (int)tail, act::make_fastdiv((uint32_t)d));
+        break;
+    }
+    case 9: {
+        const int V = 16 / (int)sizeof(S);
+        const uint32_t total = (uint32_t)(n * (d / V));
+        act::act_flat_kernel<T, ACT_SILU_AND_MUL, 1, false>
+            <<<(unsigned)((total + 255) / 256), 256, 0, s>>>(
+                (S *)out, (const S *)in, total, act::make_fastdiv((uint32_t)(d / V)), d);
         break;
     }
     case 5:
@@ -158,11 +166,13 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
         cs = {{"flat U4 capped (main)", 5, 0, 0},
               {"export", 0, 0, 0},
               {"flat U1 uncapped", 6, 0, 0},
+              {"flat U1 loop-free", 9, 0, 0},
               {"any", 1, 0, 0},
               /* few rows: a launch is one thread's chain, shorter per element than per unit */
               {"elem E1 T256", 2, 1, 256},
               {"elem E2 T256", 2, 2, 256},
-              {"elem E1 T128", 2, 1, 128}};
+              {"elem E1 T128", 2, 1, 128},
+              {"elem E2 T128", 2, 2, 128}};
         if (act::act_can_odd(out, n, d, 16 / (int)es))
             cs.push_back({"odd", 7, 0, 0});
     } else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
@@ -171,12 +181,15 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"any", 1, 0, 0},
               {"any U1 uncapped", 8, 0, 0},
               {"elem E1 T256", 2, 1, 256}};
-    else /* main's pick: the element kernel, f32 past 2^15 elements two per thread */
-        cs = {{es == 4 && n * d > (1 << 15) ? "elem E2 T256 (main)" : "elem E1 T256 (main)", 2,
-               es == 4 && n * d > (1 << 15) ? 2 : 1, 256},
+    else { /* main's pick: the element kernel, 16-bit past 2^18 elements two per thread */
+        const int e = es == 2 && n * d > (1 << 18) ? 2 : 1;
+        cs = {{e == 2 ? "elem E2 T256 (main)" : "elem E1 T256 (main)", 2, e, 256},
               {"export", 0, 0, 0},
               {"odd", 7, 0, 0},
-              {"any", 1, 0, 0}};
+              {"any", 1, 0, 0},
+              {e == 2 ? "elem E1 T256" : "elem E2 T256", 2, 3 - e, 256},
+              {"elem E1 T128", 2, 1, 128}};
+    }
     cs.push_back({"memcpy (out bytes)", 3, 0, 0});
     cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});
     /* check each, capture each as a graph of k calls, then replay the graphs interleaved

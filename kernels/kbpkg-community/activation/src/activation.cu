@@ -112,9 +112,11 @@ static __device__ __forceinline__ int64_t row_of(const fastdiv &f, int64_t e, in
  * so short rows fill the machine as well as long ones. U = 1 where the grid holds a thread per
  * unit: a short body, and no predicated-off copies of the math for units past the end. Unit i
  * lies in row i / units_per_row (fastdiv: at most 2^32 units; wider launches take the any-width
- * kernel).
+ * kernel). LOOP false (U = 1, a thread per unit, the input under 2^31 elements): no loop and
+ * 32-bit indices, 0-3% faster at 1-512 rows on an H100 (docs/perf.md, memory-bound "Twelfth
+ * pass").
  */
-template <typename T, int OP, int U>
+template <typename T, int OP, int U, bool LOOP = true>
 __global__ void __launch_bounds__(256)
     act_flat_kernel(typename kb_type<T>::storage *__restrict__ out,
                     const typename kb_type<T>::storage *__restrict__ in, uint32_t total,
@@ -123,6 +125,19 @@ __global__ void __launch_bounds__(256)
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
     constexpr int V = 16 / (int)sizeof(S);
+    if (!LOOP) {
+        const uint32_t u = blockIdx.x * blockDim.x + threadIdx.x;
+        if (u >= total)
+            return;
+        const uint32_t row = fastdiv_q(upr, u), col = u - row * upr.div, dd = (uint32_t)d;
+        const S *x = in + (row * (gated ? 2 * dd : dd) + col * V);
+        kb_vec16<T> xv, uv;
+        xv.raw = *reinterpret_cast<const uint4 *>(x);
+        if (gated)
+            uv.raw = *reinterpret_cast<const uint4 *>(x + dd);
+        kb_store16(out + u * V, apply_unit<T, OP>(xv, uv));
+        return;
+    }
     const int64_t in_width = gated ? 2 * d : d;
     const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; base < total;
@@ -371,11 +386,15 @@ __global__ void __launch_bounds__(256)
 /*
  * Few elements at any width (act_pick_elem): E output elements per thread, element k of a
  * thread one grid's width after element k - 1 (a warp's loads and stores are 32 neighbouring
- * elements: coalesced), every load issued before the first result. Element e lies in row
- * e / d (fastdiv: total < 2^32). No 16-byte units, so no head, tail, shifted pairs or gathered
- * row-crossing units: a short chain of index math, one round trip to memory, the math, a store.
- * What torch.compile's kernel does at these shapes; the any-width kernel's ~400 instructions
- * per thread took 1-1.5 us over a copy there (docs/perf.md, fourth and sixth passes).
+ * elements: coalesced), every load issued before the first result, and a grid that covers every
+ * element in one step. Element e lies in row e / d (fastdiv). No 16-byte units, so no head,
+ * tail, shifted pairs or gathered row-crossing units: a short chain of index math, one round trip
+ * to memory, the math, a store. What torch.compile's kernel does at these shapes; the any-width
+ * kernel's ~400 instructions per thread took 1-1.5 us over a copy there (docs/perf.md, fourth and
+ * sixth passes). 32-bit indices (the input is under 2^31 elements: ACT_ELEM_MAX) and no loop: a
+ * form with 64-bit indices looping over a grid capped at what the device holds took 1.10-1.16x as
+ * long for f32 at 1-64 rows of 4095 and 512 x 1000 on an H100 (docs/perf.md, memory-bound
+ * "Twelfth pass").
  */
 template <typename T, int OP, int E>
 __global__ void __launch_bounds__(256)
@@ -384,31 +403,27 @@ __global__ void __launch_bounds__(256)
 {
     typedef typename kb_type<T>::storage S;
     constexpr bool gated = OP != ACT_GELU_TANH;
-    const uint32_t d = fd.div;
-    const int64_t in_width = gated ? 2 * (int64_t)d : (int64_t)d;
-    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t base = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; base < total;
-         base += threads * E) {
-        float x[E], up[E];
+    const uint32_t d = fd.div, in_width = gated ? 2 * d : d;
+    const uint32_t threads = gridDim.x * blockDim.x, base = blockIdx.x * blockDim.x + threadIdx.x;
+    float x[E], up[E];
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int64_t e = base + k * threads;
-            x[k] = 0.0f;
-            up[k] = 0.0f;
-            if (e < total) {
-                const uint32_t row = fastdiv_q(fd, (uint32_t)e), col = (uint32_t)e - row * d;
-                const S *p = in + (int64_t)row * in_width + col;
-                x[k] = kb_type<T>::load(p[0]);
-                if (gated)
-                    up[k] = kb_type<T>::load(p[d]);
-            }
+    for (int k = 0; k < E; k++) {
+        const uint32_t e = base + k * threads;
+        x[k] = 0.0f;
+        up[k] = 0.0f;
+        if (e < total) {
+            const uint32_t row = fastdiv_q(fd, e), col = e - row * d;
+            const S *p = in + (row * in_width + col);
+            x[k] = kb_type<T>::load(p[0]);
+            if (gated)
+                up[k] = kb_type<T>::load(p[d]);
         }
+    }
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-            const int64_t e = base + k * threads;
-            if (e < total)
-                out[e] = kb_type<T>::store(apply<OP>(x[k], up[k]));
-        }
+    for (int k = 0; k < E; k++) {
+        const uint32_t e = base + k * threads;
+        if (e < total)
+            out[e] = kb_type<T>::store(apply<OP>(x[k], up[k]));
     }
 }
 
@@ -454,15 +469,15 @@ static void launch_any(typename kb_type<T>::storage *out, const typename kb_type
                 out, in, n, d, units, (int)head, (int)tail, fd);
 }
 
-/* The element kernel's launch (n * d < 2^32): E elements per thread, blocks of `threads`. */
+/* The element kernel's launch (the input under 2^31 elements: act_pick_elem): E elements per
+ * thread, blocks of `threads`, as many as cover the output once. */
 template <typename T, int OP, int E>
 static void launch_elem(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *in,
                         int64_t n, int64_t d, int threads, kb_stream_t s)
 {
     const int64_t total = n * d, per_block = (int64_t)threads * E;
-    act_elem_kernel<T, OP, E>
-        <<<fill_grid(act_elem_kernel<T, OP, E>, threads, (total + per_block - 1) / per_block),
-           threads, 0, s>>>(out, in, (uint32_t)total, make_fastdiv((uint32_t)d));
+    act_elem_kernel<T, OP, E><<<(unsigned)((total + per_block - 1) / per_block), threads, 0, s>>>(
+        out, in, (uint32_t)total, make_fastdiv((uint32_t)d));
 }
 
 /* The odd-width kernel's launch (out 16-byte aligned, d >= V, n * d + 2^16 < 2^32): a
@@ -503,6 +518,8 @@ static inline bool act_can_odd(const void *out, int64_t n, int64_t d, int V)
 #ifndef ACT_ODD_MIN
 #define ACT_ODD_MIN (1 << 19)
 #endif
+/* the element kernel's 32-bit indices: gate and up rows of 2 x ACT_ELEM_MAX elements */
+static_assert(ACT_ELEM_MAX <= (1 << 30), "the element kernel indexes its input in 32 bits");
 static inline bool act_pick_elem(int64_t n, int64_t d)
 {
     return n * d <= (int64_t)ACT_ELEM_MAX;
@@ -521,6 +538,7 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
                   int64_t n, int64_t d, void *stream)
 {
     typedef typename kb_type<T>::storage S;
+    constexpr bool gated = OP != ACT_GELU_TANH;
     const int V = 16 / (int)sizeof(S), threads = 256;
     int rc = act_check_args(out, in, n, d);
     if (rc != 0 || n == 0 || d == 0)
@@ -540,13 +558,18 @@ static int launch(typename kb_type<T>::storage *out, const typename kb_type<T>::
          * device holds and each thread walked 4 units a grid apart (U = 4), the H200 read
          * 16-bit 32768 x 4096-8192 at 0.90-0.91 of torch.compile (seventh pass, docs/perf.md);
          * the U = 4 kernel stays for bench/gpu/act_odd.cu to time beside it */
-        act_flat_kernel<T, OP, 1><<<(unsigned)needed, threads, 0, s>>>(out, in, total, upr, d);
+        if (n * (gated ? 2 * d : d) < (1ll << 31))
+            act_flat_kernel<T, OP, 1, false>
+                <<<(unsigned)needed, threads, 0, s>>>(out, in, total, upr, d);
+        else
+            act_flat_kernel<T, OP, 1><<<(unsigned)needed, threads, 0, s>>>(out, in, total, upr, d);
     } else if (n * d >= (int64_t)ACT_ODD_MIN && act_can_odd(out, n, d, V)) {
         launch_odd<T, OP>(out, in, n, d, s);
     } else if (act_pick_elem(n, d)) {
-        /* one element per thread; f32 past 2^15 elements two (H200: 64 x 4095 2.70 us against
-         * 3.05, where 16-bit lost 0.1-0.3 us with two at 1-7 rows and gained nothing after) */
-        if (sizeof(S) == 4 && n * d > (1 << 15))
+        /* one element per thread; 16-bit past 2^18 elements two (H100, docs/perf.md memory-bound
+         * "Twelfth pass": 512 x 1000 3.22 -> 2.73 us, where f32 was 1-4% faster with one at 1 x
+         * 128 - 512 x 1000; 16-bit with two lost 4% at 1 x 4095 and tied at 64 x 4095) */
+        if (sizeof(S) == 2 && n * d > (1 << 18))
             launch_elem<T, OP, 2>(out, in, n, d, 256, s);
         else
             launch_elem<T, OP, 1>(out, in, n, d, 256, s);

@@ -32,7 +32,8 @@ static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tan
  * array of 16-byte units (4096; 8, 1000, 24, 16384 at f32: 16-bit outputs of up to 2^15
  * elements go element by element, 64 and 600 x 4096 flat); any other width or buffer
  * offset, below 2^19 output elements (2^21 with the output off 16 bytes), element by element
- * (one or two per thread: 13, 4095, 1001, 127, 40001, 3 and the shifted cases in main); past
+ * (one per thread: 13, 4095, 1001, 127, 40001, 3 and the shifted cases in main; two for 16-bit
+ * past 2^18: 80 x 4095), in a grid that covers the output once; past
  * that (600 and 513 rows of 4095), with an aligned output, the odd-width kernel: a thread per
  * 16-byte output unit, gate and up read as shifted aligned chunks, a unit that crosses a row end
  * merged from three windows, the tail on the first threads (600 x 4095 with the input one element
@@ -40,9 +41,9 @@ static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tan
  * units, tail: the any-width kernel, 600 x 4095 out+1), one unit per thread where the device holds
  * a thread per unit, else 4 per step. A build with -DACT_ODD_MIN=0 sends every odd width of at
  * least one unit here through the odd-width kernel (13, 4095, 1001, 127, 40001). */
-static const int64_t shapes[][2] = {{64, 4096}, {3, 8},     {17, 1000},  {5, 13},     {1, 1},
-                                    {300, 24},  {9, 4095},  {4, 1001},   {33, 127},   {9, 3},
-                                    {2, 40001}, {1, 16384}, {600, 4096}, {600, 4095}, {513, 4095}};
+static const int64_t shapes[][2] = {
+    {64, 4096}, {3, 8}, {17, 1000}, {5, 13},    {1, 1},      {300, 24},   {9, 4095},   {4, 1001},
+    {33, 127},  {9, 3}, {2, 40001}, {1, 16384}, {600, 4096}, {600, 4095}, {513, 4095}, {80, 4095}};
 
 /* Which buffers a case moves off 16-byte alignment by one element. */
 enum { SHIFT_IN = 1, SHIFT_OUT = 2 };
