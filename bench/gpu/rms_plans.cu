@@ -77,7 +77,8 @@ __global__ void copy16_k(uint4 *dst, const uint4 *src, int64_t units)
 /* ---- candidates ---- */
 struct cand {
     std::string name;
-    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel, 5 elem kernel */
+    int kind; /* 0 export, 1 rows kernel forced, 2 pipe, 3 memcpy, 4 copy kernel, 5 elem kernel,
+               * 6 unit kernel */
     int path, vecs, threads, lanes, rows_m, block, wkeep;
     int64_t grid; /* blocks; 0: capped by occupancy (persistent); pipe, -1: a block per row */
 };
@@ -221,6 +222,26 @@ static void launch_elem(const cand &c, void *out, const void *x, const void *w, 
             <<<g, c.threads, 0, s>>>((S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f);
 }
 
+/* the unit kernel (few aligned rows): a group of c.lanes lanes per row, or a block per row */
+template <typename T, bool BLOCK>
+static void launch_unit(const cand &c, void *out, const void *x, const void *w, int64_t n,
+                        int64_t d, cudaStream_t s)
+{
+    typedef typename kb_type<T>::storage S;
+    const int groups = BLOCK ? 1 : c.threads / c.lanes;
+    const unsigned g = (unsigned)((n + groups - 1) / groups);
+#define UNIT(R)                                                                                    \
+    if (c.vecs == R)                                                                               \
+        return rms::rms_unit_kernel<T, R, BLOCK><<<g, c.threads, 0, s>>>(                          \
+            (S *)out, (const S *)x, (const S *)w, (int)n, (int)d, 1e-6f, c.lanes);
+    UNIT(1)
+    UNIT(2)
+    UNIT(4)
+#undef UNIT
+    fprintf(stderr, "no unit instance R%d\n", c.vecs);
+    exit(1);
+}
+
 template <typename T>
 static void run_cand(const cand &c, void *out, const void *x, const void *w, int64_t n, int64_t d,
                      cudaStream_t s)
@@ -254,6 +275,12 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
             launch_elem<T, true, false>(c, out, x, w, n, d, s);
         else
             launch_elem<T, false, false>(c, out, x, w, n, d, s);
+        break;
+    case 6:
+        if (c.block)
+            launch_unit<T, true>(c, out, x, w, n, d, s);
+        else
+            launch_unit<T, false>(c, out, x, w, n, d, s);
         break;
     }
 }
@@ -316,6 +343,22 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     }
     if (!aligned)
         return v;
+    /* few aligned rows: the unit kernel, a group of L lanes of R units per row in blocks of 32-128
+     * threads (rows of up to 32 units), or a block per row of R units per thread */
+    for (int r = 1; few && r <= 4; r *= 2) {
+        const int64_t L = pow2_ge((units + r - 1) / r);
+        if (L <= 32 && (r == 1 || L >= 4)) {
+            for (int bt = 32; bt <= 128; bt *= 2) {
+                snprintf(buf, sizeof buf, "unit L%d R%d T%d", (int)L, r, bt);
+                v.push_back({buf, 6, 0, r, bt, (int)L, 1, 0, 0, 0});
+            }
+        }
+        const int64_t thr = rms::row_block_threads(units, r);
+        if (thr > 32 && thr <= 512) { /* the kernel's launch bounds */
+            snprintf(buf, sizeof buf, "unit block R%d T%d", r, (int)thr);
+            v.push_back({buf, 6, 0, r, (int)thr, (int)thr, 1, 1, 0, 0});
+        }
+    }
     /* the pipelined kernel, group shape: lanes L, R = units / L (a power of two <= 8) */
     for (int L = 4; L <= 32; L *= 2) {
         const int r = pow2_ge((units + L - 1) / L);

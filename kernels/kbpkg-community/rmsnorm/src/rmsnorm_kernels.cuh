@@ -513,14 +513,59 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
+/*
+ * Few aligned rows (rms_unit_kernel; rows of whole 16-byte units at aligned addresses, few
+ * enough that each gets its own group of lanes or block): the element kernel's short chain with
+ * the pipelined kernel's 16-byte units. A group of `lanes` lanes per row (BLOCK: the block is the
+ * row), R units per lane, x and the weight loaded together, 32-bit indices, no row loop and no
+ * row loaded ahead: at few rows a launch is one row's chain, and the pipelined kernel's 64-bit
+ * row loop and look-ahead load sit in it. Having no row loop, it takes a block per row (or group
+ * of rows) whatever KB_RMS_MAX_BLOCKS says. out == x works: each unit is read by the lane that
+ * writes it, before the sum.
+ */
+template <typename T, int R, bool BLOCK>
+/* at most 512 threads (few_aligned_plan): 128 registers, where bf16 at R = 4 spilled 68 bytes at
+ * 1024 threads' 64 and ran 1.1-1.2x slower than the pipelined kernel at 1-128 rows of 8192-16384 */
+__global__ void __launch_bounds__(512)
+    rms_unit_kernel(typename kb_type<T>::storage *out, const typename kb_type<T>::storage *x,
+                    const typename kb_type<T>::storage *__restrict__ w, int n, int d, float eps,
+                    int lanes)
+{
+    const int V = row_geo<T>::V;
+    __shared__ float partial[32];
+    const float rd = mean_scale(d);
+    const int units = d / V;
+    const int lg = BLOCK ? 0 : __ffs(lanes) - 1; /* lanes: a power of two */
+    const int lane = BLOCK ? (int)threadIdx.x : (int)threadIdx.x & (lanes - 1);
+    const int row = BLOCK ? (int)blockIdx.x
+                          : (int)blockIdx.x * ((int)blockDim.x >> lg) + ((int)threadIdx.x >> lg);
+    const bool ok = row < n; /* the last block's spare groups still take part in the sum */
+    const size_t off = (size_t)(ok ? row : 0) * d;
+    kb_vec16<T> xv[R], wv[R];
+    load_units<T, R>(xv, x + off, 0, x, units, lane, lanes, ok);
+    load_units<T, R>(wv, w, 0, w + d, units, lane, lanes, true);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < R; j++)
+        s += vsumsq<T>(xv[j]);
+    s = BLOCK ? row_block_sum(s, partial) : kb_group_sum(s, lanes);
+    const float inv = rsqrtf(s * rd + eps);
+#pragma unroll
+    for (int j = 0; j < R; j++) {
+        const int c = j * lanes + lane;
+        if (ok && c < units)
+            write_unit<T>(out + off + c * V, xv[j], wv[j], inv);
+    }
+}
+
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM, PATH_UNIT };
 struct plan {
     int path;
-    int vecs;    /* PATH_WARP, PATH_BLOCK, PATH_PIPE: units per lane (R); PATH_ELEM: elements (E) */
+    int vecs;    /* units per lane (R; PATH_ELEM: elements per thread, E) */
     int rows;    /* PATH_WARP: rows per group of lanes at once (M: 1 or rows_at_once) */
     int threads; /* per block */
-    int lanes;   /* per row (PATH_PIPE: lanes == threads is the block shape) */
+    int lanes;   /* per row (PATH_PIPE, PATH_UNIT: lanes == threads is the block shape) */
     int64_t blocks_needed;
     bool uncapped; /* a block per piece of work (at most KB_RMS_MAX_BLOCKS), not rows_grid's cap */
     bool wrow;     /* PATH_PIPE: the weight read per row (from L1), not held for the launch */
@@ -636,42 +681,53 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
 }
 
 /*
- * Few aligned rows (at most 4 per SM, rows of whole units at aligned addresses): the pipelined
- * kernel with a block (or a group of lanes) per row and the weight's units loaded with x. There
- * a launch is one row's chain (prologue, loads, sum, reduction, store), and the rows kernel's
- * generic prologue (head, tail, shifted loads) and IEEE division kept it 0.5-0.6 us over a copy
- * of the same bytes at 64 rows (torch.compile: 0.2-0.3). Rows of up to 32 units a group of
- * lanes of one unit each in blocks of one warp (two for 32 lanes); up to 256 units a block of
- * one unit per thread (the width spread over the most threads, as torch's kernels do), up to 768
- * (f16: 1024) a block of 2 per thread, up to 2048 a block of 4 (at most 512 threads). From 2 x SMs
- * rows the blocks take two rows each (the second row's loads overlap the first's sum and stores;
- * blocks of 320 threads and more no longer all fit at once). Measured on the H200
- * (bench/gpu/rms_plans, docs/perf.md "Sixth pass"): each rule within noise of the best forced shape
- * at 64 and 512 rows. Returns false where it does not apply.
+ * Few aligned rows (at most 4 per SM, rows of whole units at aligned addresses): a group of lanes
+ * or a block per row, the weight's units loaded with x. There a launch is one row's chain
+ * (prologue, loads, sum, reduction, store), so it takes the unit kernel (rms_unit_kernel: 32-bit
+ * indices, no row loop, no look-ahead load), which ran 1.03-1.10x faster than the pipelined
+ * kernel in the same shapes at 1-512 rows of 128-4096 elements and within 2% of it at 1-128
+ * rows of 7168-16384 (H100, bench/gpu/rms_plans.cu; docs/perf.md, memory-bound "Twelfth pass").
+ * Rows of up to 32 units a group of lanes of one unit
+ * each, 128 threads a block; up to 256 units a block of one unit per thread (the width spread
+ * over the most threads, as torch's kernels do), up to 768 (f16: 1024) a block of 2 per thread,
+ * up to 2048 a block of 4 (at most 512 threads; on the H100 one unit per thread up to 512 units
+ * was within 2% of these). From 2 x SMs rows, blocks of 2 or 4 units per thread take the
+ * pipelined kernel instead: two rows per block (the second row's loads overlap the first's sum
+ * and stores; H200, docs/perf.md "Sixth pass"), f32 at 4 per thread a row per block on an
+ * uncapped grid. The unit kernel there ran up to 1.2-1.4x slower at 300-512 rows of 16-bit
+ * 5120-16384 on the H100 ("Twelfth pass"). Returns false where it does not apply.
  */
-template <typename T> static inline bool few_pipe_plan(plan &p, int64_t n, int64_t units, int sms)
+template <typename T>
+static inline bool few_aligned_plan(plan &p, int64_t n, int64_t units, int sms)
 {
-    if (sms <= 0 || units < 1 || n > 4 * (int64_t)sms)
+    /* f16 at 769-1024 units: a block of 2 per thread measured as fast as 4 (bf16, f32: 4 faster) */
+    const int r2_max = is_f16<T>::value ? 1024 : 768;
+    const int r = units <= 256 ? 1 : units <= r2_max ? 2 : units <= 2048 ? 4 : 0;
+    if (sms <= 0 || units < 1 || n > 4 * (int64_t)sms || r == 0)
         return false;
-    p.path = PATH_PIPE;
+    p.path = PATH_UNIT;
     p.rows = 1;
+    p.uncapped = true; /* no row loop: a block per row or group of rows, whatever the cap */
     if (units <= 32) {
         p.vecs = 1;
         p.lanes = pow2_at_least(units);
-        p.threads = p.lanes == 32 ? 64 : 32;
+        p.threads = 128;
         const int64_t groups = p.threads / p.lanes;
         p.blocks_needed = (n + groups - 1) / groups;
         return true;
     }
-    /* f16 at 769-1024 units: a block of 2 per thread measured as fast as 4 (bf16, f32: 4 faster) */
-    const int r2_max = is_f16<T>::value ? 1024 : 768;
-    const int r = units <= 256 ? 1 : units <= r2_max ? 2 : units <= 2048 ? 4 : 0;
-    if (r == 0)
-        return false;
     p.vecs = r;
     p.threads = (int)row_block_threads(units, r);
     p.lanes = p.threads;
-    p.blocks_needed = r > 1 && n >= 2 * (int64_t)sms ? (n + 1) / 2 : n;
+    p.blocks_needed = n;
+    if (r > 1 && n >= 2 * (int64_t)sms) {
+        /* f32 rows of 4 units per thread a row per block, the grid uncapped as pipe_plan's: 300
+         * and 512 rows of 4096-8192 1.04-1.27x faster than two rows per block (H100) */
+        const bool f32_rows = sizeof(typename kb_type<T>::storage) == 4 && r == 4;
+        p.path = PATH_PIPE;
+        p.uncapped = f32_rows;
+        p.blocks_needed = f32_rows ? n : (n + 1) / 2;
+    }
     return true;
 }
 
@@ -751,7 +807,7 @@ static inline bool few_elem_plan(plan &p, int64_t n, int64_t d, int sms)
 
 /*
  * d: elements per row, units: 16-byte vectors per row (d / V, rounded down); n > 0; aligned:
- * d % V == 0 and every pointer 16-byte aligned. Few aligned rows take few_pipe_plan, few
+ * d % V == 0 and every pointer 16-byte aligned. Few aligned rows take few_aligned_plan, few
  * unaligned rows of 513-2048 elements few_elem_plan, other few rows few_rows_vecs. Aligned rows
  * that are not few take pipe_plan where it applies, many unaligned rows of more than 64 units
  * unaligned_block_plan. Else
@@ -775,7 +831,7 @@ template <typename T> static inline plan choose(int64_t n, int64_t d, int sms, b
     p.rows = 1;
     p.uncapped = false;
     p.wrow = false;
-    if (aligned ? few_pipe_plan<T>(p, n, units, sms) : few_elem_plan(p, n, d, sms))
+    if (aligned ? few_aligned_plan<T>(p, n, units, sms) : few_elem_plan(p, n, d, sms))
         return p;
     const int few = few_rows_vecs(n, units, sms);
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
@@ -914,9 +970,7 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
                 launch_pipe<T, 2, false>(p, out, x, w, n, d, eps, s);
             else
                 launch_pipe<T, 4, false>(p, out, x, w, n, d, eps, s);
-        } else if (p.vecs == 1) {
-            launch_pipe<T, 1, true>(p, out, x, w, n, d, eps, s);
-        } else if (p.vecs == 2) {
+        } else if (p.vecs == 2) { /* blocks (pipe_plan): 2, 4 or 8 units per thread */
             launch_pipe<T, 2, true>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 4 && p.wrow) {
             launch_pipe<T, 4, true, false>(p, out, x, w, n, d, eps, s);
@@ -925,6 +979,21 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
         } else {
             launch_pipe<T, R8, true>(p, out, x, w, n, d, eps, s);
         }
+    } else if (p.path == PATH_UNIT) {
+        /* few_aligned_plan: at most 4 x SMs rows of at most 2048 units, so n and d fit an int */
+        const unsigned grid = (unsigned)p.blocks_needed;
+        if (p.lanes != p.threads)
+            rms_unit_kernel<T, 1, false>
+                <<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps, p.lanes);
+        else if (p.vecs == 1)
+            rms_unit_kernel<T, 1, true>
+                <<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps, p.lanes);
+        else if (p.vecs == 2)
+            rms_unit_kernel<T, 2, true>
+                <<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps, p.lanes);
+        else
+            rms_unit_kernel<T, 4, true>
+                <<<grid, p.threads, 0, s>>>(out, x, w, (int)n, (int)d, eps, p.lanes);
     } else if (p.path == PATH_ELEM) {
         /* few_elem_plan: n * threads <= sms * FEW_SM_THREADS / 2 and d <= ELEM_MAX_D: both fit an
          * int */
