@@ -60,19 +60,23 @@ def main():
         for _ in range(3):
             ours()
             theirs()
-        calls.append((f"{op} {n}x{d} {t}", ours, theirs))
+        calls.append((f"{op} {n}x{d} {t}", [("ours", ours), ("compile", theirs)]))
+    profiled(calls)
+
+
+def profiled(calls):
+    """calls: [(shape name, [(label, fn), ...])]: each fn once inside the profiler's range, in an
+    NVTX range named 'shape label' (ncu --nvtx), then the shape names."""
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
-    for name, ours, theirs in calls:
-        torch.cuda.nvtx.range_push(name + " ours")
-        ours()
-        torch.cuda.nvtx.range_pop()
-        torch.cuda.nvtx.range_push(name + " compile")
-        theirs()
-        torch.cuda.nvtx.range_pop()
+    for name, fns in calls:
+        for label, fn in fns:
+            torch.cuda.nvtx.range_push(f"{name} {label}")
+            fn()
+            torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
-    for name, *_ in calls:
+    for name, _ in calls:
         print(name)
 
 
