@@ -686,16 +686,16 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
  * (prologue, loads, sum, reduction, store), so it takes the unit kernel (rms_unit_kernel: 32-bit
  * indices, no row loop, no look-ahead load), which ran 1.03-1.10x faster than the pipelined
  * kernel in the same shapes at 1-512 rows of 128-4096 elements and within 2% of it at 1-128
- * rows of 7168-16384 (H100, bench/gpu/rms_plans.cu; docs/perf.md, memory-bound "Twelfth pass").
- * Rows of up to 32 units a group of lanes of one unit
- * each, 128 threads a block; up to 256 units a block of one unit per thread (the width spread
- * over the most threads, as torch's kernels do), up to 768 (f16: 1024) a block of 2 per thread,
- * up to 2048 a block of 4 (at most 512 threads; on the H100 one unit per thread up to 512 units
- * was within 2% of these). From 2 x SMs rows, blocks of 2 or 4 units per thread take the
- * pipelined kernel instead: two rows per block (the second row's loads overlap the first's sum
- * and stores; H200, docs/perf.md "Sixth pass"), f32 at 4 per thread a row per block on an
- * uncapped grid. The unit kernel there ran up to 1.2-1.4x slower at 300-512 rows of 16-bit
- * 5120-16384 on the H100 ("Twelfth pass"). Returns false where it does not apply.
+ * rows of 16-bit 7168-16384 (H100, bench/gpu/rms_plans.cu; docs/perf.md, memory-bound "Twelfth
+ * pass"). Rows of up to 32 units a group of lanes of one unit each, 128 threads a block; up to 256
+ * units a block of one unit per thread (the width spread over the most threads, as torch's kernels
+ * do), up to 768 (f16: 1024) a block of 2 per thread, up to 2048 a block of 4 (at most 512 threads;
+ * on the H100 one unit per thread up to 512 units was within 2% of these). f32 at 4 units per
+ * thread takes the pipelined kernel a row per block on an uncapped grid, and from 2 x SMs rows
+ * 16-bit blocks of 2 or 4 per thread take it two rows per block (the second row's loads overlap the
+ * first's sum and stores; H200, docs/perf.md "Sixth pass"): the unit kernel ran up to 1.2-1.4x
+ * slower there at 300-512 rows of 16-bit 5120-16384 on the H100 ("Twelfth pass"). Returns false
+ * where it does not apply.
  */
 template <typename T>
 static inline bool few_aligned_plan(plan &p, int64_t n, int64_t units, int sms)
@@ -720,13 +720,15 @@ static inline bool few_aligned_plan(plan &p, int64_t n, int64_t units, int sms)
     p.threads = (int)row_block_threads(units, r);
     p.lanes = p.threads;
     p.blocks_needed = n;
-    if (r > 1 && n >= 2 * (int64_t)sms) {
-        /* f32 rows of 4 units per thread a row per block, the grid uncapped as pipe_plan's: 300
-         * and 512 rows of 4096-8192 1.04-1.27x faster than two rows per block (H100) */
-        const bool f32_rows = sizeof(typename kb_type<T>::storage) == 4 && r == 4;
+    if (sizeof(typename kb_type<T>::storage) == 4 && r == 4) {
+        /* f32 rows of 4 units per thread: the pipelined kernel a row per block, the grid uncapped
+         * as pipe_plan's (the unit kernel 2-5% slower at 1-64 rows of 4096-8192; at 300 and 512
+         * rows 1.04-1.27x faster than two rows per block; H100) */
         p.path = PATH_PIPE;
-        p.uncapped = f32_rows;
-        p.blocks_needed = f32_rows ? n : (n + 1) / 2;
+    } else if (r > 1 && n >= 2 * (int64_t)sms) {
+        p.path = PATH_PIPE;
+        p.uncapped = false;
+        p.blocks_needed = (n + 1) / 2;
     }
     return true;
 }

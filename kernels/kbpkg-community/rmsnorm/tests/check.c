@@ -38,8 +38,9 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * few-row limit; f16 and bf16 rows past 1024 and 2048 units excepted). Few of them (up to 2048
  * units) take the unit kernel: a block per row of 1, 2 or 4 units per thread (33 x 1000, 3 x 1032,
  * 64 x 4096, 64 x 16384) or groups of lanes in blocks of 128 threads (7 x 8, 300 x 24, and 129 x 64
- * with a partial last block), except blocks of 2 or 4 per thread from 2 x SMs rows, which take the
- * pipelined kernel's two rows per block (300 x 8192). The aligned shapes below reach those, their
+ * with a partial last block), except f32 at 4 units per thread, which takes the pipelined kernel a
+ * row per block (64 x 4096, 300 x 8192), and 16-bit blocks of 2 or 4 per thread from 2 x SMs rows,
+ * which take its two rows per block (300 x 8192). The aligned shapes below reach those, their
  * shifted cases the kernels named. Shapes cover each path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
