@@ -108,11 +108,11 @@ static void run_cand(const cand &c, void *out, const void *in, int64_t n, int64_
             (S *)out, (const S *)in, n, d, units, 0, (int)tail, act::make_fastdiv((uint32_t)d));
         break;
     }
-    case 9: {
-        const int V = 16 / (int)sizeof(S);
+    case 9: { /* blocks of c.threads (0: 256, the export's) */
+        const int V = 16 / (int)sizeof(S), bt = c.threads ? c.threads : 256;
         const uint32_t total = (uint32_t)(n * (d / V));
         act::act_flat_kernel<T, ACT_SILU_AND_MUL, 1, false>
-            <<<(unsigned)((total + 255) / 256), 256, 0, s>>>(
+            <<<(unsigned)((total + bt - 1) / bt), bt, 0, s>>>(
                 (S *)out, (const S *)in, total, act::make_fastdiv((uint32_t)(d / V)), d);
         break;
     }
@@ -167,12 +167,16 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"export", 0, 0, 0},
               {"flat U1 uncapped", 6, 0, 0},
               {"flat U1 loop-free", 9, 0, 0},
+              /* smaller blocks spread few units over more SMs */
+              {"flat U1 loop-free T128", 9, 0, 128},
+              {"flat U1 loop-free T64", 9, 0, 64},
               {"any", 1, 0, 0},
               /* few rows: a launch is one thread's chain, shorter per element than per unit */
               {"elem E1 T256", 2, 1, 256},
               {"elem E2 T256", 2, 2, 256},
               {"elem E1 T128", 2, 1, 128},
-              {"elem E2 T128", 2, 2, 128}};
+              {"elem E2 T128", 2, 2, 128},
+              {"elem E1 T64", 2, 1, 64}};
         if (act::act_can_odd(out, n, d, 16 / (int)es))
             cs.push_back({"odd", 7, 0, 0});
     } else if (n * d > (1 << 21)) /* main's pick: the any-width kernel */
@@ -188,7 +192,8 @@ template <typename T> static void run_shape(const char *tname, int dtype, int64_
               {"odd", 7, 0, 0},
               {"any", 1, 0, 0},
               {e == 2 ? "elem E1 T256" : "elem E2 T256", 2, 3 - e, 256},
-              {"elem E1 T128", 2, 1, 128}};
+              {"elem E1 T128", 2, 1, 128},
+              {"elem E1 T64", 2, 1, 64}};
     }
     cs.push_back({"memcpy (out bytes)", 3, 0, 0});
     cs.push_back({"copy16 kernel (out bytes)", 4, 0, 0});

@@ -17,7 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mem_sweep import Packages  # noqa: E402
 
 SHAPES = [("rmsnorm", 1, 128, "bf16"), ("rmsnorm", 7, 1000, "bf16"), ("rmsnorm", 7, 1001, "bf16"),
-          ("rmsnorm", 64, 1000, "bf16"), ("silu", 1, 2048, "bf16"), ("silu", 1, 4095, "f32")]
+          ("rmsnorm", 64, 1000, "bf16"), ("silu", 1, 2048, "bf16"), ("silu", 1, 4095, "f32"),
+          ("silu", 7, 16384, "bf16"), ("silu", 64, 2048, "bf16"), ("silu", 512, 128, "bf16")]
+if os.environ.get("SMALL_PROFILE_SHAPES"):  # e.g. silu:7x16384:bf16,rmsnorm:1x128:f32
+    SHAPES = [(op, int(nd.split("x")[0]), int(nd.split("x")[1]), t) for op, nd, t in
+              (s.split(":") for s in os.environ["SMALL_PROFILE_SHAPES"].split(","))]
 DT = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
