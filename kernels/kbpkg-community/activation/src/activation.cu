@@ -526,11 +526,14 @@ static inline bool act_pick_elem(int64_t n, int64_t d)
 }
 /* Up to ACT_FLAT16_MIN output elements, 16-bit rows the flat kernel could take go element by
  * element instead: a launch that small is one thread's chain, and a 16-byte unit's (two 16-byte
- * loads, eight activations, a pack) is longer than one element's. H100 (bench/gpu/act_odd.cu;
- * docs/perf.md, memory-bound "Tenth pass"): 1x128 to 7x4096 and 1x16384 1.03-1.15x faster,
- * 7x16384 and 64x2048 equal, 64x4096 14% slower; f32 (4-element units) lost 4-19% throughout. */
+ * loads, eight activations, a pack) is longer than one element's; and a thread per element
+ * spreads the launch over 8x the blocks (at 7 x 5120 140 blocks where the flat kernel has 18;
+ * torch.compile's kernel launches 140). H100 (bench/gpu/act_odd.cu; docs/perf.md, memory-bound
+ * "Tenth pass" and "Twelfth pass"): 1x128 to 7x4096 and 1x16384 1.03-1.15x faster, and with both
+ * kernels loop-free 7x5120 to 64x2048 (up to 2^17) 1.01-1.06x, 64x4096 8% slower; f32 (4-element
+ * units) lost 4-19% throughout in the tenth pass and was within 2% either way in the twelfth. */
 #ifndef ACT_FLAT16_MIN
-#define ACT_FLAT16_MIN (1 << 15)
+#define ACT_FLAT16_MIN (1 << 17)
 #endif
 
 template <typename T, int OP>

@@ -29,7 +29,7 @@ static const act_fn fns[3][3] = {
 static const char *const op_names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh"};
 
 /* The GPU build takes rows whose bytes are a multiple of 16 in aligned buffers as one flat
- * array of 16-byte units (4096; 8, 1000, 24, 16384 at f32: 16-bit outputs of up to 2^15
+ * array of 16-byte units (4096; 8, 1000, 24, 16384 at f32: 16-bit outputs of up to 2^17
  * elements go element by element, 64 and 600 x 4096 flat); any other width or buffer
  * offset, below 2^19 output elements (2^21 with the output off 16 bytes), element by element
  * (one per thread: 13, 4095, 1001, 127, 40001, 3 and the shifted cases in main; two for 16-bit
