@@ -972,7 +972,7 @@ static void run(const plan &p, typename kb_type<T>::storage *out,
                 launch_pipe<T, 2, false>(p, out, x, w, n, d, eps, s);
             else
                 launch_pipe<T, 4, false>(p, out, x, w, n, d, eps, s);
-        } else if (p.vecs == 2) { /* blocks (pipe_plan): 2, 4 or 8 units per thread */
+        } else if (p.vecs == 2) { /* blocks of 2, 4 or 8 per thread (pipe_plan, few_aligned_plan) */
             launch_pipe<T, 2, true>(p, out, x, w, n, d, eps, s);
         } else if (p.vecs == 4 && p.wrow) {
             launch_pipe<T, 4, true, false>(p, out, x, w, n, d, eps, s);
