@@ -480,9 +480,8 @@ template <typename T> static void bench_rms(rms_fn fn, int dtype, int64_t n, int
     };
     std::vector<variant> vs;
     vs.push_back({"v1", [&](void *o, const void *xi) { v1::rms_launch<T>(o, xi, w, n, d, eps); }});
-    static const char *const path_names[] = {"warp", "block", "stream", "pipe", "elem"};
     char buf[96];
-    snprintf(buf, sizeof buf, "export (%s R%d T%d)", path_names[chosen.path], chosen.vecs,
+    snprintf(buf, sizeof buf, "export (%s R%d T%d)", rms::path_name(chosen.path), chosen.vecs,
              chosen.threads);
     vs.push_back({buf, [&](void *o, const void *xi) {
                       if (fn(o, xi, w, n, d, eps, 0) != 0)

@@ -559,7 +559,14 @@ __global__ void __launch_bounds__(512)
 }
 
 /* Which kernel a call takes, with its launch shape. */
-enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM, PATH_UNIT };
+enum path { PATH_WARP, PATH_BLOCK, PATH_STREAM, PATH_PIPE, PATH_ELEM, PATH_UNIT, PATH_COUNT };
+/* A path's name (the benches label the export's plan with it). */
+static inline const char *path_name(int path)
+{
+    static const char *const names[] = {"warp", "block", "stream", "pipe", "elem", "unit"};
+    static_assert(sizeof names / sizeof names[0] == PATH_COUNT, "a name per path");
+    return path >= 0 && path < PATH_COUNT ? names[path] : "?";
+}
 struct plan {
     int path;
     int vecs;    /* units per lane (R; PATH_ELEM: elements per thread, E) */
