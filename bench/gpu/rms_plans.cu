@@ -285,14 +285,6 @@ static void run_cand(const cand &c, void *out, const void *x, const void *w, int
     }
 }
 
-static int pow2_ge(int64_t v)
-{
-    int p = 1;
-    while (p < v)
-        p *= 2;
-    return p;
-}
-
 template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
 {
     const int V = rms::row_geo<T>::V;
@@ -346,7 +338,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     /* few aligned rows: the unit kernel, a group of L lanes of R units per row in blocks of 32-128
      * threads (rows of up to 32 units), or a block per row of R units per thread */
     for (int r = 1; few && r <= 4; r *= 2) {
-        const int64_t L = pow2_ge((units + r - 1) / r);
+        const int64_t L = rms::pow2_at_least((units + r - 1) / r);
         if (L <= 32 && (r == 1 || L >= 4)) {
             for (int bt = 32; bt <= 128; bt *= 2) {
                 snprintf(buf, sizeof buf, "unit L%d R%d T%d", (int)L, r, bt);
@@ -361,7 +353,7 @@ template <typename T> static std::vector<cand> candidates(int64_t n, int64_t d)
     }
     /* the pipelined kernel, group shape: lanes L, R = units / L (a power of two <= 8) */
     for (int L = 4; L <= 32; L *= 2) {
-        const int r = pow2_ge((units + L - 1) / L);
+        const int r = rms::pow2_at_least((units + L - 1) / L);
         if (r > 8 || L > units)
             continue;
         /* few rows (at most 4 per SM): blocks of one or two warps too, so that the rows
