@@ -39,12 +39,12 @@ tail -14 "$O/fp8.txt"
 # its pid (a bare `wait` would wait for the nvidia-smi sampler too, which never ends)
 t0=$(date +%s)
 pids=""
-for rows in 0,3 4,7 8,8; do
+for rows in 0,3 4,9 10,10; do
     RF_CHECK_PLAN_TILES=$rows LD_LIBRARY_PATH="$D/sm90a" timeout -k 5 "${GEMM_AB_CHECK_TIMEOUT:-200}" \
         "$D/sm90a/check" >"$O/check_sm90a_rows${rows/,/-}.log" 2>&1 &
     pids="$pids $!"
 done
-RF_CHECK_PLAN_TILES=0,7 LD_LIBRARY_PATH="$D/sm90" timeout -k 5 "${GEMM_AB_CHECK_TIMEOUT:-200}" \
+RF_CHECK_PLAN_TILES=0,9 LD_LIBRARY_PATH="$D/sm90" timeout -k 5 "${GEMM_AB_CHECK_TIMEOUT:-200}" \
     "$D/sm90/check" >"$O/check_sm90.log" 2>&1 &
 pids="$pids $!"
 for p in $pids; do wait "$p"; done

@@ -53,24 +53,24 @@ int main(int argc, char **argv)
         int M, N, K;
         std::vector<const char *> plans; /* forced plans of the new build */
     };
-    /* GEMM_LAUNCH_SHAPES=swap: the decode shapes with the swap-AB tile (plan row 8, the default
+    /* GEMM_LAUNCH_SHAPES=swap: the decode shapes with the swap-AB tile (plan row 10, the default
      * there since swap-22) forced with 1, 2 or 4 K parts, and the TMA tiles' split plans that
      * main picked (with RF_GEMM_TMA_PLAN set, the swap default is off) */
-    std::vector<shape> swap_shapes = {{16, 4096, 4096, {"8,1", "8,2", "8,4", "3,4"}},
-                                      {16, 5120, 5120, {"8,1", "8,2", "3,3"}},
-                                      {16, 8192, 8192, {"8,1", "3,2"}},
-                                      {16, 28672, 8192, {"8,1", "2,1"}},
-                                      {32, 8192, 28672, {"8,1", "8,2", "3,2"}},
-                                      {1, 8192, 8192, {"8,1", "8,2"}},
-                                      {8, 4096, 4096, {"8,1", "8,2"}}};
-    /* GEMM_LAUNCH_SHAPES=swap64: the 64-token box (M 33..64, row 8 forced with 1, 2 or 4 K
+    std::vector<shape> swap_shapes = {{16, 4096, 4096, {"10,1", "10,2", "10,4", "3,4"}},
+                                      {16, 5120, 5120, {"10,1", "10,2", "3,3"}},
+                                      {16, 8192, 8192, {"10,1", "3,2"}},
+                                      {16, 28672, 8192, {"10,1", "2,1"}},
+                                      {32, 8192, 28672, {"10,1", "10,2", "3,2"}},
+                                      {1, 8192, 8192, {"10,1", "10,2"}},
+                                      {8, 4096, 4096, {"10,1", "10,2"}}};
+    /* GEMM_LAUNCH_SHAPES=swap64: the 64-token box (M 33..64, row 10 forced with 1, 2 or 4 K
      * parts against main's pick as "before"), and 16-row shapes under 64 column groups (N <
      * 4096, where the swap default does not apply) */
     std::vector<shape> swap64_shapes = {
-        {64, 4096, 4096, {"8,1", "8,2", "8,4"}}, {48, 4096, 4096, {"8,1", "8,2"}},
-        {64, 8192, 8192, {"8,1", "8,2"}},        {64, 14336, 4096, {"8,1", "8,2"}},
-        {40, 5120, 5120, {"8,1", "8,2"}},        {16, 2048, 4096, {"8,1", "8,2", "8,4"}},
-        {16, 1000, 4096, {"8,1", "8,2", "8,4"}}};
+        {64, 4096, 4096, {"10,1", "10,2", "10,4"}}, {48, 4096, 4096, {"10,1", "10,2"}},
+        {64, 8192, 8192, {"10,1", "10,2"}},         {64, 14336, 4096, {"10,1", "10,2"}},
+        {40, 5120, 5120, {"10,1", "10,2"}},         {16, 2048, 4096, {"10,1", "10,2", "10,4"}},
+        {16, 1000, 4096, {"10,1", "10,2", "10,4"}}};
     const char *which = getenv("GEMM_LAUNCH_SHAPES");
     std::vector<shape> all_shapes = {{16, 4096, 4096, {"3,4", "3,8", "2,4"}},
                                      {16, 5120, 5120, {"3,3", "3,13", "3,2"}},

@@ -1,6 +1,6 @@
 /* The swap-AB decode tile's part of radeonflow/gemm's package check alone: tests/check.c's
- * forced row 8 (unsplit and split 3, bf16 and f16, fp64 reference) and its overlapping split
- * calls with row 8 forced, then a few shapes with no plan forced that the swap default takes
+ * forced row 10 (unsplit and split 3, bf16 and f16, fp64 reference) and its overlapping split
+ * calls with row 10 forced, then a few shapes with no plan forced that the swap default takes
  * (M 33..64, 64..128 column groups; builds without the swap tile run them on the kernels
  * before), without the rest of the
  * check, for device calls too short for the whole of it. Build like the package check:
@@ -20,8 +20,8 @@ static const gemm_case default_cases[] = {
 int main(void)
 {
     kbc_rng rng = kbc_rng_from_env_or_time();
-    size_t bad = check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "8,4", "swap-AB split-K");
-    bad += check_plan_rows(&rng, 8, 8);
+    size_t bad = check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "10,4", "swap-AB split-K");
+    bad += check_plan_rows(&rng, 10, 10);
     size_t dbad = 0;
     for (int t = KBC_BF16; t <= KBC_F16; t++)
         for (size_t i = 0; i < sizeof default_cases / sizeof default_cases[0]; i++)

@@ -569,9 +569,11 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
  * copy engine stores them (wg_store_tile_tma) while the next tile's main loop runs; whole
  * 32-byte sectors instead of 4-byte stores that fill half of each. Otherwise, and with EPI 0,
  * every thread stores its pairs from registers (ts_emit).
- * Clusters (ts_cfg CL = 2, wgmma only): two blocks take two tiles stacked along M as one unit;
- * each producer loads its own A box and half of the B boxes, multicast into both blocks, so B
- * crosses L2 -> SM once per pair; a stage is refilled only when both blocks released it. */
+ * Clusters (ts_cfg CLM x CLN, wgmma only): CLM blocks stacked along M and CLN side by side
+ * along N take one unit of CLM x CLN tiles. Blocks of one column share B: each loads 1 / CLM of
+ * the B boxes, multicast into the column; blocks of one row share A: each loads 1 / CLN of the A
+ * box's rows, multicast into the row. So B crosses L2 -> SM once per column of the cluster and A
+ * once per row; a stage is refilled only when every block of the cluster released it. */
 constexpr int TS_BK = 64;
 /* Columns each warpgroup stages per round on sm_90a: 256 stages a whole 128 x 256 tile (64 KB,
  * one stage fewer), 128 half of it at a time, 0 turns the staging off (bench/gpu/gemm_shapes.cu
@@ -579,12 +581,15 @@ constexpr int TS_BK = 64;
 #ifndef RF_GEMM_EPI_COLS
 #define RF_GEMM_EPI_COLS 256
 #endif
-template <int BM_, int BN_, int CTAS_, int EPI_, int CL_ = 1> struct ts_cfg {
+template <int BM_, int BN_, int CTAS_, int EPI_, int CLM_ = 1, int CLN_ = 1> struct ts_cfg {
     static constexpr int BM = BM_, BN = BN_, CTAS = CTAS_;
-    /* blocks per cluster: CL blocks take CL tiles stacked along M (one unit) and share their B
-     * stage, each loading BN / 64 / CL of its boxes into every block of the cluster */
-    static constexpr int CL = CL_;
-    static_assert(CL == 1 || (CL == 2 && (BN / 64) % CL == 0), "whole B boxes per block");
+    /* a cluster: CLM blocks along M sharing B (each loads BN / 64 / CLM of the B boxes into
+     * every block of its column), CLN along N sharing A (each loads BM / CLN of the A rows into
+     * every block of its row); CL blocks in all, rank r at (r % CLM, r / CLM) */
+    static constexpr int CLM = CLM_, CLN = CLN_, CL = CLM * CLN;
+    static_assert((CLM == 1 || CLM == 2) && (CLN == 1 || CLN == 2), "clusters of up to 2 x 2");
+    static_assert((BN / 64) % CLM == 0, "whole B boxes per block");
+    static_assert((BM / CLN) % 8 == 0, "A slices of whole 1024-byte swizzle atoms");
     static constexpr int CONSUMER_WARPS = BM / 16, THREADS = CONSUMER_WARPS * 32 + 32;
     static constexpr int A_BYTES = BM * TS_BK * 2, B_BYTES = TS_BK * BN * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
@@ -613,11 +618,20 @@ struct ts_args {
     float *ws;
 };
 
-/* This block's place in its cluster (0 without clusters) and the first unit it takes and the
- * stride between its units: a cluster walks the units as one block does without clusters. */
+/* This block's place in its cluster (0 without clusters), its row and column there, and the
+ * first unit it takes and the stride between its units: a cluster walks the units as one block
+ * does without clusters. */
 template <typename C> __device__ __forceinline__ int ts_rank()
 {
     return C::CL > 1 ? (int)(blockIdx.x % C::CL) : 0;
+}
+template <typename C> __device__ __forceinline__ int ts_rank_m()
+{
+    return ts_rank<C>() % C::CLM;
+}
+template <typename C> __device__ __forceinline__ int ts_rank_n()
+{
+    return ts_rank<C>() / C::CLM;
 }
 template <typename C> __device__ __forceinline__ int ts_first_unit()
 {
@@ -651,8 +665,8 @@ template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
     const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
-    constexpr int UM = C::CL * C::BM;        /* rows of a unit: the cluster's tiles */
-    int tiles_m = (a.M + UM - 1) / UM, tiles_n = (a.N + C::BN - 1) / C::BN;
+    constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN; /* a unit: the cluster's tiles */
+    int tiles_m = (a.M + UM - 1) / UM, tiles_n = (a.N + UN - 1) / UN;
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     int tile = u / splits;
     ts_unit w;
@@ -660,16 +674,16 @@ __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
     int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
     int in_group = tile % per_group;
-    w.m0 = (first_m + in_group % rows) * UM + ts_rank<C>() * C::BM;
-    w.n0 = (in_group / rows) * C::BN;
+    w.m0 = (first_m + in_group % rows) * UM + ts_rank_m<C>() * C::BM;
+    w.n0 = (in_group / rows) * UN + ts_rank_n<C>() * C::BN;
     w.kbeg = w.split * per;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
     return w;
 }
 template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const ts_args &a)
 {
-    constexpr int UM = C::CL * C::BM;
-    return ((a.M + UM - 1) / UM) * ((a.N + C::BN - 1) / C::BN) * (SPLIT ? a.splits : 1);
+    constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN;
+    return ((a.M + UM - 1) / UM) * ((a.N + UN - 1) / UN) * (SPLIT ? a.splits : 1);
 }
 
 /* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
@@ -733,6 +747,9 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         if (prev >= 0 && lane == 0)
             ts_release<C>(empty, prev);
+        /* a cluster's tile past the edge: it loaded for its peers, stores nothing */
+        if (C::CL > 1 && (w.m0 >= a.M || w.n0 >= a.N))
+            continue;
             /* the accumulators are final only now: keep the compiler from reading them earlier */
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
@@ -831,10 +848,27 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
     }
 }
 
+/* Multicast masks: the blocks of the cluster whose tiles have this block's rows (they share
+ * its A box) and those whose tiles have its columns (they share its B boxes). */
+template <typename C> __device__ __forceinline__ uint16_t ts_a_mask()
+{
+    unsigned m = 0;
+#pragma unroll
+    for (int i = 0; i < C::CLN; i++)
+        m |= 1u << (ts_rank_m<C>() + i * C::CLM);
+    return (uint16_t)m;
+}
+template <typename C> __device__ __forceinline__ uint16_t ts_b_mask()
+{
+    return (uint16_t)(((1u << C::CLM) - 1) << (ts_rank_n<C>() * C::CLM));
+}
+
 /* The producer (one lane): for every unit of this block, each k-tile's A box and B boxes into
  * the next free stage. With clusters the stage is free once every block of the cluster
- * released it (the empty barriers count all their consumer warps), and this block's B boxes
- * go to every block (multicast, completing on each one's full barrier at the same offset). */
+ * released it (the empty barriers count all their consumer warps), and this block's share of
+ * the boxes goes to every block that needs them (multicast, completing on each one's full
+ * barrier at the same offset): its slice of A's rows to the blocks with its rows, its B boxes
+ * to the blocks with its columns. The tensor map of A has boxes of BM / CLN rows. */
 template <typename C, bool SPLIT>
 __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            const ts_args &a, const CUtensorMap *tma,
@@ -842,7 +876,9 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
 {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
-    const int rank = ts_rank<C>();
+    const int rank_m = ts_rank_m<C>(), rank_n = ts_rank_n<C>();
+    const uint16_t a_mask = ts_a_mask<C>(), b_mask = ts_b_mask<C>();
+    constexpr int SLICE = C::BM / C::CLN; /* rows of A this block loads */
     int s = 0;
     unsigned phase = 0;
     for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
@@ -851,14 +887,18 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
             mbar_wait(&empty[s], phase ^ 1);
             mbar_expect_tx(&full[s], C::STAGE_BYTES); /* out-of-bounds boxes count too */
             uint8_t *sa = smem + s * C::STAGE_BYTES, *sb = sa + C::A_BYTES;
-            tma_load_2d(sa, tma, &full[s], kt * TS_BK, w.m0);
+            if (C::CLN == 1)
+                tma_load_2d(sa, tma, &full[s], kt * TS_BK, w.m0);
+            else
+                tma_load_2d_multicast(sa + rank_n * SLICE * 128, tma, &full[s], kt * TS_BK,
+                                      w.m0 + rank_n * SLICE, a_mask);
 #pragma unroll
             for (int j = 0; j < C::BN / 64; j++) {
-                if (C::CL == 1)
+                if (C::CLM == 1)
                     tma_load_2d(sb + j * 8192, tmb, &full[s], w.n0 + j * 64, kt * TS_BK);
-                else if (j % C::CL == rank)
+                else if (j % C::CLM == rank_m)
                     tma_load_2d_multicast(sb + j * 8192, tmb, &full[s], w.n0 + j * 64, kt * TS_BK,
-                                          (uint16_t)((1u << C::CL) - 1));
+                                          b_mask);
             }
             if (++s == C::STAGES) {
                 s = 0;
@@ -959,21 +999,33 @@ static bool make_tensor_map(CUtensorMap *map, const uint16_t *base, int rows, in
 struct ts_tile {
     int bm, bn, ctas;
     double rate;
-    int cl; /* blocks per cluster sharing B (ts_cfg::CL); wgmma only, 1 on plain sm_90 */
+    int cl;  /* blocks per cluster along M sharing B (ts_cfg::CLM); wgmma only */
+    int cln; /* blocks per cluster along N sharing A (ts_cfg::CLN) */
 };
 static const ts_tile kTsTiles[] = {
-    {128, 256, 1, 1.00, 1}, {128, 128, 1, 0.88, 1}, {64, 256, 1, 0.75, 1}, {64, 128, 1, 0.65, 1},
-    {128, 256, 1, 1.00, 2}, {128, 128, 1, 0.88, 2}, {64, 256, 1, 0.75, 2}, {64, 128, 1, 0.65, 2},
+    {128, 256, 1, 1.00, 1, 1}, {128, 128, 1, 0.88, 1, 1}, {64, 256, 1, 0.75, 1, 1},
+    {64, 128, 1, 0.65, 1, 1},  {128, 256, 1, 1.00, 2, 1}, {128, 128, 1, 0.88, 2, 1},
+    {64, 256, 1, 0.75, 2, 1},  {64, 128, 1, 0.65, 2, 1},  {128, 128, 1, 0.88, 2, 2},
+    {64, 128, 1, 0.65, 2, 2},
 };
-/* rows [0, TS_PLAIN) have no clusters; row r + TS_PLAIN is row r in clusters of 2 (the cost
- * model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row) */
-constexpr int TS_PLAIN = 4;
+/* rows [0, TS_PLAIN) have no clusters; row r + TS_PLAIN is row r in clusters of 2 along M (the
+ * cost model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row);
+ * rows TS_2X2 and TS_2X2 + 1 are rows 1 and 3 in clusters of 2 x 2 (sharing A and B) */
+constexpr int TS_PLAIN = 4, TS_2X2 = 8;
 
-/* Blocks a plan's tile launches per split: whole clusters along M. */
+/* The plain row of a cluster row's tile (mma.sync builds run cluster plans on it). */
+static int ts_plain_row(int tile)
+{
+    if (tile < TS_PLAIN)
+        return tile;
+    return tile < TS_2X2 ? tile - TS_PLAIN : (tile == TS_2X2 ? 1 : 3);
+}
+
+/* Blocks a plan's tile launches per split: whole clusters. */
 static long long ts_tiles(const ts_tile &t, int M, int N)
 {
-    long long um = (long long)t.cl * t.bm;
-    return (M + um - 1) / um * t.cl * ((N + t.bn - 1) / t.bn);
+    long long um = (long long)t.cl * t.bm, un = (long long)t.cln * t.bn;
+    return (M + um - 1) / um * t.cl * ((N + un - 1) / un * t.cln);
 }
 constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
 /* RF_GEMM_MAX_SPLITS: a build with more K parts allowed (bench/gpu/gemm_splits.cu probes them) */
@@ -1082,19 +1134,31 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
  * plans (128x4096x14336, 256x256x65536: 1.08-1.10x; 1024x1024x32768: the same). Aligned unsplit
  * plans timed from 3% faster to 10% slower in clusters (slower: 8192x8192x256, 256x14336x4096,
  * 256x5120x5120), so they keep the plain tile. A cluster needs two tiles along M: with one, its
- * second block has no rows. */
-static ts_plan ts_cluster_pick(ts_plan p, int M, int lda, int ldb)
+ * second block has no rows.
+ * Unaligned unsplit 64x128 plans with at least 32 k-tiles, more than one tile along N and
+ * at most 120 blocks per 132 SMs in clusters of 2 x 2 go to those clusters, which share A too:
+ * 1.03-1.16x faster than pairs at 32-120 blocks (777x1000x2000..8000, 200x1000x3000,
+ * 600x1000x3000, 840x1000x3000, 640x1536x3000 on an H100; 777x1000x3000 1.11x on the H200),
+ * 0.74-0.88x at 128-144 blocks (1000x1000x1000..8000, 900x1000x3000, 400x2000x4000,
+ * 700x1400x2800), as if clusters of 4 did not all fit at once. 300x3000x3000 (144 blocks,
+ * 1.14x in 2 x 2) is the exception, kept in pairs; other SM counts scale, untimed (docs/perf.md
+ * "Twelfth pass"). */
+static ts_plan ts_cluster_pick(ts_plan p, int M, int N, int K, int lda, int ldb, int sms)
 {
     const ts_tile &t = kTsTiles[p.tile];
     if (t.cl > 1 || (M + t.bm - 1) / t.bm < 2)
         return p;
-    if (lda % 64 != 0 || ldb % 64 != 0 || p.splits > 1)
+    bool unaligned = lda % 64 != 0 || ldb % 64 != 0;
+    bool blocks_fit = ts_tiles(kTsTiles[TS_2X2 + 1], M, N) * 132 <= 120LL * sms;
+    if (unaligned && p.splits == 1 && p.tile == 3 && K > 31 * TS_BK && N > t.bn && blocks_fit)
+        p.tile = TS_2X2 + 1;
+    else if (unaligned || p.splits > 1)
         p.tile += TS_PLAIN;
     return p;
 }
 
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..7; 1..16) forces a plan: the package check
- * and the benchmarks use it to reach every row on any shape. Row 8 forces the swap-AB decode tile
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..9; 1..16) forces a plan: the package check
+ * and the benchmarks use it to reach every row on any shape. Row 10 forces the swap-AB decode tile
  * (gemm_swap: M <= 64, sm_90a builds); where it does not apply, the table's choice runs. */
 static bool ts_plan_from_env(ts_plan *p)
 {
@@ -1103,7 +1167,7 @@ static bool ts_plan_from_env(ts_plan *p)
         return false;
     char *end;
     long tile = strtol(s, &end, 10);
-    if (*end != ',' || tile < 0 || tile > TS_NTILES) /* + the swap-AB row 8 */
+    if (*end != ',' || tile < 0 || tile > TS_NTILES) /* + the swap-AB row 10 */
         return false;
     long splits = strtol(end + 1, &end, 10);
     if (*end != '\0' || splits < 1 || splits > TS_MAX_SPLITS)
@@ -1287,11 +1351,13 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
                           kb_stream_t stream)
 {
     CUtensorMap ma, mb;
-    if (!make_tensor_map(&ma, A, M, K, lda, C::BM) || !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
+    /* each block of a cluster row loads BM / CLN of the A box's rows */
+    if (!make_tensor_map(&ma, A, M, K, lda, C::BM / C::CLN) ||
+        !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    /* units: one per cluster of CL tiles along M */
-    long long tiles =
-        (long long)((M + C::CL * C::BM - 1) / (C::CL * C::BM)) * ((N + C::BN - 1) / C::BN);
+    /* units: one per cluster of CLM x CLN tiles */
+    long long tiles = (long long)((M + C::CLM * C::BM - 1) / (C::CLM * C::BM)) *
+                      ((N + C::CLN * C::BN - 1) / (C::CLN * C::BN));
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL)
         return KBPKG_KERNEL_EINVAL;
     ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
@@ -1348,13 +1414,14 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
     if (plan)
         p = *plan;
     else if (!ts_plan_from_env(&p) || p.tile >= TS_NTILES)
-        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, lda, ldb)
+        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, N, K, lda, ldb,
+                                    sms > 0 ? sms : 132)
                   : ts_choose(M, N, K, sms > 0 ? sms : 132);
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
-    if (!WGMMA && p.tile >= TS_PLAIN) /* clusters: wgmma consumers only */
-        p.tile -= TS_PLAIN;
+    if (!WGMMA) /* clusters: wgmma consumers only */
+        p.tile = ts_plain_row(p.tile);
     if constexpr (WGMMA) { /* only wgmma builds instantiate the cluster rows */
         switch (p.tile) {
         case 4:
@@ -1368,6 +1435,12 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
                 p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
         case 7:
             return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        case TS_2X2:
+            return launch_tma_cfg<T, ts_cfg<128, 128, 1, E128, 2, 2>, WGMMA>(
+                p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+        case TS_2X2 + 1:
+            return launch_tma_cfg<T, ts_cfg<64, 128, 1, E128, 2, 2>, WGMMA>(
                 p.splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
         }
     }
@@ -1633,7 +1706,7 @@ static inline bool sw_default_shape(int M, int N)
            (M <= 32 || groups <= SW_MAX_GROUPS_64);
 }
 
-/* RF_GEMM_TMA_PLAN row past the table: 8 = the swap-AB decode tile (sm_90a builds, M <= 64). */
+/* RF_GEMM_TMA_PLAN row past the table: 10 = the swap-AB decode tile (sm_90a builds, M <= 64). */
 constexpr int TS_SWAP = TS_NTILES;
 
 /* Needs M <= 64, K > 0 and A and B in 16-byte aligned rows: KBPKG_KERNEL_EUNSUPPORTED
@@ -2010,7 +2083,7 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
     kb_stream_t s = (kb_stream_t)stream;
 #if defined(KB_GPU_CUDA)
     if constexpr (kTargetIsSm90a) {
-        /* decode: the swap-AB wgmma tile, forced by RF_GEMM_TMA_PLAN row 8 or by default (A
+        /* decode: the swap-AB wgmma tile, forced by RF_GEMM_TMA_PLAN row 10 or by default (A
          * and B in 16-byte rows; otherwise the kernels below); a forced TMA plan or skinny
          * setting (RF_GEMM_SKINNY) turns the default off, so those kernels stay reachable */
         ts_plan fp;

@@ -58,6 +58,10 @@ static const gemm_case cases[] = {
      * M 33..64 with 64..128 groups: the 64-token box) */
     {16, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
     {48, 4100, 1000, 0, 4, 3, 1.0f, 0.5f, 0},
+    /* A's rows not on 128-byte lines, deep K: 64 x 128 tiles in clusters of 2 x 2 by default on
+     * sm_90a (ts_cluster_pick), the last cluster row's second tile past M, its last column's
+     * past N */
+    {130, 1096, 2104, 0, 0, 0, 1.0f, 0.0f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -76,8 +80,12 @@ static const gemm_case plan_cases[] = {
     {77, 300, 1000, 8, 4, 12, -1.5f, 0.0f, 0},
     {200, 136, 72, 0, 8, 8, 1.0f, 0.5f, 0},
     {77, 296, 1000, 8, 8, 16, 1.0f, 0.0f, 4},
+    /* in clusters of 2 x 2 the last cluster row's second tile lies past M and the last
+     * column's past N; with row 9's 64 x 128 tiles, 160 blocks: more than an H100 or H200 has
+     * SMs, so the grid walks the units */
+    {520, 1800, 200, 0, 8, 0, 1.0f, 0.0f, 0},
 };
-/* row 8 forces the sm_90a swap-AB decode tile, which takes
+/* row 10 forces the sm_90a swap-AB decode tile, which takes
  * M <= 64 with A and B in 16-byte rows: M = 1..64 at each token-box edge (8, 16, 32, 64), odd N,
  * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
  * C, more 64-column groups than an H200 has SMs (blocks take several), one k-tile; an odd lda
@@ -102,7 +110,9 @@ static const gemm_case swap_cases[] = {
     {63, 9000, 96, 0, 8, 0, 1.0f, 0.0f, 0},
     {64, 64, 64, 0, 0, 0, 1.0f, 0.0f, 0},
 };
-enum { PLAN_TILES = 9 }; /* rows 4..7: the first four in clusters of 2 (wgmma); 8: swap-AB */
+/* rows 4..7: rows 0..3 in clusters of 2 along M; 8 and 9: rows 1 and 3 in clusters of 2 x 2
+ * (wgmma builds); SWAP_ROW: the swap-AB decode tile */
+enum { SWAP_ROW = 10, PLAN_TILES = 11 };
 
 static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
 
@@ -115,9 +125,9 @@ static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
             char plan[16];
             snprintf(plan, sizeof plan, "%d,%d", tile, splits);
             setenv("RF_GEMM_TMA_PLAN", plan, 1);
-            const gemm_case *cs = tile >= 8 ? swap_cases : plan_cases;
-            size_t n = tile >= 8 ? sizeof swap_cases / sizeof swap_cases[0]
-                                 : sizeof plan_cases / sizeof plan_cases[0];
+            const gemm_case *cs = tile == SWAP_ROW ? swap_cases : plan_cases;
+            size_t n = tile == SWAP_ROW ? sizeof swap_cases / sizeof swap_cases[0]
+                                        : sizeof plan_cases / sizeof plan_cases[0];
             for (int t = KBC_BF16; t <= KBC_F16; t++)
                 for (size_t i = 0; i < n; i++)
                     bad += run_case(rng, (kbc_dtype)t, &cs[i]);
@@ -745,7 +755,7 @@ int main(void)
     bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "3,8", "TMA split-K");
     unsetenv("RF_GEMM_SKINNY");
     bad += check_concurrent_splits(&rng, "RF_GEMM_SKINNY", "64,4", "skinny split-K");
-    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "8,4", "swap-AB split-K");
+    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "10,4", "swap-AB split-K");
     bad += check_skinny_plans(&rng);
     /* RF_CHECK_PLAN_TILES="first,last": only those rows (the device scripts run the rows in
      * parallel processes: each plan's fp64 reference is computed on the CPU) */
