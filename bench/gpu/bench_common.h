@@ -188,6 +188,13 @@ static inline double bench_graph_median_us(cudaGraphExec_t ge, cudaStream_t st, 
     return t[t.size() / 2];
 }
 
+/* A TMA tile row's clusters in the GEMM benchmarks' plan labels (radeonflow/gemm's kTsTiles:
+ * cl blocks along M, cln along N): "", " cl2" or " cl2x2". */
+template <typename Tile> static const char *bench_cluster_label(const Tile &t)
+{
+    return t.cl > 1 ? (t.cln > 1 ? " cl2x2" : " cl2") : "";
+}
+
 template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
 {
     for (int i = 0; i < warmup; i++)

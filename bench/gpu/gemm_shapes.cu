@@ -126,8 +126,7 @@ static std::string plan_name(const rf::ts_plan &p)
 {
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas,
-             t.cl > 1 ? (t.cln > 1 ? " cl2x2" : " cl2") : "", p.splits);
+    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas, bench_cluster_label(t), p.splits);
     return b;
 }
 

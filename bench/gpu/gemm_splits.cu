@@ -29,8 +29,7 @@ static std::string plan_label(const rf::ts_plan &p)
         return "rf_gemm_bf16 (table)";
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%d%s s%d", t.bm, t.bn,
-             t.cl > 1 ? (t.cln > 1 ? " cl2x2" : " cl2") : "", p.splits);
+    snprintf(b, sizeof b, "%dx%d%s s%d", t.bm, t.bn, bench_cluster_label(t), p.splits);
     return b;
 }
 
@@ -80,12 +79,13 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
                  : rf_gemm_bf16(M, N, K, alpha, g.A[set], K, g.B[set], N, beta, g.C[set], N,
                                 nullptr);
     };
+    auto fail = [&](const probe &v, int rc) {
+        fprintf(stderr, "%dx%dx%d %s: returned %d\n", M, N, K, plan_label(v.plan).c_str(), rc);
+        exit(1);
+    };
     auto call = [&](const probe &v, int set) {
-        int rc = launch(v, set);
-        if (rc != 0) {
-            fprintf(stderr, "%dx%dx%d %s: returned %d\n", M, N, K, plan_label(v.plan).c_str(), rc);
-            exit(1);
-        }
+        if (int rc = launch(v, set))
+            fail(v, rc);
     };
     /* the TMA plans need A and B in 16-byte rows: where a forced plan is refused for that
      * (N or K not a multiple of 8), it is left out and the export's own path still runs */
@@ -100,10 +100,8 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
             vs.erase(vs.begin() + i);
             continue;
         }
-        if (rc != 0) {
-            fprintf(stderr, "%dx%dx%d %s: returned %d\n", M, N, K, v.name.c_str(), rc);
-            exit(1);
-        }
+        if (rc != 0)
+            fail(v, rc);
         CK(cudaDeviceSynchronize());
         v.err = bench_rel_err(g.C[0], ref, M, N, N, B_BF16);
         i++;
