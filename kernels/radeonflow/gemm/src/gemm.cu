@@ -1409,14 +1409,13 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
         kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
-    int sms = sm_count();
+    int sms = sm_count(), plan_sms = sms > 0 ? sms : 132; /* the model's SMs, unknown or not */
     ts_plan p;
     if (plan)
         p = *plan;
     else if (!ts_plan_from_env(&p) || p.tile >= TS_NTILES)
-        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, sms > 0 ? sms : 132), M, N, K, lda, ldb,
-                                    sms > 0 ? sms : 132)
-                  : ts_choose(M, N, K, sms > 0 ? sms : 132);
+        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, plan_sms), M, N, K, lda, ldb, plan_sms)
+                  : ts_choose(M, N, K, plan_sms);
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
