@@ -59,7 +59,9 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
     CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[0], CUDA_R_16BF, N, g.A[0],
                      CUDA_R_16BF, K, &beta, ref, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
                      CUBLAS_GEMM_DEFAULT));
-    rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, N, K, K, N, sms);
+    /* the export's plan, for operands read where they are or from their 128-byte-row copies */
+    rf::ts_plan pick = rf::ts_default_plan<true>(M, N, K, rf::ts_read_ld(g.A[0], K, K),
+                                                 rf::ts_read_ld(g.B[0], N, N), sms);
     std::vector<probe> vs = {{"", {-1, 0}, 0, 0}};
     int ktiles = (K + rf::TS_BK - 1) / rf::TS_BK;
     const char *only = getenv("GEMM_SPLITS_TILES");
@@ -87,8 +89,9 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
         if (int rc = launch(v, set))
             fail(v, rc);
     };
-    /* the TMA plans need A and B in 16-byte rows: where a forced plan is refused for that
-     * (N or K not a multiple of 8), it is left out and the export's own path still runs */
+    /* the TMA plans read A and B in 16-byte rows, copies of them where N or K is not a
+     * multiple of 8; where a forced plan is refused because no copy is made (RF_GEMM_STAGE=0,
+     * or too small a product to pay for it), it is left out and the export's own path runs */
     int refused = 0;
     for (size_t i = 0; i < vs.size();) {
         probe &v = vs[i];
@@ -133,7 +136,7 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
     printf("%dx%dx%d bf16: cuBLAS %.1f TF/s | export %.3f (%s) | %d wrong |", M, N, K,
            flop / tc / 1e9, tc / vs[0].ms, plan_label(pick).c_str(), wrong);
     if (refused)
-        printf(" %d forced plans refused (rows not 16-byte aligned) |", refused);
+        printf(" %d forced plans refused (rows not 16-byte aligned, not copied) |", refused);
     for (size_t i = 0; i < sorted.size() && i < 5; i++)
         printf(" %s %.3f%s", sorted[i].name.c_str(), tc / sorted[i].ms, i < 4 ? "," : "");
     printf("\n");

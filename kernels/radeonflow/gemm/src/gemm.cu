@@ -1392,30 +1392,200 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* Needs 16-byte aligned rows and K > 0; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, or when
- * the driver cannot encode tensor maps. plan: a row of kTsTiles and a split count, or null for
- * the table's choice (RF_GEMM_TMA_PLAN overrides that). EPI: the staged epilogue's columns per
- * round (wgmma only; the mma.sync consumer stores from registers). */
+/* ---- operands the copy engine cannot read, copied into 128-byte rows first ----
+ * A tensor map needs rows that start on 16 bytes (base and leading dimension): K or N not a
+ * multiple of 8, or a pointer off 16 bytes, would leave the TMA kernels to the cp.async and
+ * scalar-load kernels at a third of cuBLAS's speed (docs/perf.md "Thirteenth pass"). Such an
+ * operand is copied instead into stream-ordered workspace (ts_ws_alloc) with its leading
+ * dimension rounded up to 64 elements, rows on 128-byte lines, and the TMA kernels read the
+ * copy; the columns past the operand's width are never read (the tensor map ends there and the
+ * copy engine fills zeros). The copy reads the operand once and writes it once: ts_stage_pays
+ * says where that costs less than the slow kernels. RF_GEMM_STAGE=0 turns it off, =1 copies
+ * wherever rows are unaligned (read per call: bench/gpu/gemm_unaligned.cu times the three
+ * ways in one process, the package check forces each). */
+constexpr int TS_STAGE_LD = 64;
+
+static bool ts_rows_aligned(const uint16_t *p, int ld)
+{
+    return ((uintptr_t)p & 15) == 0 && (ld & 7) == 0;
+}
+
+/* The leading dimension a rows x cols operand is read with: its own, or its copy's. */
+static int ts_read_ld(const uint16_t *p, int ld, int cols)
+{
+    return ts_rows_aligned(p, ld) ? ld : (cols + TS_STAGE_LD - 1) / TS_STAGE_LD * TS_STAGE_LD;
+}
+
+/* One thread copies 8 elements of a row in loads of W elements (the widest the source's
+ * alignment allows) and stores them as one 16-byte chunk; threads walk the (row, chunk) pairs
+ * of the whole operand grid-stride, so narrow rows (K = 147: 19 chunks) still fill the blocks. */
+template <int W>
+__global__ __launch_bounds__(256) void gemm_stage_rows(const uint16_t *__restrict__ src, int ld,
+                                                       int rows, int cols,
+                                                       uint16_t *__restrict__ dst, int ldd)
+{
+    long long chunks = (cols + 7) / 8, total = chunks * rows;
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < total; i += gridDim.x * 256LL) {
+        int r = (int)(i / chunks), c0 = (int)(i - r * chunks) * 8;
+        const uint16_t *s = src + (size_t)r * ld + c0;
+        union {
+            uint4 v;
+            uint2 d[2];
+            uint32_t w[4];
+            uint16_t h[8];
+        } u;
+        if (c0 + 8 > cols) { /* the row's last, partial chunk */
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                u.h[k] = c0 + k < cols ? s[k] : (uint16_t)0;
+        } else if (W == 4) {
+            u.d[0] = *reinterpret_cast<const uint2 *>(s);
+            u.d[1] = *reinterpret_cast<const uint2 *>(s + 4);
+        } else if (W == 2) {
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                u.w[k] = reinterpret_cast<const uint32_t *>(s)[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                u.h[k] = s[k];
+        }
+        *reinterpret_cast<uint4 *>(dst + (size_t)r * ldd + c0) = u.v;
+    }
+}
+
+static int ts_stage_copy(const uint16_t *src, int ld, int rows, int cols, uint16_t *dst, int ldd,
+                         kb_stream_t stream)
+{
+    long long blocks = ((long long)(cols + 7) / 8 * rows + 255) / 256;
+    int sms = sm_count(), cap = 16 * (sms > 0 ? sms : 132); /* enough to fill the GPU, no more */
+    unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
+    if (((uintptr_t)src & 7) == 0 && (ld & 3) == 0)
+        gemm_stage_rows<4><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
+    else if (((uintptr_t)src & 3) == 0 && (ld & 1) == 0)
+        gemm_stage_rows<2><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
+    else
+        gemm_stage_rows<1><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
+    return kb_gpu_launch_status();
+}
+
+/* Whether copying the unaligned operands costs less than leaving the GEMM to the kernels that
+ * read them in place (mma.sync fed by scalar loads: 0.18-0.40 of cuBLAS at deep K, 2.6-5.6x
+ * slower than the copies plus the TMA kernels). The copies add four bytes per element of the
+ * operand: where the product is bound by reading that operand once, that traffic is the
+ * larger cost. B's copy loses at decode sizes, where the product reads B once (16 rows of A:
+ * 0.94x of the in-place kernel; 64 and more: 1.09-1.53x), A's at shallow K, where it is bound by
+ * A and C (K = 147: 0.68-0.82x). Measured with bench/gpu/gemm_unaligned.cu on an H100
+ * (docs/perf.md "Thirteenth pass"); the cuts lie between the shapes timed. */
+constexpr int TS_STAGE_MIN_M = 64;  /* rows of A that share B's copy */
+constexpr int TS_STAGE_MIN_K = 256; /* depth over which A's copy is reused */
+static bool ts_stage_pays(int M, int K, bool stage_a, bool stage_b)
+{
+    return (!stage_a || K >= TS_STAGE_MIN_K) && (!stage_b || M >= TS_STAGE_MIN_M);
+}
+
+/* The operands the TMA kernels read: A and B themselves where their rows are 16-byte aligned,
+ * else their copies in ws (ts_stage_begin); ts_stage_end gives ws back. */
+struct ts_staged {
+    const uint16_t *A, *B;
+    int lda, ldb;
+    void *ws;
+};
+
+/* 0 with s filled (copies launched on stream where needed), or KBPKG_KERNEL_EUNSUPPORTED when
+ * an operand would need a copy and staging is off, does not pay, or has no workspace. */
+static int ts_stage_begin(ts_staged *s, int M, int N, int K, const uint16_t *A, int lda,
+                          const uint16_t *B, int ldb, kb_stream_t stream)
+{
+    *s = {A, B, lda, ldb, nullptr};
+    bool stage_a = !ts_rows_aligned(A, lda), stage_b = !ts_rows_aligned(B, ldb);
+    if (!stage_a && !stage_b)
+        return 0;
+    const char *env = getenv("RF_GEMM_STAGE");
+    bool forced = env && (env[0] == '0' || env[0] == '1') && env[1] == '\0';
+    if (forced ? env[0] == '0' : !ts_stage_pays(M, K, stage_a, stage_b))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    s->lda = ts_read_ld(A, lda, K);
+    s->ldb = ts_read_ld(B, ldb, N);
+    /* B's copy starts on a 256-byte boundary after A's */
+    size_t a_bytes = stage_a ? ((size_t)M * s->lda * 2 + 255) / 256 * 256 : 0;
+    size_t b_bytes = stage_b ? (size_t)K * s->ldb * 2 : 0;
+    if (!ts_ws_alloc(&s->ws, a_bytes + b_bytes, stream))
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    int rc = 0;
+    if (stage_a) {
+        s->A = (const uint16_t *)s->ws;
+        rc = ts_stage_copy(A, lda, M, K, (uint16_t *)s->A, s->lda, stream);
+    }
+    if (stage_b && rc == 0) {
+        s->B = (const uint16_t *)((char *)s->ws + a_bytes);
+        rc = ts_stage_copy(B, ldb, K, N, (uint16_t *)s->B, s->ldb, stream);
+    }
+    return rc;
+}
+
+/* Gives the copies' workspace back after the launches that read them (rc: their status). */
+static int ts_stage_end(const ts_staged &s, int rc, kb_stream_t stream)
+{
+    if (s.ws && cudaFreeAsync(s.ws, stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (rc == 0)
+            rc = KBPKG_KERNEL_ELAUNCH;
+    }
+    return rc;
+}
+
+/* The plan of an unforced launch (plan null, RF_GEMM_TMA_PLAN unset): the table's tile and split
+ * count, in clusters where ts_cluster_pick moves it (wgmma builds), for operands read with
+ * leading dimensions lda and ldb. */
+template <bool WGMMA> static ts_plan ts_default_plan(int M, int N, int K, int lda, int ldb, int sms)
+{
+    ts_plan p = ts_choose(M, N, K, sms);
+    return WGMMA ? ts_cluster_pick(p, M, N, K, lda, ldb, sms) : p;
+}
+
+template <typename T, bool WGMMA, int EPI>
+static int launch_tma_aligned(const ts_plan *plan, int M, int N, int K, float alpha,
+                              const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                              uint16_t *C, int ldc, kb_stream_t stream);
+
+/* K > 0 and a build whose TMA kernels run here; returns KBPKG_KERNEL_EUNSUPPORTED otherwise, when
+ * the driver cannot encode tensor maps, or when rows not 16-byte aligned are not copied
+ * (ts_stage_begin). plan: a row of kTsTiles and a split count, or null for the table's choice
+ * (RF_GEMM_TMA_PLAN overrides that). EPI: the staged epilogue's columns per round (wgmma only;
+ * the mma.sync consumer stores from registers). */
 template <typename T, bool WGMMA, int EPI = RF_GEMM_EPI_COLS>
 static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha, const uint16_t *A,
                            int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                            kb_stream_t stream)
 {
-    if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7) || K == 0)
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    /* staging is clamped to the tile's width here, so equal configurations share kernels */
-    constexpr int E = WGMMA ? EPI : 0, E128 = E < 128 ? E : 128;
+    constexpr int E = WGMMA ? EPI : 0;
     static const bool usable =
         kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false>, 90);
-    if (!usable)
+    if (K == 0 || !usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
+    ts_staged s;
+    int rc = ts_stage_begin(&s, M, N, K, A, lda, B, ldb, stream);
+    if (rc == 0)
+        rc = launch_tma_aligned<T, WGMMA, EPI>(plan, M, N, K, alpha, s.A, s.lda, s.B, s.ldb, beta,
+                                               C, ldc, stream);
+    return ts_stage_end(s, rc, stream);
+}
+
+/* launch_tma_plan on operands in 16-byte rows. */
+template <typename T, bool WGMMA, int EPI>
+static int launch_tma_aligned(const ts_plan *plan, int M, int N, int K, float alpha,
+                              const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                              uint16_t *C, int ldc, kb_stream_t stream)
+{
+    /* staging is clamped to the tile's width here, so equal configurations share kernels */
+    constexpr int E = WGMMA ? EPI : 0, E128 = E < 128 ? E : 128;
     int sms = sm_count(), plan_sms = sms > 0 ? sms : 132; /* the model's SMs, unknown or not */
     ts_plan p;
     if (plan)
         p = *plan;
     else if (!ts_plan_from_env(&p) || p.tile >= TS_NTILES)
-        p = WGMMA ? ts_cluster_pick(ts_choose(M, N, K, plan_sms), M, N, K, lda, ldb, plan_sms)
-                  : ts_choose(M, N, K, plan_sms);
+        p = ts_default_plan<WGMMA>(M, N, K, lda, ldb, plan_sms);
     int ktiles = (K + TS_BK - 1) / TS_BK;
     if (p.splits > ktiles) /* every split keeps at least one k-tile */
         p.splits = ktiles;
@@ -2113,7 +2283,8 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
             rc = launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         else
             rc = launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
-        if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the cp.async kernels below */
+        /* rows not 16-byte aligned whose copy would not pay (ts_stage_pays): the kernels below */
+        if (rc != KBPKG_KERNEL_EUNSUPPORTED)
             return rc;
     }
     if (kTargetIsSm90a) {
