@@ -1394,15 +1394,16 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
 
 /* ---- operands the copy engine cannot read, copied into 128-byte rows first ----
  * A tensor map needs rows that start on 16 bytes (base and leading dimension): K or N not a
- * multiple of 8, or a pointer off 16 bytes, would leave the TMA kernels to the cp.async and
- * scalar-load kernels at a third of cuBLAS's speed (docs/perf.md "Thirteenth pass"). Such an
- * operand is copied instead into stream-ordered workspace (ts_ws_alloc) with its leading
- * dimension rounded up to 64 elements, rows on 128-byte lines, and the TMA kernels read the
- * copy; the columns past the operand's width are never read (the tensor map ends there and the
- * copy engine fills zeros). The copy reads the operand once and writes it once: ts_stage_pays
- * says where that costs less than the slow kernels. RF_GEMM_STAGE=0 turns it off, =1 copies
- * wherever rows are unaligned (read per call: bench/gpu/gemm_unaligned.cu times the three
- * ways in one process, the package check forces each). */
+ * multiple of 8, or a pointer off 16 bytes, would leave the product to the mma.sync kernel fed
+ * by scalar loads, at 0.17-0.65 of cuBLAS at the mid sizes timed. Such an operand is copied instead
+ * into stream-ordered workspace (ts_ws_alloc) with its leading dimension rounded up to 64 elements,
+ * rows on 128-byte lines, and the TMA kernels read the copy; the columns past the operand's
+ * width are never read (the tensor map ends there and the copy engine fills zeros). The copy
+ * reads the operand once and writes it once, and paid at every shape timed on the H200, decode
+ * sizes that read B once (16 x 50257 x 768: 1.10x the in-place kernel) and shallow K
+ * (12544 x 64 x 147: 1.24x) included, so it is made wherever rows are unaligned
+ * (docs/perf.md "Thirteenth pass"). RF_GEMM_STAGE=0 turns it off, read per call:
+ * bench/gpu/gemm_unaligned.cu times both ways in one process, the package check runs both. */
 constexpr int TS_STAGE_LD = 64;
 
 static bool ts_rows_aligned(const uint16_t *p, int ld)
@@ -1469,21 +1470,6 @@ static int ts_stage_copy(const uint16_t *src, int ld, int rows, int cols, uint16
     return kb_gpu_launch_status();
 }
 
-/* Whether copying the unaligned operands costs less than leaving the GEMM to the kernels that
- * read them in place (mma.sync fed by scalar loads: 0.18-0.40 of cuBLAS at deep K, 2.6-5.6x
- * slower than the copies plus the TMA kernels). The copies add four bytes per element of the
- * operand: where the product is bound by reading that operand once, that traffic is the
- * larger cost. B's copy loses at decode sizes, where the product reads B once (16 rows of A:
- * 0.94x of the in-place kernel; 64 and more: 1.09-1.53x), A's at shallow K, where it is bound by
- * A and C (K = 147: 0.68-0.82x). Measured with bench/gpu/gemm_unaligned.cu on an H100
- * (docs/perf.md "Thirteenth pass"); the cuts lie between the shapes timed. */
-constexpr int TS_STAGE_MIN_M = 64;  /* rows of A that share B's copy */
-constexpr int TS_STAGE_MIN_K = 256; /* depth over which A's copy is reused */
-static bool ts_stage_pays(int M, int K, bool stage_a, bool stage_b)
-{
-    return (!stage_a || K >= TS_STAGE_MIN_K) && (!stage_b || M >= TS_STAGE_MIN_M);
-}
-
 /* The operands the TMA kernels read: A and B themselves where their rows are 16-byte aligned,
  * else their copies in ws (ts_stage_begin); ts_stage_end gives ws back. */
 struct ts_staged {
@@ -1493,7 +1479,7 @@ struct ts_staged {
 };
 
 /* 0 with s filled (copies launched on stream where needed), or KBPKG_KERNEL_EUNSUPPORTED when
- * an operand would need a copy and staging is off, does not pay, or has no workspace. */
+ * an operand would need a copy and copies are off (RF_GEMM_STAGE=0) or have no workspace. */
 static int ts_stage_begin(ts_staged *s, int M, int N, int K, const uint16_t *A, int lda,
                           const uint16_t *B, int ldb, kb_stream_t stream)
 {
@@ -1502,8 +1488,7 @@ static int ts_stage_begin(ts_staged *s, int M, int N, int K, const uint16_t *A, 
     if (!stage_a && !stage_b)
         return 0;
     const char *env = getenv("RF_GEMM_STAGE");
-    bool forced = env && (env[0] == '0' || env[0] == '1') && env[1] == '\0';
-    if (forced ? env[0] == '0' : !ts_stage_pays(M, K, stage_a, stage_b))
+    if (env && env[0] == '0' && env[1] == '\0')
         return KBPKG_KERNEL_EUNSUPPORTED;
     s->lda = ts_read_ld(A, lda, K);
     s->ldb = ts_read_ld(B, ldb, N);
@@ -2283,7 +2268,7 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
             rc = launch_tma<T, true>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         else
             rc = launch_tma<T, false>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
-        /* rows not 16-byte aligned whose copy would not pay (ts_stage_pays): the kernels below */
+        /* rows not 16-byte aligned and not copied (RF_GEMM_STAGE=0, no workspace): below */
         if (rc != KBPKG_KERNEL_EUNSUPPORTED)
             return rc;
     }
