@@ -1399,9 +1399,9 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
  * into stream-ordered workspace (ts_ws_alloc) with its leading dimension rounded up to 64 elements,
  * rows on 128-byte lines, and the TMA kernels read the copy; the columns past the operand's
  * width are never read (the tensor map ends there and the copy engine fills zeros). The copy
- * reads the operand once and writes it once, and paid at every shape timed on the H200, decode
- * sizes that read B once (16 x 50257 x 768: 1.10x the in-place kernel) and shallow K
- * (12544 x 64 x 147: 1.24x) included, so it is made wherever rows are unaligned
+ * reads the operand once and writes it once, and paid (1.0-6.3x) at each of the 26 shapes timed
+ * on the H200, decode sizes that read B once (16 x 50257 x 768: 1.10x the in-place kernel) and
+ * shallow K (12544 x 64 x 147: 1.24x) included, so it is made wherever rows are unaligned
  * (docs/perf.md "Thirteenth pass"). RF_GEMM_STAGE=0 turns it off, read per call:
  * bench/gpu/gemm_unaligned.cu times both ways in one process, the package check runs both. */
 constexpr int TS_STAGE_LD = 64;
