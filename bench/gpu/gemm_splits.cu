@@ -97,50 +97,51 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
         probe &v = vs[i];
         v.name = plan_label(v.plan);
         CK(cudaMemset(g.C[0], 0xff, nc * 2)); /* NaN poison */
-    int rc = launch(v, 0);
-    if (rc == KBPKG_KERNEL_EUNSUPPORTED && v.plan.tile >= 0) {
-        refused++;
-        vs.erase(vs.begin() + i);
-        continue;
+        int rc = launch(v, 0);
+        if (rc == KBPKG_KERNEL_EUNSUPPORTED && v.plan.tile >= 0) {
+            refused++;
+            vs.erase(vs.begin() + i);
+            continue;
+        }
+        if (rc != 0)
+            fail(v, rc);
+        CK(cudaDeviceSynchronize());
+        v.err = bench_rel_err(g.C[0], ref, M, N, N, B_BF16);
+        i++;
     }
-    if (rc != 0)
-        fail(v, rc);
-    CK(cudaDeviceSynchronize());
-    v.err = bench_rel_err(g.C[0], ref, M, N, N, B_BF16);
-    i++;
-}
-size_t nv = vs.size() + 1;
-auto one = [&](size_t v, int i) {
-    int s = i % g.count;
-    if (v == 0)
-        CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[s], CUDA_R_16BF, N,
-                         g.A[s], CUDA_R_16BF, K, &beta, g.C[s], CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT));
-    else
-        call(vs[v - 1], s);
-};
-std::vector<double> med = bench_interleaved_median_ms(nv, reps, one);
-for (size_t v = 1; v < nv; v++)
-    vs[v - 1].ms = med[v];
-double flop = 2.0 * M * N * K, tc = med[0];
-int wrong = 0;
-for (const auto &v : vs) {
-    bool bad = !(v.err < 1e-2);
-    wrong += bad;
-    fprintf(log, "%dx%dx%d %-22s %9.4f ms %7.1f TF/s %.3f relerr %.1e%s\n", M, N, K, v.name.c_str(),
-            v.ms, flop / v.ms / 1e9, tc / v.ms, v.err, bad ? " WRONG" : "");
-}
-std::vector<probe> sorted(vs.begin() + 1, vs.end());
-std::sort(sorted.begin(), sorted.end(), [](const probe &a, const probe &b) { return a.ms < b.ms; });
-printf("%dx%dx%d bf16: cuBLAS %.1f TF/s | export %.3f (%s) | %d wrong |", M, N, K, flop / tc / 1e9,
-       tc / vs[0].ms, plan_label(pick).c_str(), wrong);
-if (refused)
-    printf(" %d forced plans refused (rows not 16-byte aligned, not copied) |", refused);
-for (size_t i = 0; i < sorted.size() && i < 5; i++)
-    printf(" %s %.3f%s", sorted[i].name.c_str(), tc / sorted[i].ms, i < 4 ? "," : "");
-printf("\n");
-CK(cudaFree(ref));
-bench_gemm_sets_free(g);
+    size_t nv = vs.size() + 1;
+    auto one = [&](size_t v, int i) {
+        int s = i % g.count;
+        if (v == 0)
+            CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, g.B[s], CUDA_R_16BF, N,
+                             g.A[s], CUDA_R_16BF, K, &beta, g.C[s], CUDA_R_16BF, N,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        else
+            call(vs[v - 1], s);
+    };
+    std::vector<double> med = bench_interleaved_median_ms(nv, reps, one);
+    for (size_t v = 1; v < nv; v++)
+        vs[v - 1].ms = med[v];
+    double flop = 2.0 * M * N * K, tc = med[0];
+    int wrong = 0;
+    for (const auto &v : vs) {
+        bool bad = !(v.err < 1e-2);
+        wrong += bad;
+        fprintf(log, "%dx%dx%d %-22s %9.4f ms %7.1f TF/s %.3f relerr %.1e%s\n", M, N, K,
+                v.name.c_str(), v.ms, flop / v.ms / 1e9, tc / v.ms, v.err, bad ? " WRONG" : "");
+    }
+    std::vector<probe> sorted(vs.begin() + 1, vs.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const probe &a, const probe &b) { return a.ms < b.ms; });
+    printf("%dx%dx%d bf16: cuBLAS %.1f TF/s | export %.3f (%s) | %d wrong |", M, N, K,
+           flop / tc / 1e9, tc / vs[0].ms, plan_label(pick).c_str(), wrong);
+    if (refused)
+        printf(" %d forced plans refused (rows not 16-byte aligned, not copied) |", refused);
+    for (size_t i = 0; i < sorted.size() && i < 5; i++)
+        printf(" %s %.3f%s", sorted[i].name.c_str(), tc / sorted[i].ms, i < 4 ? "," : "");
+    printf("\n");
+    CK(cudaFree(ref));
+    bench_gemm_sets_free(g);
 }
 
 int main(int argc, char **argv)
