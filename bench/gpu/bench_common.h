@@ -195,6 +195,31 @@ template <typename Tile> static const char *bench_cluster_label(const Tile &t)
     return t.cl > 1 ? (t.cln > 1 ? " cl2x2" : " cl2") : "";
 }
 
+/* Calls run(M, N, K) for each shape of the environment variable env ("MxNxK,MxNxK,..."), or for
+ * each of the n built-in shapes when it is unset. 0, or 2 with the reason on stderr when the
+ * list cannot be read. */
+template <typename F>
+static int bench_each_shape(const char *env, const int (*shapes)[3], size_t n, F run)
+{
+    const char *list = getenv(env);
+    if (!list) {
+        for (size_t i = 0; i < n; i++)
+            run(shapes[i][0], shapes[i][1], shapes[i][2]);
+        return 0;
+    }
+    for (const char *p = list; *p;) {
+        int M, N, K, used = 0;
+        if (sscanf(p, "%dx%dx%d%n", &M, &N, &K, &used) != 3 || M < 1 || N < 1 || K < 1) {
+            fprintf(stderr, "%s: cannot read a shape MxNxK at '%s'\n", env, p);
+            return 2;
+        }
+        run(M, N, K);
+        p += used;
+        p += *p == ',';
+    }
+    return 0;
+}
+
 template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
 {
     for (int i = 0; i < warmup; i++)

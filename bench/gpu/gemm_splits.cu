@@ -156,21 +156,8 @@ int main(int argc, char **argv)
     const int shapes[][3] = {{256, 256, 65536},  {512, 512, 65536}, {1024, 1024, 32768},
                              {128, 4096, 14336}, {777, 1000, 3000}, {1000, 1000, 1000},
                              {256, 5120, 5120},  {64, 4096, 4096},  {128, 4096, 4096}};
-    if (const char *list = getenv("GEMM_SPLITS_SHAPES")) {
-        for (const char *p = list; *p;) {
-            int M, N, K, used = 0;
-            if (sscanf(p, "%dx%dx%d%n", &M, &N, &K, &used) != 3 || M < 1 || N < 1 || K < 1) {
-                fprintf(stderr, "GEMM_SPLITS_SHAPES: cannot read a shape MxNxK at '%s'\n", p);
-                return 2;
-            }
-            run_shape(h, log, M, N, K, sms);
-            p += used;
-            p += *p == ',';
-        }
-    } else {
-        for (const auto &s : shapes)
-            run_shape(h, log, s[0], s[1], s[2], sms);
-    }
+    int rc = bench_each_shape("GEMM_SPLITS_SHAPES", shapes, sizeof shapes / sizeof shapes[0],
+                              [&](int M, int N, int K) { run_shape(h, log, M, N, K, sms); });
     fclose(log);
-    return 0;
+    return rc;
 }

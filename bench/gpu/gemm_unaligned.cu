@@ -107,20 +107,6 @@ int main()
         {50176, 64, 147},   {12544, 64, 300},   {12544, 64, 600},   {50176, 256, 147},
         {32, 50257, 768},   {96, 50257, 768},   {192, 50257, 768},  {16, 32001, 4096},
         {128, 32001, 4096}, {4095, 4097, 1000}};
-    if (const char *list = getenv("GEMM_UNALIGNED_SHAPES")) {
-        for (const char *p = list; *p;) {
-            int M, N, K, used = 0;
-            if (sscanf(p, "%dx%dx%d%n", &M, &N, &K, &used) != 3 || M < 1 || N < 1 || K < 1) {
-                fprintf(stderr, "GEMM_UNALIGNED_SHAPES: cannot read a shape MxNxK at '%s'\n", p);
-                return 2;
-            }
-            run_shape(h, M, N, K);
-            p += used;
-            p += *p == ',';
-        }
-    } else {
-        for (const auto &s : shapes)
-            run_shape(h, s[0], s[1], s[2]);
-    }
-    return 0;
+    return bench_each_shape("GEMM_UNALIGNED_SHAPES", shapes, sizeof shapes / sizeof shapes[0],
+                            [&](int M, int N, int K) { run_shape(h, M, N, K); });
 }
