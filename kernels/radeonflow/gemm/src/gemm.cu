@@ -1563,7 +1563,8 @@ static int launch_tma_aligned(const ts_plan *plan, int M, int N, int K, float al
                               const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
                               uint16_t *C, int ldc, kb_stream_t stream)
 {
-    /* staging is clamped to the tile's width here, so equal configurations share kernels */
+    /* the epilogue's staged columns are clamped to the tile's width here, so equal
+     * configurations share kernels */
     constexpr int E = WGMMA ? EPI : 0, E128 = E < 128 ? E : 128;
     int sms = sm_count(), plan_sms = sms > 0 ? sms : 132; /* the model's SMs, unknown or not */
     ts_plan p;

@@ -15,7 +15,8 @@ typedef struct gemm_case {
 } gemm_case;
 
 /* Shapes chosen to hit full tiles, ragged edges in every dimension, K not a multiple of the
- * k-tile, odd leading dimensions (unaligned rows: the scalar-load path), vectors, beta. */
+ * k-tile, odd leading dimensions (unaligned rows: copied on sm_90, scalar loads elsewhere),
+ * vectors, beta. */
 static const gemm_case cases[] = {
     {128, 128, 64, 0, 0, 0, 1.0f, 0.0f, 0},
     {257, 383, 1000, 0, 0, 0, 1.0f, 0.0f, 0},
@@ -89,7 +90,7 @@ static const gemm_case plan_cases[] = {
      * column's past N; with row 9's 64 x 128 tiles, 160 blocks: more than an H100 or H200 has
      * SMs, so the grid walks the units */
     {520, 1800, 200, 0, 8, 0, 1.0f, 0.0f, 0},
-    /* every row on copies: A with an odd lda, B with ldb % 8 == 4 */
+    /* every row on a copy of A (odd lda; B's rows are aligned and read in place) */
     {77, 300, 999, 0, 4, 0, 1.0f, 0.5f, 0},
 };
 /* row 10 forces the sm_90a swap-AB decode tile, which takes
