@@ -141,6 +141,13 @@ static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<
 }
 
 #if defined(KB_GPU_CUDA)
+/* A 16-bit operand's rows all start on 16 bytes (its base and its leading dimension): what
+ * 16-byte cp.async, the copy engine's tensor maps and the vector loads below need. */
+static inline bool rows_aligned16(const uint16_t *p, int ld)
+{
+    return ((uintptr_t)p & 15) == 0 && (ld & 7) == 0;
+}
+
 /* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
  * ---- */
 constexpr int MMA_THREADS = 256;
@@ -538,7 +545,7 @@ static int launch_wgmma(int M, int N, int K, float alpha, const uint16_t *A, int
                         const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                         kb_stream_t stream)
 {
-    if (((uintptr_t)A & 15) || (lda & 7) || ((uintptr_t)B & 15) || (ldb & 7))
+    if (!rows_aligned16(A, lda) || !rows_aligned16(B, ldb))
         return KBPKG_KERNEL_EUNSUPPORTED;
     auto kernel = gemm_wgmma<T, BN, PIPE>;
     if (kb_gpu_func_set_max_dyn_smem(kernel, wg_cfg<BN>::SMEM_BYTES) != kb_gpu_success)
@@ -1365,8 +1372,8 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
-    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && ((uintptr_t)Cm & 15) == 0 &&
-                  (ldc & 7) == 0 && (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
+    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && rows_aligned16(Cm, ldc) &&
+                  (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
     auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
     int rc = 0;
     static std::atomic<unsigned long long> smem_done[2]; /* unsplit, split kernel */
@@ -1406,15 +1413,10 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
  * bench/gpu/gemm_unaligned.cu times both ways in one process, the package check runs both. */
 constexpr int TS_STAGE_LD = 64;
 
-static bool ts_rows_aligned(const uint16_t *p, int ld)
-{
-    return ((uintptr_t)p & 15) == 0 && (ld & 7) == 0;
-}
-
 /* The leading dimension a rows x cols operand is read with: its own, or its copy's. */
 static int ts_read_ld(const uint16_t *p, int ld, int cols)
 {
-    return ts_rows_aligned(p, ld) ? ld : (cols + TS_STAGE_LD - 1) / TS_STAGE_LD * TS_STAGE_LD;
+    return rows_aligned16(p, ld) ? ld : (cols + TS_STAGE_LD - 1) / TS_STAGE_LD * TS_STAGE_LD;
 }
 
 /* One thread copies 8 elements of a row in loads of W elements (the widest the source's
@@ -1484,7 +1486,7 @@ static int ts_stage_begin(ts_staged *s, int M, int N, int K, const uint16_t *A, 
                           const uint16_t *B, int ldb, kb_stream_t stream)
 {
     *s = {A, B, lda, ldb, nullptr};
-    bool stage_a = !ts_rows_aligned(A, lda), stage_b = !ts_rows_aligned(B, ldb);
+    bool stage_a = !rows_aligned16(A, lda), stage_b = !rows_aligned16(B, ldb);
     if (!stage_a && !stage_b)
         return 0;
     const char *env = getenv("RF_GEMM_STAGE");
@@ -1871,8 +1873,7 @@ static int launch_swap(int splits, int M, int N, int K, float alpha, const uint1
                        const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                        kb_stream_t stream)
 {
-    if (!kTargetIsSm90a || M > 64 || K == 0 || ((uintptr_t)A & 15) || (lda & 7) ||
-        ((uintptr_t)B & 15) || (ldb & 7))
+    if (!kTargetIsSm90a || M > 64 || K == 0 || !rows_aligned16(A, lda) || !rows_aligned16(B, ldb))
         return KBPKG_KERNEL_EUNSUPPORTED;
     if constexpr (kTargetIsSm90a) {
         static const bool usable = kernel_code_at_least(gemm_swap<T, sw_cfg<16>, false>, 90);
@@ -2124,7 +2125,7 @@ static int launch_skinny_mf(const sk_plan &plan, int M, int N, int K, float alph
     ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, C, ldc, stream);
     if (a.splits < splits) /* no workspace: one part, the whole of K */
         per = (steps + U - 1) / U * U;
-    bool a_vec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
+    bool a_vec = rows_aligned16(A, lda);
     long long blocks = (long long)groups * a.splits;
     int rc = 0;
     if (blocks > 0x7fffffffLL)
@@ -2143,7 +2144,7 @@ static int launch_skinny(const sk_plan *plan, int M, int N, int K, float alpha, 
                          int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                          kb_stream_t stream)
 {
-    if (M > SK_MAX_M || K == 0 || ((uintptr_t)B & 15) || (ldb & 7))
+    if (M > SK_MAX_M || K == 0 || !rows_aligned16(B, ldb))
         return KBPKG_KERNEL_EUNSUPPORTED;
     sk_plan p = plan ? *plan : sk_plan{0, 0, false};
 #define RF_SK_LAUNCH(MF)                                                                           \
@@ -2200,8 +2201,7 @@ static int launch_mma(int M, int N, int K, float alpha, const uint16_t *A, int l
                       const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                       kb_stream_t stream)
 {
-    bool avec = ((uintptr_t)A & 15) == 0 && (lda & 7) == 0;
-    bool bvec = ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    bool avec = rows_aligned16(A, lda), bvec = rows_aligned16(B, ldb);
     if (avec && bvec)
         return launch_mma_variant<T, BM, BN, BK, STAGES, true, true>(M, N, K, alpha, A, lda, B, ldb,
                                                                      beta, C, ldc, stream);
@@ -2279,8 +2279,7 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         if (rc != KBPKG_KERNEL_EUNSUPPORTED) /* unaligned rows: the mma.sync kernel below */
             return rc;
     }
-    bool aligned =
-        ((uintptr_t)A & 15) == 0 && (lda & 7) == 0 && ((uintptr_t)B & 15) == 0 && (ldb & 7) == 0;
+    bool aligned = rows_aligned16(A, lda) && rows_aligned16(B, ldb);
     long long wide_tiles = (long long)((M + 127) / 128) * ((N + 255) / 256);
     /* 128x256 tiles read shared memory less per flop, but need enough tiles to fill the GPU
      * and lose to 128x128 when a scalar-load operand doubles their load time */
