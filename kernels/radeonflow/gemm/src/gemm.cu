@@ -1019,22 +1019,33 @@ static const ts_tile kTsTiles[] = {
  * cost model weighs only the plain rows; ts_cluster_pick moves a plan to its cluster row);
  * rows TS_2X2 and TS_2X2 + 1 are rows 1 and 3 in clusters of 2 x 2 (sharing A and B) */
 constexpr int TS_PLAIN = 4, TS_2X2 = 8;
+constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
 
-/* The plain row of a cluster row's tile (mma.sync builds run cluster plans on it). */
+/* The plain row of a cluster row's tile, the one with its tile and no clusters (mma.sync
+ * builds run cluster plans on it). */
 static int ts_plain_row(int tile)
 {
-    if (tile < TS_PLAIN)
+    if (tile < 0 || tile >= TS_NTILES) /* not a row of the table: left to the caller's default */
         return tile;
-    return tile < TS_2X2 ? tile - TS_PLAIN : (tile == TS_2X2 ? 1 : 3);
+    const ts_tile &t = kTsTiles[tile];
+    for (int r = 0; r < TS_PLAIN; r++)
+        if (kTsTiles[r].bm == t.bm && kTsTiles[r].bn == t.bn && kTsTiles[r].ctas == t.ctas)
+            return r;
+    return tile;
+}
+
+/* Units of an M x N product in units of um x un outputs (a cluster's tiles; the kernels'
+ * ts_units counts the same on the device). */
+static long long ts_unit_count(int M, int N, long long um, long long un)
+{
+    return (M + um - 1) / um * ((N + un - 1) / un);
 }
 
 /* Blocks a plan's tile launches per split: whole clusters. */
 static long long ts_tiles(const ts_tile &t, int M, int N)
 {
-    long long um = (long long)t.cl * t.bm, un = (long long)t.cln * t.bn;
-    return (M + um - 1) / um * t.cl * ((N + un - 1) / un * t.cln);
+    return ts_unit_count(M, N, (long long)t.cl * t.bm, (long long)t.cln * t.bn) * t.cl * t.cln;
 }
-constexpr int TS_NTILES = (int)(sizeof kTsTiles / sizeof kTsTiles[0]);
 /* RF_GEMM_MAX_SPLITS: a build with more K parts allowed (bench/gpu/gemm_splits.cu probes them) */
 #ifndef RF_GEMM_MAX_SPLITS
 #define RF_GEMM_MAX_SPLITS 16
@@ -1363,8 +1374,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         !make_tensor_map(&mb, B, K, N, ldb, TS_BK))
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* units: one per cluster of CLM x CLN tiles */
-    long long tiles = (long long)((M + C::CLM * C::BM - 1) / (C::CLM * C::BM)) *
-                      ((N + C::CLN * C::BN - 1) / (C::CLN * C::BN));
+    long long tiles = ts_unit_count(M, N, C::CLM * C::BM, C::CLN * C::BN);
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL)
         return KBPKG_KERNEL_EINVAL;
     ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
