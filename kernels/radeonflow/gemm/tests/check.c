@@ -285,6 +285,28 @@ static size_t check_concurrent_splits(kbc_rng *rng, const char *env, const char 
 #ifdef KBPKG_CHECK_CUDA
 static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
 
+/* The cases keep() takes, in bf16 and f16: the kernels an environment setting reaches. */
+static size_t run_16bit_cases(kbc_rng *rng, int (*keep)(const gemm_case *))
+{
+    size_t bad = 0;
+    for (int t = KBC_BF16; t <= KBC_F16; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (keep(&cases[i]))
+                bad += run_case(rng, (kbc_dtype)t, &cases[i]);
+    return bad;
+}
+
+static int decode_sized(const gemm_case *c)
+{
+    return c->M <= 64;
+}
+
+/* A or B in rows that do not start on 16 bytes (the check's allocations start aligned) */
+static int rows_unaligned(const gemm_case *c)
+{
+    return (c->K + c->lda_pad) % 8 != 0 || (c->N + c->ldb_pad) % 8 != 0;
+}
+
 /* The skinny kernel (M <= 64) with its plan forced: K parts 1, 3, 16 and the default, 8 warps
  * and 3 (an odd count in the in-block reduction); then ("0") the M <= 64 cases with it turned
  * off (the kernels it replaced stay reachable through RF_GEMM_SKINNY=0). */
@@ -294,10 +316,7 @@ static size_t check_skinny_plans(kbc_rng *rng)
     size_t bad = 0;
     for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
         setenv("RF_GEMM_SKINNY", plans[p], 1);
-        for (int t = KBC_BF16; t <= KBC_F16; t++)
-            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-                if (cases[i].M <= 64)
-                    bad += run_case(rng, (kbc_dtype)t, &cases[i]);
+        bad += run_16bit_cases(rng, decode_sized);
     }
     unsetenv("RF_GEMM_SKINNY");
     if (!bad)
@@ -311,14 +330,8 @@ static size_t check_skinny_plans(kbc_rng *rng)
  * such case as well. */
 static size_t check_stage_off(kbc_rng *rng)
 {
-    size_t bad = 0;
     setenv("RF_GEMM_STAGE", "0", 1);
-    for (int t = KBC_BF16; t <= KBC_F16; t++)
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            const gemm_case *c = &cases[i];
-            if ((c->K + c->lda_pad) % 8 != 0 || (c->N + c->ldb_pad) % 8 != 0)
-                bad += run_case(rng, (kbc_dtype)t, c);
-        }
+    size_t bad = run_16bit_cases(rng, rows_unaligned);
     unsetenv("RF_GEMM_STAGE");
     if (!bad)
         printf("check: ok   unaligned rows read in place (RF_GEMM_STAGE=0)\n");
