@@ -141,11 +141,50 @@ static int launch_simt(int M, int N, int K, float alpha, const typename kb_type<
 }
 
 #if defined(KB_GPU_CUDA)
+/* The widest load, in elements (8, 4, 2 or 1), that starts every 8-element chunk of a 16-bit
+ * operand's rows (chunks at multiples of 8 columns): the alignment its base and its leading
+ * dimension leave every row. */
+static inline int row_load_width(const uint16_t *p, int ld)
+{
+    for (int w = 8; w > 1; w /= 2)
+        if (((uintptr_t)p & (2 * w - 1)) == 0 && (ld & (w - 1)) == 0)
+            return w;
+    return 1;
+}
+
 /* A 16-bit operand's rows all start on 16 bytes (its base and its leading dimension): what
  * 16-byte cp.async, the copy engine's tensor maps and the vector loads below need. */
 static inline bool rows_aligned16(const uint16_t *p, int ld)
 {
-    return ((uintptr_t)p & 15) == 0 && (ld & 7) == 0;
+    return row_load_width(p, ld) == 8;
+}
+
+/* Elements [0, 8) at s in loads of W elements (row_load_width's), through the read-only path:
+ * the narrow loads of one chunk share its lines in L1. */
+template <int W> __device__ __forceinline__ uint4 load_chunk_w(const uint16_t *s)
+{
+    union {
+        uint4 v;
+        uint2 d[2];
+        uint32_t w[4];
+        uint16_t h[8];
+    } u;
+    if (W == 8) {
+        u.v = __ldg(reinterpret_cast<const uint4 *>(s));
+    } else if (W == 4) {
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            u.d[k] = __ldg(reinterpret_cast<const uint2 *>(s) + k);
+    } else if (W == 2) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            u.w[k] = __ldg(reinterpret_cast<const unsigned int *>(s) + k);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            u.h[k] = __ldg(reinterpret_cast<const unsigned short *>(s) + k);
+    }
+    return u.v;
 }
 
 /* ---- tensor-core kernel: mma.sync m16n8k16 + cp.async + ldmatrix, BK 32 or 64, 8 warps (2 x 4)
@@ -1440,30 +1479,10 @@ __global__ __launch_bounds__(256) void gemm_stage_rows(const uint16_t *__restric
     long long chunks = (cols + 7) / 8, total = chunks * rows;
     for (long long i = blockIdx.x * 256LL + threadIdx.x; i < total; i += gridDim.x * 256LL) {
         int r = (int)(i / chunks), c0 = (int)(i - r * chunks) * 8;
-        const uint16_t *s = src + (size_t)r * ld + c0;
-        union {
-            uint4 v;
-            uint2 d[2];
-            uint32_t w[4];
-            uint16_t h[8];
-        } u;
-        if (c0 + 8 > cols) { /* the row's last, partial chunk */
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                u.h[k] = c0 + k < cols ? s[k] : (uint16_t)0;
-        } else if (W == 4) {
-            u.d[0] = *reinterpret_cast<const uint2 *>(s);
-            u.d[1] = *reinterpret_cast<const uint2 *>(s + 4);
-        } else if (W == 2) {
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                u.w[k] = reinterpret_cast<const uint32_t *>(s)[k];
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                u.h[k] = s[k];
-        }
-        *reinterpret_cast<uint4 *>(dst + (size_t)r * ldd + c0) = u.v;
+        const uint16_t *row = src + (size_t)r * ld;
+        /* the row's last chunk may be partial */
+        uint4 v = c0 + 8 > cols ? load_chunk_scalar(row, c0, cols) : load_chunk_w<W>(row + c0);
+        *reinterpret_cast<uint4 *>(dst + (size_t)r * ldd + c0) = v;
     }
 }
 
@@ -1473,12 +1492,16 @@ static int ts_stage_copy(const uint16_t *src, int ld, int rows, int cols, uint16
     long long blocks = ((long long)(cols + 7) / 8 * rows + 255) / 256;
     int sms = sm_count(), cap = 16 * (sms > 0 ? sms : 132); /* enough to fill the GPU, no more */
     unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
-    if (((uintptr_t)src & 7) == 0 && (ld & 3) == 0)
+    switch (row_load_width(src, ld)) { /* never 8: aligned rows are read in place */
+    case 4:
         gemm_stage_rows<4><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
-    else if (((uintptr_t)src & 3) == 0 && (ld & 1) == 0)
+        break;
+    case 2:
         gemm_stage_rows<2><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
-    else
+        break;
+    default:
         gemm_stage_rows<1><<<grid, 256, 0, stream>>>(src, ld, rows, cols, dst, ldd);
+    }
     return kb_gpu_launch_status();
 }
 
@@ -1952,15 +1975,18 @@ template <bool HINT> __device__ __forceinline__ uint4 sk_ld16(const uint16_t *p)
     return v;
 }
 
-/* Columns [col, col + 8) of k-row kr of B; zeros past K and N. */
-template <bool HINT>
+/* Columns [col, col + 8) of k-row kr of B in loads of W elements (row_load_width of B; 8: one
+ * 16-byte load that skips L1); zeros past K and N. */
+template <bool HINT, int W>
 __device__ __forceinline__ uint4 sk_load_b(const uint16_t *B, int ldb, int kr, int col, int N,
                                            int K)
 {
     if (kr >= K || col >= N)
         return make_uint4(0, 0, 0, 0);
     const uint16_t *row = B + (size_t)kr * ldb;
-    return col + 8 <= N ? sk_ld16<HINT>(row + col) : load_chunk_scalar(row, col, N);
+    if (col + 8 > N)
+        return load_chunk_scalar(row, col, N);
+    return W == 8 ? sk_ld16<HINT>(row + col) : load_chunk_w<W>(row + col);
 }
 
 /* Tokens m, k-columns [k, k + 8) of A; zeros past M and K. vec: A and lda allow 16-byte loads. */
@@ -1998,7 +2024,7 @@ __device__ __forceinline__ void sk_mma(float (&acc)[4][MF][4], const uint4 (&r)[
 
 /* Block (group, split): columns [64 group, +64) of C over k-steps [split * per, +per), per a
  * multiple of U; blockDim.x / 32 warps; shared memory: warps x 16 MF x 32 floats. */
-template <typename T, int MF, bool HINT>
+template <typename T, int MF, bool HINT, int W>
 __global__ __launch_bounds__(256, sk_unroll<MF>::MIN_BLOCKS) void gemm_skinny(
     const ts_args a, const uint16_t *__restrict__ A, int lda, const uint16_t *__restrict__ B,
     int ldb, bool a_vec, int per)
@@ -2032,7 +2058,7 @@ __global__ __launch_bounds__(256, sk_unroll<MF>::MIN_BLOCKS) void gemm_skinny(
         for (int u = 0; u < U; u++)
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                rows[u][q] = sk_load_b<HINT>(B, ldb, kb + 4 * u + q, col, a.N, a.K);
+                rows[u][q] = sk_load_b<HINT, W>(B, ldb, kb + 4 * u + q, col, a.N, a.K);
         uint4 toks[MF][U / 2];
 #pragma unroll
         for (int f = 0; f < MF; f++)
@@ -2103,13 +2129,13 @@ static int sk_choose_splits(int groups, int steps, int unroll, int warps, int sm
     return s < 1 ? 1 : s;
 }
 
-template <typename T, int MF, bool HINT>
+template <typename T, int MF, bool HINT, int W>
 static int launch_skinny_mf(const sk_plan &plan, int M, int N, int K, float alpha,
                             const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
                             uint16_t *C, int ldc, kb_stream_t stream)
 {
     constexpr int U = sk_unroll<MF>::U;
-    auto kernel = gemm_skinny<T, MF, HINT>;
+    auto kernel = gemm_skinny<T, MF, HINT, W>;
     int warps = plan.warps >= 1 && plan.warps <= 8 ? plan.warps : 8;
     int smem = warps * 16 * MF * 32 * (int)sizeof(float);
     if (smem > 48 * 1024 && kb_gpu_func_set_max_dyn_smem(kernel, smem) != kb_gpu_success)
@@ -2147,51 +2173,73 @@ static int launch_skinny_mf(const sk_plan &plan, int M, int N, int K, float alph
     return ts_split_finish<T>(a, sms, rc, stream);
 }
 
-/* Needs M <= 64, K > 0 and B in 16-byte aligned rows (B and ldb): KBPKG_KERNEL_EUNSUPPORTED
- * otherwise. plan: null for the default. */
+/* One token-fragment count MF: B's load width picked from its rows' alignment (the L2 hint
+ * only with 16-byte loads). */
+template <typename T, int MF>
+static int launch_skinny_w(const sk_plan &p, int M, int N, int K, float alpha, const uint16_t *A,
+                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
+                           kb_stream_t stream)
+{
+#define RF_SK_LAUNCH(HINT, W)                                                                      \
+    launch_skinny_mf<T, MF, HINT, W>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)
+    switch (row_load_width(B, ldb)) {
+    case 8:
+        return p.hint ? RF_SK_LAUNCH(true, 8) : RF_SK_LAUNCH(false, 8);
+    case 4:
+        return RF_SK_LAUNCH(false, 4);
+    case 2:
+        return RF_SK_LAUNCH(false, 2);
+    default:
+        return RF_SK_LAUNCH(false, 1);
+    }
+#undef RF_SK_LAUNCH
+}
+
+/* Needs M <= 64 and K > 0: KBPKG_KERNEL_EUNSUPPORTED otherwise. B's rows may start anywhere:
+ * they are read in place in the widest loads their alignment allows. plan: null for the
+ * default. */
 template <typename T>
 static int launch_skinny(const sk_plan *plan, int M, int N, int K, float alpha, const uint16_t *A,
                          int lda, const uint16_t *B, int ldb, float beta, uint16_t *C, int ldc,
                          kb_stream_t stream)
 {
-    if (M > SK_MAX_M || K == 0 || !rows_aligned16(B, ldb))
+    if (M > SK_MAX_M || K == 0)
         return KBPKG_KERNEL_EUNSUPPORTED;
     sk_plan p = plan ? *plan : sk_plan{0, 0, false};
-#define RF_SK_LAUNCH(MF)                                                                           \
-    (p.hint                                                                                        \
-         ? launch_skinny_mf<T, MF, true>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)  \
-         : launch_skinny_mf<T, MF, false>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,         \
-                                          stream))
     if (M <= 8)
-        return RF_SK_LAUNCH(1);
+        return launch_skinny_w<T, 1>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     if (M <= 16)
-        return RF_SK_LAUNCH(2);
+        return launch_skinny_w<T, 2>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     if (M <= 32)
-        return RF_SK_LAUNCH(4);
-    return RF_SK_LAUNCH(8);
-#undef RF_SK_LAUNCH
+        return launch_skinny_w<T, 4>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    return launch_skinny_w<T, 8>(p, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 /* Largest M that takes the skinny kernel in this build (H200, docs/perf.md "Skinny M"): on
  * sm_90/sm_90a it beats the TMA kernels at M = 1 (one token fragment, up to M = 8) and loses
  * from M = 16 on; sm_80..sm_89 builds have only the cp.async kernel, which it beats 2-5x at
- * every M <= 64 (timed on the H200 as a stand-in). RF_GEMM_SKINNY="maxm[,splits[,warps]]"
- * overrides it (0 turns it off) and forces a plan: the package check and the benchmarks use
- * it. */
+ * every M <= 64 (timed on the H200 as a stand-in). A B whose rows do not start on 16 bytes
+ * takes it at every M <= 64 in every build: the TMA kernels would first copy B whole (read and
+ * write it, then read the copy: three times the bytes of reading it once) where this kernel
+ * reads it in place in narrower loads (docs/perf.md "Fourteenth pass").
+ * RF_GEMM_SKINNY="maxm[,splits[,warps]]" overrides both (0 turns it off) and forces a plan:
+ * the package check and the benchmarks use it. */
 constexpr int SK_MAX_M_SM90A = 8, SK_MAX_M_SM90 = 8, SK_MAX_M_OTHER = 64;
 constexpr int SK_DEFAULT_MAX_M = kTargetIsSm90a  ? SK_MAX_M_SM90A
                                  : kTargetIsSm90 ? SK_MAX_M_SM90
                                                  : SK_MAX_M_OTHER;
-static int sk_max_m_from_env(sk_plan *p)
+constexpr int SK_UNALIGNED_MAX_M = SK_MAX_M;
+static int sk_max_m_from_env(sk_plan *p, bool b_aligned)
 {
     *p = sk_plan{0, 0, false};
+    const int def = b_aligned ? SK_DEFAULT_MAX_M : SK_UNALIGNED_MAX_M;
     const char *s = getenv("RF_GEMM_SKINNY");
     if (!s || !*s)
-        return SK_DEFAULT_MAX_M;
+        return def;
     char *end;
     long maxm = strtol(s, &end, 10);
     if (end == s || maxm < 0 || maxm > SK_MAX_M)
-        return SK_DEFAULT_MAX_M;
+        return def;
     if (*end == ',') {
         long splits = strtol(end + 1, &end, 10);
         if (splits >= 0 && splits <= TS_MAX_SPLITS)
@@ -2266,8 +2314,8 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         }
     }
     sk_plan sp;
-    if (M <= sk_max_m_from_env(&sp)) {
-        /* decode sizes: stream B through the swap-AB kernel (B in 16-byte rows) */
+    if (M <= sk_max_m_from_env(&sp, rows_aligned16(B, ldb))) {
+        /* decode sizes: stream B through the swap-AB mma.sync kernel */
         rc = launch_skinny<T>(&sp, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         if (rc != KBPKG_KERNEL_EUNSUPPORTED)
             return rc;
