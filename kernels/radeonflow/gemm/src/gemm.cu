@@ -1004,9 +1004,6 @@ __global__ __launch_bounds__(C::THREADS,
 #endif
 }
 
-/* Split parts whose partials a reduce thread loads before adding them. */
-constexpr int TS_REDUCE_LOADS = 16;
-
 /* C = sum of the split partials (alpha applied) + beta C; one thread per output pair, rows
  * along y so no thread divides. */
 template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
@@ -1023,21 +1020,10 @@ template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
              n += 2 * gridDim.x * blockDim.x) {
             const float *w = a.ws + (size_t)m * a.ldw + n;
             float v0 = 0.0f, v1 = 0.0f;
-            /* up to TS_REDUCE_LOADS parts' loads in flight before their adds, which stay in
-             * split order (the same sums bit for bit): one dependent load per part left each
-             * thread waiting on L2 a round trip per few parts */
-            for (int s0 = 0; s0 < a.splits; s0 += TS_REDUCE_LOADS) {
-                float2 p[TS_REDUCE_LOADS];
-#pragma unroll
-                for (int j = 0; j < TS_REDUCE_LOADS; j++) /* ldw, n even: 8-byte aligned */
-                    if (s0 + j < a.splits)
-                        p[j] = *reinterpret_cast<const float2 *>(w + (s0 + j) * slice);
-#pragma unroll
-                for (int j = 0; j < TS_REDUCE_LOADS; j++)
-                    if (s0 + j < a.splits) {
-                        v0 += p[j].x;
-                        v1 += p[j].y;
-                    }
+            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
+                float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
+                v0 += p.x;
+                v1 += p.y;
             }
             store_pair<T>(a.C + (size_t)m * a.ldc, n, a.N, v0, v1, a.beta, a.c_pairs);
         }
