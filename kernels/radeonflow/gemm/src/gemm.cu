@@ -2218,21 +2218,29 @@ static int launch_skinny(const sk_plan *plan, int M, int N, int K, float alpha, 
 /* Largest M that takes the skinny kernel in this build (H200, docs/perf.md "Skinny M"): on
  * sm_90/sm_90a it beats the TMA kernels at M = 1 (one token fragment, up to M = 8) and loses
  * from M = 16 on; sm_80..sm_89 builds have only the cp.async kernel, which it beats 2-5x at
- * every M <= 64 (timed on the H200 as a stand-in). A B whose rows do not start on 16 bytes
- * takes it at every M <= 64 in every build: the TMA kernels would first copy B whole (read and
- * write it, then read the copy: three times the bytes of reading it once) where this kernel
- * reads it in place in narrower loads (docs/perf.md "Fourteenth pass").
- * RF_GEMM_SKINNY="maxm[,splits[,warps]]" overrides both (0 turns it off) and forces a plan:
- * the package check and the benchmarks use it. */
+ * every M <= 64 (timed on the H200 as a stand-in). A B whose rows do not start on 16 bytes is
+ * read in place here rather than copied whole for the TMA kernels (read and written, then the
+ * copy read: three times the bytes), in every build: in 4- or 8-byte loads at every M <= 64
+ * (H100: 1.19-1.96x the copy at M = 16-64), in 2-byte loads (odd ldb) at M <= 8 only (1.47-1.80x
+ * there; 0.75-0.98x at M = 16-64, where 8 loads per chunk cost more than the copy;
+ * docs/perf.md "Fourteenth pass"). RF_GEMM_SKINNY="maxm[,splits[,warps]]" overrides all of
+ * these (0 turns it off) and forces a plan: the package check and the benchmarks use it. */
 constexpr int SK_MAX_M_SM90A = 8, SK_MAX_M_SM90 = 8, SK_MAX_M_OTHER = 64;
 constexpr int SK_DEFAULT_MAX_M = kTargetIsSm90a  ? SK_MAX_M_SM90A
                                  : kTargetIsSm90 ? SK_MAX_M_SM90
                                                  : SK_MAX_M_OTHER;
-constexpr int SK_UNALIGNED_MAX_M = SK_MAX_M;
-static int sk_max_m_from_env(sk_plan *p, bool b_aligned)
+constexpr int SK_NARROW_MAX_M = 8; /* B read 2 bytes at a time */
+
+/* The default largest M for a B whose chunks load width elements at a time (row_load_width) */
+static int sk_default_max_m(int width)
+{
+    return width == 8 ? SK_DEFAULT_MAX_M : width > 1 ? SK_MAX_M : SK_NARROW_MAX_M;
+}
+
+static int sk_max_m_from_env(sk_plan *p, int b_width)
 {
     *p = sk_plan{0, 0, false};
-    const int def = b_aligned ? SK_DEFAULT_MAX_M : SK_UNALIGNED_MAX_M;
+    const int def = sk_default_max_m(b_width);
     const char *s = getenv("RF_GEMM_SKINNY");
     if (!s || !*s)
         return def;
@@ -2314,7 +2322,7 @@ static int gemm_16bit(int M, int N, int K, float alpha, const uint16_t *A, int l
         }
     }
     sk_plan sp;
-    if (M <= sk_max_m_from_env(&sp, rows_aligned16(B, ldb))) {
+    if (M <= sk_max_m_from_env(&sp, row_load_width(B, ldb))) {
         /* decode sizes: stream B through the swap-AB mma.sync kernel */
         rc = launch_skinny<T>(&sp, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, s);
         if (rc != KBPKG_KERNEL_EUNSUPPORTED)

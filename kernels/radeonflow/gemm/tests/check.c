@@ -68,10 +68,11 @@ static const gemm_case cases[] = {
      * A in 8-byte rows (lda % 8 == 4), B in 4-byte rows, beta, ldc > N */
     {160, 264, 1001, 0, 0, 0, 1.0f, 0.0f, 0},
     {200, 1000, 520, 4, 6, 2, 0.5f, -1.0f, 0},
-    /* decode with B's rows off 16 bytes: the skinny kernel reads B in place, 2-byte loads (odd
-     * ldb: M = 5, and M = 16 over 79 column groups), 4-byte (ldb % 8 == 2, with lda % 8 == 4 and
-     * beta), 8-byte (ldb % 8 == 4, 64-token fragments, beta), and a 70-column B whose last group
-     * ends in a partial chunk */
+    /* decode with B's rows off 16 bytes: the skinny kernel reads B in place in 2-byte loads
+     * (odd ldb, M = 5), 4-byte (ldb % 8 == 2, with lda % 8 == 4 and beta) and 8-byte (ldb % 8 ==
+     * 4, 64-token fragments, beta); an odd ldb past M = 8 is copied by default (M = 16 over 79
+     * column groups; a 70-column B whose last group ends in a partial chunk), and read in place
+     * where check_skinny_plans forces the skinny kernel */
     {5, 1001, 300, 0, 0, 0, 1.0f, 0.0f, 0},
     {16, 5003, 256, 0, 0, 0, 1.0f, 0.0f, 0},
     {12, 530, 777, 3, 0, 2, 0.5f, -1.0f, 0},
