@@ -159,19 +159,19 @@ static inline bool rows_aligned16(const uint16_t *p, int ld)
     return row_load_width(p, ld) == 8;
 }
 
-/* Elements [0, 8) at s in loads of W elements (row_load_width's), through the read-only path:
- * the narrow loads of one chunk share its lines in L1. */
+/* Elements [0, 8) at s in loads of W elements (row_load_width's, narrower than 8: aligned rows
+ * take their callers' own 16-byte loads), through the read-only path: the narrow loads of one
+ * chunk share its lines in L1. */
 template <int W> __device__ __forceinline__ uint4 load_chunk_w(const uint16_t *s)
 {
+    static_assert(W == 4 || W == 2 || W == 1, "16-byte loads are the callers' own");
     union {
         uint4 v;
         uint2 d[2];
         uint32_t w[4];
         uint16_t h[8];
     } u;
-    if (W == 8) {
-        u.v = __ldg(reinterpret_cast<const uint4 *>(s));
-    } else if (W == 4) {
+    if (W == 4) {
 #pragma unroll
         for (int k = 0; k < 2; k++)
             u.d[k] = __ldg(reinterpret_cast<const uint2 *>(s) + k);
@@ -1458,7 +1458,8 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
  * reads the operand once and writes it once, and paid (1.0-6.3x) at each of the 26 shapes timed
  * on the H200, decode sizes that read B once (16 x 50257 x 768: 1.10x the in-place kernel) and
  * shallow K (12544 x 64 x 147: 1.24x) included, so it is made wherever rows are unaligned
- * (docs/perf.md "Thirteenth pass"). RF_GEMM_STAGE=0 turns it off, read per call:
+ * (docs/perf.md "Thirteenth pass"); decode over such a B mostly never gets here: the skinny
+ * kernel reads it in place first (sk_default_max_m). RF_GEMM_STAGE=0 turns it off, read per call:
  * bench/gpu/gemm_unaligned.cu times both ways in one process, the package check runs both. */
 constexpr int TS_STAGE_LD = 64;
 
@@ -1986,7 +1987,10 @@ __device__ __forceinline__ uint4 sk_load_b(const uint16_t *B, int ldb, int kr, i
     const uint16_t *row = B + (size_t)kr * ldb;
     if (col + 8 > N)
         return load_chunk_scalar(row, col, N);
-    return W == 8 ? sk_ld16<HINT>(row + col) : load_chunk_w<W>(row + col);
+    if constexpr (W == 8)
+        return sk_ld16<HINT>(row + col);
+    else
+        return load_chunk_w<W>(row + col);
 }
 
 /* Tokens m, k-columns [k, k + 8) of A; zeros past M and K. vec: A and lda allow 16-byte loads. */
