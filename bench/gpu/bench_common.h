@@ -195,6 +195,22 @@ template <typename Tile> static const char *bench_cluster_label(const Tile &t)
     return t.cl > 1 ? (t.cln > 1 ? " cl2x2" : " cl2") : "";
 }
 
+/* A TMA plan as the GEMM benches label it: "128x128 cl2 s3" (ctas: also "x1" after the tile),
+ * "sK" for stream-K (splits 0, rf::TS_STREAM). */
+template <typename Tile>
+static void bench_plan_label(char *b, size_t n, const Tile &t, int splits, bool ctas)
+{
+    char k[16];
+    if (splits == 0)
+        snprintf(k, sizeof k, "sK");
+    else
+        snprintf(k, sizeof k, "s%d", splits);
+    if (ctas)
+        snprintf(b, n, "%dx%dx%d%s %s", t.bm, t.bn, t.ctas, bench_cluster_label(t), k);
+    else
+        snprintf(b, n, "%dx%d%s %s", t.bm, t.bn, bench_cluster_label(t), k);
+}
+
 /* Calls run(M, N, K) for each shape of the environment variable env ("MxNxK,MxNxK,..."), or for
  * each of the n built-in shapes when it is unset. 0, or 2 with the reason on stderr when the
  * list cannot be read. */

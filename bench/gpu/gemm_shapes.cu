@@ -5,6 +5,7 @@
  * split plans unsplit, the sm_90 (mma.sync) choice, and every TMA tile at its own split; at
  * M <= 64 also the skinny kernel alone (its default plan; every plan with
  * GEMM_SHAPES_SKINNY_SWEEP=1) beside the TMA kernels' picks (what the exports ran before it);
+ * with GEMM_SHAPES_STREAM=1 every tile in stream-K too (M > 64);
  * with GEMM_SHAPES_CALIBRATE=1 also every tile at splits 1..16 for the bf16 shapes outside the
  * large classes (the cost model's data). Side by side on the same rotating inputs (CUDA events,
  * medians); each checked against cuBLAS (C poisoned first). A correctness sweep forces every
@@ -126,7 +127,7 @@ static std::string plan_name(const rf::ts_plan &p)
 {
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%dx%d%s s%d", t.bm, t.bn, t.ctas, bench_cluster_label(t), p.splits);
+    bench_plan_label(b, sizeof b, t, p.splits, true);
     return b;
 }
 
@@ -182,6 +183,13 @@ static std::string skinny_name(const rf::sk_plan &p)
 static bool skinny_sweep()
 {
     const char *e = getenv("GEMM_SHAPES_SKINNY_SWEEP");
+    return e && *e == '1';
+}
+
+/* GEMM_SHAPES_STREAM=1: every row of the table in stream-K too (splits rf::TS_STREAM) */
+static bool stream_sweep()
+{
+    const char *e = getenv("GEMM_SHAPES_STREAM");
     return e && *e == '1';
 }
 
@@ -265,6 +273,8 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
         for (int t = 0; t < table_rows(); t++) {
             rf::ts_plan p = {t, rf::ts_best_splits(t, M, N, K, sms)};
             vs.push_back({"tile " + plan_name(p), V_PLAN, p});
+            if (stream_sweep() && M > 64)
+                vs.push_back({"tile " + plan_name({t, rf::TS_STREAM}), V_PLAN, {t, rf::TS_STREAM}});
         }
     }
 
@@ -412,7 +422,7 @@ template <typename T> static int sweep(cublasHandle_t h, FILE *log)
                          ct, lda, &cs.beta, Cr, ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         for (int wg = 0; wg < 3; wg++)
             for (int t = 0; t < table_rows(); t++)
-                for (int s : {1, 3, 16}) {
+                for (int s : {1, 3, 16, rf::TS_STREAM}) {
                     rf::ts_plan p = {t, s};
                     CK(cudaMemcpy(Co, C0, nc * 2, cudaMemcpyDeviceToDevice));
                     int rc =

@@ -2,7 +2,8 @@
  * of kTsTiles) at every split count in a list up to 64, forced, against cuBLAS (cublasGemmEx,
  * fp32 compute) and the export, on the same rotating operand sets in interleaved rounds
  * (CUDA events, medians). Each variant is checked against cuBLAS first (C poisoned). Build with
- * -DRF_GEMM_MAX_SPLITS=64 (the package caps plans at 16 K parts otherwise).
+ * -DRF_GEMM_MAX_SPLITS=64 (the package caps plans at 16 K parts otherwise). Each row is timed
+ * with stream-K too ("sK": every block the same run of k-tiles, ts_stream_deal).
  * Prints per shape the export, cuBLAS and the five fastest plans; every plan to argv[1].
  * GEMM_SPLITS_SHAPES=MxNxK,... times those shapes instead of the built-in set, and
  * GEMM_SPLITS_TILES=5,7 only those rows of kTsTiles (the split's own cost: one tile at every
@@ -29,7 +30,7 @@ static std::string plan_label(const rf::ts_plan &p)
         return "rf_gemm_bf16 (table)";
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
-    snprintf(b, sizeof b, "%dx%d%s s%d", t.bm, t.bn, bench_cluster_label(t), p.splits);
+    bench_plan_label(b, sizeof b, t, p.splits, false);
     return b;
 }
 
@@ -73,6 +74,7 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
             if (s <= rf::TS_MAX_SPLITS && (s == 1 || (s <= ktiles / 2 && units <= 4LL * sms)))
                 vs.push_back({"", {t, s}, 0, 0});
         }
+        vs.push_back({"", {t, rf::TS_STREAM}, 0, 0}); /* stream-K, labelled sK */
     }
     auto launch = [&](const probe &v, int set) {
         const rf::ts_plan *p = v.plan.tile < 0 ? nullptr : &v.plan;

@@ -652,7 +652,12 @@ template <int BM_, int BN_, int CTAS_, int EPI_, int CLM_ = 1, int CLN_ = 1> str
 
 /* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
  * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32
- * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C. */
+ * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C.
+ * With stream_per > 0 ("stream-K") the k-tiles of all units, one unit after the other, are
+ * dealt out to the blocks (clusters) in runs of stream_per, so every block has the same work
+ * whatever the number of tiles: a run may end inside a unit and go on with the next, and a
+ * unit covered by several runs gets one partial per run, in K order (ts_stream_parts of them,
+ * at most `splits`), which gemm_tma_reduce adds in that order. */
 struct ts_args {
     int M, N, K;
     float alpha, beta;
@@ -662,6 +667,8 @@ struct ts_args {
     bool tma_store; /* C leaves through the staging and TMA stores (the tmc map) */
     int splits, ldw;
     float *ws;
+    int stream_per; /* k-tiles per block (cluster) in stream-K, 0 otherwise */
+    int um, un;     /* a unit's rows and columns (a cluster's tiles), for the reduce */
 };
 
 /* This block's place in its cluster (0 without clusters), its row and column there, and the
@@ -707,21 +714,42 @@ template <typename C> __device__ __forceinline__ void ts_release(uint64_t *empty
 struct ts_unit {
     int m0, n0, kbeg, kend, split;
 };
+/* Tiles are walked in groups of GROUP_M unit rows, column by column within a group, so the
+ * units running at once share rows of A and columns of B in L2. ts_tile_at is that walk's
+ * tile index of unit row tm and column tn (the stream-K reduce counts a tile's partials by it);
+ * ts_unit_place is its inverse, with this block's tile inside the cluster's. */
+__host__ __device__ __forceinline__ int ts_tile_at(int tm, int tn, int tiles_m, int tiles_n)
+{
+    int group = tm / GROUP_M, first_m = group * GROUP_M;
+    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+    return group * GROUP_M * tiles_n + tn * rows + (tm - first_m);
+}
+template <typename C>
+__device__ __forceinline__ void ts_unit_place(ts_unit *w, int tile, int tiles_m, int tiles_n)
+{
+    constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN; /* a unit: the cluster's tiles */
+    int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
+    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
+    int in_group = tile % per_group;
+    w->m0 = (first_m + in_group % rows) * UM + ts_rank_m<C>() * C::BM;
+    w->n0 = (in_group / rows) * UN + ts_rank_n<C>() * C::BN;
+}
+/* Stream-K: the partials of tile t, whose k-tiles [t ktiles, (t + 1) ktiles) of the run of all
+ * tiles the blocks' runs of `per` cut; the run of block b is partial b - (t ktiles) / per. */
+__host__ __device__ __forceinline__ int ts_stream_parts(int t, int ktiles, int per)
+{
+    return ((t + 1) * ktiles - 1) / per - t * ktiles / per + 1;
+}
 template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
     const int splits = SPLIT ? a.splits : 1; /* a constant 1 keeps unsplit kernels lean */
-    constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN; /* a unit: the cluster's tiles */
+    constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN;
     int tiles_m = (a.M + UM - 1) / UM, tiles_n = (a.N + UN - 1) / UN;
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
-    int tile = u / splits;
     ts_unit w;
     w.split = u % splits;
-    int per_group = GROUP_M * tiles_n, group = tile / per_group, first_m = group * GROUP_M;
-    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
-    int in_group = tile % per_group;
-    w.m0 = (first_m + in_group % rows) * UM + ts_rank_m<C>() * C::BM;
-    w.n0 = (in_group / rows) * UN + ts_rank_n<C>() * C::BN;
+    ts_unit_place<C>(&w, u / splits, tiles_m, tiles_n);
     w.kbeg = w.split * per;
     w.kend = w.kbeg + per < ktiles ? w.kbeg + per : ktiles;
     return w;
@@ -731,6 +759,42 @@ template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const 
     constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN;
     return ((a.M + UM - 1) / UM) * ((a.N + UN - 1) / UN) * (SPLIT ? a.splits : 1);
 }
+
+/* The units of this block (its cluster), in order: grid-stride over the units, or with
+ * stream-K the pieces of units its run of k-tiles covers. The producer and the consumers walk
+ * the same cursor, so they agree on every stage. */
+template <typename C, bool SPLIT> struct ts_cursor {
+    int u, end;
+    __device__ __forceinline__ explicit ts_cursor(const ts_args &a)
+    {
+        if (SPLIT && a.stream_per > 0) {
+            int total = ts_units<C, false>(a) * ((a.K + TS_BK - 1) / TS_BK);
+            u = ts_first_unit<C>() * a.stream_per;
+            end = total - u < a.stream_per ? total : u + a.stream_per;
+        } else {
+            u = ts_first_unit<C>();
+            end = ts_units<C, SPLIT>(a);
+        }
+    }
+    __device__ __forceinline__ bool next(const ts_args &a, ts_unit *w)
+    {
+        if (u >= end)
+            return false;
+        if (SPLIT && a.stream_per > 0) {
+            constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN;
+            int ktiles = (a.K + TS_BK - 1) / TS_BK, tile = u / ktiles;
+            ts_unit_place<C>(w, tile, (a.M + UM - 1) / UM, (a.N + UN - 1) / UN);
+            w->kbeg = u - tile * ktiles;
+            w->kend = end - u < ktiles - w->kbeg ? w->kbeg + (end - u) : ktiles;
+            w->split = ts_first_unit<C>() - tile * ktiles / a.stream_per;
+            u += w->kend - w->kbeg;
+        } else {
+            *w = ts_unit_of<C, SPLIT>(u, a);
+            u += ts_unit_stride<C>();
+        }
+        return true;
+    }
+};
 
 /* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
  * fp32 slice of the workspace. */
@@ -764,8 +828,8 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         t = lane & 3;
     int s = 0;
     unsigned phase = 0;
-    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
-        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
+    ts_cursor<C, SPLIT> cur(a);
+    for (ts_unit w; cur.next(a, &w);) {
         float d[C::BN / 2];
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
@@ -834,8 +898,8 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
     const int bblock = wn * WN / 64, ch0 = (wn * WN % 64) / 8;
     int s = 0;
     unsigned phase = 0;
-    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
-        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
+    ts_cursor<C, SPLIT> cur(a);
+    for (ts_unit w; cur.next(a, &w);) {
         float acc[MF][NF][4];
         /* zero_frags(acc) would do; written out, this kernel's PTX stays as measured */
 #pragma unroll
@@ -927,8 +991,8 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
     constexpr int SLICE = C::BM / C::CLN; /* rows of A this block loads */
     int s = 0;
     unsigned phase = 0;
-    for (int u = ts_first_unit<C>(); u < ts_units<C, SPLIT>(a); u += ts_unit_stride<C>()) {
-        ts_unit w = ts_unit_of<C, SPLIT>(u, a);
+    ts_cursor<C, SPLIT> cur(a);
+    for (ts_unit w; cur.next(a, &w);) {
         for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&empty[s], phase ^ 1);
             mbar_expect_tx(&full[s], C::STAGE_BYTES); /* out-of-bounds boxes count too */
@@ -1015,12 +1079,20 @@ template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
     size_t slice = (size_t)a.M * a.ldw;
+    int tiles_m = a.stream_per ? (a.M + a.um - 1) / a.um : 0;
+    int tiles_n = a.stream_per ? (a.N + a.un - 1) / a.un : 0;
+    int ktiles = (a.K + TS_BK - 1) / TS_BK;
     for (int m = blockIdx.y; m < a.M; m += gridDim.y)
         for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
              n += 2 * gridDim.x * blockDim.x) {
             const float *w = a.ws + (size_t)m * a.ldw + n;
             float v0 = 0.0f, v1 = 0.0f;
-            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
+            /* stream-K: the partials of this output's tile (un is even: n and n + 1 share it) */
+            int parts = a.stream_per
+                            ? ts_stream_parts(ts_tile_at(m / a.um, n / a.un, tiles_m, tiles_n),
+                                              ktiles, a.stream_per)
+                            : a.splits;
+            for (int s = 0; s < parts; s++) { /* ldw and n are even: 8-byte aligned */
                 float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
                 v0 += p.x;
                 v1 += p.y;
@@ -1102,9 +1174,12 @@ constexpr double TS_SM_BW = 6.0e10;    /* bytes/s one SM's TMA stream reaches on
 constexpr double TS_SPLIT_COST = 8e-6; /* workspace, the reduce launch */
 constexpr double TS_SPLIT_BYTES = 8.0; /* partial bytes per output and split, write + read */
 
+/* splits: K parts per tile, or TS_STREAM for stream-K (ts_args::stream_per: the parts follow
+ * from the blocks resident at once) */
 struct ts_plan {
     int tile, splits;
 };
+constexpr int TS_STREAM = 0;
 
 /* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
  * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
@@ -1199,7 +1274,13 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
  * 0.74-0.88x at 128-144 blocks (1000x1000x1000..8000, 900x1000x3000, 400x2000x4000,
  * 700x1400x2800), as if clusters of 4 did not all fit at once. 300x3000x3000 (144 blocks,
  * 1.14x in 2 x 2) is the exception, kept in pairs; other SM counts scale, untimed (docs/perf.md
- * "Twelfth pass"). */
+ * "Twelfth pass").
+ * Those with more blocks, at least TS_2X2_WIDE_KTILES k-tiles and two 128-row tiles go to
+ * 128x128 tiles in clusters of 2 x 2 instead of 64x128 pairs: 1.09-1.12x at 1000x1000x3000,
+ * 900x1000x3000 and 300x3000x3000, 1.04-1.07x at 700x1400x2800, 1.03x at 400x2000x4000, the same
+ * at 1000x1000x8000, in three runs on an H100 (docs/perf.md "Fifteenth pass"); at 32 k-tiles
+ * (1000x1000x2048) pairs stay 1.03-1.06x ahead, and 33..39 k-tiles were not timed. */
+constexpr int TS_2X2_WIDE_KTILES = 40;
 static ts_plan ts_cluster_pick(ts_plan p, int M, int N, int K, int lda, int ldb, int sms)
 {
     const ts_tile &t = kTsTiles[p.tile];
@@ -1207,16 +1288,20 @@ static ts_plan ts_cluster_pick(ts_plan p, int M, int N, int K, int lda, int ldb,
         return p;
     bool unaligned = lda % 64 != 0 || ldb % 64 != 0;
     bool blocks_fit = ts_tiles(kTsTiles[TS_2X2 + 1], M, N) * 132 <= 120LL * sms;
-    if (unaligned && p.splits == 1 && p.tile == 3 && K > 31 * TS_BK && N > t.bn && blocks_fit)
+    bool deep_64x128 = unaligned && p.splits == 1 && p.tile == 3 && N > t.bn;
+    if (deep_64x128 && K > 31 * TS_BK && blocks_fit)
         p.tile = TS_2X2 + 1;
+    else if (deep_64x128 && K >= TS_2X2_WIDE_KTILES * TS_BK && M > 128)
+        p.tile = TS_2X2;
     else if (unaligned || p.splits > 1)
         p.tile += TS_PLAIN;
     return p;
 }
 
-/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..9; 1..16) forces a plan: the package check
- * and the benchmarks use it to reach every row on any shape. Row 10 forces the swap-AB decode tile
- * (gemm_swap: M <= 64, sm_90a builds); where it does not apply, the table's choice runs. */
+/* RF_GEMM_TMA_PLAN="tile,splits" (a row of kTsTiles, 0..9; 1..16, or 0 for stream-K) forces a
+ * plan: the package check and the benchmarks use it to reach every row on any shape. Row 10
+ * forces the swap-AB decode tile (gemm_swap: M <= 64, sm_90a builds; splits 1..16); where it
+ * does not apply, the table's choice runs. */
 static bool ts_plan_from_env(ts_plan *p)
 {
     const char *s = getenv("RF_GEMM_TMA_PLAN");
@@ -1227,7 +1312,8 @@ static bool ts_plan_from_env(ts_plan *p)
     if (*end != ',' || tile < 0 || tile > TS_NTILES) /* + the swap-AB row 10 */
         return false;
     long splits = strtol(end + 1, &end, 10);
-    if (*end != '\0' || splits < 1 || splits > TS_MAX_SPLITS)
+    bool stream_ok = splits == TS_STREAM && tile < TS_NTILES;
+    if (*end != '\0' || ((splits < 1 || splits > TS_MAX_SPLITS) && !stream_ok))
         return false;
     p->tile = (int)tile;
     p->splits = (int)splits;
@@ -1307,7 +1393,10 @@ static ts_args ts_args_begin(int splits, int M, int N, int K, float alpha, float
                  false,
                  1,
                  (N + 1) & ~1,
-                 nullptr};
+                 nullptr,
+                 0,
+                 0,
+                 0};
     if (splits > 1) {
         size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
         if (ts_ws_alloc((void **)&a.ws, bytes, stream))
@@ -1402,6 +1491,21 @@ static bool ts_smem_limit_once(std::atomic<unsigned long long> &done, Kernel ker
     return true;
 }
 
+/* Stream-K's deal for `units` units of `ktiles` k-tiles over at most `slots` blocks
+ * (clusters): *per k-tiles each (at least TS_STREAM_MIN, so a run amortises its epilogue),
+ * *parts partials at most per unit; *per 0 when every unit would be one run anyway (the
+ * unsplit kernel does that without the workspace). */
+constexpr int TS_STREAM_MIN = 4;
+static void ts_stream_deal(long long units, int ktiles, long long slots, int *per, int *parts)
+{
+    long long total = units * ktiles;
+    long long p = slots > 0 ? (total + slots - 1) / slots : total;
+    p = p < TS_STREAM_MIN ? TS_STREAM_MIN : p;
+    *per = p < ktiles ? (int)p : 0;
+    *parts = *per ? (ktiles + *per - 2) / *per + 1 : 1;
+}
+
+/* One launch of tile configuration C: `splits` K parts per tile, or TS_STREAM. */
 template <typename T, typename C, bool WGMMA>
 static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha, const uint16_t *A,
                           int lda, const uint16_t *B, int ldb, float beta, uint16_t *Cm, int ldc,
@@ -1414,23 +1518,40 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* units: one per cluster of CLM x CLN tiles */
     long long tiles = ts_unit_count(M, N, C::CLM * C::BM, C::CLN * C::BN);
-    if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL)
+    int ktiles = (K + TS_BK - 1) / TS_BK;
+    if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL ||
+        (splits == TS_STREAM && tiles * ktiles > 0x7fffffffLL))
         return KBPKG_KERNEL_EINVAL;
-    ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
+    auto plain = gemm_tma<T, C, WGMMA, false>, split = gemm_tma<T, C, WGMMA, true>;
+    static std::atomic<unsigned long long> smem_done[2]; /* unsplit, split kernel */
+    /* blocks (clusters) resident at once: the persistent grid, and stream-K's deal */
+    long long slots = (long long)sms * C::CTAS / C::CL;
+    int rc = 0, per = 0, parts = splits;
+    if (splits == TS_STREAM) {
+        if (!ts_smem_limit_once(smem_done[1], split, C::SMEM_BYTES))
+            return KBPKG_KERNEL_ELAUNCH;
+        if (C::CL > 1)
+            slots = ts_cluster_slots<C>(split, slots);
+        ts_stream_deal(tiles, ktiles, sms > 0 ? slots : 0, &per, &parts);
+    }
+    ts_args a = ts_args_begin(parts, M, N, K, alpha, beta, Cm, ldc, stream);
+    if (a.splits > 1 && per > 0) {
+        a.stream_per = per;
+        a.um = C::CLM * C::BM;
+        a.un = C::CLN * C::BN;
+    }
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
     a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && rows_aligned16(Cm, ldc) &&
                   (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
-    auto kernel = a.splits > 1 ? gemm_tma<T, C, WGMMA, true> : gemm_tma<T, C, WGMMA, false>;
-    int rc = 0;
-    static std::atomic<unsigned long long> smem_done[2]; /* unsplit, split kernel */
+    auto kernel = a.splits > 1 ? split : plain;
     if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
         rc = KBPKG_KERNEL_ELAUNCH;
-    long long units = tiles * a.splits, slots = (long long)sms * C::CTAS / C::CL;
-    if (C::CL > 1 && rc == 0)
+    if (C::CL > 1 && rc == 0 && splits != TS_STREAM)
         slots = ts_cluster_slots<C>(kernel, slots);
+    long long units = a.stream_per ? (tiles * ktiles + per - 1) / per : tiles * a.splits;
     unsigned grid = (unsigned)((sms > 0 && units > slots ? slots : units) * C::CL);
     if (rc == 0 && C::CL == 1) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);

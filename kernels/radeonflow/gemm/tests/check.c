@@ -103,6 +103,21 @@ static const gemm_case plan_cases[] = {
     /* every row on a copy of A (odd lda; B's rows are aligned and read in place) */
     {77, 300, 999, 0, 4, 0, 1.0f, 0.5f, 0},
 };
+/* The default path on GPUs at shapes too large for the CPU reference in CI: A's rows not on
+ * 128-byte lines, 40+ k-tiles and too many 64 x 128 blocks for clusters of 2 x 2 of them
+ * (ts_cluster_pick): 128 x 128 tiles in clusters of 2 x 2 on sm_90a, the last cluster row's
+ * second tile past M, the last column's past N */
+static const gemm_case gpu_default_cases[] = {
+    {130, 3841, 2600, 0, 0, 0, 1.0f, 0.0f, 0},
+};
+/* stream-K (splits 0) deals k-tiles out in runs that end inside tiles wherever a run is
+ * shorter than a tile's 23 k-tiles (a prime, so no run length divides it; K's tail is half a
+ * k-tile): on 132 SMs every row's runs are 4 to 19 k-tiles, so tiles take 3 to 7 partials
+ * and runs span two tiles; padded strides, beta, a B copied into 128-byte rows (odd ldb) */
+static const gemm_case stream_cases[] = {
+    {150, 1000, 1440, 8, 4, 2, 0.5f, -1.0f, 0},
+    {300, 1800, 1440, 0, 0, 0, 1.0f, 0.0f, 0},
+};
 /* row 10 forces the sm_90a swap-AB decode tile, which takes
  * M <= 64 with A and B in 16-byte rows: M = 1..64 at each token-box edge (8, 16, 32, 64), odd N,
  * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
@@ -134,25 +149,41 @@ enum { SWAP_ROW = 10, PLAN_TILES = 11 };
 
 static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c);
 
-/* Rows first..last of the plan table forced, unsplit and split 3, over their cases. */
+/* One plan forced over cases cs[0..n), bf16 and f16. */
+static size_t check_plan(kbc_rng *rng, int tile, int splits, const gemm_case *cs, size_t n)
+{
+    char plan[16];
+    snprintf(plan, sizeof plan, "%d,%d", tile, splits);
+    setenv("RF_GEMM_TMA_PLAN", plan, 1);
+    size_t bad = 0;
+    for (int t = KBC_BF16; t <= KBC_F16; t++)
+        for (size_t i = 0; i < n; i++)
+            bad += run_case(rng, (kbc_dtype)t, &cs[i]);
+    return bad;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Rows first..last of the plan table forced, unsplit, split 3 and (TMA rows) stream-K, over
+ * their cases. */
 static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
 {
     size_t bad = 0;
-    for (int tile = first_tile; tile <= last_tile && tile < PLAN_TILES; tile++)
-        for (int splits = 1; splits <= 3; splits += 2) {
-            char plan[16];
-            snprintf(plan, sizeof plan, "%d,%d", tile, splits);
-            setenv("RF_GEMM_TMA_PLAN", plan, 1);
-            const gemm_case *cs = tile == SWAP_ROW ? swap_cases : plan_cases;
-            size_t n = tile == SWAP_ROW ? sizeof swap_cases / sizeof swap_cases[0]
-                                        : sizeof plan_cases / sizeof plan_cases[0];
-            for (int t = KBC_BF16; t <= KBC_F16; t++)
-                for (size_t i = 0; i < n; i++)
-                    bad += run_case(rng, (kbc_dtype)t, &cs[i]);
+    for (int tile = first_tile; tile <= last_tile && tile < PLAN_TILES; tile++) {
+        if (tile == SWAP_ROW) {
+            bad += check_plan(rng, tile, 1, swap_cases, COUNT(swap_cases));
+            bad += check_plan(rng, tile, 3, swap_cases, COUNT(swap_cases));
+            continue;
         }
+        bad += check_plan(rng, tile, 0, stream_cases, COUNT(stream_cases));
+        bad += check_plan(rng, tile, 0, plan_cases, COUNT(plan_cases));
+        bad += check_plan(rng, tile, 1, plan_cases, COUNT(plan_cases));
+        bad += check_plan(rng, tile, 3, plan_cases, COUNT(plan_cases));
+    }
     unsetenv("RF_GEMM_TMA_PLAN");
     if (!bad)
-        printf("check: ok   TMA tiles %d..%d forced, unsplit and split\n", first_tile, last_tile);
+        printf("check: ok   TMA tiles %d..%d forced, unsplit, split and stream-K\n", first_tile,
+               last_tile);
     return bad;
 }
 
@@ -793,6 +824,19 @@ int main(void)
 {
     kbc_rng rng = kbc_rng_from_env_or_time();
     size_t bad = kbc_check_info("radeonflow/gemm");
+#ifdef KBPKG_CHECK_CUDA
+    /* RF_CHECK_PLAN_TILES="first,last": only those rows, and first (the device scripts run the
+     * rows in parallel processes under a time limit: each plan's fp64 reference is computed on
+     * the CPU, and the default path below is the same in every process) */
+    int first_tile = 0, last_tile = PLAN_TILES - 1;
+    const char *rows = getenv("RF_CHECK_PLAN_TILES");
+    if (rows && sscanf(rows, "%d,%d", &first_tile, &last_tile) != 2) {
+        first_tile = 0;
+        last_tile = PLAN_TILES - 1;
+    }
+    if (rows)
+        bad += check_plan_rows(&rng, first_tile, last_tile);
+#endif
     bad += check_bad_args();
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -803,20 +847,17 @@ int main(void)
      * of 4 k-tiles), then the skinny kernel's (4 parts of K) */
     setenv("RF_GEMM_SKINNY", "0", 1);
     bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "3,8", "TMA split-K");
+    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "3,0", "TMA stream-K");
     unsetenv("RF_GEMM_SKINNY");
     bad += check_concurrent_splits(&rng, "RF_GEMM_SKINNY", "64,4", "skinny split-K");
     bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "10,4", "swap-AB split-K");
     bad += check_skinny_plans(&rng);
     bad += check_stage_off(&rng);
-    /* RF_CHECK_PLAN_TILES="first,last": only those rows (the device scripts run the rows in
-     * parallel processes: each plan's fp64 reference is computed on the CPU) */
-    int first_tile = 0, last_tile = PLAN_TILES - 1;
-    const char *rows = getenv("RF_CHECK_PLAN_TILES");
-    if (rows && sscanf(rows, "%d,%d", &first_tile, &last_tile) != 2) {
-        first_tile = 0;
-        last_tile = PLAN_TILES - 1;
-    }
-    bad += check_plan_rows(&rng, first_tile, last_tile);
+    for (int t = KBC_BF16; t <= KBC_F16; t++)
+        for (size_t i = 0; i < COUNT(gpu_default_cases); i++)
+            bad += run_case(&rng, (kbc_dtype)t, &gpu_default_cases[i]);
+    if (!rows)
+        bad += check_plan_rows(&rng, first_tile, last_tile);
 #endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
