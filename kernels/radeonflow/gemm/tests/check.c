@@ -411,22 +411,42 @@ static int ref_call(kbc_dtype t, int M, int N, int K, float al, const void *A, i
 static const gemm_fn lib_fns[] = {lib_f32, lib_bf16, lib_f16};
 
 /* fp64 result and the bound on fp32 accumulation error, sum |alpha a b| + |beta c|. */
+/* n elements of x as doubles (at least one element allocated) */
+static double *to_doubles(kbc_dtype t, const void *x, size_t n)
+{
+    double *d = kbc_xmalloc(sizeof(double) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++)
+        d[i] = kbc_get(t, x, i);
+    return d;
+}
+
+/* The exact product and sum |a b| per output, in fp64. Row by row, k outer and n inner: B is
+ * read along its rows (the column walk it replaced missed the cache on every element of the
+ * larger cases), and each output still sums its products in k order. */
 static void fp64_reference(kbc_dtype t, const gemm_case *c, const void *A, int lda, const void *B,
                            int ldb, const void *C0, int ldc, double *exact, double *absdot)
 {
-    for (int m = 0; m < c->M; m++)
-        for (int n = 0; n < c->N; n++) {
-            double s = 0, as = 0;
-            for (int k = 0; k < c->K; k++) {
-                double p =
-                    (double)kbc_get(t, A, (size_t)m * lda + k) * kbc_get(t, B, (size_t)k * ldb + n);
-                s += p;
-                as += fabs(p);
+    double *a = to_doubles(t, A, (size_t)c->M * lda), *b = to_doubles(t, B, (size_t)c->K * ldb);
+    for (int m = 0; m < c->M; m++) {
+        double *s = exact + (size_t)m * c->N, *as = absdot + (size_t)m * c->N;
+        for (int n = 0; n < c->N; n++)
+            s[n] = as[n] = 0.0;
+        for (int k = 0; k < c->K; k++) {
+            const double av = a[(size_t)m * lda + k], *brow = b + (size_t)k * ldb;
+            for (int n = 0; n < c->N; n++) {
+                double p = av * brow[n];
+                s[n] += p;
+                as[n] += fabs(p);
             }
-            double cv = c->beta != 0.0f ? kbc_get(t, C0, (size_t)m * ldc + n) : 0.0;
-            exact[(size_t)m * c->N + n] = c->alpha * s + c->beta * cv;
-            absdot[(size_t)m * c->N + n] = fabs(c->alpha) * as + fabs(c->beta * cv);
         }
+        for (int n = 0; n < c->N; n++) {
+            double cv = c->beta != 0.0f ? kbc_get(t, C0, (size_t)m * ldc + n) : 0.0;
+            s[n] = c->alpha * s[n] + c->beta * cv;
+            as[n] = fabs(c->alpha) * as[n] + fabs(c->beta * cv);
+        }
+    }
+    free(a);
+    free(b);
 }
 
 static size_t run_case(kbc_rng *rng, kbc_dtype t, const gemm_case *c)
