@@ -14,6 +14,9 @@
 #include "kbpkg_half.h"
 #include <kbpkg/kernel_abi.h>
 
+/* elements of an array (the checks' and the benchmarks' case tables) */
+#define KB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The builder compiles check.c with -DKBPKG_CHECK_CUDA or -DKBPKG_CHECK_HIP for GPU targets
  * (C API of the runtime: cuda_runtime_api.h / hip_runtime_api.h), nothing for CPU targets. */
 #if defined(KBPKG_CHECK_CUDA)

@@ -4,8 +4,6 @@
 #ifndef KBPKG_BENCH_H
 #define KBPKG_BENCH_H
 
-#define KB_COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 #include <dlfcn.h>
 
 #include "kbpkg_check.h"

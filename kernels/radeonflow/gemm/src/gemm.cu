@@ -718,7 +718,7 @@ struct ts_unit {
  * units running at once share rows of A and columns of B in L2. ts_tile_at is that walk's
  * tile index of unit row tm and column tn (the stream-K reduce counts a tile's partials by it);
  * ts_unit_place is its inverse, with this block's tile inside the cluster's. */
-__host__ __device__ __forceinline__ int ts_tile_at(int tm, int tn, int tiles_m, int tiles_n)
+__device__ __forceinline__ int ts_tile_at(int tm, int tn, int tiles_m, int tiles_n)
 {
     int group = tm / GROUP_M, first_m = group * GROUP_M;
     int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
@@ -736,7 +736,7 @@ __device__ __forceinline__ void ts_unit_place(ts_unit *w, int tile, int tiles_m,
 }
 /* Stream-K: the partials of tile t, whose k-tiles [t ktiles, (t + 1) ktiles) of the run of all
  * tiles the blocks' runs of `per` cut; the run of block b is partial b - (t ktiles) / per. */
-__host__ __device__ __forceinline__ int ts_stream_parts(int t, int ktiles, int per)
+__device__ __forceinline__ int ts_stream_parts(int t, int ktiles, int per)
 {
     return ((t + 1) * ktiles - 1) / per - t * ktiles / per + 1;
 }
@@ -1549,7 +1549,7 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     auto kernel = a.splits > 1 ? split : plain;
     if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
         rc = KBPKG_KERNEL_ELAUNCH;
-    if (C::CL > 1 && rc == 0 && splits != TS_STREAM)
+    if (C::CL > 1 && rc == 0) /* asked once per configuration: stream-K asked above */
         slots = ts_cluster_slots<C>(kernel, slots);
     long long units = a.stream_per ? (tiles * ktiles + per - 1) / per : tiles * a.splits;
     unsigned grid = (unsigned)((sms > 0 && units > slots ? slots : units) * C::CL);

@@ -162,8 +162,6 @@ static size_t check_plan(kbc_rng *rng, int tile, int splits, const gemm_case *cs
     return bad;
 }
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* Rows first..last of the plan table forced, unsplit, split 3 and (TMA rows) stream-K, over
  * their cases. */
 static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
@@ -171,14 +169,14 @@ static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
     size_t bad = 0;
     for (int tile = first_tile; tile <= last_tile && tile < PLAN_TILES; tile++) {
         if (tile == SWAP_ROW) {
-            bad += check_plan(rng, tile, 1, swap_cases, COUNT(swap_cases));
-            bad += check_plan(rng, tile, 3, swap_cases, COUNT(swap_cases));
+            bad += check_plan(rng, tile, 1, swap_cases, KB_COUNT(swap_cases));
+            bad += check_plan(rng, tile, 3, swap_cases, KB_COUNT(swap_cases));
             continue;
         }
-        bad += check_plan(rng, tile, 0, stream_cases, COUNT(stream_cases));
-        bad += check_plan(rng, tile, 0, plan_cases, COUNT(plan_cases));
-        bad += check_plan(rng, tile, 1, plan_cases, COUNT(plan_cases));
-        bad += check_plan(rng, tile, 3, plan_cases, COUNT(plan_cases));
+        bad += check_plan(rng, tile, 0, stream_cases, KB_COUNT(stream_cases));
+        bad += check_plan(rng, tile, 0, plan_cases, KB_COUNT(plan_cases));
+        bad += check_plan(rng, tile, 1, plan_cases, KB_COUNT(plan_cases));
+        bad += check_plan(rng, tile, 3, plan_cases, KB_COUNT(plan_cases));
     }
     unsetenv("RF_GEMM_TMA_PLAN");
     if (!bad)
@@ -874,7 +872,7 @@ int main(void)
     bad += check_skinny_plans(&rng);
     bad += check_stage_off(&rng);
     for (int t = KBC_BF16; t <= KBC_F16; t++)
-        for (size_t i = 0; i < COUNT(gpu_default_cases); i++)
+        for (size_t i = 0; i < KB_COUNT(gpu_default_cases); i++)
             bad += run_case(&rng, (kbc_dtype)t, &gpu_default_cases[i]);
     if (!rows)
         bad += check_plan_rows(&rng, first_tile, last_tile);
