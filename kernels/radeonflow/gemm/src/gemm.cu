@@ -653,11 +653,17 @@ template <int BM_, int BN_, int CTAS_, int EPI_, int CLM_ = 1, int CLN_ = 1> str
 /* What one launch of gemm_tma computes. With splits > 1 the K range of every tile is cut into
  * `splits` parts ("split-K", for shapes with fewer tiles than SMs); part s writes its fp32
  * partial sums, alpha applied, to ws[s][M][ldw] and gemm_tma_reduce adds them into C.
- * With stream_per > 0 ("stream-K") the k-tiles of all units, one unit after the other, are
- * dealt out to the blocks (clusters) in runs of stream_per, so every block has the same work
- * whatever the number of tiles: a run may end inside a unit and go on with the next, and a
- * unit covered by several runs gets one partial per run, in K order (ts_stream_parts of them,
- * at most `splits`), which gemm_tma_reduce adds in that order. */
+ * With stream_per > 0 ("stream-K") the k-tiles of the first stream_units units, one unit
+ * after the other, are dealt out to the blocks (clusters) in runs of stream_per, so every
+ * block has the same work whatever the number of tiles: a run may start and end inside units;
+ * the units after them run whole, a wave at a time (ts_stream_deal). A unit covered by
+ * several runs is finished in the kernel (no reduce): every run but the one with the unit's
+ * last k-tiles writes its fp32 partial into ws[slot] (slot: its place among the unit's runs,
+ * below splits - 1) and counts it on the unit's flag; the run with the last k-tiles, the
+ * highest block of the unit, waits for the lower ones, adds their partials to its
+ * accumulators and stores C. Blocks walk their run from its end (ts_cursor), so a block's
+ * partial is done first and the unit it finishes comes last: the waits are short, and only
+ * ever on lower blocks, which the GPU started first (no deadlock whatever else runs). */
 struct ts_args {
     int M, N, K;
     float alpha, beta;
@@ -667,8 +673,9 @@ struct ts_args {
     bool tma_store; /* C leaves through the staging and TMA stores (the tmc map) */
     int splits, ldw;
     float *ws;
-    int stream_per; /* k-tiles per block (cluster) in stream-K, 0 otherwise */
-    int um, un;     /* a unit's rows and columns (a cluster's tiles), for the reduce */
+    int stream_per;   /* k-tiles per block (cluster) in stream-K, 0 otherwise */
+    int stream_units; /* stream-K: units dealt in runs; those after them run whole (ts_cursor) */
+    int *flags;       /* stream-K: partials done per unit, block of the cluster and warpgroup */
 };
 
 /* This block's place in its cluster (0 without clusters), its row and column there, and the
@@ -713,17 +720,12 @@ template <typename C> __device__ __forceinline__ void ts_release(uint64_t *empty
  * split. Units of one tile are adjacent so they run at the same time and share A in L2. */
 struct ts_unit {
     int m0, n0, kbeg, kend, split;
+    int tile;  /* stream-K: the unit's index (its flags) */
+    int lower; /* stream-K: -1 if this run writes a partial, else the partials it adds first */
 };
 /* Tiles are walked in groups of GROUP_M unit rows, column by column within a group, so the
- * units running at once share rows of A and columns of B in L2. ts_tile_at is that walk's
- * tile index of unit row tm and column tn (the stream-K reduce counts a tile's partials by it);
- * ts_unit_place is its inverse, with this block's tile inside the cluster's. */
-__device__ __forceinline__ int ts_tile_at(int tm, int tn, int tiles_m, int tiles_n)
-{
-    int group = tm / GROUP_M, first_m = group * GROUP_M;
-    int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M;
-    return group * GROUP_M * tiles_n + tn * rows + (tm - first_m);
-}
+ * units running at once share rows of A and columns of B in L2; ts_unit_place puts walk index
+ * `tile` in place, with this block's tile inside the cluster's. */
 template <typename C>
 __device__ __forceinline__ void ts_unit_place(ts_unit *w, int tile, int tiles_m, int tiles_n)
 {
@@ -734,12 +736,6 @@ __device__ __forceinline__ void ts_unit_place(ts_unit *w, int tile, int tiles_m,
     w->m0 = (first_m + in_group % rows) * UM + ts_rank_m<C>() * C::BM;
     w->n0 = (in_group / rows) * UN + ts_rank_n<C>() * C::BN;
 }
-/* Stream-K: the partials of tile t, whose k-tiles [t ktiles, (t + 1) ktiles) of the run of all
- * tiles the blocks' runs of `per` cut; the run of block b is partial b - (t ktiles) / per. */
-__device__ __forceinline__ int ts_stream_parts(int t, int ktiles, int per)
-{
-    return ((t + 1) * ktiles - 1) / per - t * ktiles / per + 1;
-}
 template <typename C, bool SPLIT>
 __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
 {
@@ -748,6 +744,8 @@ __device__ __forceinline__ ts_unit ts_unit_of(int u, const ts_args &a)
     int tiles_m = (a.M + UM - 1) / UM, tiles_n = (a.N + UN - 1) / UN;
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     ts_unit w;
+    w.tile = 0;
+    w.lower = 0;
     w.split = u % splits;
     ts_unit_place<C>(&w, u / splits, tiles_m, tiles_n);
     w.kbeg = w.split * per;
@@ -760,17 +758,21 @@ template <typename C, bool SPLIT> __device__ __forceinline__ int ts_units(const 
     return ((a.M + UM - 1) / UM) * ((a.N + UN - 1) / UN) * (SPLIT ? a.splits : 1);
 }
 
-/* The units of this block (its cluster), in order: grid-stride over the units, or with
- * stream-K the pieces of units its run of k-tiles covers. The producer and the consumers walk
- * the same cursor, so they agree on every stage. */
-template <typename C, bool SPLIT> struct ts_cursor {
-    int u, end;
+/* The units of this block (its cluster), in order: grid-stride over the units; or with
+ * stream-K first the pieces of the units its run of k-tiles covers, from the run's end back to
+ * its start (ts_args: the partial it writes comes first, the unit it finishes last), then, grid
+ * stride, the units after the dealt ones, whole. The producer and the consumers walk the same
+ * cursor, so they agree on every stage. */
+template <typename C, bool SPLIT, bool STREAM> struct ts_cursor {
+    int u, end, whole;
     __device__ __forceinline__ explicit ts_cursor(const ts_args &a)
     {
-        if (SPLIT && a.stream_per > 0) {
-            int total = ts_units<C, false>(a) * ((a.K + TS_BK - 1) / TS_BK);
+        if (STREAM) {
+            int total = a.stream_units * ((a.K + TS_BK - 1) / TS_BK);
             u = ts_first_unit<C>() * a.stream_per;
+            u = u < total ? u : total;
             end = total - u < a.stream_per ? total : u + a.stream_per;
+            whole = a.stream_units + ts_first_unit<C>();
         } else {
             u = ts_first_unit<C>();
             end = ts_units<C, SPLIT>(a);
@@ -778,16 +780,29 @@ template <typename C, bool SPLIT> struct ts_cursor {
     }
     __device__ __forceinline__ bool next(const ts_args &a, ts_unit *w)
     {
+        if (STREAM && u >= end) { /* the run is done: the whole units, grid stride */
+            if (whole >= ts_units<C, false>(a))
+                return false;
+            *w = ts_unit_of<C, false>(whole, a);
+            whole += ts_unit_stride<C>();
+            return true;
+        }
         if (u >= end)
             return false;
-        if (SPLIT && a.stream_per > 0) {
+        if (STREAM) {
             constexpr int UM = C::CLM * C::BM, UN = C::CLN * C::BN;
-            int ktiles = (a.K + TS_BK - 1) / TS_BK, tile = u / ktiles;
+            int ktiles = (a.K + TS_BK - 1) / TS_BK, tile = (end - 1) / ktiles;
+            int first = tile * ktiles, beg = u > first ? u : first;
             ts_unit_place<C>(w, tile, (a.M + UM - 1) / UM, (a.N + UN - 1) / UN);
-            w->kbeg = u - tile * ktiles;
-            w->kend = end - u < ktiles - w->kbeg ? w->kbeg + (end - u) : ktiles;
-            w->split = ts_first_unit<C>() - tile * ktiles / a.stream_per;
-            u += w->kend - w->kbeg;
+            w->tile = tile;
+            w->kbeg = beg - first;
+            w->kend = end - first;
+            /* the blocks whose runs hold the unit's first and last k-tiles */
+            int lo = first / a.stream_per, hi = (first + ktiles - 1) / a.stream_per;
+            int b = ts_first_unit<C>();
+            w->split = b - lo;
+            w->lower = b == hi ? hi - lo : -1;
+            end = beg;
         } else {
             *w = ts_unit_of<C, SPLIT>(u, a);
             u += ts_unit_stride<C>();
@@ -815,10 +830,61 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         w[0] = v0;
 }
 
+/* Stream-K's flags and partials. In both consumers warpgroup wg (warps 4 wg .. 4 wg + 3) holds
+ * rows [64 wg, +64) of the tile, so each warpgroup has its own flag per unit and block of the
+ * cluster: it counts its partial once all 128 threads issued their stores (bar.sync, then a
+ * release by its first thread), and the finishing warpgroup's first thread waits (acquire)
+ * until the lower runs counted theirs. */
+template <typename C> __device__ __forceinline__ int *ts_flag(const ts_args &a, int tile, int wg)
+{
+    return a.flags + ((size_t)tile * C::CL + ts_rank<C>()) * (C::BM / 64) + wg;
+}
+__device__ __forceinline__ void ts_partial_signal(int *flag, int wg)
+{
+    named_barrier_sync(1 + wg, 128);
+    if ((threadIdx.x & 127) == 0)
+        asm volatile("fence.acq_rel.gpu;\n"
+                     "red.relaxed.gpu.global.add.s32 [%0], 1;\n" ::"l"(flag)
+                     : "memory");
+}
+__device__ __forceinline__ void ts_partials_wait(const int *flag, int want, int wg)
+{
+    if ((threadIdx.x & 127) == 0) {
+        int got;
+        do
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                         : "=r"(got)
+                         : "l"(flag)
+                         : "memory");
+        while (got < want);
+    }
+    named_barrier_sync(1 + wg, 128);
+}
+/* Slot s's partial of output (gm, gn): kept opaque to the compiler, so each slot's address is
+ * computed in the slot loop (hoisting every output's address out of it spilled 128x256). */
+__device__ __forceinline__ const float *ts_slot_at(const ts_args &a, int s, int gm, int gn)
+{
+    const float *p = a.ws + ((size_t)s * a.M + gm) * a.ldw + gn;
+    asm volatile("" : "+l"(p));
+    return p;
+}
+/* Adds the partial at p of outputs (gm, gn) and (gm, gn + 1), read through L2 (another SM
+ * wrote it in this grid). Callers walk the slots outermost and their outputs innermost,
+ * unrolled, so each slot's loads are in flight together. */
+__device__ __forceinline__ void ts_add_partial(const ts_args &a, const float *p, int gm, int gn,
+                                               float &v0, float &v1)
+{
+    if (gm >= a.M || gn >= a.N)
+        return;
+    float2 q = __ldcg(reinterpret_cast<const float2 *>(p)); /* ldw, gn even: 8-byte aligned */
+    v0 += q.x;
+    v1 += q.y;
+}
+
 /* wgmma consumer: warpgroup wg computes rows [64 wg, 64 wg + 64) of every tile. A split whose
  * K range is empty (more splits than k-tiles) still writes its zero partials. cstage: the
  * epilogue's staging (C::C_BYTES, 64 x C::EPI outputs per warpgroup). */
-template <typename T, typename C, bool SPLIT>
+template <typename T, typename C, bool SPLIT, bool STREAM>
 __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                  uint8_t *cstage, const ts_args &a,
                                                  const CUtensorMap *tmc)
@@ -828,7 +894,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         t = lane & 3;
     int s = 0;
     unsigned phase = 0;
-    ts_cursor<C, SPLIT> cur(a);
+    ts_cursor<C, SPLIT, STREAM> cur(a);
     for (ts_unit w; cur.next(a, &w);) {
         float d[C::BN / 2];
 #pragma unroll
@@ -864,11 +930,46 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++)
             asm volatile("" : "+f"(d[i])::"memory");
-        if constexpr (C::EPI > 0 && !SPLIT) {
+        float alpha = a.alpha;
+        if constexpr (STREAM) {
+            const int row0 = w.m0 + wg * 64 + (warp & 3) * 16 + g, col0 = w.n0 + t * 2;
+            if (w.lower < 0) { /* a partial, for the block that finishes the unit */
+#pragma unroll
+                for (int nn = 0; nn < C::BN / 8; nn++)
+#pragma unroll
+                    for (int half = 0; half < 2; half++)
+                        ts_emit<T, true>(a, w.split, row0 + half * 8, col0 + nn * 8,
+                                         alpha * d[nn * 4 + half * 2],
+                                         alpha * d[nn * 4 + half * 2 + 1]);
+                ts_partial_signal(ts_flag<C>(a, w.tile, wg), wg);
+                continue;
+            }
+            if (w.lower > 0) { /* this run has the unit's last k-tiles: add the others' */
+                ts_partials_wait(ts_flag<C>(a, w.tile, wg), w.lower, wg);
+#pragma unroll
+                for (int i = 0; i < C::BN / 2; i++)
+                    d[i] *= alpha;
+                for (int s = 0; s < w.lower; s++) {
+                    const float *p = ts_slot_at(a, s, row0, col0);
+#pragma unroll
+                    for (int nn = 0; nn < C::BN / 8; nn++)
+#pragma unroll
+                        for (int half = 0; half < 2; half++)
+                            ts_add_partial(a, p + (size_t)half * 8 * a.ldw + nn * 8,
+                                           row0 + half * 8, col0 + nn * 8, d[nn * 4 + half * 2],
+                                           d[nn * 4 + half * 2 + 1]);
+                }
+                alpha = 1.0f;
+            }
+        }
+        /* stream-K stores finished units as an unsplit kernel does; split-K's partials go to
+         * the workspace */
+        constexpr bool TO_WS = SPLIT && !STREAM;
+        if constexpr (C::EPI > 0 && !TO_WS) {
             if (a.tma_store) {
 #pragma unroll
                 for (int r = 0; r < C::BN / C::EPI; r++)
-                    wg_store_tile_tma<T, C::EPI>(d + r * (C::EPI / 2), a.alpha,
+                    wg_store_tile_tma<T, C::EPI>(d + r * (C::EPI / 2), alpha,
                                                  cstage + wg * (64 * C::EPI * 2), tmc,
                                                  w.m0 + wg * 64, w.n0 + r * C::EPI, 1 + wg);
                 continue;
@@ -878,9 +979,9 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
         for (int nn = 0; nn < C::BN / 8; nn++)
 #pragma unroll
             for (int half = 0; half < 2; half++)
-                ts_emit<T, SPLIT>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
-                                  w.n0 + nn * 8 + t * 2, a.alpha * d[nn * 4 + half * 2],
-                                  a.alpha * d[nn * 4 + half * 2 + 1]);
+                ts_emit<T, TO_WS>(a, w.split, w.m0 + wg * 64 + (warp & 3) * 16 + g + half * 8,
+                                  w.n0 + nn * 8 + t * 2, alpha * d[nn * 4 + half * 2],
+                                  alpha * d[nn * 4 + half * 2 + 1]);
     }
     if (C::EPI > 0 && a.tma_store)
         wg_store_drain();
@@ -889,7 +990,7 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 
 /* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [WN wn, +WN), WN =
  * BN / 4; its B columns lie in the 64-column block (WN wn) / 64 of the stage. */
-template <typename T, typename C, bool SPLIT>
+template <typename T, typename C, bool SPLIT, bool STREAM>
 __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                const ts_args &a)
 {
@@ -898,7 +999,7 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
     const int bblock = wn * WN / 64, ch0 = (wn * WN % 64) / 8;
     int s = 0;
     unsigned phase = 0;
-    ts_cursor<C, SPLIT> cur(a);
+    ts_cursor<C, SPLIT, STREAM> cur(a);
     for (ts_unit w; cur.next(a, &w);) {
         float acc[MF][NF][4];
         /* zero_frags(acc) would do; written out, this kernel's PTX stays as measured */
@@ -946,15 +1047,56 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
             }
         }
         int g = lane >> 2, t = lane & 3;
+        float alpha = a.alpha;
+        if constexpr (STREAM) { /* as in ts_consume_wgmma; warpgroup wm */
+            const int row0 = w.m0 + wm * 64 + g, col0 = w.n0 + wn * WN + t * 2;
+            if (w.lower < 0) {
+#pragma unroll
+                for (int i = 0; i < MF; i++)
+#pragma unroll
+                    for (int half = 0; half < 2; half++)
+#pragma unroll
+                        for (int j = 0; j < NF; j++)
+                            ts_emit<T, true>(a, w.split, row0 + i * 16 + half * 8, col0 + j * 8,
+                                             alpha * acc[i][j][half * 2],
+                                             alpha * acc[i][j][half * 2 + 1]);
+                ts_partial_signal(ts_flag<C>(a, w.tile, wm), wm);
+                continue;
+            }
+            if (w.lower > 0) {
+                ts_partials_wait(ts_flag<C>(a, w.tile, wm), w.lower, wm);
+#pragma unroll
+                for (int i = 0; i < MF; i++)
+#pragma unroll
+                    for (int j = 0; j < NF; j++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            acc[i][j][e] *= alpha;
+                for (int s = 0; s < w.lower; s++) {
+                    const float *p = ts_slot_at(a, s, row0, col0);
+#pragma unroll
+                    for (int i = 0; i < MF; i++)
+#pragma unroll
+                        for (int half = 0; half < 2; half++)
+#pragma unroll
+                            for (int j = 0; j < NF; j++)
+                                ts_add_partial(a, p + (size_t)(i * 16 + half * 8) * a.ldw + j * 8,
+                                               row0 + i * 16 + half * 8, col0 + j * 8,
+                                               acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+                }
+                alpha = 1.0f;
+            }
+        }
 #pragma unroll
         for (int i = 0; i < MF; i++)
 #pragma unroll
             for (int half = 0; half < 2; half++)
 #pragma unroll
                 for (int j = 0; j < NF; j++)
-                    ts_emit<T, SPLIT>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
-                                      w.n0 + wn * WN + j * 8 + t * 2, a.alpha * acc[i][j][half * 2],
-                                      a.alpha * acc[i][j][half * 2 + 1]);
+                    ts_emit<T, SPLIT && !STREAM>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
+                                                 w.n0 + wn * WN + j * 8 + t * 2,
+                                                 alpha * acc[i][j][half * 2],
+                                                 alpha * acc[i][j][half * 2 + 1]);
     }
 }
 
@@ -979,7 +1121,7 @@ template <typename C> __device__ __forceinline__ uint16_t ts_b_mask()
  * the boxes goes to every block that needs them (multicast, completing on each one's full
  * barrier at the same offset): its slice of A's rows to the blocks with its rows, its B boxes
  * to the blocks with its columns. The tensor map of A has boxes of BM / CLN rows. */
-template <typename C, bool SPLIT>
+template <typename C, bool SPLIT, bool STREAM>
 __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            const ts_args &a, const CUtensorMap *tma,
                                            const CUtensorMap *tmb)
@@ -991,7 +1133,7 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
     constexpr int SLICE = C::BM / C::CLN; /* rows of A this block loads */
     int s = 0;
     unsigned phase = 0;
-    ts_cursor<C, SPLIT> cur(a);
+    ts_cursor<C, SPLIT, STREAM> cur(a);
     for (ts_unit w; cur.next(a, &w);) {
         for (int kt = w.kbeg; kt < w.kend; kt++) {
             mbar_wait(&empty[s], phase ^ 1);
@@ -1018,7 +1160,7 @@ __device__ __forceinline__ void ts_produce(uint8_t *smem, uint64_t *full, uint64
     }
 }
 
-template <typename T, typename C, bool WGMMA, bool SPLIT>
+template <typename T, typename C, bool WGMMA, bool SPLIT, bool STREAM>
 __global__ __launch_bounds__(C::THREADS,
                              C::CTAS) void gemm_tma(const ts_args a,
                                                     const __grid_constant__ CUtensorMap tma,
@@ -1047,18 +1189,18 @@ __global__ __launch_bounds__(C::THREADS,
         __syncthreads();
     if (warp == C::CONSUMER_WARPS) { /* producer */
         if (lane == 0) {
-            ts_produce<C, SPLIT>(smem, full, empty, a, &tma, &tmb);
+            ts_produce<C, SPLIT, STREAM>(smem, full, empty, a, &tma, &tmb);
             /* every load of this block is issued: the reduce's blocks may start to launch
              * (they wait in griddepcontrol.wait until this grid is done) */
-            if (SPLIT)
+            if (SPLIT && !STREAM)
                 asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
         }
         if (C::CL == 1)
             return;
     } else if (WGMMA) {
-        ts_consume_wgmma<T, C, SPLIT>(smem, full, empty, cstage, a, &tmc);
+        ts_consume_wgmma<T, C, SPLIT, STREAM>(smem, full, empty, cstage, a, &tmc);
     } else {
-        ts_consume_mma<T, C, SPLIT>(smem, full, empty, a);
+        ts_consume_mma<T, C, SPLIT, STREAM>(smem, full, empty, a);
     }
     /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
     if (C::CL > 1)
@@ -1079,20 +1221,12 @@ template <typename T> __global__ void gemm_tma_reduce(const ts_args a)
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
     size_t slice = (size_t)a.M * a.ldw;
-    int tiles_m = a.stream_per ? (a.M + a.um - 1) / a.um : 0;
-    int tiles_n = a.stream_per ? (a.N + a.un - 1) / a.un : 0;
-    int ktiles = (a.K + TS_BK - 1) / TS_BK;
     for (int m = blockIdx.y; m < a.M; m += gridDim.y)
         for (int n = 2 * (blockIdx.x * blockDim.x + threadIdx.x); n < a.N;
              n += 2 * gridDim.x * blockDim.x) {
             const float *w = a.ws + (size_t)m * a.ldw + n;
             float v0 = 0.0f, v1 = 0.0f;
-            /* stream-K: the partials of this output's tile (un is even: n and n + 1 share it) */
-            int parts = a.stream_per
-                            ? ts_stream_parts(ts_tile_at(m / a.um, n / a.un, tiles_m, tiles_n),
-                                              ktiles, a.stream_per)
-                            : a.splits;
-            for (int s = 0; s < parts; s++) { /* ldw and n are even: 8-byte aligned */
+            for (int s = 0; s < a.splits; s++) { /* ldw and n are even: 8-byte aligned */
                 float2 p = *reinterpret_cast<const float2 *>(w + s * slice);
                 v0 += p.x;
                 v1 += p.y;
@@ -1396,7 +1530,7 @@ static ts_args ts_args_begin(int splits, int M, int N, int K, float alpha, float
                  nullptr,
                  0,
                  0,
-                 0};
+                 nullptr};
     if (splits > 1) {
         size_t bytes = (size_t)splits * M * a.ldw * sizeof(float);
         if (ts_ws_alloc((void **)&a.ws, bytes, stream))
@@ -1413,14 +1547,14 @@ static bool ts_pdl_enabled()
     return !(s && s[0] == '0' && s[1] == '\0');
 }
 
-/* After a split launch (rc its status): the reduce of a.splits > 1 partials into C, then the
- * workspace back to its pool. A no-op for unsplit launches. */
+/* After a split launch (rc its status): the reduce of a.splits > 1 partials into C (stream-K
+ * adds them in the kernel), then the workspace back to its pool. A no-op for unsplit launches. */
 template <typename T>
 static int ts_split_finish(const ts_args &a, int sms, int rc, kb_stream_t stream)
 {
     if (a.splits <= 1)
         return rc;
-    if (rc == 0) {
+    if (rc == 0 && a.stream_per == 0) {
         int gx = (a.N + 511) / 512, gy = a.M < 65535 ? a.M : 65535;
         int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
         while (gx > 1 && (long long)gx * gy > want)
@@ -1491,18 +1625,57 @@ static bool ts_smem_limit_once(std::atomic<unsigned long long> &done, Kernel ker
     return true;
 }
 
-/* Stream-K's deal for `units` units of `ktiles` k-tiles over at most `slots` blocks
- * (clusters): *per k-tiles each (at least TS_STREAM_MIN, so a run amortises its epilogue),
- * *parts partials at most per unit; *per 0 when every unit would be one run anyway (the
- * unsplit kernel does that without the workspace). */
+/* Stream-K's deal of `units` units of `ktiles` k-tiles over at most `slots` blocks
+ * (clusters): the first *dealt units of the walk are cut into runs of *per k-tiles, one per
+ * block (at least TS_STREAM_MIN, so a run amortises its epilogue), at most *parts runs per
+ * unit; the units after them run whole, a wave of `slots` at a time. With more units than slots
+ * only the partial last wave and one whole wave are dealt (each block runs one to two units'
+ * k-tiles there): dealing them all would make the blocks running at once far apart in the walk, and
+ * the operands they read would no longer share L2 (4096^3, 128x128: 0.42 of the unsplit speed
+ * with every unit dealt; docs/perf.md "Sixteenth pass"). *per 0 when every run would be whole
+ * units anyway (the unsplit kernel does that without the workspace). */
 constexpr int TS_STREAM_MIN = 4;
-static void ts_stream_deal(long long units, int ktiles, long long slots, int *per, int *parts)
+static void ts_stream_deal(long long units, int ktiles, long long slots, int *per, int *parts,
+                           long long *dealt)
 {
-    long long total = units * ktiles;
+    *dealt = slots > 0 && units > slots ? units % slots + slots : units;
+    long long total = *dealt * ktiles;
     long long p = slots > 0 ? (total + slots - 1) / slots : total;
     p = p < TS_STREAM_MIN ? TS_STREAM_MIN : p;
-    *per = p < ktiles ? (int)p : 0;
+    *per = p % ktiles != 0 && p < total ? (int)p : 0;
     *parts = *per ? (ktiles + *per - 2) / *per + 1 : 1;
+}
+
+/* RF_GEMM_STREAM_SLOTS=n deals stream-K out to at most n blocks (clusters) instead of those
+ * resident at once: the package check reaches runs longer than a unit on small shapes. */
+static long long ts_stream_slots(long long slots)
+{
+    const char *s = getenv("RF_GEMM_STREAM_SLOTS");
+    long long n = s ? strtoll(s, nullptr, 10) : 0;
+    return n > 0 && n < slots ? n : slots;
+}
+
+/* Stream-K's workspace: parts - 1 fp32 slices of M x ldw for the partials (the run that
+ * finishes a unit keeps its own in registers), then a zeroed flag per unit, block of the
+ * cluster and warpgroup. Without it, a stays unsplit. */
+static void ts_stream_begin(ts_args *a, int per, int parts, long long dealt, long long flags,
+                            kb_stream_t stream)
+{
+    size_t slices = (size_t)(parts - 1) * a->M * a->ldw * sizeof(float);
+    size_t bytes = slices + (size_t)flags * sizeof(int);
+    if (!ts_ws_alloc((void **)&a->ws, bytes, stream))
+        return;
+    int *f = (int *)((char *)a->ws + slices);
+    if (cudaMemsetAsync(f, 0, (size_t)flags * sizeof(int), (cudaStream_t)stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaFreeAsync(a->ws, stream);
+        a->ws = nullptr;
+        return;
+    }
+    a->splits = parts;
+    a->stream_per = per;
+    a->stream_units = (int)dealt;
+    a->flags = f;
 }
 
 /* One launch of tile configuration C: `splits` K parts per tile, or TS_STREAM. */
@@ -1522,36 +1695,41 @@ static int launch_tma_cfg(int splits, int sms, int M, int N, int K, float alpha,
     if (tiles > 0x7fffffffLL / TS_MAX_SPLITS / C::CL ||
         (splits == TS_STREAM && tiles * ktiles > 0x7fffffffLL))
         return KBPKG_KERNEL_EINVAL;
-    auto plain = gemm_tma<T, C, WGMMA, false>, split = gemm_tma<T, C, WGMMA, true>;
-    static std::atomic<unsigned long long> smem_done[2]; /* unsplit, split kernel */
+    auto plain = gemm_tma<T, C, WGMMA, false, false>, split = gemm_tma<T, C, WGMMA, true, false>,
+         stream_k = gemm_tma<T, C, WGMMA, true, true>;
+    static std::atomic<unsigned long long> smem_done[3]; /* unsplit, split, stream-K kernel */
     /* blocks (clusters) resident at once: the persistent grid, and stream-K's deal */
     long long slots = (long long)sms * C::CTAS / C::CL;
     int rc = 0, per = 0, parts = splits;
+    long long dealt = 0;
     if (splits == TS_STREAM) {
-        if (!ts_smem_limit_once(smem_done[1], split, C::SMEM_BYTES))
+        if (!ts_smem_limit_once(smem_done[2], stream_k, C::SMEM_BYTES))
             return KBPKG_KERNEL_ELAUNCH;
         if (C::CL > 1)
-            slots = ts_cluster_slots<C>(split, slots);
-        ts_stream_deal(tiles, ktiles, sms > 0 ? slots : 0, &per, &parts);
+            slots = ts_cluster_slots<C>(stream_k, slots);
+        slots = ts_stream_slots(slots);
+        ts_stream_deal(tiles, ktiles, sms > 0 ? slots : 0, &per, &parts, &dealt);
     }
-    ts_args a = ts_args_begin(parts, M, N, K, alpha, beta, Cm, ldc, stream);
-    if (a.splits > 1 && per > 0) {
-        a.stream_per = per;
-        a.um = C::CLM * C::BM;
-        a.un = C::CLN * C::BN;
-    }
+    ts_args a = ts_args_begin(per ? 1 : parts, M, N, K, alpha, beta, Cm, ldc, stream);
+    if (per > 0)
+        ts_stream_begin(&a, per, parts, dealt, dealt * C::CL * (C::BM / 64), stream);
     /* TMA stores need 16-byte aligned rows of C and write C without reading it; they write
      * whole 16-byte chunks, so with N % 8 != 0 the last chunk of a row would overwrite up to 7
      * elements past N (seen on the H200: the check's padding test) */
     CUtensorMap mc = ma; /* unused unless tma_store */
-    a.tma_store = C::EPI > 0 && a.splits == 1 && beta == 0.0f && rows_aligned16(Cm, ldc) &&
-                  (N & 7) == 0 && make_tensor_map(&mc, Cm, M, N, ldc, 64);
-    auto kernel = a.splits > 1 ? split : plain;
-    if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
+    a.tma_store = C::EPI > 0 && (a.splits == 1 || a.stream_per) && beta == 0.0f &&
+                  rows_aligned16(Cm, ldc) && (N & 7) == 0 &&
+                  make_tensor_map(&mc, Cm, M, N, ldc, 64);
+    int which = a.stream_per ? 2 : a.splits > 1;
+    auto kernel = which == 2 ? stream_k : which ? split : plain;
+    if (!ts_smem_limit_once(smem_done[which], kernel, C::SMEM_BYTES))
         rc = KBPKG_KERNEL_ELAUNCH;
     if (C::CL > 1 && rc == 0) /* asked once per configuration: stream-K asked above */
         slots = ts_cluster_slots<C>(kernel, slots);
-    long long units = a.stream_per ? (tiles * ktiles + per - 1) / per : tiles * a.splits;
+    /* stream-K: a block per run, or every slot where whole units follow the runs */
+    long long units = !a.stream_per   ? tiles * a.splits
+                      : dealt < tiles ? slots
+                                      : (dealt * ktiles + per - 1) / per;
     unsigned grid = (unsigned)((sms > 0 && units > slots ? slots : units) * C::CL);
     if (rc == 0 && C::CL == 1) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb, mc);
@@ -1703,7 +1881,7 @@ static int launch_tma_plan(const ts_plan *plan, int M, int N, int K, float alpha
 {
     constexpr int E = WGMMA ? EPI : 0;
     static const bool usable =
-        kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false>, 90);
+        kernel_code_at_least(gemm_tma<T, ts_cfg<128, 256, 1, E>, WGMMA, false, false>, 90);
     if (K == 0 || !usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     ts_staged s;
@@ -1855,6 +2033,8 @@ __device__ __forceinline__ ts_unit sw_unit_of(int u, const ts_args &a, int split
 {
     int ktiles = (a.K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
     ts_unit w;
+    w.tile = 0;
+    w.lower = 0;
     w.split = u % splits;
     w.m0 = 0;
     w.n0 = (u / splits) * SW_COLS;

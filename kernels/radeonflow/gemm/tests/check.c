@@ -113,11 +113,17 @@ static const gemm_case gpu_default_cases[] = {
 /* stream-K (splits 0) deals k-tiles out in runs that end inside tiles wherever a run is
  * shorter than a tile's 23 k-tiles (a prime, so no run length divides it; K's tail is half a
  * k-tile): on 132 SMs every row's runs are 4 to 19 k-tiles, so tiles take 3 to 7 partials
- * and runs span two tiles; padded strides, beta, a B copied into 128-byte rows (odd ldb) */
+ * and runs span two tiles; padded strides, beta, a B copied into 128-byte rows (odd ldb).
+ * Dealt to STREAM_SLOTS blocks instead (RF_GEMM_STREAM_SLOTS), a prime, there are more tiles
+ * than blocks, as at large shapes: the last partial wave and one whole wave are dealt, in runs
+ * longer than a tile (tiles whole inside a run, tiles finished from one other run's partial),
+ * and the tiles after them in the walk run whole, grid stride. */
 static const gemm_case stream_cases[] = {
     {150, 1000, 1440, 8, 4, 2, 0.5f, -1.0f, 0},
     {300, 1800, 1440, 0, 0, 0, 1.0f, 0.0f, 0},
 };
+#define STREAM_SLOTS "7"
+
 /* row 10 forces the sm_90a swap-AB decode tile, which takes
  * M <= 64 with A and B in 16-byte rows: M = 1..64 at each token-box edge (8, 16, 32, 64), odd N,
  * K not a multiple of 64, padded strides whose padding must stay untouched, beta, an unaligned
@@ -174,6 +180,9 @@ static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
             continue;
         }
         bad += check_plan(rng, tile, 0, stream_cases, KB_COUNT(stream_cases));
+        setenv("RF_GEMM_STREAM_SLOTS", STREAM_SLOTS, 1);
+        bad += check_plan(rng, tile, 0, stream_cases, KB_COUNT(stream_cases));
+        unsetenv("RF_GEMM_STREAM_SLOTS");
         bad += check_plan(rng, tile, 0, plan_cases, KB_COUNT(plan_cases));
         bad += check_plan(rng, tile, 1, plan_cases, KB_COUNT(plan_cases));
         bad += check_plan(rng, tile, 3, plan_cases, KB_COUNT(plan_cases));
