@@ -233,7 +233,7 @@ static result run_shape(cublasHandle_t h, const shape &sh, const char *tname, in
     CK(cudaMemcpy(ref, C[0], nc * 2, cudaMemcpyDeviceToDevice));
 
     /* the sm_90a export's plan (the sm_90 build's is its plain row) */
-    rf::ts_plan pick = rf::ts_cluster_pick(rf::ts_choose(M, N, K, sms), M, N, K, lda, ldb, sms);
+    rf::ts_plan pick = rf::ts_default_plan<true>(M, N, K, lda, ldb, sms);
     std::vector<variant> vs;
     /* what the export runs (A and B rows here are 16-byte aligned): the swap-AB decode tile
      * where its default takes the shape, else the skinny kernel up to its M, else the pick */

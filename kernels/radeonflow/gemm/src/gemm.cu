@@ -1315,11 +1315,23 @@ struct ts_plan {
 };
 constexpr int TS_STREAM = 0;
 
+/* Rows of A or B that do not start on 128-byte lines (leading dimension not a multiple of 64
+ * elements): the plan rules below treat them apart. */
+static bool ts_unaligned(int lda, int ldb)
+{
+    return lda % 64 != 0 || ldb % 64 != 0;
+}
+
 /* Modelled seconds for one plan: the slower of the tensor cores (waves of units, each its
  * k-tiles plus an epilogue) and memory (the operands over the SMs that have work, each
- * stream limited, and over DRAM), plus what a split adds. */
+ * stream limited, and over DRAM), plus what a split adds. `unaligned`: A's or B's rows are
+ * off 128-byte lines (sm_90a), where the loads of each block are the limit while the units do
+ * not fill the SMs: each block's own A rows and B columns over one SM's stream. That term
+ * makes 1000x1000x8000 split (1.13x in three runs on an H100), 200x1000x3000 split in 4
+ * (1.25x) and 777x1000x8000 take 128 x 256 pairs in 4 (1.10x); docs/perf.md "Sixteenth
+ * pass". Aligned plans, and plans that fill the SMs, are modelled as before. */
 static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms,
-                      double epi = TS_EPI_KTILES)
+                      double epi = TS_EPI_KTILES, bool unaligned = false)
 {
     long long tiles = ts_tiles(t, M, N);
     int ktiles = (K + TS_BK - 1) / TS_BK, per = (ktiles + splits - 1) / splits;
@@ -1331,6 +1343,9 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
     double memory = operands / (active * TS_SM_BW);
     if ((operands + 2.0 * mn) / TS_DRAM_BW > memory)
         memory = (operands + 2.0 * mn) / TS_DRAM_BW;
+    double stream = (double)waves * (t.bm + t.bn) * 2.0 * per * TS_BK / TS_SM_BW;
+    if (unaligned && units < sms && stream > memory)
+        memory = stream;
     double split = splits > 1 ? TS_SPLIT_COST + TS_SPLIT_BYTES * mn * splits / TS_DRAM_BW : 0.0;
     return (compute > memory ? compute : memory) + split;
 }
@@ -1338,7 +1353,8 @@ static double ts_cost(const ts_tile &t, int splits, int M, int N, int K, int sms
 /* Splits for one tile. Decode-sized M (<= 32): the partials are tiny, so split until about
  * one unit per SM. Otherwise split only when fewer than half the SMs have a tile, as far as
  * the model says it pays. Each split keeps at least 4 k-tiles. */
-static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
+static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = TS_EPI_KTILES,
+                          bool unaligned = false)
 {
     const ts_tile &t = kTsTiles[tile];
     long long tiles = ts_tiles(t, M, N);
@@ -1351,9 +1367,9 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
     int best = 1;
     if (2 * tiles > sms)
         return best;
-    double best_cost = ts_cost(t, 1, M, N, K, sms, epi);
+    double best_cost = ts_cost(t, 1, M, N, K, sms, epi, unaligned);
     for (int s = 2; s <= cap; s++) {
-        double c = ts_cost(t, s, M, N, K, sms, epi);
+        double c = ts_cost(t, s, M, N, K, sms, epi, unaligned);
         if (c < best_cost) {
             best = s;
             best_cost = c;
@@ -1365,7 +1381,8 @@ static int ts_best_splits(int tile, int M, int N, int K, int sms, double epi = T
 /* M <= 64: 64-row tiles, 128 columns (measured best or within 2% on every such shape), with
  * decode splits; deep K (> 8192) may split at M <= 64 too. Otherwise the cheapest modelled
  * row of the table. */
-static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES)
+static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILES,
+                         bool unaligned = false)
 {
     if (M <= 64) {
         ts_plan p = {3, ts_best_splits(3, M, N, K, sms, epi)};
@@ -1381,8 +1398,8 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
     ts_plan p = {0, 1};
     double best = 0;
     for (int t = 0; t < TS_PLAIN; t++) {
-        int s = ts_best_splits(t, M, N, K, sms, epi);
-        double c = ts_cost(kTsTiles[t], s, M, N, K, sms, epi);
+        int s = ts_best_splits(t, M, N, K, sms, epi, unaligned);
+        double c = ts_cost(kTsTiles[t], s, M, N, K, sms, epi, unaligned);
         if (t == 0 || c < best) {
             best = c;
             p.tile = t;
@@ -1413,19 +1430,28 @@ static ts_plan ts_choose(int M, int N, int K, int sms, double epi = TS_EPI_KTILE
  * 128x128 tiles in clusters of 2 x 2 instead of 64x128 pairs: 1.09-1.12x at 1000x1000x3000,
  * 900x1000x3000 and 300x3000x3000, 1.04-1.07x at 700x1400x2800, 1.03x at 400x2000x4000, the same
  * at 1000x1000x8000, in three runs on an H100 (docs/perf.md "Fifteenth pass"); at 32 k-tiles
- * (1000x1000x2048) pairs stay 1.03-1.06x ahead, and 33..39 k-tiles were not timed. */
+ * (1000x1000x2048) pairs stay 1.03-1.06x ahead, and 33..39 k-tiles were not timed.
+ * Unaligned unsplit 128x128 plans with more blocks than SMs (two waves or more) go to clusters
+ * of 2 x 2 as well: 1.29-1.32x in three runs at 3000x3000x1000, 1.11-1.46x at 2000x3000x1000,
+ * 1500x3000x2000, 1800x2400x1500 and 3000x3000x3000 in one, 0.96x at 3000x2000x1500 (where
+ * cuBLAS is at half our speed), on an H100 (docs/perf.md "Sixteenth pass"); with one wave or
+ * less (555x2000x3000, 520x1800x4000) pairs and 2 x 2 timed the same. 128x256 plans keep
+ * their pairs (2 x 2 of 128x128 0.87-1.14x of them). */
 constexpr int TS_2X2_WIDE_KTILES = 40;
 static ts_plan ts_cluster_pick(ts_plan p, int M, int N, int K, int lda, int ldb, int sms)
 {
     const ts_tile &t = kTsTiles[p.tile];
     if (t.cl > 1 || (M + t.bm - 1) / t.bm < 2)
         return p;
-    bool unaligned = lda % 64 != 0 || ldb % 64 != 0;
+    bool unaligned = ts_unaligned(lda, ldb);
     bool blocks_fit = ts_tiles(kTsTiles[TS_2X2 + 1], M, N) * 132 <= 120LL * sms;
     bool deep_64x128 = unaligned && p.splits == 1 && p.tile == 3 && N > t.bn;
     if (deep_64x128 && K > 31 * TS_BK && blocks_fit)
         p.tile = TS_2X2 + 1;
     else if (deep_64x128 && K >= TS_2X2_WIDE_KTILES * TS_BK && M > 128)
+        p.tile = TS_2X2;
+    else if (unaligned && p.splits == 1 && p.tile == 1 && (N + t.bn - 1) / t.bn >= 2 &&
+             ts_tiles(t, M, N) > sms)
         p.tile = TS_2X2;
     else if (unaligned || p.splits > 1)
         p.tile += TS_PLAIN;
@@ -1860,7 +1886,7 @@ static int ts_stage_end(const ts_staged &s, int rc, kb_stream_t stream)
  * leading dimensions lda and ldb. */
 template <bool WGMMA> static ts_plan ts_default_plan(int M, int N, int K, int lda, int ldb, int sms)
 {
-    ts_plan p = ts_choose(M, N, K, sms);
+    ts_plan p = ts_choose(M, N, K, sms, TS_EPI_KTILES, WGMMA && ts_unaligned(lda, ldb));
     return WGMMA ? ts_cluster_pick(p, M, N, K, lda, ldb, sms) : p;
 }
 
