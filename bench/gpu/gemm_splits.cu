@@ -3,7 +3,8 @@
  * fp32 compute) and the export, on the same rotating operand sets in interleaved rounds
  * (CUDA events, medians). Each variant is checked against cuBLAS first (C poisoned). Build with
  * -DRF_GEMM_MAX_SPLITS=64 (the package caps plans at 16 K parts otherwise). Each row is timed
- * with stream-K too ("sK": every block the same run of k-tiles, ts_stream_deal).
+ * with stream-K too ("sK": every block the same run of k-tiles, ts_stream_deal), and shapes with
+ * M <= 64 with the swap-AB decode tile at K splits 1..16 (partials added in the kernel).
  * Prints per shape the export, cuBLAS and the five fastest plans; every plan to argv[1].
  * GEMM_SPLITS_SHAPES=MxNxK,... times those shapes instead of the built-in set, and
  * GEMM_SPLITS_TILES=5,7 only those rows of kTsTiles (the split's own cost: one tile at every
@@ -28,6 +29,8 @@ static std::string plan_label(const rf::ts_plan &p)
 {
     if (p.tile < 0)
         return "rf_gemm_bf16 (table)";
+    if (p.tile == rf::TS_SWAP)
+        return "swap-AB 64-col s" + std::to_string(p.splits);
     const rf::ts_tile &t = rf::kTsTiles[p.tile];
     char b[64];
     bench_plan_label(b, sizeof b, t, p.splits, false);
@@ -76,8 +79,15 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
         }
         vs.push_back({"", {t, rf::TS_STREAM}, 0, 0}); /* stream-K, labelled sK */
     }
+    if (M <= 64) /* the swap-AB decode tile (sm_90a), its K parts added in the kernel */
+        for (int s : {1, 2, 3, 4, 6, 8, 16})
+            if (s <= ktiles)
+                vs.push_back({"", {rf::TS_SWAP, s}, 0, 0});
     auto launch = [&](const probe &v, int set) {
         const rf::ts_plan *p = v.plan.tile < 0 ? nullptr : &v.plan;
+        if (p && p->tile == rf::TS_SWAP)
+            return rf::launch_swap<kb_bf16_tag>(p->splits, M, N, K, alpha, g.A[set], K, g.B[set], N,
+                                                beta, g.C[set], N, 0);
         return p ? rf::launch_tma_plan<kb_bf16_tag, true>(p, M, N, K, alpha, g.A[set], K, g.B[set],
                                                           N, beta, g.C[set], N, 0)
                  : rf_gemm_bf16(M, N, K, alpha, g.A[set], K, g.B[set], N, beta, g.C[set], N,
@@ -135,8 +145,9 @@ static void run_shape(cublasHandle_t h, FILE *log, int M, int N, int K, int sms)
     std::vector<probe> sorted(vs.begin() + 1, vs.end());
     std::sort(sorted.begin(), sorted.end(),
               [](const probe &a, const probe &b) { return a.ms < b.ms; });
+    std::string runs = rf::sw_default_shape(M, N) ? "swap-AB 64-col" : plan_label(pick);
     printf("%dx%dx%d bf16: cuBLAS %.1f TF/s | export %.3f (%s) | %d wrong |", M, N, K,
-           flop / tc / 1e9, tc / vs[0].ms, plan_label(pick).c_str(), wrong);
+           flop / tc / 1e9, tc / vs[0].ms, runs.c_str(), wrong);
     if (refused)
         printf(" %d forced plans refused (rows not 16-byte aligned, not copied) |", refused);
     for (size_t i = 0; i < sorted.size() && i < 5; i++)

@@ -1573,14 +1573,15 @@ static bool ts_pdl_enabled()
     return !(s && s[0] == '0' && s[1] == '\0');
 }
 
-/* After a split launch (rc its status): the reduce of a.splits > 1 partials into C (stream-K
- * adds them in the kernel), then the workspace back to its pool. A no-op for unsplit launches. */
+/* After a split launch (rc its status): the reduce of a.splits > 1 partials into C (unless the
+ * kernel added them itself: a.flags, ts_partials_begin), then the workspace back to its pool.
+ * A no-op for unsplit launches. */
 template <typename T>
 static int ts_split_finish(const ts_args &a, int sms, int rc, kb_stream_t stream)
 {
     if (a.splits <= 1)
         return rc;
-    if (rc == 0 && a.stream_per == 0) {
+    if (rc == 0 && a.flags == nullptr) {
         int gx = (a.N + 511) / 512, gy = a.M < 65535 ? a.M : 65535;
         int want = sms > 0 ? 8 * sms : 1024; /* enough blocks to fill the GPU, not more */
         while (gx > 1 && (long long)gx * gy > want)
@@ -1681,27 +1682,37 @@ static long long ts_stream_slots(long long slots)
     return n > 0 && n < slots ? n : slots;
 }
 
-/* Stream-K's workspace: parts - 1 fp32 slices of M x ldw for the partials (the run that
- * finishes a unit keeps its own in registers), then a zeroed flag per unit, block of the
- * cluster and warpgroup. Without it, a stays unsplit. */
-static void ts_stream_begin(ts_args *a, int per, int parts, long long dealt, long long flags,
-                            kb_stream_t stream)
+/* Workspace for partials added in the kernel (stream-K, the swap-AB decode tile split): parts - 1
+ * fp32 slices of M x ldw (the run that finishes a unit keeps its own in registers), then
+ * `flags` zeroed counters. Without it, a stays unsplit; with it, ts_split_finish launches no
+ * reduce (a->flags set). */
+static bool ts_partials_begin(ts_args *a, int parts, long long flags, kb_stream_t stream)
 {
     size_t slices = (size_t)(parts - 1) * a->M * a->ldw * sizeof(float);
     size_t bytes = slices + (size_t)flags * sizeof(int);
     if (!ts_ws_alloc((void **)&a->ws, bytes, stream))
-        return;
+        return false;
     int *f = (int *)((char *)a->ws + slices);
     if (cudaMemsetAsync(f, 0, (size_t)flags * sizeof(int), (cudaStream_t)stream) != cudaSuccess) {
         (void)cudaGetLastError();
         (void)cudaFreeAsync(a->ws, stream);
         a->ws = nullptr;
-        return;
+        return false;
     }
     a->splits = parts;
+    a->flags = f;
+    return true;
+}
+
+/* Stream-K's workspace (ts_partials_begin): a flag per unit, block of the cluster and
+ * warpgroup. */
+static void ts_stream_begin(ts_args *a, int per, int parts, long long dealt, long long flags,
+                            kb_stream_t stream)
+{
+    if (!ts_partials_begin(a, parts, flags, stream))
+        return;
     a->stream_per = per;
     a->stream_units = (int)dealt;
-    a->flags = f;
 }
 
 /* One launch of tile configuration C: `splits` K parts per tile, or TS_STREAM. */
@@ -1997,7 +2008,8 @@ static int launch_tma(int M, int N, int K, float alpha, const uint16_t *A, int l
  * (two warpgroups on alternate stages timed the same or slower on the H200: docs/perf.md "Eighth
  * pass"). The accumulators of m64nTN hold, per 8 tokens nn, weight column 16 (warp & 3) + g + 8
  * half and tokens 8 nn + 2t + {0,1}; C is written transposed from registers (M x 64 outputs per
- * unit), or as fp32 partials into the split workspace that gemm_tma_reduce adds up. */
+ * unit). Split, every K part but a group's last writes fp32 partials to the workspace and counts
+ * them on the group's flag; the last waits for them, adds them and writes C (no reduce kernel). */
 constexpr int SW_COLS = 64;
 #ifndef RF_GEMM_SWAP_STAGES
 #define RF_GEMM_SWAP_STAGES 16
@@ -2069,6 +2081,25 @@ __device__ __forceinline__ ts_unit sw_unit_of(int u, const ts_args &a, int split
     return w;
 }
 
+/* f(i, gm, gn) for each of the consumer thread's outputs of unit w inside C: accumulator
+ * nn * 4 + half * 2 + e of m64nTN holds weight column 16 (warp & 3) + g + 8 half of the group
+ * (column gn of C) and token 8 nn + 2t + e (row gm). */
+template <typename C, typename F>
+__device__ __forceinline__ void sw_each_output(const ts_args &a, const ts_unit &w, F f)
+{
+    int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
+#pragma unroll
+    for (int nn = 0; nn < C::TN / 8; nn++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                int gn = w.n0 + (warp & 3) * 16 + g + half * 8, gm = nn * 8 + t * 2 + e;
+                if (gm < a.M && gn < a.N)
+                    f(nn * 4 + half * 2 + e, gm, gn);
+            }
+}
+
 template <typename T, typename C, bool SPLIT>
 __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
                                                            const __grid_constant__ CUtensorMap tma,
@@ -2110,12 +2141,9 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
                     }
                 }
             }
-            if (SPLIT)
-                asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
         }
         return;
     }
-    const int g = lane >> 2, t = lane & 3;
     int s = 0;
     unsigned phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
@@ -2148,27 +2176,34 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
         if (prev >= 0 && lane == 0)
             mbar_arrive(&empty[prev]);
 #pragma unroll
-        for (int i = 0; i < C::TN / 2; i++)
+        for (int i = 0; i < C::TN / 2; i++) { /* the accumulators are read after the wait */
             asm volatile("" : "+f"(d[i])::"memory");
-#pragma unroll
-        for (int nn = 0; nn < C::TN / 8; nn++)
-#pragma unroll
-            for (int half = 0; half < 2; half++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    int gn = w.n0 + (warp & 3) * 16 + g + half * 8, gm = nn * 8 + t * 2 + e;
-                    if (gm >= a.M || gn >= a.N)
-                        continue;
-                    float v = a.alpha * d[nn * 4 + half * 2 + e];
-                    if (SPLIT) {
-                        a.ws[((size_t)w.split * a.M + gm) * a.ldw + gn] = v;
-                    } else {
-                        uint16_t *c = a.C + (size_t)gm * a.ldc + gn;
-                        if (a.beta != 0.0f)
-                            v += a.beta * kb_type<T>::load(*c);
-                        *c = kb_type<T>::store(v);
-                    }
-                }
+            d[i] *= a.alpha;
+        }
+        /* every K part but the group's last: its partial (alpha applied), counted on the flag */
+        if (SPLIT && w.split < splits - 1) {
+            float *slice = a.ws + (size_t)w.split * a.M * a.ldw;
+            sw_each_output<C>(
+                a, w, [&](int i, int gm, int gn) { slice[(size_t)gm * a.ldw + gn] = d[i]; });
+            ts_partial_signal(&a.flags[w.n0 / SW_COLS], 0);
+            continue;
+        }
+        if (SPLIT) { /* the group's last split: the others' partials, slice by slice, via L2 */
+            ts_partials_wait(&a.flags[w.n0 / SW_COLS], splits - 1, 0);
+            for (int sl = 0; sl < splits - 1; sl++) {
+                const float *p = ts_slot_at(a, sl, 0, 0);
+                sw_each_output<C>(a, w, [&](int i, int gm, int gn) {
+                    d[i] += __ldcg(p + (size_t)gm * a.ldw + gn);
+                });
+            }
+        }
+        sw_each_output<C>(a, w, [&](int i, int gm, int gn) {
+            uint16_t *c = a.C + (size_t)gm * a.ldc + gn;
+            float v = d[i];
+            if (a.beta != 0.0f)
+                v += a.beta * kb_type<T>::load(*c);
+            *c = kb_type<T>::store(v);
+        });
     }
 #else
     __trap(); /* launch_swap is only called from sm_90a builds */
@@ -2186,14 +2221,21 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
     long long groups = (N + SW_COLS - 1) / SW_COLS;
     if (groups > 0x7fffffffLL / TS_MAX_SPLITS)
         return KBPKG_KERNEL_EINVAL;
-    ts_args a = ts_args_begin(splits, M, N, K, alpha, beta, Cm, ldc, stream);
+    /* a split's partials are added by the last split of its column group, in the kernel: no
+     * reduce launch (a flag per group counts the partials written) */
+    ts_args a = ts_args_begin(1, M, N, K, alpha, beta, Cm, ldc, stream);
+    if (splits > 1)
+        ts_partials_begin(&a, splits, groups, stream);
     auto kernel = a.splits > 1 ? gemm_swap<T, C, true> : gemm_swap<T, C, false>;
     int rc = 0;
     static std::atomic<unsigned long long> smem_done[2];
     if (!ts_smem_limit_once(smem_done[a.splits > 1], kernel, C::SMEM_BYTES))
         rc = KBPKG_KERNEL_ELAUNCH;
+    /* grid stride over units numbered group by group: with a grid that is a multiple of the
+     * splits, a group's splits run in one pass of the grid on consecutive blocks, so the last
+     * split's block waits only on lower blocks of its own pass (launch_swap keeps splits <= SMs) */
     long long units = groups * a.splits;
-    unsigned grid = (unsigned)(sms > 0 && units > sms ? sms : units);
+    unsigned grid = (unsigned)(sms > 0 && units > sms ? sms / a.splits * a.splits : units);
     if (rc == 0) {
         kernel<<<grid, C::THREADS, C::SMEM_BYTES, stream>>>(a, ma, mb);
         rc = kb_gpu_launch_status();
@@ -2211,7 +2253,10 @@ static int launch_swap_cfg(int splits, int sms, int M, int N, int K, float alpha
  * win: 128 groups, one wave), slower at 64x14336x4096 (224 groups, 1.7 waves: 31.7 -> 34.5),
  * so M 33..64 takes it up to 128 groups (N <= 8192). Fewer than 64 groups unsplit lost (16 x
  * 2048 / 1000 x 4096; split 4 won there, not a default yet), so narrower weights keep the plans
- * before. */
+ * before. "Seventeenth pass" (H100): with the partials added in the kernel (no reduce launch)
+ * splitting still loses from 64 groups up (1x4096x4096 16.8 us unsplit, 19.3 split 2, 21.9
+ * split 4; 64x4096x4096 18.2 / 22.4 / 34.0): at 64 blocks the weight already streams at about
+ * 2 TB/s, and more blocks on other K parts do not raise it. */
 #ifndef RF_GEMM_SWAP_MAX_M
 #define RF_GEMM_SWAP_MAX_M 64
 #endif
@@ -2246,6 +2291,8 @@ static int launch_swap(int splits, int M, int N, int K, float alpha, const uint1
             splits = 1;
         if (splits > ktiles)
             splits = ktiles;
+        if (sms > 0 && splits > sms) /* a group's splits in one pass of the grid */
+            splits = sms;
 #define RF_SW_LAUNCH(TN)                                                                           \
     launch_swap_cfg<T, sw_cfg<TN>>(splits, sms, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,      \
                                    stream)

@@ -177,6 +177,9 @@ static size_t check_plan_rows(kbc_rng *rng, int first_tile, int last_tile)
         if (tile == SWAP_ROW) {
             bad += check_plan(rng, tile, 1, swap_cases, KB_COUNT(swap_cases));
             bad += check_plan(rng, tile, 3, swap_cases, KB_COUNT(swap_cases));
+            /* as many K parts as the package allows (fewer where K has fewer k-tiles): up to
+             * 15 partials added by a group's last split */
+            bad += check_plan(rng, tile, 16, swap_cases, KB_COUNT(swap_cases));
             continue;
         }
         bad += check_plan(rng, tile, 0, stream_cases, KB_COUNT(stream_cases));
@@ -878,6 +881,9 @@ int main(void)
     unsetenv("RF_GEMM_SKINNY");
     bad += check_concurrent_splits(&rng, "RF_GEMM_SKINNY", "64,4", "skinny split-K");
     bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "10,4", "swap-AB split-K");
+    /* 256 units: two grids of 128 blocks that do not fit the SMs at once, each split's last
+     * block waiting on the lower blocks of its pass */
+    bad += check_concurrent_splits(&rng, "RF_GEMM_TMA_PLAN", "10,16", "swap-AB split-K 16");
     bad += check_skinny_plans(&rng);
     bad += check_stage_off(&rng);
     for (int t = KBC_BF16; t <= KBC_F16; t++)
