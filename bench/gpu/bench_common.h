@@ -264,21 +264,27 @@ template <typename F> static double bench_median_ms(F fn, int warmup, int reps)
 }
 
 /* Times nv variants interleaved: two untimed rounds, then reps rounds that call(v, i) each
- * variant once between its own events, so clock and power drift hit all of them alike (call's
- * i picks the operand set: round + variant, so neighbours do not share one). Medians in ms. */
+ * variant once between its own events, so clock and power drift hit all of them alike. Call's
+ * i picks the operand set (i % sets): it counts calls, so consecutive calls never share a set
+ * and a set comes back only after `sets` calls. (It was round + variant: then the last call of
+ * a round and the first of the next shared a set whenever nv - 2 was a multiple of the set
+ * count, and the first variant, cuBLAS in the GEMM benches, read operands the call before had
+ * just left in L2: 1x4096x4096 gave cuBLAS 12.0 us against 16.8 cold, docs/perf.md
+ * "Seventeenth pass".) Medians in ms. */
 template <typename F>
 static std::vector<double> bench_interleaved_median_ms(size_t nv, int reps, F call)
 {
     std::vector<cudaEvent_t> ev(2 * nv * reps);
     for (auto &e : ev)
         CK(cudaEventCreate(&e));
+    int calls = 0;
     for (int i = 0; i < 2; i++)
         for (size_t v = 0; v < nv; v++)
-            call(v, i);
+            call(v, calls++);
     for (int i = 0; i < reps; i++)
         for (size_t v = 0; v < nv; v++) {
             CK(cudaEventRecord(ev[2 * (v * reps + i)]));
-            call(v, i + (int)v);
+            call(v, calls++);
             CK(cudaEventRecord(ev[2 * (v * reps + i) + 1]));
         }
     CK(cudaDeviceSynchronize());
