@@ -150,7 +150,10 @@ int main(int argc, char **argv)
                     if (drain)
                         CK(cudaStreamSynchronize(st));
                     CK(cudaEventRecord(ev[2 * (v * reps + i)], st));
-                    call(v, (i + v) % sets);
+                    /* sets counted per call: consecutive calls never share one (round +
+                     * variant let a round's last call warm L2 for the next round's first
+                     * whenever NV - 2 was a multiple of sets; bench_common.h) */
+                    call(v, (i * NV + v) % sets);
                     CK(cudaEventRecord(ev[2 * (v * reps + i) + 1], st));
                 }
             CK(cudaStreamSynchronize(st));
