@@ -675,7 +675,8 @@ struct ts_args {
     float *ws;
     int stream_per;   /* k-tiles per block (cluster) in stream-K, 0 otherwise */
     int stream_units; /* stream-K: units dealt in runs; those after them run whole (ts_cursor) */
-    int *flags;       /* stream-K: partials done per unit, block of the cluster and warpgroup */
+    int *flags;       /* partials added in the kernel: done per unit, block of the cluster and
+                       * warpgroup (stream-K) or per column group (swap-AB split); null otherwise */
 };
 
 /* This block's place in its cluster (0 without clusters), its row and column there, and the
