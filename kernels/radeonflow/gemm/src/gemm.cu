@@ -989,6 +989,20 @@ __device__ __forceinline__ void ts_consume_wgmma(uint8_t *smem, uint64_t *full, 
 #endif
 }
 
+/* f(i, half, j) for each row half of each of a warp's MF x NF mma.sync fragments
+ * (acc[i][j][2 half], acc[i][j][2 half + 1]: rows 16 i + 8 half + g, columns 8 j + 2t, +1),
+ * in the order the epilogues write them. */
+template <int MF, int NF, typename F> __device__ __forceinline__ void ts_each_frag(F f)
+{
+#pragma unroll
+    for (int i = 0; i < MF; i++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+#pragma unroll
+            for (int j = 0; j < NF; j++)
+                f(i, half, j);
+}
+
 /* mma.sync consumer: warp (wm, wn) computes rows [64 wm, +64) x columns [WN wn, +WN), WN =
  * BN / 4; its B columns lie in the 64-column block (WN wn) / 64 of the stage. */
 template <typename T, typename C, bool SPLIT, bool STREAM>
@@ -1052,15 +1066,10 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
         if constexpr (STREAM) { /* as in ts_consume_wgmma; warpgroup wm */
             const int row0 = w.m0 + wm * 64 + g, col0 = w.n0 + wn * WN + t * 2;
             if (w.lower < 0) {
-#pragma unroll
-                for (int i = 0; i < MF; i++)
-#pragma unroll
-                    for (int half = 0; half < 2; half++)
-#pragma unroll
-                        for (int j = 0; j < NF; j++)
-                            ts_emit<T, true>(a, w.split, row0 + i * 16 + half * 8, col0 + j * 8,
-                                             alpha * acc[i][j][half * 2],
-                                             alpha * acc[i][j][half * 2 + 1]);
+                ts_each_frag<MF, NF>([&](int i, int half, int j) {
+                    ts_emit<T, true>(a, w.split, row0 + i * 16 + half * 8, col0 + j * 8,
+                                     alpha * acc[i][j][half * 2], alpha * acc[i][j][half * 2 + 1]);
+                });
                 ts_partial_signal(ts_flag<C>(a, w.tile, wm), wm);
                 continue;
             }
@@ -1075,29 +1084,20 @@ __device__ __forceinline__ void ts_consume_mma(uint8_t *smem, uint64_t *full, ui
                             acc[i][j][e] *= alpha;
                 for (int s = 0; s < w.lower; s++) {
                     const float *p = ts_slot_at(a, s, row0, col0);
-#pragma unroll
-                    for (int i = 0; i < MF; i++)
-#pragma unroll
-                        for (int half = 0; half < 2; half++)
-#pragma unroll
-                            for (int j = 0; j < NF; j++)
-                                ts_add_partial(a, p + (size_t)(i * 16 + half * 8) * a.ldw + j * 8,
-                                               row0 + i * 16 + half * 8, col0 + j * 8,
-                                               acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+                    ts_each_frag<MF, NF>([&](int i, int half, int j) {
+                        ts_add_partial(a, p + (size_t)(i * 16 + half * 8) * a.ldw + j * 8,
+                                       row0 + i * 16 + half * 8, col0 + j * 8, acc[i][j][half * 2],
+                                       acc[i][j][half * 2 + 1]);
+                    });
                 }
                 alpha = 1.0f;
             }
         }
-#pragma unroll
-        for (int i = 0; i < MF; i++)
-#pragma unroll
-            for (int half = 0; half < 2; half++)
-#pragma unroll
-                for (int j = 0; j < NF; j++)
-                    ts_emit<T, SPLIT && !STREAM>(a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8,
-                                                 w.n0 + wn * WN + j * 8 + t * 2,
-                                                 alpha * acc[i][j][half * 2],
-                                                 alpha * acc[i][j][half * 2 + 1]);
+        ts_each_frag<MF, NF>([&](int i, int half, int j) {
+            ts_emit<T, SPLIT && !STREAM>(
+                a, w.split, w.m0 + wm * 64 + i * 16 + g + half * 8, w.n0 + wn * WN + j * 8 + t * 2,
+                alpha * acc[i][j][half * 2], alpha * acc[i][j][half * 2 + 1]);
+        });
     }
 }
 
