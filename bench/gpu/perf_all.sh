@@ -11,6 +11,8 @@
 # time goes to the checks and the timing; the FP8 table times DIR/sm90a's library as well.
 # MEM_PREBUILT=DIR (mem_sweep.sh): what bench/gpu/mem_prebuild.sh built off the device (with
 # MEM_BEFORE=tree there for the before columns).
+# PERF_PARTS: which parts to run (default "gemm_shapes fp8 mem_sweep"), so the three can be split
+# over two device calls on one warm machine when one call's 600 s would not hold them all.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 O=${1:-${OUT:-/tmp/kbpkg-perf}}
@@ -22,8 +24,10 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
   --format=csv,noheader,nounits -lms 200 >"$O/clocks.csv" 2>/dev/null &
 SMI=$!
 marks=()
+PARTS=" ${PERF_PARTS:-gemm_shapes fp8 mem_sweep} "
 part() { # name command...: runs it, records its start and end for the clock summary
   local name=$1 t0 rc; shift
+  [[ $PARTS == *" $name "* ]] || return 0
   t0=$(date +%s.%N)
   "$@" >"$O/$name.txt" 2>&1; rc=$?
   marks+=("$name $t0 $(date +%s.%N) $rc")
@@ -63,6 +67,7 @@ for line in open(f"{O}/marks.txt"):
           f"          {statistics.median(r[2] for r in s):6.0f}  {statistics.median(r[3] for r in s):8.0f}"
           f"          {max(r[4] for r in s):4.0f}")
 PY
-grep -E "geomean|FAIL" "$O/gemm_shapes.txt" | head -8
-grep -E "M x N|x " "$O/fp8.txt" | tail -9
-tail -8 "$O/mem_sweep.txt"
+[ -f "$O/gemm_shapes.txt" ] && grep -E "geomean|FAIL" "$O/gemm_shapes.txt" | head -8
+[ -f "$O/fp8.txt" ] && grep -E "M x N|x " "$O/fp8.txt" | tail -9
+[ -f "$O/mem_sweep.txt" ] && tail -8 "$O/mem_sweep.txt"
+true

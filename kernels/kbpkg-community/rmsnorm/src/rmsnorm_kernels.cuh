@@ -630,20 +630,63 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
 }
 
 /*
+ * Many rows: from this many rows per SM the pipelined kernel launches a block per row (rows of
+ * more than 64 units), rows of more than 1024 units from MANY_WIDE_ROWS_PER_SM. Measured on an
+ * H100 (bench/gpu/rms_plans.cu and the sweep against the capped plans in the same rounds,
+ * docs/perf.md memory-bound "Thirteenth pass"): at 8192 and 32768 rows a block per row on the
+ * uncapped grid was 0.98-1.06x of the capped plans at every dtype and width of 1000-16384 (the
+ * sweep's geomean there 1.02), at 97-100% of a 16-byte copy kernel; at 4096 rows (31 per SM) it
+ * was 1.02-1.07x at 14336-16384 and 0.93-0.98x at 16-bit 1000-5120, where the data nearly fits in
+ * L2; at 2048 rows the capped grid stayed ahead at 8192 (rms_plans, 4-7%). 32-61 rows per SM
+ * were not timed.
+ */
+static const int MANY_ROWS_PER_SM = 48;
+static const int MANY_WIDE_ROWS_PER_SM = 24;
+
+/* A block per row on the uncapped grid for many rows: R = 2 up to 1024 units (65-128 units a
+ * block of 64 threads), R = 4 up to 2048 and (f32) 8 up to 4096; 16-bit rows of 512 units or more
+ * at R = 4 reading the weight per row (bf16 4096 x 16384 99.9 -> 93.6 us in rms_plans; holding
+ * the weight, 0.82-0.87 of the copy kernel: registers). Returns false where it does not apply
+ * (16-bit rows past 2048 units, any past 4096). */
+template <typename T> static inline bool many_rows_plan(plan &p, int64_t n, int64_t units, int sms)
+{
+    const bool f32 = sizeof(typename kb_type<T>::storage) == 4;
+    const int64_t per_sm = units > 1024 ? MANY_WIDE_ROWS_PER_SM : MANY_ROWS_PER_SM;
+    if (sms <= 0 || n < per_sm * sms || units <= 64 || units > 4096 || (!f32 && units > 2048))
+        return false;
+    int r = units <= 1024 ? 2 : units <= 2048 ? 4 : 8;
+    if (!f32 && units >= 512) {
+        r = 4;
+        p.wrow = true;
+    }
+    p.path = PATH_PIPE;
+    p.rows = 1;
+    p.vecs = r;
+    p.threads = (int)row_block_threads(units, r);
+    p.lanes = p.threads;
+    p.blocks_needed = n;
+    p.uncapped = true;
+    return true;
+}
+
+/*
  * The pipelined kernel for aligned rows (rms_pipe_kernel), where it was measured faster than the
  * rows kernel on the H200 (bench/gpu/rms_plans.sh, docs/perf.md "Fifth pass": 1.1-1.8x at 512+
- * rows, within 3-10% of a copy of the same bytes): rows of up to 32 units a group of lanes of one
- * unit each (from 2 * sms rows: fewer were not measured), up to 128 units a warp of 2 or 4 per
- * lane, up to 1024 a block of 2 per thread, then a block of 4 (bf16, f32) or 8 (f32) per thread
- * up to 512 threads. f16 past 1024 units stays with the rows kernel (the pipelined block of 4 per
- * thread measured 10-25% slower there), as do 16-bit rows past 2048 units. Returns false where
- * it does not apply (the caller's plan stands).
+ * rows, within 3-10% of a copy of the same bytes): many rows as many_rows_plan says; otherwise
+ * rows of up to 32 units a group of lanes of one unit each (from 2 * sms rows: fewer were not
+ * measured), up to 128 units a warp of 2 or 4 per lane, up to 1024 a block of 2 per thread,
+ * then a block of 4 (bf16, f32) or 8 (f32) per thread up to 512 threads. f16 past 1024 units
+ * stays with the rows kernel (the pipelined block of 4 per thread measured 10-25% slower there),
+ * as do 16-bit rows past 2048 units. Returns false where it does not apply (the caller's plan
+ * stands).
  */
 template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t units, int sms)
 {
     const bool f32 = sizeof(typename kb_type<T>::storage) == 4;
     if (sms <= 0 || units < 1)
         return false;
+    if (many_rows_plan<T>(p, n, units, sms))
+        return true;
     if (units <= 32) {
         if (n < 2 * (int64_t)sms)
             return false;
@@ -662,19 +705,10 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
         /* A block per row (the grid not capped at what the device holds), as torch.compile's
          * Triton kernel launches: the hardware hands a finished block's slot to the next row.
          * H200, seventh pass (docs/perf.md): f32 at 4096-32768 rows of 4096-8192 4-10% faster
-         * than the capped grid, at 99-101% of a 16-byte copy kernel; 16-bit from 64 x SMs rows of
-         * 512-1024 units 8-9% faster as a block of 4 units per thread reading the weight per row
-         * (bf16 32768 x 4096 147 -> 135 us, x 8192 276 -> 264), where the same block holding the
-         * weight lost 10-22% (more registers, fewer blocks per SM), and at 4096 rows the capped
-         * grid stays 2-8% ahead. f32 at 8 units per thread (one 512-thread block per SM) and
-         * narrower than 1024 units stays capped: not measured uncapped. */
-        if (f32 && r <= 4 && units >= 1024) {
+         * than the capped grid, at 99-101% of a 16-byte copy kernel; so f32 rows of 1024-2048
+         * units take it at every row count. Many rows of any width: many_rows_plan. */
+        if (f32 && r <= 4 && units >= 1024)
             p.uncapped = true;
-        } else if (!f32 && units >= 512 && units <= 1024 && n >= 64 * (int64_t)sms) {
-            r = 4;
-            p.uncapped = true;
-            p.wrow = true;
-        }
         p.vecs = r;
         p.threads = (int)row_block_threads(units, r);
         p.lanes = p.threads;

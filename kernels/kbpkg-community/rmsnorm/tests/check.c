@@ -35,13 +35,14 @@ static const rms_fn fns[] = {w_f32, w_bf16, w_f16};
  * offset (head, tail and shifted weight loads); the shifted cases below move x, the weight or out
  * off each other (shifted x loads). Rows of whole units at 16-byte aligned addresses take the
  * pipelined kernel instead where its plan applies (from 2 x SMs rows of up to 32 units, or past the
- * few-row limit; f16 and bf16 rows past 1024 and 2048 units excepted). Few of them (up to 2048
- * units) take the unit kernel: a block per row of 1, 2 or 4 units per thread (33 x 1000, 3 x 1032,
- * 64 x 4096, 64 x 16384) or groups of lanes in blocks of 128 threads (7 x 8, 300 x 24, and 129 x 64
- * with a partial last block), except f32 at 4 units per thread, which takes the pipelined kernel a
- * row per block (64 x 4096, 300 x 8192), and 16-bit blocks of 2 or 4 per thread from 2 x SMs rows,
- * which take its two rows per block (300 x 8192). The aligned shapes below reach those, their
- * shifted cases the kernels named. Shapes cover each path and its edges. */
+ * few-row limit; f16 and bf16 rows past 1024 and 2048 units excepted, f16 only below 24 x SMs
+ * rows). Few of them (up to 2048 units) take the unit kernel: a block per row of 1, 2 or 4 units
+ * per thread (33 x 1000, 3 x 1032, 64 x 4096, 64 x 16384) or groups of lanes in blocks of 128
+ * threads (7 x 8, 300 x 24, and 129 x 64 with a partial last block), except f32 at 4 units per
+ * thread, which takes the pipelined kernel a row per block (64 x 4096, 300 x 8192), and 16-bit
+ * blocks of 2 or 4 per thread from 2 x SMs rows, which take its two rows per block (300 x 8192).
+ * The aligned shapes below reach those, their shifted cases the kernels named. Shapes cover each
+ * path and its edges. */
 static const int64_t shapes[][2] = {
     {64, 4096},   /* 16-bit: 512 units, a warp of 16 per lane; f32: a block of 128 x 8 */
     {7, 8},       /* 16-bit: one unit per row, 8 lanes; f32: two units */
@@ -78,8 +79,12 @@ static const int64_t shapes[][2] = {
     {400, 8},     /* 16-bit: one unit per row, one lane; f32: two lanes */
     {700, 512},   /* 16-bit: 64 units, a warp of 2 per lane; f32: 128 units, 4 per lane */
     {540, 12288}, /* bf16: 1536 units, a block of 384 x 4; f32: 3072 units, 384 x 8 */
-    {8700, 4096}, /* 64 x SMs rows and more (up to 135 SMs): 16-bit a block of 128 x 4 per row,
-                   * the weight read per row, uncapped grid; f32 a block of 512 x 2 per row */
+    /* many rows (48 x SMs and more, rows of more than 1024 units 24 x SMs; up to 135 SMs): a
+     * block per row, uncapped grid */
+    {8700, 4096}, /* 16-bit a block of 128 x 4 per row, the weight read per row; f32 512 x 2 */
+    {6500, 1000}, /* 16-bit 125 units, a block of 64 x 2; f32 250 units, 128 x 2 */
+    {3300, 8200}, /* 16-bit 1025 units, 288 x 4 (the last thread one unit), the weight read per
+                   * row (f16 too); f32 2050 units, 288 x 8 */
 };
 
 /* Which pointers a case moves off 16-byte alignment by one element (scalar path). */
