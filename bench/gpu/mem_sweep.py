@@ -10,10 +10,10 @@ packages and runs this; --cpu runs the same flow on the CPU builds (wall clock, 
 check the script itself.
 """
 import argparse
+import collections
 import ctypes
 import math
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -126,16 +126,42 @@ def check(op, t, got, ref, d):
 # ---- timing ----
 
 
+def balanced_orders(n):
+    """Orders of contenders 0..n-1 in which each directly follows every other equally often (a
+    Williams design: n orders for even n, 2n for odd). What ran just before a contender decides
+    what it finds in L2 (a copy contender's 32 MB evicts the inputs the others share), so at
+    small shapes the predecessor moves a figure by up to 10%."""
+    base, lo, hi = [0], 1, n - 1
+    while len(base) < n:
+        if len(base) % 2:
+            base.append(lo)
+            lo += 1
+        else:
+            base.append(hi)
+            hi -= 1
+    rows = [[(b + i) % n for b in base] for i in range(n)]
+    if n % 2:
+        rows += [r[::-1] for r in rows]
+    pairs = collections.Counter((r[j], r[j + 1]) for r in rows for j in range(n - 1))
+    assert n < 2 or (len(pairs) == n * (n - 1) and len(set(pairs.values())) == 1), \
+        "each contender after every other equally often"
+    return rows
+
+
 class Timer:
     """Times several contenders of one shape side by side: each gets its CUDA graph of K calls
-    (rotating over `sets`) built first, then the graphs are replayed round-robin, `rounds`
-    rounds in a fresh random order each round (a fixed rotation keeps who runs before whom, and
-    the first H200 run of this harness read one export timed twice 3-5% apart at silu 32768 x
-    4096-8192 that way), CUDA events around each replay; a
-    contender's figure is its median replay over K. So drift within a shape (clocks, DRAM
-    refresh and temperature, the allocator, first touch of fresh buffers) falls on every
-    contender alike instead of on whoever is timed first (the 12-03/12-04 sweeps timed each in
-    turn, 7 replays each, and read the first one 7-14% slower at shapes over 250 MB)."""
+    (rotating over `sets`) built first, then the graphs are replayed round-robin, at least
+    `rounds` rounds in balanced_orders' orders (each contender directly after every other equally
+    often), CUDA events around each replay; a contender's figure is its median replay over K.
+    So drift within a shape (clocks, DRAM refresh and temperature, the allocator, first touch of
+    fresh buffers) falls on every contender alike instead of on whoever is timed first (the
+    12-03/12-04 sweeps timed each in turn, 7 replays each, and read the first one 7-14% slower at
+    shapes over 250 MB), and so does the L2 state a predecessor leaves. A fixed rotation keeps who
+    runs before whom (the first H200 run of this harness read one export timed twice 3-5% apart at
+    silu 32768 x 4096-8192 that way); random orders seeded per round count, as this harness had
+    them until 2026-12-07, repeat the same predecessors at every shape of the same K and read one
+    library 5-11% apart from an identical copy of itself at 27 of 180 small shapes (docs/perf.md,
+    memory-bound "Thirteenth pass")."""
 
     def __init__(self, dev, rounds=11):
         self.dev = dev
@@ -181,10 +207,10 @@ class Timer:
         k = self.k_for(sets, est_us)
         graphs = {n: self.graph(calls[n], sets, k) for n in names}
         ts = {n: [] for n in names}
-        rng = random.Random(len(names) * 7919 + k)
-        for r in range(self.rounds):
-            order = list(names)
-            rng.shuffle(order)
+        design = balanced_orders(len(names))
+        reps = (self.rounds + len(design) - 1) // len(design)
+        for row in design * reps:
+            order = [names[j] for j in row]
             ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                   for _ in order]
             for (a, b), n in zip(ev, order):
