@@ -158,10 +158,10 @@ class Timer:
     12-03/12-04 sweeps timed each in turn, 7 replays each, and read the first one 7-14% slower at
     shapes over 250 MB), and so does the L2 state a predecessor leaves. A fixed rotation keeps who
     runs before whom (the first H200 run of this harness read one export timed twice 3-5% apart at
-    silu 32768 x 4096-8192 that way); random orders seeded per round count, as this harness had
-    them until 2026-12-07, repeat the same predecessors at every shape of the same K and read one
-    library 5-11% apart from an identical copy of itself at 27 of 180 small shapes (docs/perf.md,
-    memory-bound "Thirteenth pass")."""
+    silu 32768 x 4096-8192 that way); random orders seeded from the contender count and K, as
+    this harness had them until 2026-12-07, repeat the same predecessors at every shape of that
+    K and read one library 5-11% apart from an identical copy of itself at 27 of 180 small
+    shapes (docs/perf.md, memory-bound "Thirteenth pass")."""
 
     def __init__(self, dev, rounds=11):
         self.dev = dev

@@ -2,10 +2,11 @@
 copy of our libraries (the 'before' slot) 5-11% faster than ours at some small shapes
 (docs/perf.md, memory-bound "Thirteenth pass"). This loads byte-identical copies of
 librmsnorm.so from distinct paths (each its own module on the GPU), in order, and times them
-side by side with mem_sweep's Timer (a CUDA graph each, rounds in a fresh random order): copy 0
+side by side with mem_sweep's Timer (a CUDA graph each, rounds in balanced orders): copy 0
 twice (two graphs of one module), copies 1 and 2 once; then again with the graphs built in the
 reverse order. Any gap between copies is then the module (where its code and constants sit), not
-the code, the graph or the order of timing.
+the code, the graph or the order of timing. On an H100 (2026-12-07) the copies read 0.998-1.002
+of each other: the gap was the sweep's orders (mem_sweep.balanced_orders).
 Usage: python3 bench/gpu/module_slot.py LIBDIR [rows x width ...]   (LIBDIR holds librmsnorm.so)
 """
 import ctypes
@@ -32,7 +33,8 @@ def load_copies(lib_dir):
         shutil.copy(os.path.join(lib_dir, "librmsnorm.so"), p)
         lib = ctypes.CDLL(p)  # RTLD_LOCAL: a module of its own
         f = lib.rmsnorm_bf16
-        f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2 + [ctypes.c_float, ctypes.c_void_p]
+        f.argtypes = ([ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2
+                      + [ctypes.c_float, ctypes.c_void_p])
         f.restype = ctypes.c_int
         libs.append(f)
     return libs
