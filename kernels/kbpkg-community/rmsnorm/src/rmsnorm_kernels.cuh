@@ -637,7 +637,7 @@ static inline int few_rows_vecs(int64_t n, int64_t units, int sms)
  * uncapped grid was 0.98-1.06x of the capped plans at every dtype and width of 1000-16384 (the
  * sweep's geomean there 1.02), at 97-100% of a 16-byte copy kernel; at 4096 rows (31 per SM) it
  * was 1.02-1.07x at 14336-16384 and 0.93-0.98x at 16-bit 1000-5120, where the data nearly fits in
- * L2; at 2048 rows the capped grid stayed ahead at 8192 (rms_plans, 4-7%). 32-47 rows per SM
+ * L2; at 2048 rows the capped grid stayed ahead at 8192 (rms_plans, 4-7%). 32-61 rows per SM
  * were not timed. On the H200 (seventh pass) 16-bit rows of 512-1024 units ran 8-9% faster this
  * way from 64 x SMs rows and 2-8% slower at 4096 rows; wider rows were not timed there.
  */
