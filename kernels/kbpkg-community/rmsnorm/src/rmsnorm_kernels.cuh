@@ -598,6 +598,18 @@ static inline int64_t row_block_threads(int64_t count, int r)
     return ((count + r - 1) / r + 31) / 32 * 32;
 }
 
+/* A block per row of `units` at r per thread on `path`: the launch shape every block-per-row plan
+ * shares (n blocks before any cap, the block its row's lanes). */
+static inline void row_block_plan(plan &p, int path, int64_t n, int64_t units, int r)
+{
+    p.path = path;
+    p.rows = 1;
+    p.vecs = r;
+    p.threads = (int)row_block_threads(units, r);
+    p.lanes = p.threads;
+    p.blocks_needed = n;
+}
+
 /* Threads per SM the few-row plans count as the device's: their blocks all fit at once below
  * it; R = 2 and the element kernel stop at half of it. */
 static const int64_t FEW_SM_THREADS = 1024;
@@ -660,12 +672,7 @@ template <typename T> static inline bool many_rows_plan(plan &p, int64_t n, int6
         r = 4;
         p.wrow = true;
     }
-    p.path = PATH_PIPE;
-    p.rows = 1;
-    p.vecs = r;
-    p.threads = (int)row_block_threads(units, r);
-    p.lanes = p.threads;
-    p.blocks_needed = n;
+    row_block_plan(p, PATH_PIPE, n, units, r);
     p.uncapped = true;
     return true;
 }
@@ -700,9 +707,7 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
         int r = units <= 1024 ? 2 : units <= 2048 ? 4 : 8;
         if ((r == 4 && is_f16<T>::value) || (r == 8 && !f32) || units > 4096)
             return false;
-        p.path = PATH_PIPE;
-        p.rows = 1;
-        p.blocks_needed = n;
+        row_block_plan(p, PATH_PIPE, n, units, r);
         /* A block per row (the grid not capped at what the device holds), as torch.compile's
          * Triton kernel launches: the hardware hands a finished block's slot to the next row.
          * H200, seventh pass (docs/perf.md): f32 at 4096-32768 rows of 4096-8192 4-10% faster
@@ -710,9 +715,6 @@ template <typename T> static inline bool pipe_plan(plan &p, int64_t n, int64_t u
          * units take it at every row count. Many rows of any width: many_rows_plan. */
         if (f32 && r <= 4 && units >= 1024)
             p.uncapped = true;
-        p.vecs = r;
-        p.threads = (int)row_block_threads(units, r);
-        p.lanes = p.threads;
         return true;
     }
     p.path = PATH_PIPE;
@@ -758,10 +760,7 @@ static inline bool few_aligned_plan(plan &p, int64_t n, int64_t units, int sms)
         p.blocks_needed = (n + groups - 1) / groups;
         return true;
     }
-    p.vecs = r;
-    p.threads = (int)row_block_threads(units, r);
-    p.lanes = p.threads;
-    p.blocks_needed = n;
+    row_block_plan(p, PATH_UNIT, n, units, r);
     if (sizeof(typename kb_type<T>::storage) == 4 && r == 4) {
         /* f32 rows of 4 units per thread: the pipelined kernel a row per block, the grid uncapped
          * as pipe_plan's (the unit kernel 2-5% slower at 1-64 rows of 4096-8192; at 300 and 512
@@ -881,11 +880,7 @@ template <typename T> static inline plan choose(int64_t n, int64_t d, int sms, b
     if (few == 0 && aligned && pipe_plan<T>(p, n, units, sms))
         return p;
     if (few > 0) {
-        p.path = PATH_BLOCK;
-        p.vecs = few;
-        p.threads = (int)row_block_threads(units, few);
-        p.lanes = p.threads;
-        p.blocks_needed = n;
+        row_block_plan(p, PATH_BLOCK, n, units, few);
         return p;
     }
     if (!aligned && units > UNALIGNED_WARP_MAX)
