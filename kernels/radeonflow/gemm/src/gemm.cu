@@ -812,6 +812,13 @@ template <typename C, bool SPLIT, bool STREAM> struct ts_cursor {
     }
 };
 
+/* Split s's fp32 partial of output (gm, gn) in the workspace: parts of M x ldw, one after
+ * another. */
+__device__ __forceinline__ float *ts_slot(const ts_args &a, int s, int gm, int gn)
+{
+    return a.ws + ((size_t)s * a.M + gm) * a.ldw + gn;
+}
+
 /* Emits outputs (gm, gn) and (gm, gn + 1), alpha already applied: into C, or into the split's
  * fp32 slice of the workspace. */
 template <typename T, bool SPLIT>
@@ -824,7 +831,7 @@ __device__ __forceinline__ void ts_emit(const ts_args &a, int split, int gm, int
         store_pair<T>(a.C + (size_t)gm * a.ldc, gn, a.N, v0, v1, a.beta, a.c_pairs);
         return;
     }
-    float *w = a.ws + ((size_t)split * a.M + gm) * a.ldw + gn;
+    float *w = ts_slot(a, split, gm, gn);
     if (gn + 1 < a.N) /* ldw and gn are even: 8-byte aligned */
         *reinterpret_cast<float2 *>(w) = make_float2(v0, v1);
     else if (gn < a.N)
@@ -865,7 +872,7 @@ __device__ __forceinline__ void ts_partials_wait(const int *flag, int want, int 
  * computed in the slot loop (hoisting every output's address out of it spilled 128x256). */
 __device__ __forceinline__ const float *ts_slot_at(const ts_args &a, int s, int gm, int gn)
 {
-    const float *p = a.ws + ((size_t)s * a.M + gm) * a.ldw + gn;
+    const float *p = ts_slot(a, s, gm, gn);
     asm volatile("" : "+l"(p));
     return p;
 }
@@ -2183,7 +2190,7 @@ __global__ __launch_bounds__(C::THREADS, 1) void gemm_swap(const ts_args a,
         }
         /* every K part but the group's last: its partial (alpha applied), counted on the flag */
         if (SPLIT && w.split < splits - 1) {
-            float *slice = a.ws + (size_t)w.split * a.M * a.ldw;
+            float *slice = ts_slot(a, w.split, 0, 0);
             sw_each_output<C>(
                 a, w, [&](int i, int gm, int gn) { slice[(size_t)gm * a.ldw + gn] = d[i]; });
             ts_partial_signal(&a.flags[w.n0 / SW_COLS], 0);
