@@ -55,7 +55,6 @@ def main():
         xs = [torch.randn(rows, width, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
         w = torch.rand(width, device="cuda", dtype=torch.bfloat16) + 0.5
         out = torch.empty(rows, width, device="cuda", dtype=torch.bfloat16)
-        s = torch.cuda.current_stream().cuda_stream
 
         def of(f):
             def call(i):
@@ -78,7 +77,6 @@ def main():
             print(f"{rows:>5}x{width:<5} {order:>8} | " + " ".join(
                 f"{t[n]:8.3f}" for n in ["copy0", "copy0b", "copy1", "copy2"]) + " us | "
                 + " ".join(f"{t[n] / t['copy0']:8.3f}" for n in ["copy0b", "copy1", "copy2"]))
-        del s
     return 0
 
 
