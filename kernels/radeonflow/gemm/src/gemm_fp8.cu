@@ -141,21 +141,42 @@ using namespace rf; /* the Hopper helpers of sm90.cuh */
 #define RF_FP8_BN 128
 #endif
 static_assert(RF_FP8_BN == 128 || RF_FP8_BN == 192, "RF_FP8_BN: 128 or 192");
-constexpr int H_BM = 128, H_BK = RF_FP8_BLOCK;
-constexpr int H_CONSUMER_WARPS = 8, H_THREADS = 384, H_GROUP_M = RF_FP8_GROUP_M;
-constexpr int H_A_BYTES = H_BM * H_BK;
+/* RF_FP8_WGS: consumer warpgroups, each 64 rows of the tile: 2 (128-row tiles, two partials in
+ * a steady pipeline) or 3 (192-row tiles, one partial each: two would not fit 160 registers),
+ * forced; 0, the rule of h_wide_rows per shape. */
+#ifndef RF_FP8_WGS
+#define RF_FP8_WGS 0
+#endif
+static_assert(RF_FP8_WGS == 0 || RF_FP8_WGS == 2 || RF_FP8_WGS == 3, "RF_FP8_WGS: 0, 2 or 3");
+constexpr int H_BK = RF_FP8_BLOCK, H_GROUP_M = RF_FP8_GROUP_M;
 constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memory */
+
+/* 2: a steady pipeline of two partials (the default: +2-16% over 1 on the H200); 1: pairs of
+ * blocks, nothing in flight across the loop's back edge; 0: one partial. Tiles cut into pieces
+ * (W < BN) always run the steady pipeline over the pieces. */
+#ifndef RF_FP8_PINGPONG
+#define RF_FP8_PINGPONG 2
+#endif
 
 /* Sizes of the 128 x BN tile: the partial width W, the stage, the epilogue's staging of C (64
  * rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of 64 columns:
  * what the TMA store reads), the stage count, the block's shared memory. */
-template <int BN> struct h_cfg {
+template <int BN, int WGS> struct h_cfg {
+    static constexpr int BM = 64 * WGS, A_BYTES = BM * H_BK;
+    static constexpr int CONSUMER_WARPS = 4 * WGS, THREADS = 128 * (WGS + 1);
+    /* registers per thread after setmaxnreg: the producer's go to the consumers (65536 in all);
+     * two partials (PP 2) only fit beside two consumer warpgroups */
+    static constexpr int PRODUCER_REGS = WGS == 2 ? 40 : 24, CONSUMER_REGS = WGS == 2 ? 232 : 160;
+    static constexpr int PP = WGS == 2 ? RF_FP8_PINGPONG : 0;
+    static_assert(WGS == 2 || WGS == 3, "two or three consumer warpgroups");
+    static_assert(128 * PRODUCER_REGS + 128 * WGS * CONSUMER_REGS <= 65536, "register file");
     static constexpr int W = BN == 128 ? 128 : 96;
     static constexpr int PIECES = BN / W;
-    static constexpr int STAGE_BYTES = H_A_BYTES + BN * H_BK;
-    static constexpr int C_BYTES = H_BM * BN * 2;
+    static constexpr int STAGE_BYTES = A_BYTES + BN * H_BK;
+    static constexpr int C_BYTES = BM * BN * 2;
     static constexpr int FIT = (H_SMEM_LIMIT - C_BYTES - 1024 - 2 * 8 * 8) / STAGE_BYTES;
-    static constexpr int STAGES = BN == 128 ? RF_FP8_STAGES : (FIT < 8 ? FIT : 8);
+    static constexpr int WANT = BN == 128 ? RF_FP8_STAGES : 8;
+    static constexpr int STAGES = FIT < WANT ? FIT : WANT;
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + C_BYTES + 1024 + 2 * STAGES * 8;
     /* B scales per tile and K block: one per 64-column chunk (one when BN is 128: aligned) */
     static constexpr int SB = BN == 128 ? 1 : BN / 64;
@@ -175,22 +196,15 @@ struct h_args {
 
 /* Unit u (one cluster's CL adjacent tiles) in groups of H_GROUP_M tile rows, so the clusters
  * running together share B in L2; rank picks the block's tile of the unit. */
-template <int CL, int BN>
+template <int CL, int BN, int WGS>
 __device__ __forceinline__ void h_tile(const h_args &a, int u, int rank, int *m0, int *n0)
 {
     int per_group = H_GROUP_M * a.units_n, group = u / per_group, first_m = group * H_GROUP_M;
     int rows = a.tiles_m - first_m < H_GROUP_M ? a.tiles_m - first_m : H_GROUP_M;
     int in_group = u % per_group;
-    *m0 = (first_m + in_group % rows) * H_BM;
+    *m0 = (first_m + in_group % rows) * h_cfg<BN, WGS>::BM;
     *n0 = ((in_group / rows) * CL + rank) * BN;
 }
-
-/* 2: a steady pipeline of two partials (the default: +2-16% over 1 on the H200); 1: pairs of
- * blocks, nothing in flight across the loop's back edge; 0: one partial. Tiles cut into pieces
- * (W < BN) always run the steady pipeline over the pieces. */
-#ifndef RF_FP8_PINGPONG
-#define RF_FP8_PINGPONG 2
-#endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* The accumulator operand list of m64n96 (48 fp32 per thread); m64n128's is sm90.cuh's
@@ -243,7 +257,8 @@ __device__ __forceinline__ void h_wgmma(float *d, uint64_t da, uint64_t db)
  * consumers run on stale stages): the kernel without L2 -> shared memory traffic; 2, no
  * promotion: ptxas then drops the wgmma as well (their partials are unused: 0 QGMMA in the
  * SASS), so this build times the load pipeline alone (TMA, stage barriers, epilogue), no math;
- * 3, both: the barriers and the epilogue alone. 0: the package. */
+ * 3, both: the barriers and the epilogue alone; 4, the promotion skipped at run time (a branch
+ * ptxas cannot decide keeps the wgmma): loads and math without the promotion. 0: the package. */
 #ifndef RF_FP8_DIAG
 #define RF_FP8_DIAG 0
 #endif
@@ -264,19 +279,19 @@ template <int STAGES> struct h_cursor {
 /* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
  * its rows once and the copy engine writes them into every block of the cluster (multicast),
  * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
-template <int CL, int BN>
+template <int CL, int BN, int WGS>
 __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tma,
                                           const CUtensorMap *tmb)
 {
-    typedef h_cfg<BN> G;
+    typedef h_cfg<BN, WGS> G;
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tma) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmb) : "memory");
-    const int rank = (int)(blockIdx.x % CL), slice = H_BM / CL;
+    const int rank = (int)(blockIdx.x % CL), slice = G::BM / CL;
     h_cursor<G::STAGES> c = {0, 0};
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
-        h_tile<CL, BN>(a, u, rank, &m0, &n0);
+        h_tile<CL, BN, WGS>(a, u, rank, &m0, &n0);
         for (int kb = 0; kb < a.kblocks; kb++, c.next()) {
             /* with CL > 1 the stage is free only when every block of the cluster released it */
             mbar_wait(&empty[c.s], c.phase ^ 1);
@@ -291,7 +306,7 @@ __device__ __forceinline__ void h_produce(uint8_t *smem, uint64_t *full, uint64_
                                       m0 + rank * slice, (uint16_t)((1u << CL) - 1));
             else
                 tma_load_2d(sa, tma, &full[c.s], kb * H_BK, m0);
-            tma_load_2d(sa + H_A_BYTES, tmb, &full[c.s], kb * H_BK, n0);
+            tma_load_2d(sa + G::A_BYTES, tmb, &full[c.s], kb * H_BK, n0);
         }
     }
 }
@@ -328,15 +343,15 @@ __device__ __forceinline__ void h_epilogue_direct(const float *acc, const h_args
 
 /* Issues piece p (columns [p W, p W + W) of the tile) of stage c.s's block into part: four
  * wgmma, one commit group; WAIT: first waits for the stage to be full. */
-template <int BN, int W, bool WAIT, typename Cursor>
+template <int BN, int WGS, int W, bool WAIT, typename Cursor>
 __device__ __forceinline__ void h_issue(float *part, uint8_t *smem, uint64_t *full, const Cursor &c,
                                         int wg, int p)
 {
-    typedef h_cfg<BN> G;
+    typedef h_cfg<BN, WGS> G;
     if (WAIT)
         mbar_wait(&full[c.s], c.phase);
     uint32_t sa = smem_addr(smem + c.s * G::STAGE_BYTES) + wg * 64 * 128;
-    uint32_t sb = smem_addr(smem + c.s * G::STAGE_BYTES + H_A_BYTES) + p * W * 128;
+    uint32_t sb = smem_addr(smem + c.s * G::STAGE_BYTES + G::A_BYTES) + p * W * 128;
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
     h_wgmma<W, false>(part, wg_desc(sa, 16, 1024), wg_desc(sb, 16, 1024));
 #pragma unroll
@@ -367,8 +382,9 @@ __device__ __forceinline__ void h_retire(float *acc, float *part, uint64_t *empt
 #pragma unroll
     for (int i = 0; i < W / 2; i++) {
         int q = SB == 1 ? 0 : (col0 + (i / 4) * 8) / 64;
-        if (!(RF_FP8_DIAG & 2)) /* diagnostic 2: the partial is dropped */
-            acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
+        if (!(RF_FP8_DIAG & 2))                         /* diagnostic 2: the partial is dropped */
+            if (RF_FP8_DIAG != 4 || s0[0] == -1.5e-38f) /* 4: skipped at run time */
+                acc[i] += part[i] * ((i & 2) ? s1[q] : s0[q]);
     }
 }
 
@@ -390,6 +406,23 @@ template <int SB> struct h_scales {
             s1[q] = x1 * sb;
         }
     }
+    /* the loads of at() alone: the product waits for its use (mul) */
+    __device__ __forceinline__ void raw(int kb, float *x) const
+    {
+        x[0] = __ldg(a0 + kb);
+        x[1] = __ldg(a1 + kb);
+#pragma unroll
+        for (int q = 0; q < SB; q++)
+            x[2 + q] = __ldg(b[q] + kb);
+    }
+    static __device__ __forceinline__ void mul(const float *x, float *s0, float *s1)
+    {
+#pragma unroll
+        for (int q = 0; q < SB; q++) {
+            s0[q] = x[0] * x[2 + q];
+            s1[q] = x[1] * x[2 + q];
+        }
+    }
 };
 
 /* One block of the pieced tile (PIECES even, alternating pa / pb; piece 0 of this block is in
@@ -401,24 +434,24 @@ template <int SB> struct h_scales {
 #ifndef RF_FP8_PIECE_WAIT
 #define RF_FP8_PIECE_WAIT 0
 #endif
-template <int CL, int BN, bool NEXT, typename Cursor>
+template <int CL, int BN, int WGS, bool NEXT, typename Cursor>
 __device__ __forceinline__ void h_block_pieces(float *acc, float *pa, float *pb, uint8_t *smem,
                                                uint64_t *full, uint64_t *empty, Cursor &c, int wg,
                                                int lane, const float *s0, const float *s1)
 {
-    typedef h_cfg<BN> G;
+    typedef h_cfg<BN, WGS> G;
     constexpr int W = G::W;
     int stage = c.s;
 #pragma unroll
     for (int p = 0; p + 1 < G::PIECES; p++) {
-        h_issue<BN, W, false>((p + 1) & 1 ? pb : pa, smem, full, c, wg, p + 1);
+        h_issue<BN, WGS, W, false>((p + 1) & 1 ? pb : pa, smem, full, c, wg, p + 1);
         h_wait_group<RF_FP8_PIECE_WAIT>();
         h_retire<CL, W, G::SB, false>(acc + p * W / 2, p & 1 ? pb : pa, empty, stage, lane, s0, s1,
                                       p * W);
     }
     c.next();
     if (NEXT) {
-        h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+        h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
         h_wait_group<1>();
     } else {
         h_wait_group<0>();
@@ -431,12 +464,12 @@ __device__ __forceinline__ void h_block_pieces(float *acc, float *pa, float *pb,
  * partials; 1, two partials in pairs of blocks; both let a block's wgmma run while the one
  * before is promoted. 0: one partial, waited for each block (the other warpgroup's wgmma fill
  * the gap). Tiles of several pieces run their steady pipeline over the pieces. */
-template <int CL, int BN, int PP>
+template <int CL, int BN, int WGS>
 __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tmc)
 {
-    typedef h_cfg<BN> G;
-    constexpr int W = G::W, SB = G::SB;
+    typedef h_cfg<BN, WGS> G;
+    constexpr int W = G::W, SB = G::SB, PP = G::PP;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, wg = warp >> 2;
     int g = lane >> 2, t = lane & 3;
     h_cursor<G::STAGES> c = {0, 0};
@@ -444,7 +477,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
     const int rank = (int)(blockIdx.x % CL);
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
-        h_tile<CL, BN>(a, u, rank, &m0, &n0);
+        h_tile<CL, BN, WGS>(a, u, rank, &m0, &n0);
         /* this thread's two rows of the m64 accumulator layout: g and g + 8 of its warp's 16 */
         int r0 = m0 + wg * 64 + (warp & 3) * 16 + g, r1 = r0 + 8;
         /* rows past M read row M - 1's scales: their outputs are never stored; a cluster's
@@ -465,14 +498,15 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             acc[i] = 0.0f;
         if (G::PIECES > 1) {
             float s0[SB], s1[SB];
-            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+            h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
             int kb = 0;
             for (; kb + 1 < a.kblocks; kb++) {
                 sc.at(kb, s0, s1);
-                h_block_pieces<CL, BN, true>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
+                h_block_pieces<CL, BN, WGS, true>(acc, pa, pb, smem, full, empty, c, wg, lane, s0,
+                                                  s1);
             }
             sc.at(kb, s0, s1);
-            h_block_pieces<CL, BN, false>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
+            h_block_pieces<CL, BN, WGS, false>(acc, pa, pb, smem, full, empty, c, wg, lane, s0, s1);
         } else if (PP == 2) {
             /* a steady pipeline: block kb + 1's wgmma are issued before block kb is promoted,
              * so one of this warpgroup's groups is always in flight; pa carries a block in
@@ -480,20 +514,20 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             float pa0[SB], pa1[SB];
             sc.at(0, pa0, pa1);
             int sa_stage = c.s;
-            h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+            h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
             c.next();
             int kb = 1;
             for (; kb + 1 < a.kblocks; kb += 2) {
                 float b0[SB], b1[SB];
                 sc.at(kb, b0, b1);
                 int sb_stage = c.s;
-                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
+                h_issue<BN, WGS, W, true>(pb, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
                 h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, pa0, pa1, 0);
                 sc.at(kb + 1, pa0, pa1);
                 sa_stage = c.s;
-                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+                h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
                 h_retire<CL, W, SB, true>(acc, pb, empty, sb_stage, lane, b0, b1, 0);
@@ -502,7 +536,7 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
                 float b0[SB], b1[SB];
                 sc.at(kb, b0, b1);
                 int sb_stage = c.s;
-                h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
+                h_issue<BN, WGS, W, true>(pb, smem, full, c, wg, 0);
                 c.next();
                 h_wait_group<1>();
                 h_retire<CL, W, SB, true>(acc, pa, empty, sa_stage, lane, pa0, pa1, 0);
@@ -520,13 +554,13 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
                 float a0[SB], a1[SB];
                 sc.at(kb, a0, a1); /* loads under the wgmma */
                 int first = c.s;
-                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+                h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
                 if (kb + 1 < a.kblocks) {
                     float b0[SB], b1[SB];
                     sc.at(kb + 1, b0, b1);
                     int second = c.s;
-                    h_issue<BN, W, true>(pb, smem, full, c, wg, 0);
+                    h_issue<BN, WGS, W, true>(pb, smem, full, c, wg, 0);
                     c.next();
                     h_wait_group<1>();
                     h_retire<CL, W, SB, true>(acc, pa, empty, first, lane, a0, a1, 0);
@@ -538,19 +572,27 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
                 }
             }
         } else {
+            /* a block's scales are loaded while the block before it runs and multiplied at its
+             * promotion: loaded in front of its wgmma, their latency stalled every issue */
+            float x[2 + SB], next[2 + SB];
+            sc.raw(0, x);
             for (int kb = 0; kb < a.kblocks; kb++) {
-                float s0[SB], s1[SB];
-                sc.at(kb, s0, s1); /* loads under the wgmma */
                 int stage = c.s;
-                h_issue<BN, W, true>(pa, smem, full, c, wg, 0);
+                h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
                 c.next();
+                sc.raw(kb + 1 < a.kblocks ? kb + 1 : kb, next);
                 h_wait_group<0>();
+                float s0[SB], s1[SB];
+                h_scales<SB>::mul(x, s0, s1);
                 h_retire<CL, W, SB, true>(acc, pa, empty, stage, lane, s0, s1, 0);
+#pragma unroll
+                for (int i = 0; i < 2 + SB; i++)
+                    x[i] = next[i];
             }
         }
         if (a.tma_store)
             wg_store_tile_tma<kb_bf16_tag, BN>(
-                acc, 1.0f, smem + G::STAGES * G::STAGE_BYTES + wg * (G::C_BYTES / 2), tmc,
+                acc, 1.0f, smem + G::STAGES * G::STAGE_BYTES + wg * (G::C_BYTES / WGS), tmc,
                 m0 + wg * 64, n0, 1 + wg);
         else
             h_epilogue_direct<BN>(acc, a, r0, r1, n0, t);
@@ -560,15 +602,15 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
 }
 #endif
 
-template <int CL, int BN>
-__global__ __launch_bounds__(H_THREADS,
+template <int CL, int BN, int WGS>
+__global__ __launch_bounds__(h_cfg<BN, WGS>::THREADS,
                              1) void gemm_fp8_wgmma(const h_args a,
                                                     const __grid_constant__ CUtensorMap tma,
                                                     const __grid_constant__ CUtensorMap tmb,
                                                     const __grid_constant__ CUtensorMap tmc)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    typedef h_cfg<BN> G;
+    typedef h_cfg<BN, WGS> G;
     extern __shared__ __align__(1024) uint8_t h_smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)h_smem_raw + 1023) & ~(uintptr_t)1023);
     uint64_t *full = (uint64_t *)(smem + G::STAGES * G::STAGE_BYTES + G::C_BYTES);
@@ -576,7 +618,7 @@ __global__ __launch_bounds__(H_THREADS,
     if (threadIdx.x == 0) {
         for (int s = 0; s < G::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], H_CONSUMER_WARPS * CL);
+            mbar_init(&empty[s], G::CONSUMER_WARPS * CL);
         }
         /* make the initialised barriers visible to the copy engine and the cluster */
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -587,14 +629,14 @@ __global__ __launch_bounds__(H_THREADS,
         cluster_sync();
     else
         __syncthreads();
-    if (threadIdx.x >= H_CONSUMER_WARPS * 32) {
+    if (threadIdx.x >= G::CONSUMER_WARPS * 32) {
         /* the producer warpgroup needs few registers: give them to the consumers */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (threadIdx.x == H_CONSUMER_WARPS * 32)
-            h_produce<CL, BN>(smem, full, empty, a, &tma, &tmb);
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(G::PRODUCER_REGS) : "memory");
+        if (threadIdx.x == G::CONSUMER_WARPS * 32)
+            h_produce<CL, BN, WGS>(smem, full, empty, a, &tma, &tmb);
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        h_consume<CL, BN, RF_FP8_PINGPONG>(smem, full, empty, a, &tmc);
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(G::CONSUMER_REGS) : "memory");
+        h_consume<CL, BN, WGS>(smem, full, empty, a, &tmc);
     }
     /* a block leaves only when its peers no longer write into it (multicast, remote arrives) */
     if (CL > 1)
@@ -614,18 +656,18 @@ __global__ __launch_bounds__(H_THREADS,
 #define RF_FP8_CLUSTER 1 /* bench/gpu/fp8_run.sh times 1 and 2 side by side */
 #endif
 
-template <int CL, int BN>
+template <int CL, int BN, int WGS>
 static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtensorMap &mb,
                            const CUtensorMap &mc, kb_stream_t stream)
 {
-    typedef h_cfg<BN> G;
-    auto kernel = gemm_fp8_wgmma<CL, BN>;
+    typedef h_cfg<BN, WGS> G;
+    auto kernel = gemm_fp8_wgmma<CL, BN, WGS>;
     if (kb_gpu_func_set_max_dyn_smem(kernel, G::SMEM_BYTES) != kb_gpu_success)
         return KBPKG_KERNEL_ELAUNCH;
     long long blocks = (long long)a.tiles_m * a.units_n * CL;
     int resident = rf::sm_count() / CL * CL; /* one block per SM, whole clusters */
     cluster_launch l;
-    cluster_launch_init(&l, CL, (unsigned)resident, H_THREADS, G::SMEM_BYTES, stream);
+    cluster_launch_init(&l, CL, (unsigned)resident, G::THREADS, G::SMEM_BYTES, stream);
     cudaLaunchConfig_t &cfg = l.cfg;
     if (CL > 1 && RF_FP8_CLUSTER_CAP) { /* a GPC may not fit whole clusters: ask how many fit */
         int clusters = 0;
@@ -642,10 +684,13 @@ static int launch_wgmma_cl(const h_args &a, const CUtensorMap &ma, const CUtenso
     return kb_gpu_launch_status();
 }
 
-template <int BN>
+template <int BN, int WGS>
 static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, int N, int K,
                            kb_stream_t stream)
 {
+    static_assert(WGS == 2 || BN == 128, "three warpgroups keep one 128-column partial");
+    constexpr int BM = h_cfg<BN, WGS>::BM;
+    a.tiles_m = (M + BM - 1) / BM;
     a.tiles_n = (N + BN - 1) / BN;
     if ((long long)a.tiles_m * a.tiles_n > 0x3fffffffLL)
         return KBPKG_KERNEL_EINVAL;
@@ -653,7 +698,7 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
     const int cl = RF_FP8_CLUSTER > 1 && a.tiles_n > 1 ? 2 : 1;
     a.units_n = (a.tiles_n + cl - 1) / cl;
     CUtensorMap ma, mb;
-    if (!rf::make_tensor_map_128b(&ma, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, A, M, K, K, H_BM / cl) ||
+    if (!rf::make_tensor_map_128b(&ma, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, A, M, K, K, BM / cl) ||
         !rf::make_tensor_map_128b(&mb, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, B, N, K, K, BN))
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* TMA stores need 16-byte aligned rows of C; otherwise plain stores from registers */
@@ -661,8 +706,29 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
     a.tma_store =
         RF_FP8_TMA_STORE && ((uintptr_t)a.C & 15) == 0 && N % 8 == 0 &&
         rf::make_tensor_map_128b(&mc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, a.C, M, N, N, 64);
-    return cl == 2 ? launch_wgmma_cl<2, BN>(a, ma, mb, mc, stream)
-                   : launch_wgmma_cl<1, BN>(a, ma, mb, mc, stream);
+    return cl == 2 ? launch_wgmma_cl<2, BN, WGS>(a, ma, mb, mc, stream)
+                   : launch_wgmma_cl<1, BN, WGS>(a, ma, mb, mc, stream);
+}
+
+/* 192-row tiles (three consumer warpgroups) stream 0.83x the operand bytes per flop of 128-row
+ * ones, but promote each block with one partial: no wgmma of the warpgroup runs while it
+ * promotes. On an H100 (docs/perf.md "FP8, fifth pass") they ran 1.02-1.05x faster per shape at
+ * K <= 2048 (16384x7168x2048, 4096x24576x1536, 2048x7168x2048; 4096x7168x2048 the same) and
+ * lost at deeper K (8192^3 0.94, 6144x6144x4096 0.95, 4096^3 0.88), where the 128-row tile's
+ * steady pipeline of two partials pays. They take a shape of at most 16 K blocks whose rounds
+ * of tiles on the persistent grid (SMs at once), in rows, are at most 1.08x those of 128-row
+ * tiles: 16384x7168x2048 37 rounds of 192 rows against 55 of 128, but 128 rows (one tile row
+ * either way) stay at 128. */
+constexpr int H_WIDE_KBLOCKS = 16;
+constexpr double H_WIDE_ROUNDS = 1.08;
+static bool h_wide_rows(int M, int N, int kblocks, int sms)
+{
+    if (kblocks > H_WIDE_KBLOCKS)
+        return false;
+    long long tiles_n = (N + 127) / 128;
+    long long rounds128 = ((M + 127) / 128 * tiles_n + sms - 1) / sms;
+    long long rounds192 = ((M + 191) / 192 * tiles_n + sms - 1) / sms;
+    return rounds192 * 192.0 <= rounds128 * 128.0 * H_WIDE_ROUNDS;
 }
 
 /* KBPKG_KERNEL_EUNSUPPORTED when this build or driver cannot run it, or the operands are not
@@ -672,22 +738,24 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 {
     if (!rf::kTargetIsSm90a || ((uintptr_t)A & 15) || ((uintptr_t)B & 15))
         return KBPKG_KERNEL_EUNSUPPORTED;
-    static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1, 128>, 90);
+    static const bool usable = rf::kernel_code_at_least(gemm_fp8_wgmma<1, 128, 2>, 90);
     if (!usable)
         return KBPKG_KERNEL_EUNSUPPORTED;
     h_args a;
     a.M = M;
     a.N = N;
     a.kblocks = K / RF_FP8_BLOCK;
-    a.tiles_m = (M + H_BM - 1) / H_BM;
     a.scale_a = sa;
     a.scale_b = sb;
     a.C = C;
     a.c_pairs = ((uintptr_t)C & 3) == 0 && (N & 1) == 0;
 #if RF_FP8_BN == 192
-    return launch_wgmma_bn<192>(a, A, B, M, N, K, stream);
+    return launch_wgmma_bn<192, 2>(a, A, B, M, N, K, stream);
 #else
-    return launch_wgmma_bn<128>(a, A, B, M, N, K, stream);
+    bool wide =
+        RF_FP8_WGS == 3 || (RF_FP8_WGS == 0 && h_wide_rows(M, N, a.kblocks, rf::sm_count()));
+    return wide ? launch_wgmma_bn<128, 3>(a, A, B, M, N, K, stream)
+                : launch_wgmma_bn<128, 2>(a, A, B, M, N, K, stream);
 #endif
 }
 #endif
