@@ -460,6 +460,25 @@ __device__ __forceinline__ void h_block_pieces(float *acc, float *pa, float *pb,
     h_retire<CL, W, G::SB, true>(acc + LAST * W / 2, pb, empty, stage, lane, s0, s1, LAST * W);
 }
 
+/* One block of the one-partial pipeline: issue it; LOAD, load block `ahead`'s raw scales into
+ * nxt while it runs; wait for it; promote it with cur's (loaded while the block before ran). */
+template <int CL, int BN, int WGS, bool LOAD, typename Cursor, typename Scales>
+__device__ __forceinline__ void
+h_block_one(float *acc, float *part, uint8_t *smem, uint64_t *full, uint64_t *empty, Cursor &c,
+            int wg, int lane, const Scales &sc, const float *cur, float *nxt, int ahead)
+{
+    constexpr int W = h_cfg<BN, WGS>::W, SB = h_cfg<BN, WGS>::SB;
+    int stage = c.s;
+    h_issue<BN, WGS, W, true>(part, smem, full, c, wg, 0);
+    c.next();
+    if (LOAD)
+        sc.raw(ahead, nxt);
+    h_wait_group<0>();
+    float s0[SB], s1[SB];
+    Scales::mul(cur, s0, s1);
+    h_retire<CL, W, SB, true>(acc, part, empty, stage, lane, s0, s1, 0);
+}
+
 /* PP (ping-pong, RF_FP8_PINGPONG) for tiles of one piece: 2, a steady pipeline of two
  * partials; 1, two partials in pairs of blocks; both let a block's wgmma run while the one
  * before is promoted. 0: one partial, waited for each block (the other warpgroup's wgmma fill
@@ -573,22 +592,21 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             }
         } else {
             /* a block's scales are loaded while the block before it runs and multiplied at its
-             * promotion: loaded in front of its wgmma, their latency stalled every issue */
-            float x[2 + SB], next[2 + SB];
+             * promotion (loaded in front of its wgmma, their latency stalled every issue); two
+             * blocks per trip, so they change registers without a copy, which waited for the
+             * loads (ncu: 39% of the stall samples on that IMAD; 0.90 -> 1.02 at 8192^3) */
+            float x[2 + SB], y[2 + SB];
             sc.raw(0, x);
-            for (int kb = 0; kb < a.kblocks; kb++) {
-                int stage = c.s;
-                h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
-                c.next();
-                sc.raw(kb + 1 < a.kblocks ? kb + 1 : kb, next);
-                h_wait_group<0>();
-                float s0[SB], s1[SB];
-                h_scales<SB>::mul(x, s0, s1);
-                h_retire<CL, W, SB, true>(acc, pa, empty, stage, lane, s0, s1, 0);
-#pragma unroll
-                for (int i = 0; i < 2 + SB; i++)
-                    x[i] = next[i];
+            int kb = 0;
+            for (; kb + 1 < a.kblocks; kb += 2) {
+                h_block_one<CL, BN, WGS, true>(acc, pa, smem, full, empty, c, wg, lane, sc, x, y,
+                                               kb + 1);
+                h_block_one<CL, BN, WGS, true>(acc, pa, smem, full, empty, c, wg, lane, sc, y, x,
+                                               kb + 2 < a.kblocks ? kb + 2 : kb + 1);
             }
+            if (kb < a.kblocks)
+                h_block_one<CL, BN, WGS, false>(acc, pa, smem, full, empty, c, wg, lane, sc, x, y,
+                                                kb);
         }
         if (a.tma_store)
             wg_store_tile_tma<kb_bf16_tag, BN>(
@@ -711,20 +729,16 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
 }
 
 /* 192-row tiles (three consumer warpgroups) stream 0.83x the operand bytes per flop of 128-row
- * ones, but promote each block with one partial: no wgmma of the warpgroup runs while it
- * promotes. On an H100 (docs/perf.md "FP8, fifth pass") they ran 1.02-1.05x faster per shape at
- * K <= 2048 (16384x7168x2048, 4096x24576x1536, 2048x7168x2048; 4096x7168x2048 the same) and
- * lost at deeper K (8192^3 0.94, 6144x6144x4096 0.95, 4096^3 0.88), where the 128-row tile's
- * steady pipeline of two partials pays. They take a shape of at most 16 K blocks whose rounds
- * of tiles on the persistent grid (SMs at once), in rows, are at most 1.08x those of 128-row
- * tiles: 16384x7168x2048 37 rounds of 192 rows against 55 of 128, but 128 rows (one tile row
- * either way) stay at 128. */
-constexpr int H_WIDE_KBLOCKS = 16;
+ * ones, and promote each block with one partial while the other two warpgroups' wgmma run. On
+ * an H100 (docs/perf.md "FP8, fifth pass") they ran 1.02-1.12x faster than 128-row tiles where
+ * the persistent grid's rounds of tiles, in rows, come out about the same (8192^3,
+ * 6144x6144x4096, 16384x7168x2048, 2048x2112x7168, 4096x24576x1536), 0.99-1.05x at 1.07x the
+ * rows (4096x7168x2048, 2048x7168x2048), 0.94x at 1.125x (4096^3: 6 rounds of 192 rows against
+ * 8 of 128) and 0.70-0.90x with one tile row (64 and 128 rows). They take a shape whose rounds
+ * in rows are at most 1.08x those of 128-row tiles. */
 constexpr double H_WIDE_ROUNDS = 1.08;
-static bool h_wide_rows(int M, int N, int kblocks, int sms)
+static bool h_wide_rows(int M, int N, int sms)
 {
-    if (kblocks > H_WIDE_KBLOCKS)
-        return false;
     long long tiles_n = (N + 127) / 128;
     long long rounds128 = ((M + 127) / 128 * tiles_n + sms - 1) / sms;
     long long rounds192 = ((M + 191) / 192 * tiles_n + sms - 1) / sms;
@@ -752,8 +766,7 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 #if RF_FP8_BN == 192
     return launch_wgmma_bn<192, 2>(a, A, B, M, N, K, stream);
 #else
-    bool wide =
-        RF_FP8_WGS == 3 || (RF_FP8_WGS == 0 && h_wide_rows(M, N, a.kblocks, rf::sm_count()));
+    bool wide = RF_FP8_WGS == 3 || (RF_FP8_WGS == 0 && h_wide_rows(M, N, rf::sm_count()));
     return wide ? launch_wgmma_bn<128, 3>(a, A, B, M, N, K, stream)
                 : launch_wgmma_bn<128, 2>(a, A, B, M, N, K, stream);
 #endif
