@@ -112,11 +112,12 @@ static int launch_simt(int M, int N, int K, const uint8_t *A, const float *sa, c
 using namespace rf; /* the Hopper helpers of sm90.cuh */
 
 /* ---- sm_90a: TMA + wgmma e4m3, warp-specialized, persistent ----
- * Block tile 128 x BN (BN = 128 or 192 columns), one 128-wide scale block of K per stage
- * (A 16 KB + B BN x 128 bytes), as many stages as shared memory holds beside C's staging (6 at
- * 128 columns, 4 at 192). Warpgroup 2 produces: one lane issues the bulk tensor copies of a
- * stage and arms its "full" barrier. Warpgroups 0 and 1 consume, rows [64 wg, 64 wg + 64) of
- * the tile each: per stage, wgmma m64nWk32 over the block's K into block partials of W
+ * Block tile BM x BN (BM = 128 or 192 rows by h_wide_rows; BN = 128 or 192 columns, a build
+ * switch), one 128-wide scale block of K per stage (A BM x 128 bytes + B BN x 128), as many
+ * stages as shared memory holds beside C's staging (6 at 128 x 128, 4 at 192 rows or columns).
+ * The last warpgroup produces: one lane issues the bulk tensor copies of a stage and arms its
+ * "full" barrier. The others (2 or 3) consume, rows [64 wg, 64 wg + 64) of the tile each: per
+ * stage, wgmma m64nWk32 over the block's K into block partials of W
  * columns (W = BN at 128 columns; pieces of 96 columns on the wider tile, whose full partial
  * and accumulator would not both fit in registers twice), then each
  * partial is scaled by scale_a[row] * scale_b[the column's N block] and added to the fp32
