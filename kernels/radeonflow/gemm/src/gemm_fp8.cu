@@ -397,17 +397,7 @@ template <int N> __device__ __forceinline__ void h_wait_group()
 /* Scale rows of this thread and the tile's B scale rows (one per 64-column chunk: SB). */
 template <int SB> struct h_scales {
     const float *a0, *a1, *b[SB];
-    __device__ __forceinline__ void at(int kb, float *s0, float *s1) const
-    {
-        float x0 = __ldg(a0 + kb), x1 = __ldg(a1 + kb);
-#pragma unroll
-        for (int q = 0; q < SB; q++) {
-            float sb = __ldg(b[q] + kb);
-            s0[q] = x0 * sb;
-            s1[q] = x1 * sb;
-        }
-    }
-    /* the loads of at() alone: the product waits for its use (mul) */
+    /* the raw scales of block kb: x[0], x[1] the rows', x[2 + q] chunk q's */
     __device__ __forceinline__ void raw(int kb, float *x) const
     {
         x[0] = __ldg(a0 + kb);
@@ -416,6 +406,7 @@ template <int SB> struct h_scales {
         for (int q = 0; q < SB; q++)
             x[2 + q] = __ldg(b[q] + kb);
     }
+    /* their products: s0 for row g, s1 for row g + 8, per chunk */
     static __device__ __forceinline__ void mul(const float *x, float *s0, float *s1)
     {
 #pragma unroll
@@ -423,6 +414,13 @@ template <int SB> struct h_scales {
             s0[q] = x[0] * x[2 + q];
             s1[q] = x[1] * x[2 + q];
         }
+    }
+    /* both at once: the product right behind the loads */
+    __device__ __forceinline__ void at(int kb, float *s0, float *s1) const
+    {
+        float x[2 + SB];
+        raw(kb, x);
+        mul(x, s0, s1);
     }
 };
 
@@ -738,7 +736,7 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
  * 8 of 128) and 0.70-0.90x with one tile row (64 and 128 rows). They take a shape whose rounds
  * in rows are at most 1.08x those of 128-row tiles. */
 constexpr double H_WIDE_ROUNDS = 1.08;
-static bool h_wide_rows(int M, int N, int sms)
+[[maybe_unused]] static bool h_wide_rows(int M, int N, int sms)
 {
     long long tiles_n = (N + 127) / 128;
     long long rounds128 = ((M + 127) / 128 * tiles_n + sms - 1) / sms;
