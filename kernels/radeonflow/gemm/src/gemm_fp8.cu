@@ -159,9 +159,9 @@ constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memo
 #define RF_FP8_PINGPONG 2
 #endif
 
-/* Sizes of the 128 x BN tile: the partial width W, the stage, the epilogue's staging of C (64
- * rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of 64 columns:
- * what the TMA store reads), the stage count, the block's shared memory. */
+/* Sizes of the BM x BN tile (BM = 64 x WGS): the partial width W, the stage, the epilogue's
+ * staging of C (64 rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of
+ * 64 columns: what the TMA store reads), the stage count, the block's shared memory. */
 template <int BN, int WGS> struct h_cfg {
     static constexpr int BM = 64 * WGS, A_BYTES = BM * H_BK;
     static constexpr int CONSUMER_WARPS = 4 * WGS, THREADS = 128 * (WGS + 1);
@@ -277,7 +277,7 @@ template <int STAGES> struct h_cursor {
     }
 };
 
-/* The A tile of a unit is the same for the CL blocks of its cluster: each loads 128 / CL of
+/* The A tile of a unit is the same for the CL blocks of its cluster: each loads BM / CL of
  * its rows once and the copy engine writes them into every block of the cluster (multicast),
  * which halves the L2 -> SM traffic of A for CL = 2. B is each block's own. */
 template <int CL, int BN, int WGS>
@@ -739,9 +739,11 @@ constexpr double H_WIDE_ROUNDS = 1.08;
 [[maybe_unused]] static bool h_wide_rows(int M, int N, int sms)
 {
     long long tiles_n = (N + 127) / 128;
-    long long rounds128 = ((M + 127) / 128 * tiles_n + sms - 1) / sms;
-    long long rounds192 = ((M + 191) / 192 * tiles_n + sms - 1) / sms;
-    return rounds192 * 192.0 <= rounds128 * 128.0 * H_WIDE_ROUNDS;
+    /* the rounds of bm-row tiles the persistent grid runs, in rows */
+    auto rows_in_rounds = [&](long long bm) {
+        return ((M + bm - 1) / bm * tiles_n + sms - 1) / sms * bm;
+    };
+    return rows_in_rounds(h_cfg<128, 3>::BM) <= rows_in_rounds(h_cfg<128, 2>::BM) * H_WIDE_ROUNDS;
 }
 
 /* KBPKG_KERNEL_EUNSUPPORTED when this build or driver cannot run it, or the operands are not
