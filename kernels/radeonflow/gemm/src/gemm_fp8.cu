@@ -478,10 +478,11 @@ h_block_one(float *acc, float *part, uint8_t *smem, uint64_t *full, uint64_t *em
     h_retire<CL, W, SB, true>(acc, part, empty, stage, lane, s0, s1, 0);
 }
 
-/* PP (ping-pong, RF_FP8_PINGPONG) for tiles of one piece: 2, a steady pipeline of two
- * partials; 1, two partials in pairs of blocks; both let a block's wgmma run while the one
- * before is promoted. 0: one partial, waited for each block (the other warpgroup's wgmma fill
- * the gap). Tiles of several pieces run their steady pipeline over the pieces. */
+/* PP (h_cfg: RF_FP8_PINGPONG with two consumer warpgroups, 0 with three) for tiles of one
+ * piece: 2, a steady pipeline of two partials; 1, two partials in pairs of blocks; both let a
+ * block's wgmma run while the one before is promoted. 0: one partial, waited for each block
+ * (the other warpgroups' wgmma fill the gap). Tiles of several pieces run their steady pipeline
+ * over the pieces. */
 template <int CL, int BN, int WGS>
 __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           const h_args &a, const CUtensorMap *tmc)
