@@ -142,13 +142,15 @@ using namespace rf; /* the Hopper helpers of sm90.cuh */
 #define RF_FP8_BN 128
 #endif
 static_assert(RF_FP8_BN == 128 || RF_FP8_BN == 192, "RF_FP8_BN: 128 or 192");
-/* RF_FP8_WGS: consumer warpgroups, each 64 rows of the tile: 2 (128-row tiles, two partials in
- * a steady pipeline) or 3 (192-row tiles, one partial each: two would not fit 160 registers),
- * forced; 0, the rule of h_wide_rows per shape. */
+/* RF_FP8_WGS: 64-row slices of the tile, forced: 2 (128-row tiles, a consumer warpgroup per
+ * slice, two partials in a steady pipeline), 3 (192-row tiles, a consumer warpgroup per slice,
+ * one partial each: two would not fit 160 registers) or 4 (256-row tiles, two consumer
+ * warpgroups of two slices each, one partial that each slice's block reuses); 0, the rule of
+ * h_wide_rows per shape. */
 #ifndef RF_FP8_WGS
 #define RF_FP8_WGS 0
 #endif
-static_assert(RF_FP8_WGS == 0 || RF_FP8_WGS == 2 || RF_FP8_WGS == 3, "RF_FP8_WGS: 0, 2 or 3");
+static_assert(RF_FP8_WGS == 0 || (RF_FP8_WGS >= 2 && RF_FP8_WGS <= 4), "RF_FP8_WGS: 0, 2, 3 or 4");
 constexpr int H_BK = RF_FP8_BLOCK, H_GROUP_M = RF_FP8_GROUP_M;
 constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memory */
 
@@ -159,22 +161,24 @@ constexpr int H_SMEM_LIMIT = 227 * 1024; /* an sm_90 block's dynamic shared memo
 #define RF_FP8_PINGPONG 2
 #endif
 
-/* Sizes of the BM x BN tile (BM = 64 x WGS): the partial width W, the stage, the epilogue's
- * staging of C (64 rows x BN bf16 per consumer warpgroup, as BN / 64 128-byte swizzled boxes of
- * 64 columns: what the TMA store reads), the stage count, the block's shared memory. */
+/* Sizes of the BM x BN tile (BM = 64 x WGS, WGS slices of 64 rows): the consumer warpgroups
+ * (CWG, SLICES slices each), the partial width W, the stage, the epilogue's staging of C (64
+ * rows x BN bf16 per consumer warpgroup, one slice at a time, as BN / 64 128-byte swizzled boxes
+ * of 64 columns: what the TMA store reads), the stage count, the block's shared memory. */
 template <int BN, int WGS> struct h_cfg {
     static constexpr int BM = 64 * WGS, A_BYTES = BM * H_BK;
-    static constexpr int CONSUMER_WARPS = 4 * WGS, THREADS = 128 * (WGS + 1);
+    static constexpr int SLICES = WGS == 4 ? 2 : 1, CWG = WGS / SLICES;
+    static constexpr int CONSUMER_WARPS = 4 * CWG, THREADS = 128 * (CWG + 1);
     /* registers per thread after setmaxnreg: the producer's go to the consumers (65536 in all);
-     * two partials (PP 2) only fit beside two consumer warpgroups */
-    static constexpr int PRODUCER_REGS = WGS == 2 ? 40 : 24, CONSUMER_REGS = WGS == 2 ? 232 : 160;
+     * two partials (PP 2), or two slices' accumulators, only fit beside two consumer warpgroups */
+    static constexpr int PRODUCER_REGS = CWG == 2 ? 40 : 24, CONSUMER_REGS = CWG == 2 ? 232 : 160;
     static constexpr int PP = WGS == 2 ? RF_FP8_PINGPONG : 0;
-    static_assert(WGS == 2 || WGS == 3, "two or three consumer warpgroups");
-    static_assert(128 * PRODUCER_REGS + 128 * WGS * CONSUMER_REGS <= 65536, "register file");
+    static_assert(WGS >= 2 && WGS <= 4, "two or three consumer warpgroups");
+    static_assert(128 * PRODUCER_REGS + 128 * CWG * CONSUMER_REGS <= 65536, "register file");
     static constexpr int W = BN == 128 ? 128 : 96;
     static constexpr int PIECES = BN / W;
     static constexpr int STAGE_BYTES = A_BYTES + BN * H_BK;
-    static constexpr int C_BYTES = BM * BN * 2;
+    static constexpr int C_BYTES = 64 * CWG * BN * 2, C_WG = C_BYTES / CWG;
     static constexpr int FIT = (H_SMEM_LIMIT - C_BYTES - 1024 - 2 * 8 * 8) / STAGE_BYTES;
     static constexpr int WANT = BN == 128 ? RF_FP8_STAGES : 8;
     static constexpr int STAGES = FIT < WANT ? FIT : WANT;
@@ -478,6 +482,56 @@ h_block_one(float *acc, float *part, uint8_t *smem, uint64_t *full, uint64_t *em
     h_retire<CL, W, SB, true>(acc, part, empty, stage, lane, s0, s1, 0);
 }
 
+/* The scales of the 256-row tile's thread: its four rows (g and g + 8 of each slice, from r0)
+ * and the tile's B scale row (BN 128: one per block). Addresses are made at each load from the
+ * kernel's arguments rather than kept: the two slices' accumulators and the partial leave few
+ * registers. */
+struct h_scales_slices {
+    const h_args *a;
+    int r0, nb;
+    /* the raw scales of block kb: x[0..3] the rows', x[4] B's */
+    __device__ __forceinline__ void raw(int kb, float *x) const
+    {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int r = r0 + (i & 1) * 8 + (i >> 1) * 64; /* rows past M read row M - 1's */
+            x[i] = __ldg(a->scale_a + (size_t)(r < a->M ? r : a->M - 1) * a->kblocks + kb);
+        }
+        x[4] = __ldg(a->scale_b + (size_t)nb * a->kblocks + kb);
+    }
+};
+
+/* One block of the 256-row tile (two slices per warpgroup): slice, then slice + 1, through the
+ * one partial (two slices' accumulators and a second partial would not fit 232 registers); the
+ * other warpgroup's wgmma run while a slice is promoted. x holds this block's raw scales on
+ * entry; LOAD: block `ahead`'s are loaded into it while the second slice runs. */
+template <int CL, int BN, int WGS, bool LOAD, typename Cursor>
+__device__ __forceinline__ void h_block_slices(float *acc0, float *acc1, float *part, uint8_t *smem,
+                                               uint64_t *full, uint64_t *empty, Cursor &c,
+                                               int slice, int lane, const h_scales_slices &sc,
+                                               float *x, int ahead)
+{
+    constexpr int W = h_cfg<BN, WGS>::W;
+    static_assert(h_cfg<BN, WGS>::SB == 1, "one B scale per block");
+    int stage = c.s;
+    h_issue<BN, WGS, W, true>(part, smem, full, c, slice, 0);
+    h_wait_group<0>();
+    float s0 = x[0] * x[4], s1 = x[1] * x[4];
+    /* each promotion in a branch of its own (kblocks > 0 always holds here; ptxas cannot know):
+     * in straight-line code ptxas interleaves the two slices' promotions with the wgmma around
+     * them and spills (192 bytes) */
+    if (sc.a->kblocks > 0)
+        h_retire<CL, W, 1, false>(acc0, part, empty, stage, lane, &s0, &s1, 0);
+    float t0 = x[2] * x[4], t1 = x[3] * x[4];
+    h_issue<BN, WGS, W, false>(part, smem, full, c, slice + 1, 0);
+    c.next();
+    if (LOAD)
+        sc.raw(ahead, x);
+    h_wait_group<0>();
+    if (sc.a->kblocks > 0)
+        h_retire<CL, W, 1, true>(acc1, part, empty, stage, lane, &t0, &t1, 0);
+}
+
 /* PP (h_cfg: RF_FP8_PINGPONG with two consumer warpgroups, 0 with three) for tiles of one
  * piece: 2, a steady pipeline of two partials; 1, two partials in pairs of blocks; both let a
  * block's wgmma run while the one before is promoted. 0: one partial, waited for each block
@@ -497,8 +551,10 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
     for (int u = blockIdx.x / CL; u < a.tiles_m * a.units_n; u += gridDim.x / CL) {
         int m0, n0;
         h_tile<CL, BN, WGS>(a, u, rank, &m0, &n0);
-        /* this thread's two rows of the m64 accumulator layout: g and g + 8 of its warp's 16 */
-        int r0 = m0 + wg * 64 + (warp & 3) * 16 + g, r1 = r0 + 8;
+        /* this thread's two rows of the m64 accumulator layout: g and g + 8 of its warp's 16,
+         * in the warpgroup's first slice (the second's are 64 rows further) */
+        int slice = wg * G::SLICES;
+        int r0 = m0 + slice * 64 + (warp & 3) * 16 + g, r1 = r0 + 8;
         /* rows past M read row M - 1's scales: their outputs are never stored; a cluster's
          * last tile may lie past N (odd tiles_n), and a wide tile's last chunks too: they run
          * on zeros (the last block's scales) and store nothing */
@@ -511,11 +567,25 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
             int nb = (n0 + q * 64) / RF_FP8_BLOCK;
             sc.b[q] = a.scale_b + (size_t)(nb < last_nb ? nb : last_nb) * a.kblocks;
         }
-        float acc[BN / 2];
+        float acc[BN / 2], acc1[G::SLICES == 2 ? BN / 2 : 1];
 #pragma unroll
         for (int i = 0; i < BN / 2; i++)
             acc[i] = 0.0f;
-        if (G::PIECES > 1) {
+        if constexpr (G::SLICES == 2) {
+            int nb = n0 / RF_FP8_BLOCK;
+            h_scales_slices ss = {&a, r0, nb < last_nb ? nb : last_nb};
+#pragma unroll
+            for (int i = 0; i < BN / 2; i++)
+                acc1[i] = 0.0f;
+            float x[5];
+            ss.raw(0, x);
+            int kb = 0;
+            for (; kb + 1 < a.kblocks; kb++)
+                h_block_slices<CL, BN, WGS, true>(acc, acc1, pa, smem, full, empty, c, slice, lane,
+                                                  ss, x, kb + 1);
+            h_block_slices<CL, BN, WGS, false>(acc, acc1, pa, smem, full, empty, c, slice, lane, ss,
+                                               x, kb);
+        } else if (G::PIECES > 1) {
             float s0[SB], s1[SB];
             h_issue<BN, WGS, W, true>(pa, smem, full, c, wg, 0);
             int kb = 0;
@@ -608,12 +678,20 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
                 h_block_one<CL, BN, WGS, false>(acc, pa, smem, full, empty, c, wg, lane, sc, x, y,
                                                 kb);
         }
+        uint8_t *c_stage = smem + G::STAGES * G::STAGE_BYTES + wg * G::C_WG;
         if (a.tma_store)
-            wg_store_tile_tma<kb_bf16_tag, BN>(
-                acc, 1.0f, smem + G::STAGES * G::STAGE_BYTES + wg * (G::C_BYTES / WGS), tmc,
-                m0 + wg * 64, n0, 1 + wg);
+            wg_store_tile_tma<kb_bf16_tag, BN>(acc, 1.0f, c_stage, tmc, m0 + slice * 64, n0,
+                                               1 + wg);
         else
             h_epilogue_direct<BN>(acc, a, r0, r1, n0, t);
+        /* the second slice through the same staging, once the copy engine has read the first */
+        if constexpr (G::SLICES == 2) {
+            if (a.tma_store)
+                wg_store_tile_tma<kb_bf16_tag, BN>(acc1, 1.0f, c_stage, tmc, m0 + slice * 64 + 64,
+                                                   n0, 1 + wg);
+            else
+                h_epilogue_direct<BN>(acc1, a, r0 + 64, r1 + 64, n0, t);
+        }
     }
     if (a.tma_store)
         wg_store_drain();
@@ -768,6 +846,9 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 #if RF_FP8_BN == 192
     return launch_wgmma_bn<192, 2>(a, A, B, M, N, K, stream);
 #else
+#if RF_FP8_WGS == 4
+    return launch_wgmma_bn<128, 4>(a, A, B, M, N, K, stream);
+#endif
     bool wide = RF_FP8_WGS == 3 || (RF_FP8_WGS == 0 && h_wide_rows(M, N, rf::sm_count()));
     return wide ? launch_wgmma_bn<128, 3>(a, A, B, M, N, K, stream)
                 : launch_wgmma_bn<128, 2>(a, A, B, M, N, K, stream);
