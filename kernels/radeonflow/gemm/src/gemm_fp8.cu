@@ -112,11 +112,12 @@ static int launch_simt(int M, int N, int K, const uint8_t *A, const float *sa, c
 using namespace rf; /* the Hopper helpers of sm90.cuh */
 
 /* ---- sm_90a: TMA + wgmma e4m3, warp-specialized, persistent ----
- * Block tile BM x BN (BM = 128 or 192 rows by h_wide_rows; BN = 128 or 192 columns, a build
+ * Block tile BM x BN (BM = 128, 192 or 256 rows by h_row_slices; BN = 128 or 192 columns, a build
  * switch), one 128-wide scale block of K per stage (A BM x 128 bytes + B BN x 128), as many
- * stages as shared memory holds beside C's staging (6 at 128 x 128, 4 at 192 rows or columns).
- * The last warpgroup produces: one lane issues the bulk tensor copies of a stage and arms its
- * "full" barrier. The others (2 or 3) consume, rows [64 wg, 64 wg + 64) of the tile each: per
+ * stages as shared memory holds beside C's staging (6 at 128 x 128, 4 at 192 rows or columns and
+ * at 256 rows). The last warpgroup produces: one lane issues the bulk tensor copies of a stage
+ * and arms its "full" barrier. The others (2 or 3) consume, 64-row slices of the tile (one each;
+ * at 256 rows two each, one after the other): per
  * stage, wgmma m64nWk32 over the block's K into block partials of W
  * columns (W = BN at 128 columns; pieces of 96 columns on the wider tile, whose full partial
  * and accumulator would not both fit in registers twice), then each
@@ -146,7 +147,7 @@ static_assert(RF_FP8_BN == 128 || RF_FP8_BN == 192, "RF_FP8_BN: 128 or 192");
  * slice, two partials in a steady pipeline), 3 (192-row tiles, a consumer warpgroup per slice,
  * one partial each: two would not fit 160 registers) or 4 (256-row tiles, two consumer
  * warpgroups of two slices each, one partial that each slice's block reuses); 0, the rule of
- * h_wide_rows per shape. */
+ * h_row_slices per shape. */
 #ifndef RF_FP8_WGS
 #define RF_FP8_WGS 0
 #endif
@@ -806,23 +807,33 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
                    : launch_wgmma_cl<1, BN, WGS>(a, ma, mb, mc, stream);
 }
 
-/* 192-row tiles (three consumer warpgroups) stream 0.83x the operand bytes per flop of 128-row
- * ones, and promote each block with one partial while the other two warpgroups' wgmma run. On
- * an H100 (docs/perf.md "FP8, fifth pass") they ran 1.02-1.12x faster than 128-row tiles where
- * the persistent grid's rounds of tiles, in rows, come out about the same (8192^3,
- * 6144x6144x4096, 16384x7168x2048, 2048x2112x7168, 4096x24576x1536), 0.99-1.05x at 1.07x the
- * rows (4096x7168x2048, 2048x7168x2048), 0.94x at 1.125x (4096^3: 6 rounds of 192 rows against
- * 8 of 128) and 0.70-0.90x with one tile row (64 and 128 rows). They take a shape whose rounds
- * in rows are at most 1.08x those of 128-row tiles. */
-constexpr double H_WIDE_ROUNDS = 1.08;
-[[maybe_unused]] static bool h_wide_rows(int M, int N, int sms)
+/* The tile height, as 64-row slices (2, 3 or 4: 128, 192 or 256 rows), by the rounds of tiles
+ * the persistent grid runs, in rows, each height's weighted by what a row of it is worth. 192-row
+ * tiles (three consumer warpgroups) stream 0.83x the operand bytes per flop of 128-row ones and
+ * promote each block with one partial while the other two warpgroups' wgmma run; on an H100
+ * (docs/perf.md "FP8, fifth pass") they ran 1.02-1.12x faster than 128-row tiles where the
+ * rounds in rows come out about the same (8192^3, 6144x6144x4096, 16384x7168x2048,
+ * 2048x2112x7168, 4096x24576x1536), 0.99-1.05x at 1.07x the rows (4096x7168x2048,
+ * 2048x7168x2048), 0.94x at 1.125x (4096^3) and 0.70-0.90x with one tile row (64 and 128 rows):
+ * weight 1.08. 256-row tiles (two warpgroups of two slices, one partial each: 0.90x the bytes
+ * per flop of 192 rows) ran 0.95-1.00x of 192-row tiles at equal rounds in rows and 1.04x of
+ * 128-row tiles (4096^3) ("FP8, seventh pass"): weight 1.04. Ties go to 192, then 128 rows. */
+constexpr int H_ROW_WEIGHT[3] = {100, 108, 104}; /* 128, 192, 256 rows, in hundredths */
+[[maybe_unused]] static int h_row_slices(int M, int N, int sms)
 {
     long long tiles_n = (N + 127) / 128;
     /* the rounds of bm-row tiles the persistent grid runs, in rows */
     auto rows_in_rounds = [&](long long bm) {
         return ((M + bm - 1) / bm * tiles_n + sms - 1) / sms * bm;
     };
-    return rows_in_rounds(h_cfg<128, 3>::BM) <= rows_in_rounds(h_cfg<128, 2>::BM) * H_WIDE_ROUNDS;
+    /* whether s slices cost no more (strictly less: less) than t slices */
+    auto cheaper = [&](int s, int t, bool strictly) {
+        long long cs = rows_in_rounds(64 * s) * H_ROW_WEIGHT[t - 2];
+        long long ct = rows_in_rounds(64 * t) * H_ROW_WEIGHT[s - 2];
+        return strictly ? cs < ct : cs <= ct;
+    };
+    int best = cheaper(3, 2, false) ? 3 : 2;
+    return cheaper(4, best, true) ? 4 : best;
 }
 
 /* KBPKG_KERNEL_EUNSUPPORTED when this build or driver cannot run it, or the operands are not
@@ -846,12 +857,10 @@ static int launch_wgmma(int M, int N, int K, const uint8_t *A, const float *sa, 
 #if RF_FP8_BN == 192
     return launch_wgmma_bn<192, 2>(a, A, B, M, N, K, stream);
 #else
-#if RF_FP8_WGS == 4
-    return launch_wgmma_bn<128, 4>(a, A, B, M, N, K, stream);
-#endif
-    bool wide = RF_FP8_WGS == 3 || (RF_FP8_WGS == 0 && h_wide_rows(M, N, rf::sm_count()));
-    return wide ? launch_wgmma_bn<128, 3>(a, A, B, M, N, K, stream)
-                : launch_wgmma_bn<128, 2>(a, A, B, M, N, K, stream);
+    int slices = RF_FP8_WGS ? RF_FP8_WGS : h_row_slices(M, N, rf::sm_count());
+    return slices == 4   ? launch_wgmma_bn<128, 4>(a, A, B, M, N, K, stream)
+           : slices == 3 ? launch_wgmma_bn<128, 3>(a, A, B, M, N, K, stream)
+                         : launch_wgmma_bn<128, 2>(a, A, B, M, N, K, stream);
 #endif
 }
 #endif

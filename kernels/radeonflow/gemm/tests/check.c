@@ -661,7 +661,7 @@ typedef struct fp8_case {
 } fp8_case;
 
 /* One K block, ragged M and N against the 128 scale blocks and the GPU tiles, several K
- * blocks, a single row, K = 0 (C is zeros), odd tile counts both ways at both tile heights (520 x
+ * blocks, a single row, K = 0 (C is zeros), odd tile counts both ways at two tile heights (520 x
  * 300: 3 x 3 tiles of 192 x 128, 5 x 3 of 128 x 128), and more tiles than one wave of an H200. */
 static const fp8_case fp8_cases[] = {
     {128, 128, 128},
@@ -675,10 +675,14 @@ static const fp8_case fp8_cases[] = {
 #if defined(KBPKG_CHECK_CUDA)
     /* GPU only (the fp64 reference takes seconds): more tiles than an H200 has SMs, more K
      * blocks than the sm_90a kernel has stages, an odd N (single-column stores); 192-row tiles
-     * (the sm_90a rule's pick there) two rounds deep, so a block runs two of them */
+     * (the sm_90a rule's pick there) two rounds deep, so a block runs two of them; 256-row
+     * tiles (the rule's pick on 114-132 SMs) two rounds deep, the last tile's second warpgroup
+     * partly past M, stored from registers (odd N) and through the copy engine (N % 8 == 0) */
     {1500, 1502, 1024},
     {129, 1499, 896},
     {2304, 2048, 256},
+    {1174, 5013, 256},
+    {1174, 5016, 384},
 #endif
 };
 
