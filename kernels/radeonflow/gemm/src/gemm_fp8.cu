@@ -174,7 +174,7 @@ template <int BN, int WGS> struct h_cfg {
      * two partials (PP 2), or two slices' accumulators, only fit beside two consumer warpgroups */
     static constexpr int PRODUCER_REGS = CWG == 2 ? 40 : 24, CONSUMER_REGS = CWG == 2 ? 232 : 160;
     static constexpr int PP = WGS == 2 ? RF_FP8_PINGPONG : 0;
-    static_assert(WGS >= 2 && WGS <= 4, "two or three consumer warpgroups");
+    static_assert(WGS >= 2 && WGS <= 4, "two, three or four 64-row slices");
     static_assert(128 * PRODUCER_REGS + 128 * CWG * CONSUMER_REGS <= 65536, "register file");
     static constexpr int W = BN == 128 ? 128 : 96;
     static constexpr int PIECES = BN / W;
@@ -816,8 +816,10 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
  * 2048x2112x7168, 4096x24576x1536), 0.99-1.05x at 1.07x the rows (4096x7168x2048,
  * 2048x7168x2048), 0.94x at 1.125x (4096^3) and 0.70-0.90x with one tile row (64 and 128 rows):
  * weight 1.08. 256-row tiles (two warpgroups of two slices, one partial each: 0.90x the bytes
- * per flop of 192 rows) ran 0.95-1.00x of 192-row tiles at equal rounds in rows and 1.04x of
- * 128-row tiles (4096^3) ("FP8, seventh pass"): weight 1.04. Ties go to 192, then 128 rows. */
+ * per flop of 192 rows) ran 0.94-1.02x of 192-row tiles at equal rounds in rows and 1.04-1.07x
+ * of 128-row tiles at 4096^3 (two H100 runs, "FP8, seventh pass"): weight 1.04. Ties go to 192,
+ * then 128 rows. With 256 rows the rule ran 1.01-1.12x faster at the 10 of 20 timed shapes
+ * where it takes them, 0.99-1.02x elsewhere (the same kernels). */
 constexpr int H_ROW_WEIGHT[3] = {100, 108, 104}; /* 128, 192, 256 rows, in hundredths */
 [[maybe_unused]] static int h_row_slices(int M, int N, int sms)
 {
