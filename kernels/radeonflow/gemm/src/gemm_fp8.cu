@@ -819,7 +819,7 @@ static int launch_wgmma_bn(h_args a, const uint8_t *A, const uint8_t *B, int M, 
  * per flop of 192 rows) ran 0.94-1.02x of 192-row tiles at equal rounds in rows and 1.04-1.07x
  * of 128-row tiles at 4096^3 (two H100 runs, "FP8, seventh pass"): weight 1.04. Ties go to 192,
  * then 128 rows. With 256 rows the rule ran 1.01-1.12x faster at the 10 of 20 timed shapes
- * where it takes them, 0.99-1.02x elsewhere (the same kernels). */
+ * where it takes them, 0.97-1.02x elsewhere (the same kernels). */
 constexpr int H_ROW_WEIGHT[3] = {100, 108, 104}; /* 128, 192, 256 rows, in hundredths */
 [[maybe_unused]] static int h_row_slices(int M, int N, int sms)
 {
