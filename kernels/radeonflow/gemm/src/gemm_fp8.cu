@@ -399,6 +399,18 @@ template <int N> __device__ __forceinline__ void h_wait_group()
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+/* Row r's A scales; rows past M read row M - 1's (their outputs are never stored). */
+__device__ __forceinline__ const float *h_scale_a_row(const h_args &a, int r)
+{
+    return a.scale_a + (size_t)(r < a.M ? r : a.M - 1) * a.kblocks;
+}
+/* The B scale row of column n's 128-column block; columns past N read the last block's. */
+__device__ __forceinline__ const float *h_scale_b_row(const h_args &a, int n)
+{
+    int nb = n / RF_FP8_BLOCK, last_nb = (a.N - 1) / RF_FP8_BLOCK;
+    return a.scale_b + (size_t)(nb < last_nb ? nb : last_nb) * a.kblocks;
+}
+
 /* Scale rows of this thread and the tile's B scale rows (one per 64-column chunk: SB). */
 template <int SB> struct h_scales {
     const float *a0, *a1, *b[SB];
@@ -489,16 +501,14 @@ h_block_one(float *acc, float *part, uint8_t *smem, uint64_t *full, uint64_t *em
  * registers. */
 struct h_scales_slices {
     const h_args *a;
-    int r0, nb;
+    int r0, n0;
     /* the raw scales of block kb: x[0..3] the rows', x[4] B's */
     __device__ __forceinline__ void raw(int kb, float *x) const
     {
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            int r = r0 + (i & 1) * 8 + (i >> 1) * 64; /* rows past M read row M - 1's */
-            x[i] = __ldg(a->scale_a + (size_t)(r < a->M ? r : a->M - 1) * a->kblocks + kb);
-        }
-        x[4] = __ldg(a->scale_b + (size_t)nb * a->kblocks + kb);
+        for (int i = 0; i < 4; i++)
+            x[i] = __ldg(h_scale_a_row(*a, r0 + (i & 1) * 8 + (i >> 1) * 64) + kb);
+        x[4] = __ldg(h_scale_b_row(*a, n0) + kb);
     }
 };
 
@@ -559,22 +569,18 @@ __device__ __forceinline__ void h_consume(uint8_t *smem, uint64_t *full, uint64_
         /* rows past M read row M - 1's scales: their outputs are never stored; a cluster's
          * last tile may lie past N (odd tiles_n), and a wide tile's last chunks too: they run
          * on zeros (the last block's scales) and store nothing */
-        int last_nb = (a.N - 1) / RF_FP8_BLOCK;
         h_scales<SB> sc;
-        sc.a0 = a.scale_a + (size_t)(r0 < a.M ? r0 : a.M - 1) * a.kblocks;
-        sc.a1 = a.scale_a + (size_t)(r1 < a.M ? r1 : a.M - 1) * a.kblocks;
+        sc.a0 = h_scale_a_row(a, r0);
+        sc.a1 = h_scale_a_row(a, r1);
 #pragma unroll
-        for (int q = 0; q < SB; q++) {
-            int nb = (n0 + q * 64) / RF_FP8_BLOCK;
-            sc.b[q] = a.scale_b + (size_t)(nb < last_nb ? nb : last_nb) * a.kblocks;
-        }
+        for (int q = 0; q < SB; q++)
+            sc.b[q] = h_scale_b_row(a, n0 + q * 64);
         float acc[BN / 2], acc1[G::SLICES == 2 ? BN / 2 : 1];
 #pragma unroll
         for (int i = 0; i < BN / 2; i++)
             acc[i] = 0.0f;
         if constexpr (G::SLICES == 2) {
-            int nb = n0 / RF_FP8_BLOCK;
-            h_scales_slices ss = {&a, r0, nb < last_nb ? nb : last_nb};
+            h_scales_slices ss = {&a, r0, n0};
 #pragma unroll
             for (int i = 0; i < BN / 2; i++)
                 acc1[i] = 0.0f;
