@@ -1,175 +1,555 @@
-/* radeonflow/gemm on the CPU: a blocked, cache-friendly GEMM; also the reference in tests. */
+/* radeonflow/gemm on the CPU, also the reference the GPU checks compare against (itself checked
+ * against fp64). The GotoBLAS/BLIS layout: a KC x NC panel of B and an MC x KC block of A are
+ * converted to fp32 and packed into slivers once, then a register-blocked MR x NR micro-kernel
+ * runs over them. The micro-kernel is written with GCC/Clang vector extensions, so each CPU
+ * target's flags pick its vector width (-march=x86-64-v2: SSE, v3: AVX2+FMA, v4: AVX-512,
+ * armv8-a: NEON) from one source. Large calls split C into one rectangle per core. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "gemm_cpu.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "kbpkg_half.h"
 
-/* Blocks sized so one panel of B (KC x NC floats) stays in L2 and a row of C in L1. */
-enum { KC = 256, NC = 512 };
+/* VW floats per vector; MR rows x NR = 2 vectors of columns of accumulators, sized to the
+ * register file: 12 x 2 of AVX-512's 32 registers, 6 x 2 of AVX's or SSE's 16, 8 x 2 of NEON's
+ * 32, leaving room for the two B vectors and the broadcast A value. */
+#if defined(__AVX512F__)
+enum { VW = 16, MR = 12 };
+#elif defined(__AVX__)
+enum { VW = 8, MR = 6 };
+#elif defined(__aarch64__)
+enum { VW = 4, MR = 8 };
+#else
+enum { VW = 4, MR = 6 };
+#endif
+enum { NR = 2 * VW };
+_Static_assert(MR <= 12, "rows_kernel has cases for up to 12 rows");
 
-typedef float (*load_fn)(const void *base, size_t idx);
-typedef void (*store_fn)(void *base, size_t idx, float v);
+/* KC x NR of B (a sliver) stays in L1 while MR-row slivers of the MC x KC block of A stream
+ * from L2; NC bounds the fp32 panel and the C workspace. */
+enum { KC = 256, MC = 240, NC = 1024 };
 
-static float load_f32(const void *p, size_t i)
-{
-    return ((const float *)p)[i];
-}
-static float load_bf16(const void *p, size_t i)
-{
-    return kbpkg_bf16_to_f32(((const uint16_t *)p)[i]);
-}
-static float load_f16(const void *p, size_t i)
-{
-    return kbpkg_f16_to_f32(((const uint16_t *)p)[i]);
-}
-static void store_f32(void *p, size_t i, float v)
-{
-    ((float *)p)[i] = v;
-}
-static void store_bf16(void *p, size_t i, float v)
-{
-    ((uint16_t *)p)[i] = kbpkg_f32_to_bf16(v);
-}
-static void store_f16(void *p, size_t i, float v)
-{
-    ((uint16_t *)p)[i] = kbpkg_f32_to_f16(v);
-}
+/* Calls of at most SKINNY_ROWS rows (per thread) take the skinny path. Its tiles of a K x N B
+ * are SKINNY_KB rows deep (that many streams of B read at once); those of the FP8 contract's
+ * N x K B are read down K, NR streams whatever the depth, so they are one scale block deep
+ * (fewer, longer runs per column). */
+enum { SKINNY_ROWS = 4 * MR, SKINNY_KB = 16, SKINNY_KB_KMAJOR = RF_FP8_BLOCK };
 
-/* Converts a KC x NC panel of B to fp32 once, so the inner loop streams contiguous floats. */
-static void pack_b_panel(float *panel, const void *B, int ldb, int k0, int kc, int n0, int nc,
-                         load_fn load)
+/* A call below this many flops per extra thread runs on one: creating and joining a thread
+ * costs tens of microseconds, about what a core does with this much work. */
+#define MIN_FLOPS_PER_THREAD 8.0e6
+
+typedef float vecf __attribute__((vector_size(VW * sizeof(float))));
+
+static inline vecf vload(const float *p)
 {
-    for (int k = 0; k < kc; k++)
-        for (int n = 0; n < nc; n++)
-            panel[(size_t)k * nc + n] = load(B, (size_t)(k0 + k) * ldb + (n0 + n));
+    vecf v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
-static int gemm_blocked(int M, int N, int K, float alpha, const void *A, int lda, const void *B,
-                        int ldb, float beta, void *C, int ldc, load_fn load, store_fn store,
-                        load_fn load_c)
+static inline void vstore(float *p, vecf v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* Every loop over a tile's rows unrolled, so its accumulators are registers, not an array. */
+#define UNROLL_ROWS _Pragma("GCC unroll 12")
+
+/* w[rows x NR] (row stride ldw) = or += the product of a rows x kc sliver of A (k-major, MR
+ * values per k whatever `rows` is) and a kc x NR sliver of B. `rows` is a constant wherever
+ * this is inlined, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void
+tile_kernel(const int rows, int kc, const float *restrict a, const float *restrict b, size_t b_step,
+            float *restrict w, size_t ldw, int accumulate)
+{
+    vecf acc0[MR], acc1[MR];
+    UNROLL_ROWS
+    for (int r = 0; r < rows; r++)
+        acc0[r] = acc1[r] = (vecf){0};
+    for (int k = 0; k < kc; k++, a += MR, b += b_step) {
+        vecf b0 = vload(b), b1 = vload(b + VW);
+        UNROLL_ROWS
+        for (int r = 0; r < rows; r++) {
+            acc0[r] += a[r] * b0;
+            acc1[r] += a[r] * b1;
+        }
+    }
+    UNROLL_ROWS
+    for (int r = 0; r < rows; r++, w += ldw) {
+        if (accumulate) {
+            acc0[r] += vload(w);
+            acc1[r] += vload(w + VW);
+        }
+        vstore(w, acc0[r]);
+        vstore(w + VW, acc1[r]);
+    }
+}
+
+/* The tile kernel for 1..MR rows: the slivers are zero-padded to whole tiles, but the rows of
+ * a partial sliver past the last are not computed (a decode call has one row of twelve). */
+static void rows_kernel(int rows, int kc, const float *restrict a, const float *restrict b,
+                        size_t b_step, float *restrict w, size_t ldw, int accumulate)
+{
+#define ROWS_CASE(r)                                                                               \
+    case r:                                                                                        \
+        if (r <= MR)                                                                               \
+            tile_kernel(r <= MR ? r : MR, kc, a, b, b_step, w, ldw, accumulate);                   \
+        return;
+    switch (rows) {
+        ROWS_CASE(1)
+        ROWS_CASE(2)
+        ROWS_CASE(3)
+        ROWS_CASE(4)
+        ROWS_CASE(5)
+        ROWS_CASE(6)
+        ROWS_CASE(7)
+        ROWS_CASE(8)
+        ROWS_CASE(9)
+        ROWS_CASE(10)
+        ROWS_CASE(11)
+        ROWS_CASE(12)
+    }
+#undef ROWS_CASE
+}
+
+/* An operand as stored: rows of `ld` elements. The e4m3 operands carry an fp32 scale per
+ * RF_FP8_BLOCK of K (their columns), one row of scales per `scale_rows` rows. */
+typedef enum { T_F32, T_BF16, T_F16, T_E4M3 } elem_type;
+
+typedef struct operand {
+    const void *p;
+    size_t ld;
+    elem_type type;
+    const float *scale; /* e4m3 only */
+    int kblocks;        /* scales per row of scales */
+    int scale_rows;     /* 1 for A (a scale per 1 x 128), RF_FP8_BLOCK for B (per 128 x 128) */
+    const float *lut;   /* e4m3 only: the 256 decoded values */
+} operand;
+
+/* count elements of row `row` from column col0, as fp32 (e4m3 scaled), to out[i * step]:
+ * written where the packed sliver wants them, with no copy in between. */
+static void load_run(float *out, size_t step, const operand *s, size_t row, size_t col0, int count)
+{
+    size_t base = row * s->ld + col0;
+    switch (s->type) {
+    case T_F32:
+        if (step == 1)
+            memcpy(out, (const float *)s->p + base, sizeof(float) * (size_t)count);
+        else
+            for (int i = 0; i < count; i++)
+                out[(size_t)i * step] = ((const float *)s->p)[base + i];
+        return;
+    case T_BF16:
+        for (int i = 0; i < count; i++)
+            out[(size_t)i * step] = kbpkg_bf16_to_f32(((const uint16_t *)s->p)[base + i]);
+        return;
+    case T_F16:
+        for (int i = 0; i < count; i++)
+            out[(size_t)i * step] = kbpkg_f16_to_f32(((const uint16_t *)s->p)[base + i]);
+        return;
+    case T_E4M3: { /* a scale per RF_FP8_BLOCK columns: one multiplier per stretch */
+        const uint8_t *q = (const uint8_t *)s->p + base;
+        const float *scales = s->scale + (row / (size_t)s->scale_rows) * (size_t)s->kblocks;
+        for (int i = 0; i < count;) {
+            size_t col = col0 + (size_t)i;
+            int end = i + (int)(RF_FP8_BLOCK - col % RF_FP8_BLOCK);
+            float scale = scales[col / RF_FP8_BLOCK];
+            for (end = end < count ? end : count; i < end; i++)
+                out[(size_t)i * step] = s->lut[q[i]] * scale;
+        }
+        return;
+    }
+    }
+}
+
+/* Rows [m0, m0 + mc) x columns [k0, k0 + kc) of A (M x K rows) into MR-row slivers, k-major;
+ * rows past m_end are zeros. */
+static void pack_a(float *dst, const operand *A, int m0, int mc, int m_end, int k0, int kc)
+{
+    for (int s = 0; s < mc; s += MR, dst += (size_t)MR * kc)
+        for (int r = 0; r < MR; r++) {
+            int m = m0 + s + r;
+            if (m < m_end)
+                load_run(dst + r, MR, A, (size_t)m, (size_t)k0, kc);
+            else
+                for (int k = 0; k < kc; k++)
+                    dst[(size_t)k * MR + r] = 0.0f;
+        }
+}
+
+/* Rows [k0, k0 + kc) x columns [n0, n0 + nc) of B into NR-column slivers, k-major; columns past
+ * n_end are zeros. B is K x N rows, or N x K rows when k_major (the FP8 contract's layout). */
+static void pack_b(float *dst, const operand *B, int k_major, int k0, int kc, int n0, int nc,
+                   int n_end)
+{
+    for (int s = 0; s < nc; s += NR, dst += (size_t)NR * kc) {
+        int width = n_end - (n0 + s) < NR ? n_end - (n0 + s) : NR;
+        if (!k_major) {
+            for (int k = 0; k < kc; k++) {
+                float *row = dst + (size_t)k * NR;
+                load_run(row, 1, B, (size_t)(k0 + k), (size_t)(n0 + s), width);
+                for (int j = width; j < NR; j++)
+                    row[j] = 0.0f;
+            }
+            continue;
+        }
+        for (int j = 0; j < NR; j++) {
+            if (j < width)
+                load_run(dst + j, NR, B, (size_t)(n0 + s + j), (size_t)k0, kc);
+            else
+                for (int k = 0; k < kc; k++)
+                    dst[(size_t)k * NR + j] = 0.0f;
+        }
+    }
+}
+
+/* C's element type and what the epilogue applies: C = alpha * AB + beta * C (C unread when
+ * beta is 0, as BLAS). */
+typedef struct result {
+    void *p;
+    size_t ld;
+    elem_type type; /* T_F32, T_BF16 or T_F16 */
+    float alpha, beta;
+} result;
+
+static float load_c(const result *c, size_t i)
+{
+    if (c->type == T_F32)
+        return ((const float *)c->p)[i];
+    uint16_t h = ((const uint16_t *)c->p)[i];
+    return c->type == T_BF16 ? kbpkg_bf16_to_f32(h) : kbpkg_f16_to_f32(h);
+}
+
+static void store_c(const result *c, size_t i, float v)
+{
+    if (c->type == T_F32)
+        ((float *)c->p)[i] = v;
+    else
+        ((uint16_t *)c->p)[i] = c->type == T_BF16 ? kbpkg_f32_to_bf16(v) : kbpkg_f32_to_f16(v);
+}
+
+typedef struct gemm_job {
+    operand A, B;
+    int b_k_major;
+    result C;
+    int K;
+    int m0, m1, n0, n1; /* this job's rectangle of C */
+    int skinny;         /* few rows: run_skinny */
+    float *w, *bp, *ap; /* its fp32 C workspace and packed panels (job_floats of them) */
+} gemm_job;
+
+static size_t round_up(size_t v, size_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* A job's panels are NC columns wide at most, padded to whole NR-column slivers. */
+static size_t panel_cols(const gemm_job *j)
+{
+    return round_up((size_t)(j->n1 - j->n0 < NC ? j->n1 - j->n0 : NC), NR);
+}
+
+/* Its fp32 C workspace (rows padded to whole MR-row slivers), then its packed B panel and
+ * packed A block, in floats, each rounded to 16 floats so each starts 64-byte aligned. */
+static size_t workspace_floats(const gemm_job *j)
+{
+    return round_up(round_up((size_t)(j->m1 - j->m0), MR) * panel_cols(j), 16);
+}
+
+static size_t bpanel_floats(const gemm_job *j)
+{
+    return round_up(j->skinny ? (size_t)SKINNY_KB_KMAJOR * NR : KC * panel_cols(j), 16);
+}
+
+/* The packed block of A: MC x KC, or all of A's rows and K on the skinny path. */
+static size_t apanel_floats(const gemm_job *j)
+{
+    size_t rows = round_up((size_t)(j->m1 - j->m0), MR);
+    return round_up(j->skinny ? rows * (size_t)j->K : (size_t)KC * MC, 16);
+}
+
+static size_t job_floats(const gemm_job *j)
+{
+    return workspace_floats(j) + bpanel_floats(j) + apanel_floats(j);
+}
+
+static void epilogue(const result *c, const float *w, size_t ldw, int m0, int rows, int n0,
+                     int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *wrow = w + (size_t)i * ldw;
+        size_t base = (size_t)(m0 + i) * c->ld + (size_t)n0;
+        for (int j = 0; j < cols; j++) {
+            float v = c->alpha * wrow[j];
+            if (c->beta != 0.0f)
+                v += c->beta * load_c(c, base + (size_t)j);
+            store_c(c, base + (size_t)j, v);
+        }
+    }
+}
+
+/* One rectangle of C on this thread: for each NC-column panel, all of K into an fp32 workspace
+ * (so 16-bit C is rounded once), then the epilogue. */
+static void run_job(gemm_job *j)
+{
+    int rows = j->m1 - j->m0;
+    size_t ldw = panel_cols(j);
+    for (int n0 = j->n0; n0 < j->n1; n0 += NC) {
+        int nc = j->n1 - n0 < NC ? j->n1 - n0 : NC;
+        if (j->K == 0)
+            memset(j->w, 0, sizeof(float) * workspace_floats(j));
+        for (int k0 = 0; k0 < j->K; k0 += KC) {
+            int kc = j->K - k0 < KC ? j->K - k0 : KC;
+            pack_b(j->bp, &j->B, j->b_k_major, k0, kc, n0, nc, n0 + nc);
+            for (int i0 = 0; i0 < rows; i0 += MC) {
+                int mc = rows - i0 < MC ? rows - i0 : MC;
+                pack_a(j->ap, &j->A, j->m0 + i0, mc, j->m1, k0, kc);
+                for (int jr = 0; jr < nc; jr += NR)
+                    for (int ir = 0; ir < mc; ir += MR)
+                        rows_kernel(mc - ir < MR ? mc - ir : MR, kc, j->ap + (size_t)ir * kc,
+                                    j->bp + (size_t)jr * kc, NR,
+                                    j->w + (size_t)(i0 + ir) * ldw + (size_t)jr, ldw, k0 > 0);
+            }
+        }
+        epilogue(&j->C, j->w, ldw, j->m0, rows, n0, nc);
+    }
+}
+
+/* One kb x NR tile of B at (k0, n), packed and used at once by every row sliver; a whole tile
+ * of an fp32 K x N B is read where it lies (its rows are the tile's rows), with no copy. */
+static void skinny_tile(const gemm_job *j, int k0, int kb, int n, int n_end, float *w, size_t ldw)
+{
+    int kc = j->K - k0 < kb ? j->K - k0 : kb, rows = j->m1 - j->m0;
+    const float *b = j->bp;
+    size_t b_step = NR;
+    if (j->B.type == T_F32 && !j->b_k_major && n_end - n >= NR) {
+        b = (const float *)j->B.p + (size_t)k0 * j->B.ld + (size_t)n;
+        b_step = j->B.ld;
+    } else {
+        pack_b(j->bp, &j->B, j->b_k_major, k0, kc, n, NR, n_end);
+    }
+    for (int s = 0; s < rows; s += MR)
+        rows_kernel(rows - s < MR ? rows - s : MR, kc, j->ap + (size_t)s * j->K + (size_t)k0 * MR,
+                    b, b_step, w + (size_t)s * ldw, ldw, k0 > 0);
+}
+
+/* Few rows (decode-sized M), where reading B is the bound: all of A packed once, then B read
+ * a small tile at a time and used while it is in L1, so the stream of B overlaps the arithmetic
+ * instead of alternating with it (the packed path packs a whole KC x NC panel, then computes).
+ * B's rows are read along their length: K x N B a k-block at a time across the columns, the
+ * FP8 contract's N x K B a column sliver at a time down K. */
+static void run_skinny(gemm_job *j)
+{
+    int rows = j->m1 - j->m0;
+    size_t ldw = panel_cols(j);
+    for (int s = 0; s < rows; s += MR)
+        for (int k0 = 0; k0 < j->K; k0 += KC)
+            pack_a(j->ap + (size_t)s * j->K + (size_t)k0 * MR, &j->A, j->m0 + s,
+                   rows - s < MR ? rows - s : MR, j->m1, k0, j->K - k0 < KC ? j->K - k0 : KC);
+    for (int n0 = j->n0; n0 < j->n1; n0 += NC) {
+        int nc = j->n1 - n0 < NC ? j->n1 - n0 : NC;
+        if (j->K == 0)
+            memset(j->w, 0, sizeof(float) * workspace_floats(j));
+        if (!j->b_k_major) {
+            for (int k0 = 0; k0 < j->K; k0 += SKINNY_KB)
+                for (int jr = 0; jr < nc; jr += NR)
+                    skinny_tile(j, k0, SKINNY_KB, n0 + jr, n0 + nc, j->w + jr, ldw);
+        } else {
+            for (int jr = 0; jr < nc; jr += NR)
+                for (int k0 = 0; k0 < j->K; k0 += SKINNY_KB_KMAJOR)
+                    skinny_tile(j, k0, SKINNY_KB_KMAJOR, n0 + jr, n0 + nc, j->w + jr, ldw);
+        }
+        epilogue(&j->C, j->w, ldw, j->m0, rows, n0, nc);
+    }
+}
+
+static void *run_job_thread(void *arg)
+{
+    gemm_job *j = arg;
+    if (j->skinny)
+        run_skinny(j);
+    else
+        run_job(j);
+    return NULL;
+}
+/* Starts worker t (1..) of a call. On Linux each worker is placed on its own allowed CPU, not
+ * the caller's: left to the scheduler, a new thread is often queued on its parent's CPU and
+ * starts only when the parent's share of the work is done (measured on a two-core VM: 40-80 us
+ * to start when placed, up to the parent's whole 650 us when not), which made two threads as
+ * slow as one at 512^3. */
+static int start_worker(pthread_t *tid, gemm_job *job, int t)
+{
+#ifdef __linux__
+    cpu_set_t allowed, one;
+    int self = sched_getcpu(), seen = 0;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && self >= 0) {
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+            if (!CPU_ISSET(cpu, &allowed) || cpu == self || ++seen != t)
+                continue;
+            pthread_attr_t attr;
+            if (pthread_attr_init(&attr) != 0)
+                break;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            int ok = pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0 &&
+                     pthread_create(tid, &attr, run_job_thread, job) == 0;
+            pthread_attr_destroy(&attr);
+            if (ok)
+                return 1;
+            break;
+        }
+    }
+#endif
+    (void)t;
+    return pthread_create(tid, NULL, run_job_thread, job) == 0;
+}
+
+/* The cores this process may run on, capped by OMP_NUM_THREADS when set (the knob users
+ * already set for their BLAS and PyTorch). */
+static int available_threads(void)
+{
+    int n = 1;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+#else
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 ? (int)online : 1;
+#endif
+    const char *cap = getenv("OMP_NUM_THREADS");
+    if (cap != NULL && *cap != '\0') {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(cap, &end, 10);
+        if (errno == 0 && end != cap && v > 0 && v < n)
+            n = (int)v;
+    }
+    return n < 1 ? 1 : n;
+}
+
+/* Splits C into tm x tn rectangles (tm * tn = threads), the split that gives each thread the
+ * least padded work plus packing (each thread packs its own panels of A and B). */
+static void choose_grid(int M, int N, int threads, int *tm, int *tn)
+{
+    double best = -1;
+    for (int a = 1; a <= threads; a++) {
+        if (threads % a != 0)
+            continue;
+        int b = threads / a;
+        double rows = (double)round_up((size_t)(M + a - 1) / (size_t)a, MR),
+               cols = (double)round_up((size_t)(N + b - 1) / (size_t)b, NR);
+        double cost = rows * cols + 16.0 * (rows + cols);
+        if (best < 0 || cost < best) /* ties keep the smaller a: splitting N packs less A */
+            best = cost, *tm = a, *tn = b;
+    }
+}
+
+static int run_gemm(const operand *A, const operand *B, int b_k_major, const result *C, int M,
+                    int N, int K)
+{
+    double flops = 2.0 * M * N * (K > 0 ? K : 1);
+    int threads = available_threads();
+    if (threads > flops / MIN_FLOPS_PER_THREAD)
+        threads = flops >= 2 * MIN_FLOPS_PER_THREAD ? (int)(flops / MIN_FLOPS_PER_THREAD) : 1;
+    if (threads > 64)
+        threads = 64;
+    int tm = 1, tn = 1;
+    choose_grid(M, N, threads, &tm, &tn);
+    gemm_job jobs[64];
+    pthread_t tids[64];
+    int started[64] = {0}, count = 0;
+    size_t floats = 0;
+    for (int a = 0; a < tm; a++)
+        for (int b = 0; b < tn; b++) {
+            int m0 = (int)((long)M * a / tm), m1 = (int)((long)M * (a + 1) / tm);
+            int n0 = (int)((long)N * b / tn), n1 = (int)((long)N * (b + 1) / tn);
+            if (m0 < m1 && n0 < n1) {
+                jobs[count] =
+                    (gemm_job){*A,   *B,   b_k_major, *C, K, m0, m1, n0, n1, m1 - m0 <= SKINNY_ROWS,
+                               NULL, NULL, NULL};
+                floats += job_floats(&jobs[count++]);
+            }
+        }
+    /* One allocation on the calling thread for every job: memory a worker thread allocates
+     * comes from an arena that is returned and faulted in again on every call, which cost
+     * more than the work itself at 512^3 on two cores. */
+    float *mem = aligned_alloc(64, sizeof(float) * floats), *next = mem;
+    if (mem == NULL)
+        return KBPKG_KERNEL_EUNSUPPORTED;
+    for (int t = 0; t < count; t++) {
+        jobs[t].w = next;
+        jobs[t].bp = jobs[t].w + workspace_floats(&jobs[t]);
+        jobs[t].ap = jobs[t].bp + bpanel_floats(&jobs[t]);
+        next += job_floats(&jobs[t]);
+    }
+    /* job 0 on this thread; a thread that cannot start runs its job here after it */
+    for (int t = 1; t < count; t++)
+        started[t] = start_worker(&tids[t], &jobs[t], t);
+    run_job_thread(&jobs[0]);
+    for (int t = 1; t < count; t++) {
+        if (started[t])
+            pthread_join(tids[t], NULL);
+        else
+            run_job_thread(&jobs[t]);
+    }
+    free(mem);
+    return KBPKG_KERNEL_OK;
+}
+
+static int gemm_typed(elem_type type, int M, int N, int K, float alpha, const void *A, int lda,
+                      const void *B, int ldb, float beta, void *C, int ldc)
 {
     int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
     if (rc != 0 || M == 0 || N == 0)
         return rc;
-    float *acc = malloc(sizeof(float) * (size_t)M * NC);
-    float *panel = malloc(sizeof(float) * (size_t)KC * NC);
-    if (acc == NULL || panel == NULL) {
-        free(acc);
-        free(panel);
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    }
-    for (int n0 = 0; n0 < N; n0 += NC) {
-        int nc = N - n0 < NC ? N - n0 : NC;
-        for (size_t i = 0; i < (size_t)M * nc; i++)
-            acc[i] = 0.0f;
-        for (int k0 = 0; k0 < K; k0 += KC) {
-            int kc = K - k0 < KC ? K - k0 : KC;
-            pack_b_panel(panel, B, ldb, k0, kc, n0, nc, load);
-            for (int m = 0; m < M; m++) {
-                float *crow = acc + (size_t)m * nc;
-                for (int k = 0; k < kc; k++) {
-                    float a = load(A, (size_t)m * lda + (k0 + k));
-                    const float *brow = panel + (size_t)k * nc;
-                    for (int n = 0; n < nc; n++)
-                        crow[n] += a * brow[n];
-                }
-            }
-        }
-        for (int m = 0; m < M; m++) {
-            for (int n = 0; n < nc; n++) {
-                size_t ci = (size_t)m * ldc + (n0 + n);
-                float v = alpha * acc[(size_t)m * nc + n];
-                if (beta != 0.0f) /* beta == 0 never reads C, as BLAS */
-                    v += beta * load_c(C, ci);
-                store(C, ci, v);
-            }
-        }
-    }
-    free(acc);
-    free(panel);
-    return KBPKG_KERNEL_OK;
+    operand a = {A, (size_t)lda, type, NULL, 0, 1, NULL};
+    operand b = {B, (size_t)ldb, type, NULL, 0, 1, NULL};
+    result c = {C, (size_t)ldc, type, alpha, beta};
+    return run_gemm(&a, &b, 0, &c, M, N, K);
 }
 
 int rf_gemm_bf16_cpu(int M, int N, int K, float alpha, const kbpkg_bf16 *A, int lda,
                      const kbpkg_bf16 *B, int ldb, float beta, kbpkg_bf16 *C, int ldc)
 {
-    return gemm_blocked(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, load_bf16, store_bf16,
-                        load_bf16);
+    return gemm_typed(T_BF16, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 int rf_gemm_f16_cpu(int M, int N, int K, float alpha, const kbpkg_f16 *A, int lda,
                     const kbpkg_f16 *B, int ldb, float beta, kbpkg_f16 *C, int ldc)
 {
-    return gemm_blocked(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, load_f16, store_f16,
-                        load_f16);
+    return gemm_typed(T_F16, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 int rf_gemm_f32_cpu(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                     int ldb, float beta, float *C, int ldc)
 {
-    return gemm_blocked(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, load_f32, store_f32,
-                        load_f32);
+    return gemm_typed(T_F32, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* fp32 dot product of one 128-wide block; the compiler vectorises the four partial sums. */
-static float dot_block(const float *a, const float *b)
-{
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (int k = 0; k < RF_FP8_BLOCK; k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    return (s0 + s1) + (s2 + s3);
-}
-
-static void decode_rows(float *out, const kbpkg_e4m3 *in, size_t count, const float *lut)
-{
-    for (size_t i = 0; i < count; i++)
-        out[i] = lut[in[i]];
-}
-
-/* One 128-row block of B decoded once, then every row of A against it; each K block's raw
- * dot product is scaled by scale_a * scale_b, as the GPU kernels promote their accumulators. */
+/* The FP8 contract as an fp32 GEMM of the dequantised operands: A's and B's e4m3 values times
+ * their block scales, packed as any operand (KC is a multiple of the scale block). */
 int rf_gemm_fp8_blockscale_cpu(int M, int N, int K, const kbpkg_e4m3 *A, const float *scale_a,
                                const kbpkg_e4m3 *B, const float *scale_b, kbpkg_bf16 *C)
 {
     int rc = rf_gemm_fp8_check_args(M, N, K, A, scale_a, B, scale_b, C);
     if (rc != 0 || M == 0 || N == 0)
         return rc;
-    int kblocks = K / RF_FP8_BLOCK;
     float lut[256];
     for (int v = 0; v < 256; v++)
         lut[v] = rf_e4m3_to_f32((uint8_t)v);
-    float *bpanel = malloc(sizeof(float) * (size_t)RF_FP8_BLOCK * (K ? K : 1));
-    float *arow = malloc(sizeof(float) * (size_t)(K ? K : 1));
-    if (bpanel == NULL || arow == NULL) {
-        free(bpanel);
-        free(arow);
-        return KBPKG_KERNEL_EUNSUPPORTED;
-    }
-    for (int n0 = 0; n0 < N; n0 += RF_FP8_BLOCK) {
-        int nc = N - n0 < RF_FP8_BLOCK ? N - n0 : RF_FP8_BLOCK;
-        const float *sb = scale_b + (size_t)(n0 / RF_FP8_BLOCK) * kblocks;
-        decode_rows(bpanel, B + (size_t)n0 * K, (size_t)nc * K, lut);
-        for (int m = 0; m < M; m++) {
-            const float *sa = scale_a + (size_t)m * kblocks;
-            decode_rows(arow, A + (size_t)m * K, (size_t)K, lut);
-            for (int n = 0; n < nc; n++) {
-                float acc = 0.0f;
-                for (int kb = 0; kb < kblocks; kb++)
-                    acc += dot_block(arow + (size_t)kb * RF_FP8_BLOCK,
-                                     bpanel + (size_t)n * K + (size_t)kb * RF_FP8_BLOCK) *
-                           (sa[kb] * sb[kb]);
-                C[(size_t)m * N + n0 + n] = kbpkg_f32_to_bf16(acc);
-            }
-        }
-    }
-    free(bpanel);
-    free(arow);
-    return KBPKG_KERNEL_OK;
+    int kblocks = K / RF_FP8_BLOCK;
+    operand a = {A, (size_t)K, T_E4M3, scale_a, kblocks, 1, lut};
+    operand b = {B, (size_t)K, T_E4M3, scale_b, kblocks, RF_FP8_BLOCK, lut};
+    result c = {C, (size_t)N, T_BF16, 1.0f, 0.0f};
+    return run_gemm(&a, &b, 1, &c, M, N, K);
 }
 
 /* The CPU build's exports; the GPU checks compile this file with KBPKG_REFERENCE_ONLY. */

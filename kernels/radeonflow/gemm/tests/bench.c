@@ -109,12 +109,16 @@ typedef struct shape {
     int kind, M, N, K;
 } shape;
 
-/* LLM-like shapes on GPUs (square, a 128-token projection, decode), small ones on CPUs. */
+/* LLM-like shapes on GPUs (square, a 128-token projection, decode); on CPUs smaller squares,
+ * an odd size, decode (1 and 16 rows: the CPU kernel's skinny path) and a 128-row projection. */
 static const shape gpu_full[] = {
     {1, 4096, 4096, 4096}, {1, 128, 7168, 2048},  {1, 16, 4096, 4096},  {2, 4096, 4096, 4096},
     {0, 2048, 2048, 2048}, {3, 4096, 4096, 4096}, {3, 128, 7168, 2048}, {3, 4096, 7168, 2048}};
 static const shape gpu_quick[] = {{1, 512, 512, 512}, {0, 256, 256, 256}, {3, 256, 512, 512}};
-static const shape cpu_full[] = {{0, 512, 512, 512}, {1, 512, 512, 512}, {3, 256, 512, 512}};
+static const shape cpu_full[] = {{0, 512, 512, 512},    {1, 512, 512, 512},   {3, 256, 512, 512},
+                                 {0, 2048, 2048, 2048}, {1, 777, 1000, 3000}, {0, 1, 4096, 4096},
+                                 {1, 16, 4096, 4096},   {0, 128, 4096, 4096}, {3, 1024, 1024, 1024},
+                                 {3, 16, 4096, 4096}};
 static const shape cpu_quick[] = {{0, 64, 64, 64}, {1, 64, 96, 64}, {3, 32, 64, 128}};
 
 int main(int argc, char **argv)

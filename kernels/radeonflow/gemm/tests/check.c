@@ -1,5 +1,6 @@
 /* radeonflow/gemm check: every export against the CPU reference (and that against fp64) on
  * fresh random data, awkward shapes, strides, alpha/beta, and bad arguments. */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup under -std=c11 */
 #include "../src/gemm_cpu.h"
 
 #include "kbpkg_check.h"
@@ -78,6 +79,12 @@ static const gemm_case cases[] = {
     {12, 530, 777, 3, 0, 2, 0.5f, -1.0f, 0},
     {40, 1004, 520, 0, 0, 0, 1.0f, 0.5f, 0},
     {24, 70, 1000, 0, 1, 0, -1.0f, 0.0f, 0},
+    /* the CPU kernel's paths: tall and thin (its threads split M), few rows in slivers of 12
+     * (AVX-512) or 6 with the last one partial (the skinny path reads B a 16-row tile at a time:
+     * K not a multiple of it), just above the skinny path's 48 rows */
+    {2000, 40, 300, 0, 0, 0, 1.0f, 0.0f, 0},
+    {45, 1100, 261, 2, 0, 1, 0.5f, 0.25f, 0},
+    {49, 333, 700, 0, 0, 0, 1.0f, 0.0f, 0},
 };
 
 #ifdef KBPKG_CHECK_CUDA
@@ -672,6 +679,7 @@ static const fp8_case fp8_cases[] = {
     {65, 1, 128},
     {264, 520, 256},
     {520, 300, 384},
+    {40, 200, 384}, /* the CPU kernel's skinny path: B read down K, one scale block a tile */
 #if defined(KBPKG_CHECK_CUDA)
     /* GPU only (the fp64 reference takes seconds): more tiles than an H200 has SMs, more K
      * blocks than the sm_90a kernel has stages, an odd N (single-column stores); 192-row tiles
@@ -858,6 +866,73 @@ static size_t check_fp8_bad_args(void)
     return bad;
 }
 
+/* C = A B on the host: type 0-2 as kbc_dtype (K x N B), 3 the FP8 contract (N x K B, the
+ * scales of A then those of B in `scales`). */
+static int cpu_gemm(int t, int M, int N, int K, void *A, void *B, float *scales, void *C)
+{
+    if (t == 3)
+        return rf_gemm_fp8_blockscale_cpu(M, N, K, A, scales, B, scales + (size_t)M * (K / 128), C);
+    if (t == KBC_F32)
+        return rf_gemm_f32_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+    if (t == KBC_BF16)
+        return rf_gemm_bf16_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+    return rf_gemm_f16_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+}
+
+/* The CPU kernel splits C into one rectangle per thread but sums every element in the same
+ * order whatever the split, so one thread (OMP_NUM_THREADS=1) and all of them agree bit for
+ * bit, on each of its paths (packed, split by rows and by columns; skinny; FP8). */
+static size_t check_cpu_threads(kbc_rng *rng)
+{
+    static const int shapes[][4] = {
+        {0, 2000, 40, 300}, {1, 300, 1500, 520}, {2, 30, 3000, 300}, {3, 300, 700, 512}};
+    const char *old = getenv("OMP_NUM_THREADS");
+    char *saved = old ? strdup(old) : NULL;
+    size_t bad = 0;
+    for (size_t i = 0; i < KB_COUNT(shapes); i++) {
+        int t = shapes[i][0], M = shapes[i][1], N = shapes[i][2], K = shapes[i][3];
+        size_t es = t == 3 ? 1 : kbc_size((kbc_dtype)t), cs = t == 3 ? 2 : es, na = (size_t)M * K,
+               nb = (size_t)K * N, ns = (size_t)(M + N) * (K / 128 + 1);
+        unsigned char *A = kbc_xmalloc(na * es), *B = kbc_xmalloc(nb * es);
+        unsigned char *C[2] = {kbc_xmalloc((size_t)M * N * cs), kbc_xmalloc((size_t)M * N * cs)};
+        float *scales = kbc_xmalloc(ns * sizeof(float));
+        if (t == 3) {
+            fp8_fill(rng, A, na);
+            fp8_fill(rng, B, nb);
+            scale_fill(rng, scales, ns);
+        } else {
+            kbc_fill(rng, (kbc_dtype)t, A, na, -1.0f, 1.0f);
+            kbc_fill(rng, (kbc_dtype)t, B, nb, -1.0f, 1.0f);
+        }
+        for (int run = 0; run < 2; run++) {
+            if (run == 0)
+                setenv("OMP_NUM_THREADS", "1", 1);
+            else if (saved)
+                setenv("OMP_NUM_THREADS", saved, 1);
+            else
+                unsetenv("OMP_NUM_THREADS");
+            int rc = cpu_gemm(t, M, N, K, A, B, scales, C[run]);
+            if (rc != 0) {
+                fprintf(stderr, "check: FAIL CPU GEMM type %d %dx%dx%d returned %d\n", t, M, N, K,
+                        rc);
+                bad++;
+            }
+        }
+        if (memcmp(C[0], C[1], (size_t)M * N * cs) != 0) {
+            fprintf(stderr,
+                    "check: FAIL CPU GEMM type %d %dx%dx%d: one thread and all of them differ\n", t,
+                    M, N, K);
+            bad++;
+        }
+        free(A), free(B), free(C[0]), free(C[1]), free(scales);
+    }
+    free(saved);
+    if (!bad)
+        printf("check: ok   CPU GEMM bit-identical on one thread and on all (%ld CPUs online)\n",
+               sysconf(_SC_NPROCESSORS_ONLN));
+    return bad;
+}
+
 int main(void)
 {
     kbc_rng rng = kbc_rng_from_env_or_time();
@@ -902,6 +977,7 @@ int main(void)
 #endif
     bad += check_e4m3_decode();
     bad += check_fp8_bad_args();
+    bad += check_cpu_threads(&rng);
     for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
         bad += run_fp8_case(&rng, &fp8_cases[i]);
     if (bad) {
