@@ -4,6 +4,6 @@
 set -eu
 cd "$(dirname "$0")"
 for pkg in */*/kernel.yaml; do
-    cp common/kb_gpu_compat.h common/kbpkg_half.h common/kbpkg_check.h common/kbpkg_bench.h \
+    cp common/kb_gpu_compat.h common/kbpkg_half.h common/kbpkg_check.h common/kbpkg_bench.h common/kb_cpu.h \
         "$(dirname "$pkg")/include/"
 done

@@ -244,7 +244,8 @@ static char *slurp(const char *path)
  * vendors the shared headers; the copies must not drift from kernels/common/. */
 Test(kernels, vendored_headers_match_common)
 {
-    static const char *const headers[] = {"kb_gpu_compat.h", "kbpkg_half.h", "kbpkg_check.h"};
+    static const char *const headers[] = {"kb_gpu_compat.h", "kbpkg_half.h", "kbpkg_check.h",
+                                          "kbpkg_bench.h", "kb_cpu.h"};
     for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
         char *rel = fmt("kernels/common/%s", headers[h], "");
         char *common_path = kbt_source(rel);

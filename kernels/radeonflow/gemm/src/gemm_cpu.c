@@ -4,29 +4,21 @@
  * runs over them. The micro-kernel is written with GCC/Clang vector extensions, so each CPU
  * target's flags pick its vector width (-march=x86-64-v2: SSE, v3: AVX2+FMA, v4: AVX-512,
  * armv8-a: NEON) from one source. Large calls split C into one rectangle per core. */
-#define _GNU_SOURCE /* sched_getaffinity */
+#define _GNU_SOURCE /* kb_cpu.h: sched_getaffinity */
 #include "gemm_cpu.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
+#include "kb_cpu.h"
 #include "kbpkg_half.h"
 
-/* VW floats per vector; MR rows x NR = 2 vectors of columns of accumulators, sized to the
- * register file: 12 x 2 of AVX-512's 32 registers, 6 x 2 of AVX's or SSE's 16, 8 x 2 of NEON's
- * 32, leaving room for the two B vectors and the broadcast A value. */
+/* MR rows x NR = 2 vectors of columns of accumulators, sized to the register file: 12 x 2 of
+ * AVX-512's 32 registers, 6 x 2 of AVX's or SSE's 16, 8 x 2 of NEON's 32, leaving room for the
+ * two B vectors and the broadcast A value. */
 #if defined(__AVX512F__)
-enum { VW = 16, MR = 12 };
-#elif defined(__AVX__)
-enum { VW = 8, MR = 6 };
+enum { VW = KB_VW, MR = 12 };
 #elif defined(__aarch64__)
-enum { VW = 4, MR = 8 };
+enum { VW = KB_VW, MR = 8 };
 #else
-enum { VW = 4, MR = 6 };
+enum { VW = KB_VW, MR = 6 };
 #endif
 enum { NR = 2 * VW };
 _Static_assert(MR <= 12, "rows_kernel has cases for up to 12 rows");
@@ -41,23 +33,8 @@ enum { KC = 256, MC = 240, NC = 1024 };
  * (fewer, longer runs per column). */
 enum { SKINNY_ROWS = 4 * MR, SKINNY_KB = 16, SKINNY_KB_KMAJOR = RF_FP8_BLOCK };
 
-/* A call below this many flops per extra thread runs on one: creating and joining a thread
- * costs tens of microseconds, about what a core does with this much work. */
+/* Each thread gets at least this many flops (tens of microseconds of a core's work). */
 #define MIN_FLOPS_PER_THREAD 8.0e6
-
-typedef float vecf __attribute__((vector_size(VW * sizeof(float))));
-
-static inline vecf vload(const float *p)
-{
-    vecf v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline void vstore(float *p, vecf v)
-{
-    memcpy(p, &v, sizeof v);
-}
 
 /* Every loop over a tile's rows unrolled, so its accumulators are registers, not an array. */
 #define UNROLL_ROWS _Pragma("GCC unroll 12")
@@ -69,12 +46,12 @@ static inline __attribute__((always_inline)) void
 tile_kernel(const int rows, int kc, const float *restrict a, const float *restrict b, size_t b_step,
             float *restrict w, size_t ldw, int accumulate)
 {
-    vecf acc0[MR], acc1[MR];
+    kb_vecf acc0[MR], acc1[MR];
     UNROLL_ROWS
     for (int r = 0; r < rows; r++)
-        acc0[r] = acc1[r] = (vecf){0};
+        acc0[r] = acc1[r] = (kb_vecf){0};
     for (int k = 0; k < kc; k++, a += MR, b += b_step) {
-        vecf b0 = vload(b), b1 = vload(b + VW);
+        kb_vecf b0 = kb_vload(b), b1 = kb_vload(b + VW);
         UNROLL_ROWS
         for (int r = 0; r < rows; r++) {
             acc0[r] += a[r] * b0;
@@ -84,11 +61,11 @@ tile_kernel(const int rows, int kc, const float *restrict a, const float *restri
     UNROLL_ROWS
     for (int r = 0; r < rows; r++, w += ldw) {
         if (accumulate) {
-            acc0[r] += vload(w);
-            acc1[r] += vload(w + VW);
+            acc0[r] += kb_vload(w);
+            acc1[r] += kb_vload(w + VW);
         }
-        vstore(w, acc0[r]);
-        vstore(w + VW, acc1[r]);
+        kb_vstore(w, acc0[r]);
+        kb_vstore(w + VW, acc1[r]);
     }
 }
 
@@ -370,69 +347,14 @@ static void run_skinny(gemm_job *j)
     }
 }
 
-static void *run_job_thread(void *arg)
+static void run_job_part(void *jobs, int index, int count)
 {
-    gemm_job *j = arg;
+    gemm_job *j = (gemm_job *)jobs + index;
+    (void)count;
     if (j->skinny)
         run_skinny(j);
     else
         run_job(j);
-    return NULL;
-}
-/* Starts worker t (1..) of a call. On Linux each worker is placed on its own allowed CPU, not
- * the caller's: left to the scheduler, a new thread is often queued on its parent's CPU and
- * starts only when the parent's share of the work is done (measured on a two-core VM: 40-80 us
- * to start when placed, up to the parent's whole 650 us when not), which made two threads as
- * slow as one at 512^3. */
-static int start_worker(pthread_t *tid, gemm_job *job, int t)
-{
-#ifdef __linux__
-    cpu_set_t allowed, one;
-    int self = sched_getcpu(), seen = 0;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && self >= 0) {
-        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-            if (!CPU_ISSET(cpu, &allowed) || cpu == self || ++seen != t)
-                continue;
-            pthread_attr_t attr;
-            if (pthread_attr_init(&attr) != 0)
-                break;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            int ok = pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0 &&
-                     pthread_create(tid, &attr, run_job_thread, job) == 0;
-            pthread_attr_destroy(&attr);
-            if (ok)
-                return 1;
-            break;
-        }
-    }
-#endif
-    (void)t;
-    return pthread_create(tid, NULL, run_job_thread, job) == 0;
-}
-
-/* The cores this process may run on, capped by OMP_NUM_THREADS when set (the knob users
- * already set for their BLAS and PyTorch). */
-static int available_threads(void)
-{
-    int n = 1;
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        n = CPU_COUNT(&set);
-#else
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    n = online > 0 ? (int)online : 1;
-#endif
-    const char *cap = getenv("OMP_NUM_THREADS");
-    if (cap != NULL && *cap != '\0') {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(cap, &end, 10);
-        if (errno == 0 && end != cap && v > 0 && v < n)
-            n = (int)v;
-    }
-    return n < 1 ? 1 : n;
 }
 
 /* Splits C into tm x tn rectangles (tm * tn = threads), the split that gives each thread the
@@ -455,32 +377,31 @@ static void choose_grid(int M, int N, int threads, int *tm, int *tn)
 static int run_gemm(const operand *A, const operand *B, int b_k_major, const result *C, int M,
                     int N, int K)
 {
-    double flops = 2.0 * M * N * (K > 0 ? K : 1);
-    int threads = available_threads();
-    if (threads > flops / MIN_FLOPS_PER_THREAD)
-        threads = flops >= 2 * MIN_FLOPS_PER_THREAD ? (int)(flops / MIN_FLOPS_PER_THREAD) : 1;
-    if (threads > 64)
-        threads = 64;
+    int threads = kb_cpu_threads(2.0 * M * N * (K > 0 ? K : 1), MIN_FLOPS_PER_THREAD);
     int tm = 1, tn = 1;
     choose_grid(M, N, threads, &tm, &tn);
     gemm_job jobs[64];
-    pthread_t tids[64];
-    int started[64] = {0}, count = 0;
+    int count = 0;
     size_t floats = 0;
     for (int a = 0; a < tm; a++)
         for (int b = 0; b < tn; b++) {
             int m0 = (int)((long)M * a / tm), m1 = (int)((long)M * (a + 1) / tm);
             int n0 = (int)((long)N * b / tn), n1 = (int)((long)N * (b + 1) / tn);
             if (m0 < m1 && n0 < n1) {
-                jobs[count] =
-                    (gemm_job){*A,   *B,   b_k_major, *C, K, m0, m1, n0, n1, m1 - m0 <= SKINNY_ROWS,
-                               NULL, NULL, NULL};
+                jobs[count] = (gemm_job){.A = *A,
+                                         .B = *B,
+                                         .b_k_major = b_k_major,
+                                         .C = *C,
+                                         .K = K,
+                                         .m0 = m0,
+                                         .m1 = m1,
+                                         .n0 = n0,
+                                         .n1 = n1,
+                                         .skinny = m1 - m0 <= SKINNY_ROWS};
                 floats += job_floats(&jobs[count++]);
             }
         }
-    /* One allocation on the calling thread for every job: memory a worker thread allocates
-     * comes from an arena that is returned and faulted in again on every call, which cost
-     * more than the work itself at 512^3 on two cores. */
+    /* one allocation for every job's buffers, made and freed on the calling thread */
     float *mem = aligned_alloc(64, sizeof(float) * floats), *next = mem;
     if (mem == NULL)
         return KBPKG_KERNEL_EUNSUPPORTED;
@@ -490,16 +411,7 @@ static int run_gemm(const operand *A, const operand *B, int b_k_major, const res
         jobs[t].ap = jobs[t].bp + bpanel_floats(&jobs[t]);
         next += job_floats(&jobs[t]);
     }
-    /* job 0 on this thread; a thread that cannot start runs its job here after it */
-    for (int t = 1; t < count; t++)
-        started[t] = start_worker(&tids[t], &jobs[t], t);
-    run_job_thread(&jobs[0]);
-    for (int t = 1; t < count; t++) {
-        if (started[t])
-            pthread_join(tids[t], NULL);
-        else
-            run_job_thread(&jobs[t]);
-    }
+    kb_cpu_parallel(run_job_part, jobs, count);
     free(mem);
     return KBPKG_KERNEL_OK;
 }
