@@ -1,5 +1,9 @@
-/* kbpkg-community/activation on the CPU; also the reference in tests. */
+/* kbpkg-community/activation on the CPU: act_cpu, the scalar reference the checks compare
+ * every build with (itself checked against fp64), and the CPU build's exports, the same
+ * functions a vector at a time and one block of rows per core. */
+#define _GNU_SOURCE /* kb_cpu.h: sched_getaffinity */
 #include "activation_cpu.h"
+#include "kb_cpu.h"
 #include "kbpkg_half.h"
 
 static float silu(float x)
@@ -76,12 +80,137 @@ int act_cpu(enum act_op op, enum act_dtype dtype, void *out, const void *in, int
 #ifndef KBPKG_REFERENCE_ONLY
 KBPKG_DEFINE_KERNEL_INFO(KBPKG_BACKEND_CPU)
 
+/* A row is converted to fp32 CHUNK elements at a time (L1-sized), computed, and stored back. */
+enum { CHUNK = 512 };
+
+/* Rows of at least this many bytes (read and written) per thread: a thread costs tens of
+ * microseconds to start and join, what a core streams in that time. */
+#define MIN_BYTES_PER_THREAD (1 << 20)
+
+static void load_chunk(enum act_dtype t, float *out, const void *p, int64_t i0, int count)
+{
+    if (t == ACT_F32) {
+        memcpy(out, (const float *)p + i0, sizeof(float) * (size_t)count);
+    } else if (t == ACT_BF16) {
+        for (int i = 0; i < count; i++)
+            out[i] = kbpkg_bf16_to_f32(((const uint16_t *)p)[i0 + i]);
+    } else {
+        for (int i = 0; i < count; i++)
+            out[i] = kbpkg_f16_to_f32(((const uint16_t *)p)[i0 + i]);
+    }
+}
+
+static void store_chunk(enum act_dtype t, void *p, int64_t i0, const float *in, int count)
+{
+    if (t == ACT_F32) {
+        memcpy((float *)p + i0, in, sizeof(float) * (size_t)count);
+    } else if (t == ACT_BF16) {
+        for (int i = 0; i < count; i++)
+            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_bf16(in[i]);
+    } else {
+        for (int i = 0; i < count; i++)
+            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_f16(in[i]);
+    }
+}
+
+/* silu(x) = x / (1 + e^-x), as the reference, with the vector e^x. */
+static kb_vecf vec_silu(kb_vecf x)
+{
+    return x / (1.0f + kb_vexp(-x));
+}
+
+/* 0.5 x (1 + tanh(u)) = x / (1 + e^-2u): one exp, and no 1 + tanh cancellation for x < 0
+ * (where the reference loses digits, the check allows an absolute 1e-6). */
+static kb_vecf vec_gelu_tanh(kb_vecf x)
+{
+    kb_vecf u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + kb_vexp(-2.0f * u));
+}
+
+/* gelu(x) = x/2 erfc(-x/sqrt 2) with the GPU build's erfc(|z|) (activation.cu: Numerical
+ * Recipes' erfcc, one reciprocal and one exp), and the reference's x * 0 below -12. */
+static kb_vecf vec_gelu_erf(kb_vecf x)
+{
+    kb_vecf z = kb_vselect(x < 0.0f, -x, x) * 0.70710678118654752f;
+    kb_vecf t = 1.0f / (0.5f * z + 1.0f);
+    kb_vecf q = t * 0.17087277f - 0.82215223f;
+    q = t * q + 1.48851587f;
+    q = t * q - 1.13520398f;
+    q = t * q + 0.27886807f;
+    q = t * q - 0.18628806f;
+    q = t * q + 0.09678418f;
+    q = t * q + 0.37409196f;
+    q = t * q + 1.00002368f;
+    q = t * q - 1.26551223f;
+    kb_vecf e = t * kb_vexp(q - z * z);
+    kb_vecf two_phi = kb_vselect(x >= 0.0f, 2.0f - e, e); /* NaN x: NaN */
+    return kb_vselect(x < -12.0f, x * 0.0f, 0.5f * x * two_phi);
+}
+
+typedef struct act_job {
+    enum act_op op;
+    enum act_dtype dtype;
+    void *out;
+    const void *in;
+    int64_t n, d;
+} act_job;
+
+/* CHUNK (or fewer: count) elements of x (and up) in place in x; whole vectors past count are
+ * computed on zeros and never stored. */
+static void apply_chunk(enum act_op op, float *x, const float *up, int count)
+{
+    for (int i = 0; i < count; i += KB_VW) {
+        kb_vecf v = kb_vload(x + i);
+        if (op == ACT_SILU_AND_MUL)
+            v = vec_silu(v) * kb_vload(up + i);
+        else if (op == ACT_GELU_AND_MUL)
+            v = vec_gelu_erf(v) * kb_vload(up + i);
+        else
+            v = vec_gelu_tanh(v);
+        kb_vstore(x + i, v);
+    }
+}
+
+static void act_rows(void *arg, int index, int count)
+{
+    const act_job *j = arg;
+    float x[CHUNK] __attribute__((aligned(64))), up[CHUNK] __attribute__((aligned(64)));
+    int gated = j->op != ACT_GELU_TANH;
+    int64_t in_width = gated ? 2 * j->d : j->d;
+    for (int64_t r = j->n * index / count; r < j->n * (index + 1) / count; r++) {
+        for (int64_t c = 0; c < j->d; c += CHUNK) {
+            int len = j->d - c < CHUNK ? (int)(j->d - c) : CHUNK;
+            int padded = (len + KB_VW - 1) / KB_VW * KB_VW;
+            load_chunk(j->dtype, x, j->in, r * in_width + c, len);
+            if (gated)
+                load_chunk(j->dtype, up, j->in, r * in_width + j->d + c, len);
+            for (int i = len; i < padded; i++)
+                x[i] = up[i] = 0.0f;
+            apply_chunk(j->op, x, up, padded);
+            store_chunk(j->dtype, j->out, r * j->d + c, x, len);
+        }
+    }
+}
+
+static int act_fast(enum act_op op, enum act_dtype dtype, void *out, const void *in, int64_t n,
+                    int64_t d)
+{
+    int rc = act_check_args(out, in, n, d);
+    if (rc != 0 || n == 0 || d == 0)
+        return rc;
+    act_job job = {op, dtype, out, in, n, d};
+    double bytes = (double)n * d * (op == ACT_GELU_TANH ? 2 : 3) * (dtype == ACT_F32 ? 4 : 2);
+    int threads = kb_cpu_threads(bytes, MIN_BYTES_PER_THREAD);
+    kb_cpu_parallel(act_rows, &job, threads < n ? threads : (int)n);
+    return KBPKG_KERNEL_OK;
+}
+
 #define ACT_CPU_EXPORT(op, OP, suffix, DT, type)                                                   \
     KBPKG_EXPORT int act_##op##_##suffix(type *out, const type *in, int64_t n, int64_t d,          \
                                          void *stream)                                             \
     {                                                                                              \
         (void)stream;                                                                              \
-        return act_cpu(OP, DT, out, in, n, d);                                                     \
+        return act_fast(OP, DT, out, in, n, d);                                                    \
     }
 #define ACT_CPU_EXPORTS(op, OP)                                                                    \
     ACT_CPU_EXPORT(op, OP, f32, ACT_F32, float)                                                    \

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     int quick = kbb_quick(argc, argv);
     static const int64_t gpu[][2] = {{4096, 4096}, {16384, 14336}, {4095, 4095}};
-    static const int64_t cpu[][2] = {{512, 1024}, {511, 1023}};
+    static const int64_t cpu[][2] = {{512, 1024}, {511, 1023}, {4096, 4096}, {4095, 4095}};
     static const int64_t small[][2] = {{64, 256}, {63, 255}};
     const int64_t(*set)[2] = quick ? small : kbb_on_gpu() ? gpu : cpu;
     size_t count = quick ? KB_COUNT(small) : kbb_on_gpu() ? KB_COUNT(gpu) : KB_COUNT(cpu);

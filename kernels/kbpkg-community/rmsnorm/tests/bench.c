@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 {
     int quick = kbb_quick(argc, argv);
     static const int64_t gpu[][2] = {{4096, 4096}, {4096, 4095}, {32768, 8192}, {1, 8192}};
-    static const int64_t cpu[][2] = {{512, 4096}, {512, 4095}};
+    static const int64_t cpu[][2] = {{512, 4096}, {512, 4095}, {4096, 4096}, {4096, 4095}};
     static const int64_t small[][2] = {{64, 512}, {63, 511}};
     const int64_t(*set)[2] = quick ? small : kbb_on_gpu() ? gpu : cpu;
     size_t count = quick ? KB_COUNT(small) : kbb_on_gpu() ? KB_COUNT(gpu) : KB_COUNT(cpu);
