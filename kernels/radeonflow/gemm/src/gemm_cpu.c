@@ -212,11 +212,11 @@ static void pack_a_pairs(uint32_t *dst, const operand *A, int m0, int mc, int m_
         for (int r = 0; r < MR; r++) {
             int m = m0 + s + r;
             const uint16_t *row = (const uint16_t *)A->p + (size_t)m * A->ld + (size_t)k0;
-            for (int p = 0; p < kp; p++) {
-                uint32_t lo = m < m_end ? row[2 * p] : 0;
-                uint32_t hi = m < m_end && 2 * p + 1 < kc ? row[2 * p + 1] : 0;
-                dst[(size_t)p * MR + r] = lo | hi << 16;
-            }
+            int whole = m < m_end ? kc / 2 : 0; /* a pair is one little-endian word (x86-64) */
+            for (int p = 0; p < whole; p++)
+                memcpy(&dst[(size_t)p * MR + r], row + 2 * p, sizeof(uint32_t));
+            for (int p = whole; p < kp; p++)
+                dst[(size_t)p * MR + r] = m < m_end ? row[2 * p] : 0u;
         }
 }
 
@@ -316,22 +316,6 @@ typedef struct result {
     float alpha, beta;
 } result;
 
-static float load_c(const result *c, size_t i)
-{
-    if (c->type == T_F32)
-        return ((const float *)c->p)[i];
-    uint16_t h = ((const uint16_t *)c->p)[i];
-    return c->type == T_BF16 ? kbpkg_bf16_to_f32(h) : kbpkg_f16_to_f32(h);
-}
-
-static void store_c(const result *c, size_t i, float v)
-{
-    if (c->type == T_F32)
-        ((float *)c->p)[i] = v;
-    else
-        ((uint16_t *)c->p)[i] = c->type == T_BF16 ? kbpkg_f32_to_bf16(v) : kbpkg_f32_to_f16(v);
-}
-
 typedef struct gemm_job {
     operand A, B;
     int b_k_major;
@@ -378,19 +362,39 @@ static size_t job_floats(const gemm_job *j)
     return workspace_floats(j) + bpanel_floats(j) + apanel_floats(j);
 }
 
-static void epilogue(const result *c, const float *w, size_t ldw, int m0, int rows, int n0,
-                     int cols)
+/* One row of C from the fp32 workspace: C = alpha * w + beta * C (C unread when beta is 0),
+ * the type dispatched once per row so each loop is a plain vectorisable one. */
+static void epilogue_row(const result *c, float *w, size_t base, int cols)
 {
-    for (int i = 0; i < rows; i++) {
-        const float *wrow = w + (size_t)i * ldw;
-        size_t base = (size_t)(m0 + i) * c->ld + (size_t)n0;
-        for (int j = 0; j < cols; j++) {
-            float v = c->alpha * wrow[j];
-            if (c->beta != 0.0f)
-                v += c->beta * load_c(c, base + (size_t)j);
-            store_c(c, base + (size_t)j, v);
-        }
+    float alpha = c->alpha, beta = c->beta;
+    if (c->type == T_F32) {
+        float *out = (float *)c->p + base;
+        for (int j = 0; j < cols; j++)
+            out[j] = beta != 0.0f ? alpha * w[j] + beta * out[j] : alpha * w[j];
+        return;
     }
+    uint16_t *out = (uint16_t *)c->p + base;
+    int bf16 = c->type == T_BF16;
+    if (beta != 0.0f) {
+        for (int j = 0; j < cols; j++)
+            w[j] =
+                alpha * w[j] + beta * (bf16 ? kbpkg_bf16_to_f32(out[j]) : kbpkg_f16_to_f32(out[j]));
+    } else {
+        for (int j = 0; j < cols; j++)
+            w[j] = alpha * w[j];
+    }
+    if (bf16)
+        for (int j = 0; j < cols; j++)
+            out[j] = kbpkg_f32_to_bf16(w[j]);
+    else
+        for (int j = 0; j < cols; j++)
+            out[j] = kbpkg_f32_to_f16(w[j]);
+}
+
+static void epilogue(const result *c, float *w, size_t ldw, int m0, int rows, int n0, int cols)
+{
+    for (int i = 0; i < rows; i++)
+        epilogue_row(c, w + (size_t)i * ldw, (size_t)(m0 + i) * c->ld + (size_t)n0, cols);
 }
 
 /* A job's packed A block and B panel hold fp32 values, or bf16 pair words when j->pairs; a
