@@ -136,6 +136,14 @@ static inline kbb_sgemm_fn kbb_cpu_sgemm(const char **name)
     kbb_sgemm_fn f = (kbb_sgemm_fn)(uintptr_t)dlsym(h, "cblas_sgemm");
     if (f)
         *name = dlsym(h, "openblas_get_num_threads") ? "openblas sgemm" : "cblas sgemm";
+    /* OpenBLAS picks its kernels by CPU model at run time and falls back to older ones on
+     * models it does not know (0.3.21 runs Haswell's AVX2 kernels on a Zen 5): the name says
+     * which, since that, more than the library, sets the baseline */
+    typedef const char *(*corename_fn)(void);
+    corename_fn core = f ? (corename_fn)(uintptr_t)dlsym(h, "openblas_get_corename") : NULL;
+    static char named[64];
+    if (core && core())
+        snprintf(named, sizeof named, "openblas sgemm (%s)", core()), *name = named;
     return f;
 }
 
