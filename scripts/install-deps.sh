@@ -14,6 +14,7 @@ PKGS=(
   python3 python3-numpy python3-torch libopenblas0
   chromium zlib1g-dev zsh groff-base
   slurmd slurmctld slurm-client munge python3-yaml
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )
 missing=()
 for p in "${PKGS[@]}"; do
