@@ -87,31 +87,9 @@ enum { CHUNK = 512 };
  * microseconds to start and join, what a core streams in that time. */
 #define MIN_BYTES_PER_THREAD (1 << 20)
 
-static void load_chunk(enum act_dtype t, float *out, const void *p, int64_t i0, int count)
-{
-    if (t == ACT_F32) {
-        memcpy(out, (const float *)p + i0, sizeof(float) * (size_t)count);
-    } else if (t == ACT_BF16) {
-        for (int i = 0; i < count; i++)
-            out[i] = kbpkg_bf16_to_f32(((const uint16_t *)p)[i0 + i]);
-    } else {
-        for (int i = 0; i < count; i++)
-            out[i] = kbpkg_f16_to_f32(((const uint16_t *)p)[i0 + i]);
-    }
-}
-
-static void store_chunk(enum act_dtype t, void *p, int64_t i0, const float *in, int count)
-{
-    if (t == ACT_F32) {
-        memcpy((float *)p + i0, in, sizeof(float) * (size_t)count);
-    } else if (t == ACT_BF16) {
-        for (int i = 0; i < count; i++)
-            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_bf16(in[i]);
-    } else {
-        for (int i = 0; i < count; i++)
-            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_f16(in[i]);
-    }
-}
+_Static_assert((int)ACT_F32 == KB_CPU_F32 && (int)ACT_BF16 == KB_CPU_BF16 &&
+                   (int)ACT_F16 == KB_CPU_F16,
+               "the dtype enum numbers types as kb_cpu.h does");
 
 /* silu(x) = x / (1 + e^-x), as the reference, with the vector e^x. */
 static kb_vecf vec_silu(kb_vecf x)
@@ -181,13 +159,13 @@ static void act_rows(void *arg, int index, int count)
         for (int64_t c = 0; c < j->d; c += CHUNK) {
             int len = j->d - c < CHUNK ? (int)(j->d - c) : CHUNK;
             int padded = (len + KB_VW - 1) / KB_VW * KB_VW;
-            load_chunk(j->dtype, x, j->in, r * in_width + c, len);
+            kb_cpu_to_floats((int)j->dtype, x, j->in, r * in_width + c, len);
             if (gated)
-                load_chunk(j->dtype, up, j->in, r * in_width + j->d + c, len);
+                kb_cpu_to_floats((int)j->dtype, up, j->in, r * in_width + j->d + c, len);
             for (int i = len; i < padded; i++)
                 x[i] = up[i] = 0.0f;
             apply_chunk(j->op, x, up, padded);
-            store_chunk(j->dtype, j->out, r * j->d + c, x, len);
+            kb_cpu_from_floats((int)j->dtype, j->out, r * j->d + c, x, len);
         }
     }
 }

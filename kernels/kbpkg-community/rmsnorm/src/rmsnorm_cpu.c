@@ -64,31 +64,9 @@ KBPKG_DEFINE_KERNEL_INFO(KBPKG_BACKEND_CPU)
  * microseconds to start and join, what a core streams in that time. */
 #define MIN_BYTES_PER_THREAD (1 << 20)
 
-static void load_floats(enum rms_dtype t, float *out, const void *p, int64_t i0, int count)
-{
-    if (t == RMS_F32) {
-        memcpy(out, (const float *)p + i0, sizeof(float) * (size_t)count);
-    } else if (t == RMS_BF16) {
-        for (int i = 0; i < count; i++)
-            out[i] = kbpkg_bf16_to_f32(((const uint16_t *)p)[i0 + i]);
-    } else {
-        for (int i = 0; i < count; i++)
-            out[i] = kbpkg_f16_to_f32(((const uint16_t *)p)[i0 + i]);
-    }
-}
-
-static void store_floats(enum rms_dtype t, void *p, int64_t i0, const float *in, int count)
-{
-    if (t == RMS_F32) {
-        memcpy((float *)p + i0, in, sizeof(float) * (size_t)count);
-    } else if (t == RMS_BF16) {
-        for (int i = 0; i < count; i++)
-            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_bf16(in[i]);
-    } else {
-        for (int i = 0; i < count; i++)
-            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_f16(in[i]);
-    }
-}
+_Static_assert((int)RMS_F32 == KB_CPU_F32 && (int)RMS_BF16 == KB_CPU_BF16 &&
+                   (int)RMS_F16 == KB_CPU_F16,
+               "the dtype enum numbers types as kb_cpu.h does");
 
 typedef struct rms_job {
     enum rms_dtype dtype;
@@ -125,7 +103,7 @@ static void rms_rows(void *arg, int index, int count)
     float *x = j->rows + j->row_stride * index;
     int padded = (int)j->row_stride;
     for (int64_t r = j->n * index / count; r < j->n * (index + 1) / count; r++) {
-        load_floats(j->dtype, x, j->x, r * j->d, (int)j->d);
+        kb_cpu_to_floats((int)j->dtype, x, j->x, r * j->d, (int)j->d);
         kb_vecf acc[4] = {{0}, {0}, {0}, {0}};
         sum_squares(acc, x, padded);
         kb_vecf all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -135,7 +113,7 @@ static void rms_rows(void *arg, int index, int count)
         float inv = (float)(1.0 / sqrt((double)sum / (double)j->d + (double)j->eps));
         for (int64_t i = 0; i < j->d; i++) /* as the reference: (x * inv) * w */
             x[i] = x[i] * inv * j->weight[i];
-        store_floats(j->dtype, j->out, r * j->d, x, (int)j->d);
+        kb_cpu_from_floats((int)j->dtype, j->out, r * j->d, x, (int)j->d);
     }
 }
 
@@ -156,7 +134,7 @@ static int rmsnorm_fast(enum rms_dtype dtype, void *out, const void *x, const vo
         return KBPKG_KERNEL_EUNSUPPORTED;
     /* the rows' padding stays zero: sum_squares reads whole vectors */
     memset(buf, 0, sizeof(float) * (size_t)stride * (size_t)(threads + 1));
-    load_floats(dtype, buf + stride * threads, weight, 0, (int)d);
+    kb_cpu_to_floats((int)dtype, buf + stride * threads, weight, 0, (int)d);
     rms_job job = {dtype, out, x, n, d, eps, buf + stride * threads, buf, stride};
     kb_cpu_parallel(rms_rows, &job, threads);
     free(buf);

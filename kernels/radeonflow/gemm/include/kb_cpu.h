@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kbpkg_half.h"
+
 /* KB_VW floats per vector register. */
 #if defined(__AVX512F__)
 #define KB_VW 16
@@ -68,6 +70,38 @@ static inline kb_vecf kb_vexp(kb_vecf x)
     kb_veci ni = __builtin_convertvector(n, kb_veci), n1 = ni >> 1, n2 = ni - n1;
     kb_vecf e = p * (kb_vecf)((n1 + 127) << 23) * (kb_vecf)((n2 + 127) << 23);
     return kb_vselect(x != x, x, e);
+}
+
+/* The element types of the packages' exports, as their own enums number them (0, 1, 2). */
+enum { KB_CPU_F32 = 0, KB_CPU_BF16 = 1, KB_CPU_F16 = 2 };
+
+/* count elements of p from index i0 to fp32 in out; the type tested once, so each loop is a
+ * plain one the compiler vectorises. */
+static inline void kb_cpu_to_floats(int type, float *out, const void *p, int64_t i0, int count)
+{
+    if (type == KB_CPU_F32) {
+        memcpy(out, (const float *)p + i0, sizeof(float) * (size_t)count);
+    } else if (type == KB_CPU_BF16) {
+        for (int i = 0; i < count; i++)
+            out[i] = kbpkg_bf16_to_f32(((const uint16_t *)p)[i0 + i]);
+    } else {
+        for (int i = 0; i < count; i++)
+            out[i] = kbpkg_f16_to_f32(((const uint16_t *)p)[i0 + i]);
+    }
+}
+
+/* count fp32 values of in to p from index i0, rounded to the type (to nearest even). */
+static inline void kb_cpu_from_floats(int type, void *p, int64_t i0, const float *in, int count)
+{
+    if (type == KB_CPU_F32) {
+        memcpy((float *)p + i0, in, sizeof(float) * (size_t)count);
+    } else if (type == KB_CPU_BF16) {
+        for (int i = 0; i < count; i++)
+            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_bf16(in[i]);
+    } else {
+        for (int i = 0; i < count; i++)
+            ((uint16_t *)p)[i0 + i] = kbpkg_f32_to_f16(in[i]);
+    }
 }
 
 /* The cores this process may run on, capped by OMP_NUM_THREADS when set (the knob users

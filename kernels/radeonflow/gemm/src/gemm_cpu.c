@@ -210,13 +210,13 @@ static void pack_a_pairs(uint32_t *dst, const operand *A, int m0, int mc, int m_
     int kp = pair_words(kc);
     for (int s = 0; s < mc; s += MR, dst += (size_t)MR * kp)
         for (int r = 0; r < MR; r++) {
-            int m = m0 + s + r;
-            const uint16_t *row = (const uint16_t *)A->p + (size_t)m * A->ld + (size_t)k0;
-            int whole = m < m_end ? kc / 2 : 0; /* a pair is one little-endian word (x86-64) */
-            for (int p = 0; p < whole; p++)
+            int m = m0 + s + r, whole = m < m_end ? kc / 2 : 0;
+            const uint16_t *row =
+                m < m_end ? (const uint16_t *)A->p + (size_t)m * A->ld + (size_t)k0 : NULL;
+            for (int p = 0; p < whole; p++) /* a pair is one little-endian word (x86-64) */
                 memcpy(&dst[(size_t)p * MR + r], row + 2 * p, sizeof(uint32_t));
-            for (int p = whole; p < kp; p++)
-                dst[(size_t)p * MR + r] = m < m_end ? row[2 * p] : 0u;
+            for (int p = whole; p < kp; p++) /* an odd kc's last k, or a row past m_end */
+                dst[(size_t)p * MR + r] = row ? row[2 * p] : 0u;
         }
 }
 
