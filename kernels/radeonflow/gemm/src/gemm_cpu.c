@@ -113,10 +113,11 @@ typedef struct operand {
     const void *p;
     size_t ld;
     elem_type type;
-    const float *scale; /* e4m3 only */
-    int kblocks;        /* scales per row of scales */
-    int scale_rows;     /* 1 for A (a scale per 1 x 128), RF_FP8_BLOCK for B (per 128 x 128) */
-    const float *lut;   /* e4m3 only: the 256 decoded values */
+    const float *scale;    /* e4m3 only */
+    int kblocks;           /* scales per row of scales */
+    int scale_rows;        /* 1 for A (a scale per 1 x 128), RF_FP8_BLOCK for B (per 128 x 128) */
+    const float *lut;      /* e4m3 only: the 256 decoded values */
+    const uint16_t *lut16; /* e4m3 only: the same as bf16 bits (exact: e4m3 fits bf16) */
 } operand;
 
 /* count elements of row `row` from column col0, as fp32 (e4m3 scaled), to out[i * step]:
@@ -204,13 +205,26 @@ static int pair_words(int kc)
     return (kc + 1) / 2;
 }
 
-/* pack_a's slivers as pairs (A K-contiguous rows of bf16). */
+/* The pair word of k and k + 1 of a K-contiguous e4m3 row (bf16 bits, unscaled); k + 1 past
+ * the end (odd kc) reads as zero. */
+static uint32_t e4m3_pair(const operand *s, const uint8_t *row, int k, int kc)
+{
+    return s->lut16[row[k]] | (k + 1 < kc ? (uint32_t)s->lut16[row[k + 1]] << 16 : 0u);
+}
+
+/* pack_a's slivers as pairs (A K-contiguous rows of bf16, or of e4m3 as bf16, unscaled). */
 static void pack_a_pairs(uint32_t *dst, const operand *A, int m0, int mc, int m_end, int k0, int kc)
 {
     int kp = pair_words(kc);
     for (int s = 0; s < mc; s += MR, dst += (size_t)MR * kp)
         for (int r = 0; r < MR; r++) {
             int m = m0 + s + r, whole = m < m_end ? kc / 2 : 0;
+            if (A->type == T_E4M3) {
+                const uint8_t *q = (const uint8_t *)A->p + (size_t)m * A->ld + (size_t)k0;
+                for (int p = 0; p < kp; p++)
+                    dst[(size_t)p * MR + r] = m < m_end ? e4m3_pair(A, q, 2 * p, kc) : 0u;
+                continue;
+            }
             const uint16_t *row =
                 m < m_end ? (const uint16_t *)A->p + (size_t)m * A->ld + (size_t)k0 : NULL;
             for (int p = 0; p < whole; p++) /* a pair is one little-endian word (x86-64) */
@@ -220,12 +234,22 @@ static void pack_a_pairs(uint32_t *dst, const operand *A, int m0, int mc, int m_
         }
 }
 
-/* pack_b's slivers as pairs (B K x N rows of bf16). */
+/* pack_b's slivers as pairs (B K x N rows of bf16, or the FP8 contract's N x K rows of e4m3 as
+ * bf16, unscaled). */
 static void pack_b_pairs(uint32_t *dst, const operand *B, int k0, int kc, int n0, int nc, int n_end)
 {
     int kp = pair_words(kc);
     for (int s = 0; s < nc; s += NR, dst += (size_t)NR * kp) {
         int width = n_end - (n0 + s) < NR ? n_end - (n0 + s) : NR;
+        if (B->type == T_E4M3) {
+            for (int j = 0; j < NR; j++) {
+                const uint8_t *q =
+                    j < width ? (const uint8_t *)B->p + (size_t)(n0 + s + j) * B->ld + k0 : NULL;
+                for (int p = 0; p < kp; p++)
+                    dst[(size_t)p * NR + j] = q ? e4m3_pair(B, q, 2 * p, kc) : 0u;
+            }
+            continue;
+        }
         for (int p = 0; p < kp; p++) {
             const uint16_t *lo = (const uint16_t *)B->p + (size_t)(k0 + 2 * p) * B->ld + n0 + s;
             const uint16_t *hi = 2 * p + 1 < kc ? lo + B->ld : NULL;
@@ -243,7 +267,7 @@ static void pack_b_pairs(uint32_t *dst, const operand *B, int k0, int kc, int n0
  * per step, two vectors of 16 pairs), each step two k. */
 __attribute__((target("avx512bf16"))) static inline __attribute__((always_inline)) void
 pair_tile_kernel(const int rows, int kp, const uint32_t *restrict a, const uint32_t *restrict b,
-                 float *restrict w, size_t ldw, int accumulate)
+                 float *restrict w, size_t ldw, int accumulate, const float *scale)
 {
     __m512 acc0[MR], acc1[MR];
     UNROLL_ROWS
@@ -260,6 +284,10 @@ pair_tile_kernel(const int rows, int kp, const uint32_t *restrict a, const uint3
     }
     UNROLL_ROWS
     for (int r = 0; r < rows; r++, w += ldw) {
+        if (scale) { /* an FP8 block: its raw sum times the row's scales */
+            acc0[r] = _mm512_mul_ps(acc0[r], _mm512_set1_ps(scale[r]));
+            acc1[r] = _mm512_mul_ps(acc1[r], _mm512_set1_ps(scale[r]));
+        }
         if (accumulate) {
             acc0[r] = _mm512_add_ps(acc0[r], _mm512_loadu_ps(w));
             acc1[r] = _mm512_add_ps(acc1[r], _mm512_loadu_ps(w + 16));
@@ -269,14 +297,14 @@ pair_tile_kernel(const int rows, int kp, const uint32_t *restrict a, const uint3
     }
 }
 
-__attribute__((target("avx512bf16"))) static void pair_rows_kernel(int rows, int kp,
-                                                                   const uint32_t *a,
-                                                                   const uint32_t *b, float *w,
-                                                                   size_t ldw, int accumulate)
+/* The pair kernel for 1..MR rows; scale (NULL for bf16) multiplies row r's sums by scale[r]. */
+__attribute__((target("avx512bf16"))) static void
+pair_rows_kernel(int rows, int kp, const uint32_t *a, const uint32_t *b, float *w, size_t ldw,
+                 int accumulate, const float *scale)
 {
 #define PAIR_CASE(r)                                                                               \
     case r:                                                                                        \
-        pair_tile_kernel(r, kp, a, b, w, ldw, accumulate);                                         \
+        pair_tile_kernel(r, kp, a, b, w, ldw, accumulate, scale);                                  \
         return;
     switch (rows) {
         PAIR_CASE(1)
@@ -426,17 +454,43 @@ static void pack_b_for(const gemm_job *j, float *dst, int k0, int kc, int n0, in
         pack_b(dst, &j->B, j->b_k_major, k0, kc, n0, nc, n_end);
 }
 
-static void tile_for(const gemm_job *j, int rows, int kc, const float *a, const float *b,
-                     size_t b_step, float *w, size_t ldw, int accumulate)
+#ifdef RF_BF16_DOT
+/* FP8 through the pair kernel, as the GPU kernels promote: each 128-deep scale block of the
+ * tile summed raw (e4m3 products are exact in fp32), times scale_a of its row and scale_b of
+ * its 128 columns (a 32-column sliver lies in one), added to w. m, n, k0: where the tile is. */
+static void fp8_pair_blocks(const gemm_job *j, int m, int n, int k0, int rows, int kc,
+                            const uint32_t *a, const uint32_t *b, float *w, size_t ldw,
+                            int accumulate)
+{
+    int kblocks = j->A.kblocks;
+    for (int k = 0; k < kc; k += RF_FP8_BLOCK) {
+        int kb = (k0 + k) / RF_FP8_BLOCK;
+        float scale[MR], sb = j->B.scale[(size_t)(n / RF_FP8_BLOCK) * kblocks + kb];
+        for (int r = 0; r < rows; r++)
+            scale[r] = j->A.scale[(size_t)(m + r) * kblocks + kb] * sb;
+        pair_rows_kernel(rows, RF_FP8_BLOCK / 2, a + (size_t)(k / 2) * MR, b + (size_t)(k / 2) * NR,
+                         w, ldw, accumulate || k > 0, scale);
+    }
+}
+#endif
+
+/* The tile at rows m.., columns n.., k0.. of C: rows x NR of w (or += when accumulate). */
+static void tile_for(const gemm_job *j, int m, int n, int k0, int rows, int kc, const float *a,
+                     const float *b, size_t b_step, float *w, size_t ldw, int accumulate)
 {
 #ifdef RF_BF16_DOT
+    if (j->pairs && j->A.type == T_E4M3) {
+        fp8_pair_blocks(j, m, n, k0, rows, kc, (const uint32_t *)a, (const uint32_t *)b, w, ldw,
+                        accumulate);
+        return;
+    }
     if (j->pairs) {
         pair_rows_kernel(rows, pair_words(kc), (const uint32_t *)a, (const uint32_t *)b, w, ldw,
-                         accumulate);
+                         accumulate, NULL);
         return;
     }
 #else
-    (void)j; /* never pairs: bf16_dot_usable() is 0 */
+    (void)j, (void)m, (void)n, (void)k0; /* never pairs: bf16_dot_usable() is 0 */
 #endif
     rows_kernel(rows, kc, a, b, b_step, w, ldw, accumulate);
 }
@@ -460,8 +514,8 @@ static void run_job(gemm_job *j)
                 pack_a_for(j, j->ap, j->m0 + i0, mc, k0, kc);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR)
-                        tile_for(j, mc - ir < MR ? mc - ir : MR, kc, j->ap + (size_t)ir * kw,
-                                 j->bp + (size_t)jr * kw, NR,
+                        tile_for(j, j->m0 + i0 + ir, n0 + jr, k0, mc - ir < MR ? mc - ir : MR, kc,
+                                 j->ap + (size_t)ir * kw, j->bp + (size_t)jr * kw, NR,
                                  j->w + (size_t)(i0 + ir) * ldw + (size_t)jr, ldw, k0 > 0);
             }
         }
@@ -484,7 +538,7 @@ static void skinny_tile(const gemm_job *j, int k0, int kb, int n, int n_end, flo
         pack_b_for(j, j->bp, k0, kc, n, NR, n_end);
     }
     for (int s = 0; s < rows; s += MR)
-        tile_for(j, rows - s < MR ? rows - s : MR, kc,
+        tile_for(j, j->m0 + s, n, k0, rows - s < MR ? rows - s : MR, kc,
                  j->ap + (size_t)s * row_words + k_offset(j, k0) * MR, b, b_step,
                  w + (size_t)s * ldw, ldw, k0 > 0);
 }
@@ -547,20 +601,32 @@ static void choose_grid(int M, int N, int threads, int *tm, int *tn)
     }
 }
 
+/* Where part i of count starts in [0, n): i * n / count, rounded down to a multiple of align
+ * (the end, n, is never rounded). */
+static int split_at(int n, int i, int count, int align)
+{
+    int at = (int)((long)n * i / count);
+    return i == count ? n : at / align * align;
+}
+
 static int run_gemm(const operand *A, const operand *B, int b_k_major, const result *C, int M,
                     int N, int K)
 {
     int threads = kb_cpu_threads(2.0 * M * N * (K > 0 ? K : 1), MIN_FLOPS_PER_THREAD);
-    int pairs = A->type == T_BF16 && B->type == T_BF16 && !b_k_major && bf16_dot_usable();
+    int pairs = ((A->type == T_BF16 && B->type == T_BF16 && !b_k_major) ||
+                 (A->type == T_E4M3 && B->type == T_E4M3 && b_k_major)) &&
+                bf16_dot_usable();
     int tm = 1, tn = 1;
     choose_grid(M, N, threads, &tm, &tn);
+    /* FP8 pairs scale a 32-column sliver by one scale_b: the columns' split keeps the blocks */
+    int col_align = pairs && A->type == T_E4M3 ? RF_FP8_BLOCK : 1;
     gemm_job jobs[64];
     int count = 0;
     size_t floats = 0;
     for (int a = 0; a < tm; a++)
         for (int b = 0; b < tn; b++) {
-            int m0 = (int)((long)M * a / tm), m1 = (int)((long)M * (a + 1) / tm);
-            int n0 = (int)((long)N * b / tn), n1 = (int)((long)N * (b + 1) / tn);
+            int m0 = split_at(M, a, tm, 1), m1 = split_at(M, a + 1, tm, 1);
+            int n0 = split_at(N, b, tn, col_align), n1 = split_at(N, b + 1, tn, col_align);
             if (m0 < m1 && n0 < n1) {
                 jobs[count] = (gemm_job){.A = *A,
                                          .B = *B,
@@ -597,8 +663,8 @@ static int gemm_typed(elem_type type, int M, int N, int K, float alpha, const vo
     int rc = rf_gemm_check_args(M, N, K, A, lda, B, ldb, C, ldc);
     if (rc != 0 || M == 0 || N == 0)
         return rc;
-    operand a = {A, (size_t)lda, type, NULL, 0, 1, NULL};
-    operand b = {B, (size_t)ldb, type, NULL, 0, 1, NULL};
+    operand a = {A, (size_t)lda, type, NULL, 0, 1, NULL, NULL};
+    operand b = {B, (size_t)ldb, type, NULL, 0, 1, NULL, NULL};
     result c = {C, (size_t)ldc, type, alpha, beta};
     return run_gemm(&a, &b, 0, &c, M, N, K);
 }
@@ -621,8 +687,10 @@ int rf_gemm_f32_cpu(int M, int N, int K, float alpha, const float *A, int lda, c
     return gemm_typed(T_F32, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* The FP8 contract as an fp32 GEMM of the dequantised operands: A's and B's e4m3 values times
- * their block scales, packed as any operand (KC is a multiple of the scale block). */
+/* The FP8 contract. With AVX512-BF16: e4m3 as exact bf16 pairs, each 128-deep block summed raw
+ * and scaled by scale_a * scale_b as it is added (fp8_pair_blocks, as the GPU kernels promote);
+ * otherwise an fp32 GEMM of the dequantised operands (values times their block scales, packed as
+ * any operand). */
 int rf_gemm_fp8_blockscale_cpu(int M, int N, int K, const kbpkg_e4m3 *A, const float *scale_a,
                                const kbpkg_e4m3 *B, const float *scale_b, kbpkg_bf16 *C)
 {
@@ -630,11 +698,14 @@ int rf_gemm_fp8_blockscale_cpu(int M, int N, int K, const kbpkg_e4m3 *A, const f
     if (rc != 0 || M == 0 || N == 0)
         return rc;
     float lut[256];
-    for (int v = 0; v < 256; v++)
+    uint16_t lut16[256];
+    for (int v = 0; v < 256; v++) {
         lut[v] = rf_e4m3_to_f32((uint8_t)v);
+        lut16[v] = kbpkg_f32_to_bf16(lut[v]);
+    }
     int kblocks = K / RF_FP8_BLOCK;
-    operand a = {A, (size_t)K, T_E4M3, scale_a, kblocks, 1, lut};
-    operand b = {B, (size_t)K, T_E4M3, scale_b, kblocks, RF_FP8_BLOCK, lut};
+    operand a = {A, (size_t)K, T_E4M3, scale_a, kblocks, 1, lut, lut16};
+    operand b = {B, (size_t)K, T_E4M3, scale_b, kblocks, RF_FP8_BLOCK, lut, lut16};
     result c = {C, (size_t)N, T_BF16, 1.0f, 0.0f};
     return run_gemm(&a, &b, 1, &c, M, N, K);
 }
