@@ -128,7 +128,7 @@ static int rmsnorm_fast(enum rms_dtype dtype, void *out, const void *x, const vo
     int threads =
         kb_cpu_threads((double)n * d * 2 * (dtype == RMS_F32 ? 4 : 2), MIN_BYTES_PER_THREAD);
     threads = threads < n ? threads : (int)n;
-    int64_t stride = (d + KB_VW - 1) / KB_VW * KB_VW;
+    int64_t stride = (d + 15) / 16 * 16; /* whole vectors, 64-byte rows: aligned_alloc's rule */
     float *buf = aligned_alloc(64, sizeof(float) * (size_t)stride * (size_t)(threads + 1));
     if (buf == NULL)
         return KBPKG_KERNEL_EUNSUPPORTED;
