@@ -123,7 +123,7 @@ static int rmsnorm_fast(enum rms_dtype dtype, void *out, const void *x, const vo
     int rc = rmsnorm_check_args(out, x, weight, n, d, eps);
     if (rc != 0 || n == 0 || d == 0)
         return rc;
-    if (d > INT32_MAX - KB_VW)
+    if (d > INT32_MAX - 16) /* the row buffers are padded to 16 floats */
         return KBPKG_KERNEL_EUNSUPPORTED;
     int threads =
         kb_cpu_threads((double)n * d * 2 * (dtype == RMS_F32 ? 4 : 2), MIN_BYTES_PER_THREAD);
