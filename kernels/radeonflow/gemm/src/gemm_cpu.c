@@ -322,6 +322,71 @@ pair_rows_kernel(int rows, int kp, const uint32_t *a, const uint32_t *b, float *
     }
 #undef PAIR_CASE
 }
+
+/* The skinny path's bf16 B read where it lies, two rows (ldb apart) a step: AVX-512's 16-bit
+ * unpacks interleave them into pairs, four columns of each 128-bit lane in turn, so the
+ * accumulators hold the 32 columns in that order until the store puts them back. kc k's; an odd
+ * kc's last step pairs its row with zeros. */
+__attribute__((target("avx512bf16,avx512bw"))) static inline __attribute__((always_inline)) void
+pair_direct_tile(const int rows, int kc, const uint32_t *restrict a, const uint16_t *restrict b,
+                 size_t ldb, float *restrict w, size_t ldw, int accumulate)
+{
+    __m512 acc0[MR], acc1[MR];
+    UNROLL_ROWS
+    for (int r = 0; r < rows; r++)
+        acc0[r] = acc1[r] = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k += 2, a += MR, b += 2 * ldb) {
+        __m512i lo = _mm512_loadu_si512(b);
+        __m512i hi = k + 1 < kc ? _mm512_loadu_si512(b + ldb) : _mm512_setzero_si512();
+        __m512bh b0 = (__m512bh)_mm512_unpacklo_epi16(lo, hi);
+        __m512bh b1 = (__m512bh)_mm512_unpackhi_epi16(lo, hi);
+        UNROLL_ROWS
+        for (int r = 0; r < rows; r++) {
+            __m512bh ar = (__m512bh)_mm512_set1_epi32((int)a[r]);
+            acc0[r] = _mm512_dpbf16_ps(acc0[r], ar, b0);
+            acc1[r] = _mm512_dpbf16_ps(acc1[r], ar, b1);
+        }
+    }
+    const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i second =
+        _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    UNROLL_ROWS
+    for (int r = 0; r < rows; r++, w += ldw) {
+        __m512 c0 = _mm512_permutex2var_ps(acc0[r], first, acc1[r]);
+        __m512 c1 = _mm512_permutex2var_ps(acc0[r], second, acc1[r]);
+        if (accumulate) {
+            c0 = _mm512_add_ps(c0, _mm512_loadu_ps(w));
+            c1 = _mm512_add_ps(c1, _mm512_loadu_ps(w + 16));
+        }
+        _mm512_storeu_ps(w, c0);
+        _mm512_storeu_ps(w + 16, c1);
+    }
+}
+
+__attribute__((target("avx512bf16,avx512bw"))) static void
+pair_direct_rows(int rows, int kc, const uint32_t *a, const uint16_t *b, size_t ldb, float *w,
+                 size_t ldw, int accumulate)
+{
+#define DIRECT_CASE(r)                                                                             \
+    case r:                                                                                        \
+        pair_direct_tile(r, kc, a, b, ldb, w, ldw, accumulate);                                    \
+        return;
+    switch (rows) {
+        DIRECT_CASE(1)
+        DIRECT_CASE(2)
+        DIRECT_CASE(3)
+        DIRECT_CASE(4)
+        DIRECT_CASE(5)
+        DIRECT_CASE(6)
+        DIRECT_CASE(7)
+        DIRECT_CASE(8)
+        DIRECT_CASE(9)
+        DIRECT_CASE(10)
+        DIRECT_CASE(11)
+        DIRECT_CASE(12)
+    }
+#undef DIRECT_CASE
+}
 #endif
 
 /* Whether this call's bf16 operands go through the pair kernel: built for it, and the CPU has
@@ -531,6 +596,17 @@ static void skinny_tile(const gemm_job *j, int k0, int kb, int n, int n_end, flo
     size_t row_words = (size_t)sliver_words(j, j->K);
     const float *b = j->bp;
     size_t b_step = NR;
+#ifdef RF_BF16_DOT
+    if (j->pairs && j->B.type == T_BF16 && n_end - n >= NR) { /* B in place, no packing */
+        const uint16_t *rows16 = (const uint16_t *)j->B.p + (size_t)k0 * j->B.ld + (size_t)n;
+        for (int s = 0; s < rows; s += MR)
+            pair_direct_rows(rows - s < MR ? rows - s : MR, kc,
+                             (const uint32_t *)(j->ap + (size_t)s * row_words) +
+                                 k_offset(j, k0) * MR,
+                             rows16, j->B.ld, w + (size_t)s * ldw, ldw, k0 > 0);
+        return;
+    }
+#endif
     if (j->B.type == T_F32 && !j->b_k_major && n_end - n >= NR) {
         b = (const float *)j->B.p + (size_t)k0 * j->B.ld + (size_t)n;
         b_step = j->B.ld;
