@@ -5,8 +5,9 @@
  *
  *   cc -O3 -march=x86-64-v4 -fPIC -shared -fvisibility=hidden -Ikernels/radeonflow/gemm/include \
  *      -Iinclude kernels/radeonflow/gemm/src/gemm_cpu.c -o /tmp/b.so
- *   cc -O2 -Ikernels/common bench/cpu/gemm_ab.c -o /tmp/gemm_ab -ldl
- *   /tmp/gemm_ab /tmp/a.so /tmp/b.so "1,32,4096,4096;0,2048,2048,2048" [rounds]
+ *   build/bench/kbpkg_bench_gemm_ab /tmp/a.so /tmp/b.so "1,32,4096,4096;0,2048,2048,2048" [rounds]
+ *
+ * (built with the project, KBPKG_BENCH; by hand: cc -O2 -Ikernels/common bench/cpu/gemm_ab.c -ldl)
  *
  * A shape is "type,M,N,K": type 0 f32, 1 bf16, 2 f16, 3 FP8 block-scaled (unit scales).
  * Operands hold small integers / 8 (exact in every type); output GFLOP/s of each and B/A. */
