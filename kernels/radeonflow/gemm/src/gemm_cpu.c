@@ -30,7 +30,11 @@ enum { VW = KB_VW, MR = 8 };
 enum { VW = KB_VW, MR = 6 };
 #endif
 enum { NR = 2 * VW };
-_Static_assert(MR <= 12, "rows_kernel has cases for up to 12 rows");
+/* The row counts a tile can have, for the switches that give each kernel its constant rows. */
+#define EACH_ROW_COUNT(CASE)                                                                       \
+    CASE(1)                                                                                        \
+    CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11) CASE(12)
+_Static_assert(MR <= 12, "EACH_ROW_COUNT lists up to 12 rows");
 
 /* KC x NR of B (a sliver) stays in L1 while MR-row slivers of the MC x KC block of A stream
  * from L2; NC bounds the fp32 panel and the C workspace. */
@@ -89,18 +93,7 @@ static void rows_kernel(int rows, int kc, const float *restrict a, const float *
             tile_kernel(r <= MR ? r : MR, kc, a, b, b_step, w, ldw, accumulate);                   \
         return;
     switch (rows) {
-        ROWS_CASE(1)
-        ROWS_CASE(2)
-        ROWS_CASE(3)
-        ROWS_CASE(4)
-        ROWS_CASE(5)
-        ROWS_CASE(6)
-        ROWS_CASE(7)
-        ROWS_CASE(8)
-        ROWS_CASE(9)
-        ROWS_CASE(10)
-        ROWS_CASE(11)
-        ROWS_CASE(12)
+        EACH_ROW_COUNT(ROWS_CASE)
     }
 #undef ROWS_CASE
 }
@@ -307,18 +300,7 @@ pair_rows_kernel(int rows, int kp, const uint32_t *a, const uint32_t *b, float *
         pair_tile_kernel(r, kp, a, b, w, ldw, accumulate, scale);                                  \
         return;
     switch (rows) {
-        PAIR_CASE(1)
-        PAIR_CASE(2)
-        PAIR_CASE(3)
-        PAIR_CASE(4)
-        PAIR_CASE(5)
-        PAIR_CASE(6)
-        PAIR_CASE(7)
-        PAIR_CASE(8)
-        PAIR_CASE(9)
-        PAIR_CASE(10)
-        PAIR_CASE(11)
-        PAIR_CASE(12)
+        EACH_ROW_COUNT(PAIR_CASE)
     }
 #undef PAIR_CASE
 }
@@ -372,18 +354,7 @@ pair_direct_rows(int rows, int kc, const uint32_t *a, const uint16_t *b, size_t 
         pair_direct_tile(r, kc, a, b, ldb, w, ldw, accumulate);                                    \
         return;
     switch (rows) {
-        DIRECT_CASE(1)
-        DIRECT_CASE(2)
-        DIRECT_CASE(3)
-        DIRECT_CASE(4)
-        DIRECT_CASE(5)
-        DIRECT_CASE(6)
-        DIRECT_CASE(7)
-        DIRECT_CASE(8)
-        DIRECT_CASE(9)
-        DIRECT_CASE(10)
-        DIRECT_CASE(11)
-        DIRECT_CASE(12)
+        EACH_ROW_COUNT(DIRECT_CASE)
     }
 #undef DIRECT_CASE
 }
